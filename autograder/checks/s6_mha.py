@@ -1,0 +1,154 @@
+"""Stage 6 (mha): MultiHeadAttention with weight splits (view + transpose) and out_proj."""
+
+import torch
+
+from autograder import book, reference as R
+from autograder.checks import check
+from autograder.checks.common import (
+    ModuleSpec, batch_independence, causality, diagnose, dropout_behaviour, dropout_structure,
+    expect_reference, gradients, linear_structure, mask_structure, meta_device, positions, require,
+    row_sums,
+)
+from autograder.compare import BOOK, expect_close, expect_shape
+from autograder.failures import CheckFailure, StudentCodeError
+from autograder.strategies import EXAMPLES, attention_sizes, run_property, tensor
+
+ID = "mha"
+NAME = "MultiHeadAttention"
+QKV = ["W_query", "W_key", "W_value"]
+
+MISTAKES = {m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=True)}
+MISTAKES.update(R.MHA_MISTAKES)
+
+SPEC = ModuleSpec(
+    name=NAME, batched=True, causal=True,
+    args=lambda s: (s.d_in, s.d_out, s.context_length, 0.0, s.num_heads),
+    reference=lambda state, x, s, mistake: R.multi_head(state, x, s.num_heads, mistake),
+    mistakes=MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"],
+    identity_out_proj=True, dropout_index=3, heads=lambda s: s.num_heads)
+
+
+@check(ID, 3, "book example: manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch)")
+def book_example(sub):
+    require(sub, NAME, "class")
+    module = sub.build(NAME, 3, 2, 6, 0.0, num_heads=2, seed=123)
+    expect_close(module(book.BATCH)[0], book.MHA, f"{module.what}(batch)[0]", tol=BOOK,
+                 hint="create W_query, W_key, W_value, out_proj (in this order), then dropout and the mask")
+
+
+@check(ID, 2, "structure: nn.Linear weights, out_proj with bias, nn.Dropout, mask buffer")
+def structure(sub):
+    require(sub, NAME, "class")
+    info = sub.build(NAME, 5, 6, 7, 0.25, num_heads=3, seed=0).info
+    linear_structure(info, QKV, [6, 5], bias=False)
+    out_proj = info["modules"].get("out_proj")
+    if not out_proj or out_proj["class"] != "Linear" or info["params"].get("out_proj.weight") != [6, 6] \
+            or not out_proj.get("bias"):
+        raise CheckFailure("`out_proj` should be nn.Linear(d_out, d_out) with a bias",
+                           "self.out_proj = nn.Linear(d_out, d_out)")
+    dropout_structure(info, 0.25)
+    mask_structure(info, 7)
+
+
+@check(ID, 1, "d_out not divisible by num_heads raises AssertionError or ValueError")
+def invalid_heads(sub):
+    require(sub, NAME, "class")
+    try:
+        sub.build(NAME, 4, 5, 6, 0.0, num_heads=2, seed=0)
+    except StudentCodeError as error:
+        if error.exc_type in ("AssertionError", "ValueError"):
+            return
+        raise CheckFailure(f"MultiHeadAttention(4, 5, 6, 0.0, num_heads=2) raised {error.exc_type}, "
+                           "expected AssertionError or ValueError",
+                           'check it first: assert d_out % num_heads == 0, "d_out must be divisible by num_heads"') from None
+    raise CheckFailure("MultiHeadAttention(4, 5, 6, 0.0, num_heads=2) was accepted, but 5 output "
+                       "dimensions cannot be split into 2 heads",
+                       'assert d_out % num_heads == 0, "d_out must be divisible by num_heads"')
+
+
+@check(ID, 4, "equals multi-head causal attention on its own weights (random sizes and head counts)")
+def oracle(sub):
+    require(sub, NAME, "class")
+
+    def body(sizes):
+        module = SPEC.build(sub, sizes)
+        x = SPEC.input(sizes)
+        expect_reference(SPEC, module(x), module.state(), x, sizes, f"[{sizes}] {module.what}(x)")
+
+    run_property(body, attention_sizes(heads=True), examples=EXAMPLES["module"])
+
+
+@check(ID, 3, "equals the wrapper of independent heads when its weights are stacked from theirs")
+def equals_wrapper(sub):
+    """The chapter's claim: splitting one big projection into heads is the same as running
+    separate heads, when W_query/W_key/W_value stack the heads' weights row-block by row-block
+    and out_proj is the identity."""
+    require(sub, NAME, "class")
+
+    def body(sizes):
+        module = SPEC.build(sub, sizes)
+        hd = sizes.head_dim
+        heads = [{f"{n}.weight": tensor((hd, sizes.d_in), sizes.seed + 10 * h + j) for j, n in enumerate(QKV)}
+                 for h in range(sizes.num_heads)]
+        stacked = {f"{n}.weight": torch.cat([head[f"{n}.weight"] for head in heads], 0) for n in QKV}
+        stacked["out_proj.weight"] = torch.eye(sizes.d_out)
+        stacked["out_proj.bias"] = torch.zeros(sizes.d_out)
+        module.load(stacked)
+        x = SPEC.input(sizes)
+        out = module(x)
+        expected = torch.cat([R.causal_attention(head, x) for head in heads], -1)
+        what = f"[{sizes}] {module.what}(x) with stacked head weights and out_proj = identity"
+        expect_shape(out, expected.shape, what)
+        variants = {m: R.multi_head(stacked, x, sizes.num_heads, m) for m in MISTAKES}
+        hint = diagnose(out, variants, MISTAKES) or (
+            "head h must use rows h*head_dim:(h+1)*head_dim of each projection: "
+            ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)")
+        expect_close(out, expected, what, hint=hint)
+
+    run_property(body, attention_sizes(heads=True), examples=EXAMPLES["module"])
+
+
+@check(ID, 2, "causality: changing future tokens never changes earlier outputs")
+def future_tokens(sub):
+    require(sub, NAME, "class")
+    run_property(lambda sizes, t: causality(SPEC, sub, sizes, t), attention_sizes(heads=True, min_tokens=2),
+                 positions, examples=EXAMPLES["module"])
+
+
+@check(ID, 1, "each head's weights sum to 1; sequences in a batch are independent")
+def rows_and_batch(sub):
+    require(sub, NAME, "class")
+    run_property(lambda sizes: row_sums(SPEC, sub, sizes), attention_sizes(heads=True),
+                 examples=EXAMPLES["module"] // 2)
+    run_property(lambda sizes: batch_independence(SPEC, sub, sizes), attention_sizes(heads=True, min_batch=2),
+                 examples=EXAMPLES["module"] // 2)
+
+
+@check(ID, 2, "dropout: off in eval mode, on each head's attention weights in training mode")
+def dropout(sub):
+    require(sub, NAME, "class")
+    run_property(lambda sizes: dropout_behaviour(SPEC, sub, sizes, head_blocks=sizes.num_heads),
+                 attention_sizes(heads=True, min_batch=2, min_tokens=2), examples=3)
+
+
+@check(ID, 1, "scores scaled by 1/sqrt(head_dim), with large scores where the scale matters")
+def scale(sub):
+    require(sub, NAME, "class")
+
+    def body(sizes):
+        module = SPEC.build(sub, sizes)
+        state = module.state()
+        module.load({"W_query.weight": state["W_query.weight"] * 6})
+        x = SPEC.input(sizes)
+        expect_reference(SPEC, module(x), module.state(), x, sizes, f"[{sizes}] {module.what}(x) with large scores",
+                         "divide the scores by sqrt(head_dim) = keys.shape[-1] ** 0.5")
+
+    run_property(body, attention_sizes(heads=True), examples=4)
+
+
+@check(ID, 1, "gradients reach every weight; moves to another device with .to()")
+def grads_and_device(sub):
+    require(sub, NAME, "class")
+    run_property(lambda sizes: gradients(SPEC, sub, sizes, [f"{n}.weight" for n in QKV + ["out_proj"]]),
+                 attention_sizes(heads=True), examples=3)
+    run_property(lambda sizes: meta_device(SPEC, sub, sizes), attention_sizes(heads=True), examples=2)

@@ -1,0 +1,188 @@
+"""Runs the checks of each stage against a submission and collects the results."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+from autograder.checks import Check, checks_for
+from autograder.failures import CheckFailure, NotImplementedYet, StageAborted
+from autograder.stages import STAGES, Stage
+from autograder.submission import Submission
+
+
+@dataclass
+class CheckResult:
+    check: Check
+    status: str  # passed | failed | not_implemented | stopped
+    message: str = ""
+    hint: str = ""
+
+    @property
+    def score(self) -> float:
+        return self.check.points if self.status == "passed" else 0.0
+
+
+@dataclass
+class StageResult:
+    stage: Stage
+    checks: list[CheckResult]
+    seconds: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return sum(c.score for c in self.checks)
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.check.points for c in self.checks)
+
+    @property
+    def failures(self) -> list[CheckResult]:
+        return [c for c in self.checks if c.status != "passed"]
+
+    @property
+    def status(self) -> str:
+        if not self.failures:
+            return "passed"
+        if all(c.status == "not_implemented" for c in self.failures) and not self.score:
+            return "not implemented yet"
+        if any(c.status == "stopped" for c in self.failures):
+            return "stopped"
+        return "failed"
+
+    @property
+    def summary(self) -> str:
+        if self.status == "passed":
+            return f"all {len(self.checks)} checks passed"
+        if self.status == "not implemented yet":
+            return "not implemented yet"
+        first = next(c for c in self.failures if c.status != "not_implemented") \
+            if any(c.status != "not_implemented" for c in self.failures) else self.failures[0]
+        return f"{first.check.code} {first.message}"
+
+    @property
+    def hint(self) -> str:
+        if self.status == "passed":
+            return ""
+        if self.status == "not implemented yet":
+            return f"fill in the {self.stage.label} cell (replace `raise NotImplementedError`) and run it"
+        first = next((c for c in self.failures if c.status != "not_implemented"), self.failures[0])
+        return first.hint
+
+
+def run_stage(stage: Stage, sub: Submission) -> StageResult:
+    started = time.monotonic()
+    results: list[CheckResult] = []
+    aborted: StageAborted | None = None
+    for chk in checks_for(stage):
+        if aborted is not None:
+            results.append(CheckResult(chk, "stopped", f"not run: {aborted.message}", aborted.hint))
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                chk.run(sub)
+            results.append(CheckResult(chk, "passed"))
+        except NotImplementedYet as failure:
+            results.append(CheckResult(chk, "not_implemented", failure.message, failure.hint))
+        except CheckFailure as failure:
+            results.append(CheckResult(chk, "failed", failure.message, failure.hint))
+        except StageAborted as stop:
+            aborted = stop
+            results.append(CheckResult(chk, "stopped", stop.message, stop.hint))
+        except Exception as exc:  # noqa: BLE001 - an output the check did not foresee
+            results.append(CheckResult(chk, "failed", f"the output could not be checked ({type(exc).__name__}: "
+                                       f"{str(exc)[:300]})", "compare the output's type and shape with the "
+                                       "docstring"))
+    return StageResult(stage, results, time.monotonic() - started)
+
+
+def select_stages(numbers: list | None) -> list[Stage]:
+    if not numbers:
+        return list(STAGES)
+    from autograder.stages import stage as lookup
+
+    wanted = {lookup(n).number for n in numbers}
+    return [s for s in STAGES if s.number in wanted]
+
+
+@dataclass
+class GradeReport:
+    submission: str
+    stages: list[StageResult] = field(default_factory=list)
+    device: str = "cpu"
+    cells: list[dict] = field(default_factory=list)
+    output: str = ""
+    error: str = ""  # set when the submission could not be graded at all
+    seconds: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return sum(s.score for s in self.stages)
+
+    @property
+    def max_score(self) -> float:
+        return sum(s.max_score for s in self.stages)
+
+    @property
+    def exit_code(self) -> int:
+        if self.error:
+            return 2
+        return 0 if self.score == self.max_score else 1
+
+    @property
+    def cell_errors(self) -> list[dict]:
+        return [c for c in self.cells if c.get("status") == "error"]
+
+
+def grade_notebook_file(path: str, stage_numbers: list | None = None, device: str = "cpu", limits=None) -> GradeReport:
+    """Grade a submission file in the sandboxed worker (the CLI, CI and nbgrader path)."""
+    from autograder.loader import SubmissionError, read_cells
+    from autograder.sandbox import Limits, Worker
+
+    started = time.monotonic()
+    report = GradeReport(submission=str(path), device=device)
+    stages = select_stages(stage_numbers)
+    try:
+        cells = read_cells(path)
+    except SubmissionError as exc:
+        report.error = str(exc)
+        report.stages = [_not_graded(s, report.error) for s in stages]
+        return report
+    worker = Worker(cells, device, limits or Limits())
+    try:
+        for stage in stages:
+            if not worker.alive:
+                load = worker.start()
+                report.cells, report.output = load.cells, report.output or load.output
+            worker.stage_deadline = time.monotonic() + worker.limits.stage_seconds
+            result = run_stage(stage, Submission(worker, stage.label))
+            _point_at_cell_errors(result, report.cell_errors)
+            report.stages.append(result)
+    except RuntimeError as exc:  # the worker could not start at all
+        report.error = str(exc)
+        done = {r.stage.number for r in report.stages}
+        report.stages += [_not_graded(s, report.error) for s in stages if s.number not in done]
+    finally:
+        worker.close()
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _not_graded(stage: Stage, why: str) -> StageResult:
+    return StageResult(stage, [CheckResult(c, "stopped", f"not graded: {why}") for c in checks_for(stage)])
+
+
+def _point_at_cell_errors(result: StageResult, cell_errors: list[dict]) -> None:
+    """A missing name is often a cell that failed to run: say which one."""
+    if not cell_errors:
+        return
+    first = cell_errors[0]
+    error = first.get("error", {})
+    note = (f"cell {first['index']} raised {error.get('type') or 'an error'} when the notebook ran "
+            f"({error.get('message', '')[:120]}); fix it first")
+    for check in result.checks:
+        if check.status == "failed" and "is not defined" in check.message:
+            check.hint = f"{check.hint}; {note}" if check.hint else note

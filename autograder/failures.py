@@ -1,0 +1,36 @@
+"""What a check raises when a submission falls short. Each carries a hint for the student."""
+
+from __future__ import annotations
+
+
+class CheckFailure(Exception):
+    """The submission gave a wrong answer (or none). ``hint`` names the likely mistake."""
+
+    def __init__(self, message: str, hint: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class NotImplementedYet(CheckFailure):
+    """The student's code still raises NotImplementedError (the release's stub)."""
+
+    def __init__(self, what: str):
+        super().__init__(f"{what} is not implemented yet", "fill in the cell of this stage and run it")
+
+
+class StudentCodeError(CheckFailure):
+    """The student's code raised an exception while a check used it."""
+
+    def __init__(self, message: str, hint: str = "", exc_type: str = ""):
+        super().__init__(message, hint)
+        self.exc_type = exc_type
+
+
+class StageAborted(Exception):
+    """The worker running the student's code died or timed out; the stage cannot go on."""
+
+    def __init__(self, message: str, hint: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint

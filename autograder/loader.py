@@ -1,0 +1,83 @@
+"""Read a submission into a list of code cells, without running any of it.
+
+A notebook is read as plain JSON (nbformat's validation is slow to import and adds
+nothing here); a ``.py`` file is one cell. Problems become a :class:`SubmissionError` with
+a message a student can act on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_BYTES = 20 * 1024 * 1024
+
+
+class SubmissionError(Exception):
+    """The submission cannot be graded at all (exit status 2)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    index: int  # 1-based position among the notebook's cells, as Jupyter shows them
+    source: str
+
+
+def _join(source) -> str:
+    if isinstance(source, list):
+        return "".join(str(s) for s in source)
+    if isinstance(source, str):
+        return source
+    raise SubmissionError("a cell's source is neither text nor a list of lines")
+
+
+def read_cells(path: str | Path) -> list[Cell]:
+    path = Path(path)
+    if not path.exists():
+        raise SubmissionError(f"{path}: no such file")
+    if path.is_dir():
+        raise SubmissionError(f"{path} is a folder; give the notebook (.ipynb) or a .py file")
+    raw = path.read_bytes()
+    if len(raw) > MAX_BYTES:
+        raise SubmissionError(f"{path} is {len(raw) // 2**20} MiB; a submission is at most 20 MiB "
+                              "(clear the notebook's outputs: Kernel > Restart & Clear Output)")
+    if not raw.strip():
+        raise SubmissionError(f"{path} is empty")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SubmissionError(f"{path} is not a text file (is it the right file?)") from None
+    if path.suffix == ".py":
+        return [Cell(1, text)]
+    if path.suffix != ".ipynb":
+        raise SubmissionError(f"{path}: expected a notebook (.ipynb) or a Python file (.py)")
+    try:
+        notebook = json.loads(text)
+    except ValueError as exc:
+        raise SubmissionError(
+            f"{path} is not valid notebook JSON ({exc}); it may have been damaged by a merge or "
+            "an editor. Open it in Jupyter to check, or restore it from git") from None
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        raise SubmissionError(f"{path} is JSON but not a notebook (no list of cells)")
+    cells = []
+    for position, cell in enumerate(notebook["cells"], start=1):
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            cells.append(Cell(position, _join(cell.get("source", ""))))
+    if not cells:
+        raise SubmissionError(f"{path} has no code cells")
+    return cells
+
+
+_MAGIC = re.compile(r"^(\s*)[%!]")
+
+
+def strip_magics(source: str) -> str:
+    """Turn IPython-only lines (``%matplotlib inline``, ``!pip ...``, ``%%time``) into ``pass``
+    so the rest of the cell still runs as plain Python."""
+    lines = []
+    for line in source.splitlines():
+        match = _MAGIC.match(line)
+        lines.append(f"{match.group(1)}pass  # IPython-only line skipped" if match else line)
+    return "\n".join(lines)

@@ -1,0 +1,144 @@
+"""The framing between the grader and the worker that runs the student's code.
+
+JSON plus raw tensor bytes, never pickle: the grader decodes what an untrusted process
+wrote, so decoding must not be able to run code. Every header field is validated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import struct
+import time
+
+import torch
+
+MAX_FRAME = 512 * 1024 * 1024
+_DTYPES = {
+    "float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
+    "float64": torch.float64, "int64": torch.int64, "int32": torch.int32,
+    "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
+}
+_NAMES = {v: k for k, v in _DTYPES.items()}
+
+
+class WireError(Exception):
+    """The other side sent something that is not a valid frame, or went away."""
+
+
+class WireTimeout(WireError):
+    pass
+
+
+def _tensor_bytes(t: torch.Tensor) -> tuple[dict, bytes]:
+    t = t.detach().to("cpu").contiguous()
+    if t.dtype not in _NAMES:  # complex and exotic dtypes travel as float64
+        t = t.real.double() if t.is_complex() else t.double()
+    raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+    return {"dtype": _NAMES[t.dtype], "shape": list(t.shape)}, raw
+
+
+def encode(obj) -> bytes:
+    blobs: list[bytes] = []
+
+    def walk(o):
+        if isinstance(o, torch.Tensor):
+            meta, raw = _tensor_bytes(o)
+            meta["__tensor__"] = len(blobs)
+            blobs.append(raw)
+            return meta
+        if isinstance(o, dict):
+            return {str(k): walk(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [walk(v) for v in o]
+        return o
+
+    header = json.dumps(walk(obj)).encode()
+    parts = [struct.pack("<Q", len(header)), header, struct.pack("<I", len(blobs))]
+    for raw in blobs:
+        parts += [struct.pack("<Q", len(raw)), raw]
+    return b"".join(parts)
+
+
+def _decode_tensor(meta: dict, blobs: list[bytes]) -> torch.Tensor:
+    try:
+        dtype = _DTYPES[meta["dtype"]]
+        shape = [int(s) for s in meta["shape"]]
+        raw = blobs[int(meta["__tensor__"])]
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise WireError(f"malformed tensor header {meta!r}") from exc
+    if any(s < 0 for s in shape) or len(shape) > 16:
+        raise WireError(f"bad tensor shape {shape}")
+    numel = 1
+    for s in shape:
+        numel *= s
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    if numel * itemsize != len(raw):
+        raise WireError(f"tensor of shape {shape} does not match its {len(raw)} bytes")
+    if numel == 0:
+        return torch.empty(shape, dtype=dtype)
+    return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(shape)
+
+
+def decode(header: bytes, blobs: list[bytes]):
+    try:
+        obj = json.loads(header)
+    except ValueError as exc:
+        raise WireError("frame header is not JSON") from exc
+
+    def walk(o):
+        if isinstance(o, dict):
+            if "__tensor__" in o:
+                return _decode_tensor(o, blobs)
+            return {k: walk(v) for k, v in o.items()}
+        if isinstance(o, list):
+            return [walk(v) for v in o]
+        return o
+
+    return walk(obj)
+
+
+class Reader:
+    """Reads frames from a file descriptor, with an optional deadline."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def _exact(self, n: int, deadline: float | None) -> bytes:
+        chunks, got = [], 0
+        while got < n:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                    raise WireTimeout("no answer before the time limit")
+            chunk = os.read(self.fd, min(n - got, 1 << 20))
+            if not chunk:
+                raise WireError("the other side closed the channel")
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+
+    def read(self, deadline: float | None = None):
+        (hlen,) = struct.unpack("<Q", self._exact(8, deadline))
+        if hlen > MAX_FRAME:
+            raise WireError("frame header too large")
+        header = self._exact(hlen, deadline)
+        (count,) = struct.unpack("<I", self._exact(4, deadline))
+        if count > 4096:
+            raise WireError("too many tensors in one frame")
+        blobs, total = [], 0
+        for _ in range(count):
+            (blen,) = struct.unpack("<Q", self._exact(8, deadline))
+            total += blen
+            if total > MAX_FRAME:
+                raise WireError("frame too large")
+            blobs.append(self._exact(blen, deadline))
+        return decode(header, blobs)
+
+
+def write(fd: int, obj) -> None:
+    data = memoryview(encode(obj))
+    while data:
+        n = os.write(fd, data)
+        data = data[n:]
