@@ -35,9 +35,12 @@ test: $(STAMP)
 check: $(STAMP)
 	$(BIN)/python -m pytest
 
+# nbgrader runs alembic from PATH, so the venv's bin goes first.
+NBGRADER := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/nbgrader
+
 release: $(STAMP)
 	@mkdir -p grading
-	$(BIN)/nbgrader generate_assignment $(ASSIGNMENT) --force --log-level=WARN
+	$(NBGRADER) generate_assignment $(ASSIGNMENT) --force --log-level=WARN
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(NOTEBOOK)

@@ -41,11 +41,7 @@ def print_console(report: GradeReport, verbose: bool = False) -> None:
     console.print(f"[bold]Grading[/bold] {report.submission} [dim](device: {report.device})[/dim]")
     if report.error:
         console.print(f"[bold red]Could not grade:[/bold red] {report.error}")
-    for cell in report.cell_errors:
-        err = cell.get("error", {})
-        where = err.get("where") or f"cell {cell.get('index')}"
-        console.print(f"[yellow]note:[/yellow] {where}: {err.get('type') or 'error'}: "
-                      f"{str(err.get('message', ''))[:200]}  [dim](the other cells still ran)[/dim]")
+    _print_cell_errors(console, report, verbose)
     table = Table(show_lines=True, expand=False)
     table.add_column("Stage", no_wrap=True)
     table.add_column("Points", justify="right", no_wrap=True)
@@ -66,6 +62,27 @@ def print_console(report: GradeReport, verbose: bool = False) -> None:
     if report.score < report.max_score and not report.error:
         console.print("[dim]Run `make test STAGE=N` to grade one stage; each stage's test cell in the "
                       "notebook prints every check of that stage.[/dim]")
+
+
+# Errors that are the expected echo of an unfinished stage (a stub raising, then a demo cell
+# missing the stub's result); shown with --verbose only.
+_QUIET_ERRORS = {"NotImplementedError", "NameError"}
+
+
+def _print_cell_errors(console, report: GradeReport, verbose: bool) -> None:
+    shown = [c for c in report.cell_errors
+             if verbose or c.get("error", {}).get("type") not in _QUIET_ERRORS]
+    for cell in shown[:8]:
+        err = cell.get("error", {})
+        raised = err.get("where", "")
+        where = f" (raised at {raised})" if raised and not raised.startswith(f"cell {cell.get('index')},") else ""
+        console.print(f"[yellow]cell {cell.get('index')}:[/yellow] {err.get('type') or 'error'}: "
+                      f"{str(err.get('message', ''))[:200]}{where}", markup=True)
+    hidden = len(report.cell_errors) - len(shown[:8])
+    if shown or (verbose and hidden):
+        console.print(f"[dim]{len(report.cell_errors)} cell(s) raised errors when the notebook ran top to bottom; "
+                      "the other cells still ran" + (f"; {hidden} more with -v" if hidden and not verbose else "")
+                      + "[/dim]")
 
 
 def gradescope_json(report: GradeReport) -> dict:
