@@ -9,14 +9,26 @@ NOTEBOOK ?= assignments/$(ASSIGNMENT)/$(ASSIGNMENT).ipynb
 SOURCE := solutions/$(ASSIGNMENT)/$(ASSIGNMENT).ipynb
 STAGE ?=
 DEVICE ?= auto
+# make ci-grade writes its reports here; PASS_MARK=N makes it fail below N points.
+CI_REPORTS ?= build/ci
+PASS_MARK ?=
+# make autograde JOBS=n: submissions graded at a time (default: the number of CPU cores).
+JOBS ?=
 
-.PHONY: help test check release venv lab clean
+.PHONY: help test check release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader
 
 help:
 	@echo "make test [STAGE=4]   grade your notebook ($(NOTEBOOK))"
 	@echo "make lab              open the notebook in JupyterLab with this project's kernel"
 	@echo "make check            the repository's own tests (maintainers, CI)"
 	@echo "make release          regenerate assignments/ from solutions/ with nbgrader"
+	@echo "make autograde [JOBS=n]  nbgrader autograde grading/submitted/*/$(ASSIGNMENT), n at a time"
+	@echo "make feedback         nbgrader feedback (HTML, hidden tests removed) in grading/feedback/"
+	@echo "make export           grades to grading/grades.csv: a column per stage and the total"
+	@echo "make ci-grade         grade for CI: Classroom points, $(CI_REPORTS)/results.json and junit.xml"
+	@echo "make gradescope       build the Gradescope autograder zip (build/gradescope/)"
+	@echo "make bench            time wrapper vs weight split vs fused QKV vs SDPA (table + build/bench.png)"
+	@echo "make bench-grader     time make test against import torch and nbgrader validate"
 
 venv: $(STAMP)
 
@@ -35,12 +47,52 @@ test: $(STAMP)
 check: $(STAMP)
 	$(BIN)/python -m pytest
 
+# Benchmarks print Markdown tables (README: Speed, Efficiency lab). They time the solutions
+# notebook unless NOTEBOOK=... is given on the command line; bench-grader's must earn full marks.
+BENCH_NOTEBOOK = $(if $(filter command line,$(origin NOTEBOOK)),--notebook $(NOTEBOOK))
+
+bench: $(STAMP)
+	@$(BIN)/python -m autograder.bench attention --device $(DEVICE) $(BENCH_NOTEBOOK)
+
+bench-grader: $(STAMP)
+	@$(BIN)/python -m autograder.bench grader $(BENCH_NOTEBOOK)
+
+# One grading, every CI output: the table, GitHub Classroom's `Points X/Y` annotations,
+# results.json (Gradescope), junit.xml, and a Markdown summary when $GITHUB_STEP_SUMMARY is set.
+# The grader exits 0 whatever the score (a low score is a grade, not a broken build), 1 below
+# PASS_MARK when one is given, 2 when the notebook could not be graded at all; make shows
+# either failure as "Error 1"/"Error 2" and itself exits 2.
+ci-grade: $(STAMP)
+	@$(BIN)/python -m autograder.ci $(NOTEBOOK) --device $(DEVICE) --results $(CI_REPORTS)/results.json \
+		--junit $(CI_REPORTS)/junit.xml $(if $(PASS_MARK),--pass-mark $(PASS_MARK))
+
+gradescope: $(STAMP)
+	@$(BIN)/python -m autograder.gradescope build
+
 # nbgrader runs alembic from PATH, so the venv's bin goes first.
 NBGRADER := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/nbgrader
 
 release: $(STAMP)
 	@mkdir -p grading
 	$(NBGRADER) generate_assignment $(ASSIGNMENT) --force --log-level=WARN
+
+# Instructors: submissions go in nbgrader's layout, grading/submitted/<student>/$(ASSIGNMENT)/$(ASSIGNMENT).ipynb.
+# The gradebook learns the assignment and its hidden tests from the source notebook.
+GRADEBOOK := grading/gradebook.db
+
+$(GRADEBOOK): $(SOURCE) | $(STAMP)
+	@mkdir -p grading
+	$(NBGRADER) generate_assignment $(ASSIGNMENT) --force --log-level=WARN
+
+autograde: $(GRADEBOOK)
+	@PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m autograder.classgrade autograde $(ASSIGNMENT) $(if $(JOBS),--jobs $(JOBS))
+
+feedback: $(GRADEBOOK)
+	$(NBGRADER) generate_feedback $(ASSIGNMENT) --force --log-level=WARN
+
+export: $(GRADEBOOK)
+	$(NBGRADER) export --to grading/grades.csv --log-level=WARN
+	@echo "grading/grades.csv"
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(NOTEBOOK)

@@ -1,7 +1,15 @@
-"""nbgrader settings. nbgrader reads this file only from the current directory, so every
-nbgrader command runs from the repository root (the Makefile does so)."""
+"""nbgrader settings. nbgrader reads this file only from the current directory (elsewhere it
+quietly starts an empty gradebook), so every nbgrader command runs from the repository root;
+the Makefile does so. grading/ holds submissions, grades and the gradebook, which stores the
+hidden tests in full: it is git-ignored and must never reach students."""
 
 import os
+
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.converters import Autograde
+from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades
+
+from autograder.nbgrader_hooks import SandboxGrades, StageCsvExport
 
 c = get_config()  # noqa: F821 - provided by nbgrader
 
@@ -18,3 +26,32 @@ c.ClearOutput.enabled = True
 c.ClearSolutions.code_stub = {
     "python": '# YOUR CODE HERE\nraise NotImplementedError("not implemented yet: replace this line with your code")'
 }
+
+# Autograde. A submission is one notebook: nbgrader copies every other file of the student's
+# folder next to it, where a stray torch.py or autograder.py would shadow the real module.
+# Python files are not copied, and the kernel leaves its folder off sys.path as well.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "__pycache__", ".hypothesis", "feedback", "*.py", "*.pyc", "*.so"]
+c.Execute.extra_arguments = ["--IPKernelApp.ignore_cwd=True"]
+# Per-cell limit in the kernel, as in the sandbox (autograder CLI --cell-timeout): stops an
+# endless loop; the slowest honest cell (building the GPT-2-size module) takes about a second.
+c.Execute.timeout = 60
+# A deleted or edited test cell comes back from the gradebook (edited ones always did).
+c.OverwriteCells.add_missing_cells = True
+# Each stage's test cell is graded by the sandboxed engine right after the kernel has run the
+# notebook: the kernel's own output could be forged, or zeroed by a warning on stderr.
+_steps = list(Autograde.class_traits()["autograde_preprocessors"].default())  # nbgrader's own list
+_steps.insert(_steps.index(Execute) + 1, SandboxGrades)
+c.Autograde.autograde_preprocessors = _steps
+
+# Feedback: nbgrader renders the autograded notebook, hidden tests included, unless told not to.
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+
+# LMS downloads (nbgrader zip_collect): the zip goes in grading/downloaded/<assignment>/archive/.
+# The student id comes from the file name (nbgrader matches the whole path); this pattern
+# reads Canvas's names, <name>_[LATE_]<user id>_<submission id>_<file>[-<n>].ipynb (README: others).
+c.ZipCollectApp.downloaded_directory = "grading/downloaded"
+c.FileNameCollectorPlugin.named_regexp = (
+    r".*/(?P<student_id>[^_/]+)_(?:LATE_)?\d+_\d+_(?P<file_id>[^/]+?)(?:-\d+)?\.ipynb$")
+
+# Export: a column per stage as well as the total (make export -> grading/grades.csv).
+c.ExportApp.plugin_class = StageCsvExport

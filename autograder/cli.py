@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
@@ -25,21 +26,88 @@ def parse_args(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+class NoDevice(Exception):
+    pass
+
+
+def _torch_may_use_a_gpu() -> bool:
+    """False for a CPU-only build of torch, read from torch/version.py without importing
+    torch (1.5 s): `--device auto` then means the CPU and the worker can start at once."""
+    import importlib.util
+    import re
+
+    try:
+        spec = importlib.util.find_spec("torch")
+        text = (Path(spec.origin).parent / "version.py").read_text()
+    except (ImportError, AttributeError, OSError, TypeError):
+        return True
+    builds = re.findall(r"^(cuda|hip)\b[^=\n]*=\s*(.+?)\s*$", text, re.MULTILINE)
+    return len(builds) != 2 or any(value != "None" for _, value in builds)
+
+
 def resolve_device(choice: str) -> str:
+    if choice == "cpu" or (choice == "auto" and not _torch_may_use_a_gpu()):
+        return "cpu"
     import torch
 
     if choice == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("--device cuda: no CUDA device is available here (use --device cpu or auto)")
+        raise NoDevice("--device cuda: no CUDA device is available here (use --device cpu or auto)")
     if choice == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     return choice
 
 
+def _write_results(path: str, data: dict) -> bool:
+    """Write results.json; if something took its place (a folder), clear it and write again."""
+    from autograder.report import write_json
+
+    for attempt in range(2):
+        try:
+            write_json(path, data)
+            return True
+        except OSError as exc:
+            if attempt == 0 and Path(path).is_dir() and not Path(path).is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+                continue
+            print(f"error: could not write the results to {path}: {exc}", file=sys.stderr)
+    return False
+
+
+def _prestart(args, limits):
+    """Start the worker before this process imports torch and the checks: the two start-ups
+    (about 1.5 s each) then overlap on two cores. Only for the CPU (a GPU build must import
+    torch first to resolve the device) and a readable submission; otherwise grading starts
+    the worker itself, as it always could."""
+    from autograder.loader import SubmissionError, read_cells
+    from autograder.sandbox import Worker
+
+    if args.device == "cuda" or (args.device == "auto" and _torch_may_use_a_gpu()):
+        return None
+    try:
+        worker = Worker(read_cells(args.submission), "cpu", limits)
+    except (SubmissionError, OSError):
+        return None
+    worker.prestart()
+    return worker
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
+    from autograder.sandbox import Limits
+
+    limits = Limits(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout)
+    worker = _prestart(args, limits)
+    try:
+        return _grade(args, limits, worker)
+    finally:
+        if worker is not None:
+            worker.close()  # grading closes it too; this covers the early returns
+
+
+def _grade(args, limits, worker) -> int:
     from autograder import report as reports
-    from autograder.engine import grade_notebook_file
-    from autograder.sandbox import Limits, become_subreaper, end_stray_processes
+    from autograder.engine import GradeReport, _not_graded, grade_notebook_file, select_stages
+    from autograder.sandbox import submission_kept
     from autograder.stages import stage as lookup
 
     try:
@@ -48,22 +116,33 @@ def main(argv=None) -> int:
     except KeyError as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2
-    if args.results:
-        reports.write_json(args.results, reports.provisional_json(args.submission, args.stage))
-    device = resolve_device(args.device)
-    become_subreaper()
-    path = Path(args.submission)
-    original = path.read_bytes() if path.is_file() else None
-    limits = Limits(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout)
+    # A valid zero stands from the start, whatever happens to this process later.
+    if args.results and not _write_results(args.results, reports.provisional_json(args.submission, args.stage)):
+        return 2
+    notes: list[str] = []
     try:
-        report = grade_notebook_file(str(path), args.stage, device, limits)
-    finally:
-        end_stray_processes()
-        if original is not None and (not path.is_file() or path.read_bytes() != original):
-            path.write_bytes(original)  # the submission is never modified, even by itself
-    if args.results:
-        reports.write_json(args.results, reports.gradescope_json(report))
+        device = resolve_device(args.device)
+        with submission_kept(args.submission) as notes:
+            report = grade_notebook_file(args.submission, args.stage, device, limits,
+                                         worker=worker if device == "cpu" else None)
+    except KeyboardInterrupt:
+        print("\ninterrupted: nothing was graded" + (f"; {args.results} still says 0 points"
+                                                     if args.results else ""), file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - no device, or a bug in the grader: still a valid result
+        why = str(exc) if isinstance(exc, NoDevice) else (
+            f"the grader itself failed ({type(exc).__name__}: {exc}); please tell the course staff")
+        if args.verbose:
+            import traceback
+            traceback.print_exc()
+        report = GradeReport(submission=args.submission, error=why)
+        report.stages = [_not_graded(s, why) for s in select_stages(args.stage)]
+    # Results are written last: every process the submission started has ended by now.
+    if args.results and not _write_results(args.results, reports.gradescope_json(report)):
+        return 2
     reports.print_console(report, verbose=args.verbose)
+    for note in notes:
+        print(f"note: {note}")
     return report.exit_code
 
 

@@ -59,11 +59,13 @@ def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, *, hin
                            "of scores was masked with -inf, or an overflow in exp()")
     if not torch.allclose(actual64, expected64, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
         diff = (actual64 - expected64).abs().nan_to_num(0.0)
-        index = list(divmod(int(diff.argmax()), 1)) if diff.dim() == 0 else \
-            [int(i) for i in torch.unravel_index(diff.argmax(), diff.shape)]
+        at = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
+        where = f" at index {list(at)}" if at else ""
+        # small tensors are shown whole (four rows at most); large ones only where they differ most
+        values = f"; got {fmt(actual)}, expected {fmt(expected)}" if actual.numel() <= 64 else ""
         raise CheckFailure(
-            f"{what} differs from the expected values: largest difference {diff.max().item():.4g} "
-            f"at index {index}; got {fmt(actual)}, expected {fmt(expected)}", hint)
+            f"{what} differs from the expected values: largest difference {diff.max().item():.4g}{where} "
+            f"(got {actual64[at].item():.4g}, expected {expected64[at].item():.4g}){values}", hint)
 
 
 def close(a: torch.Tensor, b: torch.Tensor, tol: Tolerance = FLOAT32) -> bool:

@@ -1,4 +1,9 @@
-"""Hints for exceptions raised by the student's code: the message names the likely cause."""
+"""Hints for exceptions raised by the student's code: the message names the likely cause.
+
+Three layers, most specific first: what the sizes in a shape error say about the drawn example
+(:func:`shape_error_hint`), what an error usually means in the stage the student is working
+on (``STAGE_ERROR_HINTS``), and what it usually means anywhere (``_ERROR_HINTS``).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,8 @@ _ERROR_HINTS: list[tuple[str, str]] = [
      r"Expected size|doesn't match the broadcast shape|invalid for input of size",
      "a shape mismatch: print the shape of each intermediate tensor (queries, keys, "
      "attn_scores, ...) and compare it with the shapes in the docstring"),
+    (r"only supports boolean masks|expected .*Bool.*mask|mask .*must be .*bool",
+     "masked_fill needs a boolean mask: self.mask.bool()[:num_tokens, :num_tokens]"),
     (r"expected .*same device|on the expected device|device type",
      "a tensor lives on another device than the input: register the mask with "
      "self.register_buffer(...) and create new tensors with device=x.device"),
@@ -34,8 +41,85 @@ _ERROR_HINTS: list[tuple[str, str]] = [
 ]
 
 
-def error_hint(exc_type: str, message: str) -> str:
+_SHAPE_ERROR = r"must match the size|size mismatch|shapes cannot be multiplied|mat1 and mat2|Expected size|" \
+               r"doesn't match the broadcast shape|invalid for input of size|[Dd]imension out of range"
+
+# Per stage id: (pattern, hint) tried before the general table.
+STAGE_ERROR_HINTS: dict[str, list[tuple[str, str]]] = {
+    "softmax": [
+        (r"[Dd]imension out of range", "the input may have any number of dimensions (the book's scores "
+         "are 1-d): take the sum along dim=-1, the last dimension, which every tensor has"),
+        (_SHAPE_ERROR, "the sums must keep their dimension to broadcast against each row: "
+         "exp_x.sum(dim=-1, keepdim=True)"),
+    ],
+    "scores": [
+        (_SHAPE_ERROR, "inputs are (num_tokens, d): the scores are inputs @ inputs.T (num_tokens x "
+         "num_tokens) and the context vectors attn_weights @ inputs (num_tokens x d)"),
+    ],
+    "self_attention": [
+        (_SHAPE_ERROR, "x is (num_tokens, d_in): queries, keys and values are (num_tokens, d_out), the "
+         "scores queries @ keys.T; v1 multiplies x @ W (W of shape (d_in, d_out))"),
+    ],
+    "causal": [
+        (_SHAPE_ERROR, "x is (batch, num_tokens, d_in): transpose only the keys' last two axes "
+         "(keys.transpose(1, 2); keys.T reverses the batch axis too) and slice the mask to "
+         "[:num_tokens, :num_tokens]"),
+    ],
+    "wrapper": [
+        (_SHAPE_ERROR, "each head maps (batch, num_tokens, d_in) to (batch, num_tokens, d_out); "
+         "concatenate the heads' outputs along dim=-1"),
+    ],
+    "gpt2": [
+        (r"AssertionError|ValueError", "MultiHeadAttention rejected the sizes: GPT-2 small has d_in = d_out = 768 "
+         "and num_heads = 12 (head_dim = 768 // 12 = 64 is computed inside)"),
+        (_SHAPE_ERROR, "GPT-2 small takes 768-wide inputs of up to 1024 tokens: d_in = d_out = 768, "
+         "context_length = 1024"),
+    ],
+    "mha": [
+        (_SHAPE_ERROR, "split the heads with .view(b, num_tokens, num_heads, head_dim).transpose(1, 2), "
+         "take keys.transpose(2, 3), slice the mask to [:num_tokens, :num_tokens], and merge with "
+         ".transpose(1, 2).contiguous().view(b, num_tokens, d_out)"),
+    ],
+}
+
+
+def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
+    """Read the two sizes of a shape error against the drawn example's sizes (batch,
+    num_tokens, ...): the mix-up they point at, or ``fallback`` with the sizes named."""
+    found = re.search(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", message) or \
+        re.search(r"shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", message)
+    if not found:
+        return fallback
+    a, b = int(found.group(1)), int(found.group(2))
+    names = {"num_tokens": sizes.tokens, "context_length": sizes.context_length, "batch": sizes.batch,
+             "d_in": sizes.d_in, "d_out": sizes.d_out}
+    if sizes.num_heads > 1:
+        names.update(num_heads=sizes.num_heads, head_dim=sizes.head_dim)
+
+    def pair(x, y):
+        return {a, b} == {names.get(x), names.get(y)} and names.get(x) != names.get(y)
+
+    if pair("num_tokens", "context_length") and sizes.tokens < sizes.context_length:
+        return (f"the input is shorter than the context (num_tokens={sizes.tokens}, context_length="
+                f"{sizes.context_length}) and the mask is not sliced: use self.mask.bool()[:num_tokens, "
+                ":num_tokens]")
+    if pair("num_tokens", "num_heads"):
+        return ("the head axis and the token axis are mixed up: after .view(b, num_tokens, num_heads, "
+                "head_dim) call .transpose(1, 2), so the tensors are (b, num_heads, num_tokens, head_dim)")
+    which = {v: [n for n, size in names.items() if size == v] for v in (a, b)}
+    if not which[a] or not which[b]:
+        return fallback
+    said = " and ".join(f"{v} (= {' or '.join(which[v])})" for v in (a, b))
+    return f"the sizes {said} do not fit together; {fallback}" if fallback else \
+        f"the sizes {said} do not fit together: print the shape of each intermediate tensor"
+
+
+def error_hint(exc_type: str, message: str, stage_label: str = "") -> str:
     text = f"{exc_type}: {message}"
+    stage_id = re.search(r"\((\w+)\)", stage_label or "")
+    for pattern, hint in STAGE_ERROR_HINTS.get(stage_id.group(1) if stage_id else "", []):
+        if re.search(pattern, text):
+            return hint
     for pattern, hint in _ERROR_HINTS:
         if re.search(pattern, text):
             return hint

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAX_BYTES = 20 * 1024 * 1024
+SUFFIXES = (".ipynb", ".py")
 
 
 class SubmissionError(Exception):
@@ -23,14 +24,20 @@ class SubmissionError(Exception):
 class Cell:
     index: int  # 1-based position among the notebook's cells, as Jupyter shows them
     source: str
+    name: str = ""  # how messages name it: "cell 4", or the file name of a .py submission
+
+    def __post_init__(self):
+        if not self.name:
+            object.__setattr__(self, "name", f"cell {self.index}")
 
 
 def _join(source) -> str:
-    if isinstance(source, list):
-        return "".join(str(s) for s in source)
+    if isinstance(source, list) and all(isinstance(s, str) for s in source):
+        return "".join(source)
     if isinstance(source, str):
         return source
-    raise SubmissionError("a cell's source is neither text nor a list of lines")
+    raise SubmissionError("a cell's source is neither text nor a list of lines; the notebook is "
+                          "damaged: open it in Jupyter and save it again, or restore it from git")
 
 
 def read_cells(path: str | Path) -> list[Cell]:
@@ -39,23 +46,28 @@ def read_cells(path: str | Path) -> list[Cell]:
         raise SubmissionError(f"{path}: no such file")
     if path.is_dir():
         raise SubmissionError(f"{path} is a folder; give the notebook (.ipynb) or a .py file")
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise SubmissionError(f"{path} is a {path.suffix or 'suffix-less'} file; the grader takes the "
+                              "notebook (.ipynb) or a Python file (.py). Submit the .ipynb itself, "
+                              "not an export (PDF, HTML) or an archive")
     raw = path.read_bytes()
     if len(raw) > MAX_BYTES:
         raise SubmissionError(f"{path} is {len(raw) // 2**20} MiB; a submission is at most 20 MiB "
                               "(clear the notebook's outputs: Kernel > Restart & Clear Output)")
     if not raw.strip():
-        raise SubmissionError(f"{path} is empty")
+        raise SubmissionError(f"{path} is empty (0 bytes of code): was it saved? In Jupyter: "
+                              "File > Save, then grade again")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise SubmissionError(f"{path} is not a text file (is it the right file?)") from None
-    if path.suffix == ".py":
-        return [Cell(1, text)]
-    if path.suffix != ".ipynb":
-        raise SubmissionError(f"{path}: expected a notebook (.ipynb) or a Python file (.py)")
+        raise SubmissionError(f"{path} is not a text file but binary data (an archive, an image?); "
+                              "is it the right file?") from None
+    if suffix == ".py":
+        return [Cell(1, text, path.name)]
     try:
         notebook = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise SubmissionError(
             f"{path} is not valid notebook JSON ({exc}); it may have been damaged by a merge or "
             "an editor. Open it in Jupyter to check, or restore it from git") from None
@@ -66,7 +78,8 @@ def read_cells(path: str | Path) -> list[Cell]:
         if isinstance(cell, dict) and cell.get("cell_type") == "code":
             cells.append(Cell(position, _join(cell.get("source", ""))))
     if not cells:
-        raise SubmissionError(f"{path} has no code cells")
+        raise SubmissionError(f"{path} has no code cells, so there is nothing to grade: is it the "
+                              "right notebook? (a code cell turned into Markdown shows as text)")
     return cells
 
 

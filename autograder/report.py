@@ -17,9 +17,17 @@ def _points(value: float) -> str:
     return f"{value:g}"
 
 
+def _bonus_total(report: GradeReport) -> str:
+    """" (+7/10 bonus)" when a bonus stage was graded: shown beside the grade, never in it."""
+    if not any(r.stage.bonus for r in report.stages):
+        return ""
+    return f" (+{_points(report.bonus_score)}/{_points(report.bonus_max_score)} bonus)"
+
+
 def stage_text(result: StageResult) -> str:
     """Plain text of one stage with every check: printed by the notebook's test cells."""
-    lines = [f"{result.stage.label}: {_points(result.score)}/{_points(result.max_score)} points"
+    kind = "bonus points (not part of the 100)" if result.stage.bonus else "points"
+    lines = [f"{result.stage.label}: {_points(result.score)}/{_points(result.max_score)} {kind}"
              + ("" if result.status != "not implemented yet" else " (not implemented yet)")]
     for c in result.checks:
         lines.append(f"  {MARK[c.status]} {c.check.code} {c.check.title} "
@@ -35,12 +43,13 @@ def stage_text(result: StageResult) -> str:
 
 def print_console(report: GradeReport, verbose: bool = False) -> None:
     from rich.console import Console
+    from rich.markup import escape  # messages quote the submission: "[/red]" in it is text, not markup
     from rich.table import Table
 
     console = Console(highlight=False, soft_wrap=False)
-    console.print(f"[bold]Grading[/bold] {report.submission} [dim](device: {report.device})[/dim]")
+    console.print(f"[bold]Grading[/bold] {escape(report.submission)} [dim](device: {report.device})[/dim]")
     if report.error:
-        console.print(f"[bold red]Could not grade:[/bold red] {report.error}")
+        console.print(f"[bold red]Could not grade:[/bold red] {escape(report.error)}")
     _print_cell_errors(console, report, verbose)
     table = Table(show_lines=True, expand=False)
     table.add_column("Stage", no_wrap=True)
@@ -53,11 +62,11 @@ def print_console(report: GradeReport, verbose: bool = False) -> None:
         if verbose and result.status != "passed":
             summary = "\n".join(f"{MARK[c.status]} {c.check.code} {c.message or c.check.title}"
                                 for c in result.failures)
-        table.add_row(f"{result.stage.number} {result.stage.id}",
+        table.add_row(f"{result.stage.number} {result.stage.id}" + (" (bonus)" if result.stage.bonus else ""),
                       f"{_points(result.score)}/{_points(result.max_score)}",
-                      f"[{style}]{summary}[/{style}]", result.hint)
+                      f"[{style}]{escape(summary)}[/{style}]", escape(result.hint))
     console.print(table)
-    console.print(f"[bold]Total: {_points(report.score)}/{_points(report.max_score)}[/bold]"
+    console.print(f"[bold]Total: {_points(report.score)}/{_points(report.max_score)}{_bonus_total(report)}[/bold]"
                   f"  [dim]({report.seconds:.1f} s)[/dim]")
     if report.score < report.max_score and not report.error:
         console.print("[dim]Run `make test STAGE=N` to grade one stage; each stage's test cell in the "
@@ -70,14 +79,16 @@ _QUIET_ERRORS = {"NotImplementedError", "NameError"}
 
 
 def _print_cell_errors(console, report: GradeReport, verbose: bool) -> None:
+    from rich.markup import escape
+
     shown = [c for c in report.cell_errors
              if verbose or c.get("error", {}).get("type") not in _QUIET_ERRORS]
     for cell in shown[:8]:
         err = cell.get("error", {})
         raised = err.get("where", "")
         where = f" (raised at {raised})" if raised and not raised.startswith(f"cell {cell.get('index')},") else ""
-        console.print(f"[yellow]cell {cell.get('index')}:[/yellow] {err.get('type') or 'error'}: "
-                      f"{str(err.get('message', ''))[:200]}{where}", markup=True)
+        console.print(f"[yellow]cell {cell.get('index')}:[/yellow] "
+                      + escape(f"{err.get('type') or 'error'}: {str(err.get('message', ''))[:200]}{where}"))
     hidden = len(report.cell_errors) - len(shown[:8])
     if shown or (verbose and hidden):
         console.print(f"[dim]{len(report.cell_errors)} cell(s) raised errors when the notebook ran top to bottom; "
@@ -86,6 +97,11 @@ def _print_cell_errors(console, report: GradeReport, verbose: bool) -> None:
 
 
 def gradescope_json(report: GradeReport) -> dict:
+    """Gradescope's results.json. The top-level ``score`` is the grade out of 100; Gradescope
+    takes it as the submission's score instead of summing the tests, so bonus checks appear as
+    tests (named "(bonus)", tagged "bonus", with their own max_score) without adding to it: the
+    other tests' scores add up to ``score`` and their max_scores to 100. The bonus total is in
+    ``extra_data`` for an instructor who wants to grant it as extra credit."""
     tests = []
     for result in report.stages:
         for c in result.checks:
@@ -93,19 +109,27 @@ def gradescope_json(report: GradeReport) -> dict:
             if c.hint and c.status != "passed":
                 output += f"\nhint: {c.hint}"
             tests.append({
-                "name": f"{result.stage.label} {c.check.code}: {c.check.title}",
+                "name": f"{result.stage.label} {c.check.code}: {c.check.title}"
+                        + (" (bonus)" if result.stage.bonus else ""),
                 "number": c.check.code,
                 "score": c.score,
                 "max_score": c.check.points,
                 "status": "passed" if c.status == "passed" else "failed",
                 "output": output,
                 "visibility": "visible",
+                **({"tags": ["bonus"]} if result.stage.bonus else {}),
             })
-    summary = [f"{r.stage.label}: {_points(r.score)}/{_points(r.max_score)} {r.summary}" for r in report.stages]
+    summary = [f"{r.stage.label}: {_points(r.score)}/{_points(r.max_score)}{' bonus' if r.stage.bonus else ''} "
+               f"{r.summary}" for r in report.stages]
     if report.error:
         summary.insert(0, f"Could not grade: {report.error}")
-    return {"score": report.score, "output": "\n".join(summary), "tests": tests,
-            "stdout_visibility": "visible"}
+    results = {"score": report.score, "output": "\n".join(summary), "tests": tests,
+               "stdout_visibility": "visible"}
+    if any(r.stage.bonus for r in report.stages):
+        summary.append(f"Total: {_points(report.score)}/{_points(report.max_score)}{_bonus_total(report)}")
+        results["output"] = "\n".join(summary)
+        results["extra_data"] = {"bonus_score": report.bonus_score, "bonus_max_score": report.bonus_max_score}
+    return results
 
 
 def write_json(path: str | Path, data: dict) -> None:

@@ -35,6 +35,9 @@ STAGES: tuple[Stage, ...] = (
     Stage(5, "wrapper", "Multi-head attention wrapper", 10, ("MultiHeadAttentionWrapper",)),
     Stage(6, "mha", "Multi-head attention with weight splits", 20, ("MultiHeadAttention",)),
     Stage(7, "gpt2", "A GPT-2-size attention module", 10, ("build_gpt2_small_mha",)),
+    # A bonus: its points are shown beside the grade out of 100, never in it (engine.GradeReport).
+    Stage(8, "efficiency", "Efficiency lab", 10,
+          ("softmax_stable", "FusedQKVAttention", "attn_weights_bytes", "SDPAMultiHeadAttention"), bonus=True),
 )
 
 MAX_SCORE = sum(s.points for s in STAGES if not s.bonus)

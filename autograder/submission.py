@@ -99,6 +99,17 @@ class StudentFunction:
         what = f"{self.name}(...)"
         return expect_tensor(self.sub._ask({"op": "call", "name": self.name, "args": list(args)}, what), what)
 
+    def integer(self, *args: int) -> int:
+        """Call a function that returns a Python int (a count, a number of bytes)."""
+        what = f"{self.name}({', '.join(repr(a) for a in args)})"
+        got = self.sub._ask({"op": "call", "name": self.name, "args": list(args)}, what)
+        if isinstance(got, dict) and type(got.get("integer")) is int:
+            return got["integer"]
+        got = got if isinstance(got, dict) else {}
+        kind = "a tensor" if "tensor" in got else "a module" if "module" in got else got.get("value_type", "?")
+        raise CheckFailure(f"{what} returned {kind} {got.get('repr', '')}".rstrip() + ", expected a Python int",
+                           "return a whole number of bytes, an int (use //, or int(...) around a product)")
+
 
 class StudentModule:
     def __init__(self, sub: Submission, handle: int, info: dict, what: str):
@@ -138,6 +149,16 @@ class StudentModule:
             expect_tensor(got, f"{self.what}.forward")
         return got["shape"]
 
+    def calls(self, x: torch.Tensor) -> list[str]:
+        """Names of the PyTorch functions one forward pass calls (eval mode)."""
+        got = self.sub._ask({"op": "calls", "handle": self.handle, "x": x}, f"{self.what}.forward")
+        if "calls" not in got:
+            expect_tensor(got, f"{self.what}.forward")
+        calls = got["calls"]
+        if not isinstance(calls, list):
+            raise CheckFailure(f"{self.what}: the list of functions its forward pass calls was malformed")
+        return [str(c) for c in calls]
+
 
 def _failure(error: dict, what: str, stage_label: str) -> CheckFailure:
     kind = error.get("kind")
@@ -157,5 +178,5 @@ def _failure(error: dict, what: str, stage_label: str) -> CheckFailure:
                                 "never exit the process from a function or a method")
     where = f" ({error['where']})" if error.get("where") else ""
     message = f"{what} raised {error.get('type')}: {error.get('message')}{where}"
-    return StudentCodeError(message, error_hint(error.get("type", ""), error.get("message", "")),
+    return StudentCodeError(message, error_hint(error.get("type", ""), error.get("message", ""), stage_label),
                             exc_type=str(error.get("type", "")))

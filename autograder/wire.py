@@ -14,7 +14,8 @@ import time
 
 import torch
 
-MAX_FRAME = 512 * 1024 * 1024
+MAX_FRAME = 512 * 1024 * 1024   # tensor bytes in one frame (the worker refuses to send half that)
+MAX_HEADER = 64 * 1024 * 1024   # JSON part of one frame
 _DTYPES = {
     "float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
     "float64": torch.float64, "int64": torch.int64, "int32": torch.int32,
@@ -28,6 +29,10 @@ class WireError(Exception):
 
 
 class WireTimeout(WireError):
+    pass
+
+
+class FrameTooLarge(WireError):
     pass
 
 
@@ -82,11 +87,6 @@ def _decode_tensor(meta: dict, blobs: list[bytes]) -> torch.Tensor:
 
 
 def decode(header: bytes, blobs: list[bytes]):
-    try:
-        obj = json.loads(header)
-    except ValueError as exc:
-        raise WireError("frame header is not JSON") from exc
-
     def walk(o):
         if isinstance(o, dict):
             if "__tensor__" in o:
@@ -96,7 +96,10 @@ def decode(header: bytes, blobs: list[bytes]):
             return [walk(v) for v in o]
         return o
 
-    return walk(obj)
+    try:  # a hostile worker may nest lists a million deep: that is a bad frame, not a crash
+        return walk(json.loads(header))
+    except (ValueError, RecursionError) as exc:
+        raise WireError(f"frame header is not valid JSON ({type(exc).__name__})") from None
 
 
 class Reader:
@@ -121,8 +124,8 @@ class Reader:
 
     def read(self, deadline: float | None = None):
         (hlen,) = struct.unpack("<Q", self._exact(8, deadline))
-        if hlen > MAX_FRAME:
-            raise WireError("frame header too large")
+        if hlen > MAX_HEADER:
+            raise FrameTooLarge(f"a header of {hlen} bytes")
         header = self._exact(hlen, deadline)
         (count,) = struct.unpack("<I", self._exact(4, deadline))
         if count > 4096:
@@ -132,13 +135,21 @@ class Reader:
             (blen,) = struct.unpack("<Q", self._exact(8, deadline))
             total += blen
             if total > MAX_FRAME:
-                raise WireError("frame too large")
+                raise FrameTooLarge(f"more than {MAX_FRAME // 2**20} MiB of tensors")
             blobs.append(self._exact(blen, deadline))
         return decode(header, blobs)
 
 
-def write(fd: int, obj) -> None:
+def write(fd: int, obj, deadline: float | None = None) -> None:
+    """Write one frame. With a ``deadline`` the fd must be non-blocking: a reader that stops
+    reading (a worker stuck in student code) then raises :class:`WireTimeout`, not a hang."""
     data = memoryview(encode(obj))
     while data:
-        n = os.write(fd, data)
-        data = data[n:]
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [fd], [], left)[1]:
+                raise WireTimeout("the other side stopped reading before the time limit")
+        try:
+            data = data[os.write(fd, data):]
+        except BlockingIOError:
+            continue

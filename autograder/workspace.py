@@ -8,10 +8,36 @@ checks in the grading process, from the tensors these operations return.
 from __future__ import annotations
 
 import copy
+import os
+import random
+import re
+import sys
 import traceback
 
 import torch
 from torch import nn
+
+# Code that is not the student's: the interpreter, installed packages, this package.
+_NOT_STUDENT = tuple(sorted({sys.prefix, sys.base_prefix, sys.exec_prefix,
+                             os.path.dirname(os.path.dirname(torch.__file__)),
+                             os.path.dirname(os.path.abspath(__file__))}))
+
+
+def _student_frame(filename: str) -> bool:
+    """Cells compiled by the worker (``<cell 4>``, ``<submission.py>``) or by IPython (a
+    temporary file), never PyTorch's or the grader's own files."""
+    if filename.startswith("<"):
+        return not filename.startswith(("<frozen", "<string>"))
+    return not filename.startswith(_NOT_STUDENT)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def printable(text: str) -> str:
+    """Text from the submission as it may be shown on a terminal: control characters (an
+    ANSI sequence that clears the screen or recolours the grade) become '?'."""
+    return _CONTROL.sub("?", text)
 
 
 def describe_error(exc: BaseException) -> dict:
@@ -23,14 +49,19 @@ def describe_error(exc: BaseException) -> dict:
     else:
         kind = "exception"
     where = ""
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if frame.filename.startswith("<cell") or frame.filename.endswith(".py") and "autograder" not in frame.filename:
+    try:
+        frames = traceback.extract_tb(exc.__traceback__)
+    except BaseException:  # noqa: BLE001 - a traceback object the submission tampered with
+        frames = []
+    for frame in frames:  # the innermost frame in the student's code
+        if _student_frame(frame.filename):
             where = f"{frame.filename.strip('<>')}, line {frame.lineno}, in {frame.name}"
     try:
         message = str(exc)
     except BaseException:  # noqa: BLE001 - a hostile __str__
         message = "<unprintable>"
-    return {"kind": kind, "type": type(exc).__name__, "message": message[:600], "where": where}
+    return {"kind": kind, "type": printable(type(exc).__name__), "message": printable(message[:600]),
+            "where": printable(where)}
 
 
 def _short_repr(value) -> str:
@@ -38,6 +69,7 @@ def _short_repr(value) -> str:
         text = repr(value)
     except BaseException:  # noqa: BLE001
         text = f"<{type(value).__name__}>"
+    text = printable(text)
     return text if len(text) <= 120 else text[:117] + "..."
 
 
@@ -77,10 +109,19 @@ class Workspace:
 
     def _result(self, value) -> dict:
         if isinstance(value, torch.Tensor):
+            if value.device.type != self.device.type:
+                return {"value_type": f"tensor on device '{value.device.type}'",
+                        "repr": f"(the input was on '{self.device.type}': keep results on the input's "
+                                "device, create new tensors with device=x.device)"}
+            if value.layout != torch.strided or value.is_nested:
+                return {"value_type": f"{value.layout} tensor", "repr": "(return a dense tensor)"}
             return {"tensor": value}
         if isinstance(value, nn.Module):
             return self._register(value)
-        return {"value_type": type(value).__name__, "repr": _short_repr(value)}
+        found = {"value_type": printable(type(value).__name__), "repr": _short_repr(value)}
+        if type(value) is int:  # a count such as attn_weights_bytes(...) travels as a JSON number
+            found["integer"] = value
+        return found
 
     def _register(self, module: nn.Module) -> dict:
         module.to(self.device)
@@ -133,6 +174,15 @@ class Workspace:
         }
 
     # -- operations -------------------------------------------------------------------
+    def op_reseed(self, seed: int) -> dict:
+        """Every random generator the submission may use starts from ``seed``."""
+        torch.manual_seed(int(seed))
+        random.seed(int(seed))
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            numpy.random.seed(int(seed))
+        return {"seed": int(seed)}
+
     def op_describe(self, name: str) -> dict:
         if name not in self.namespace:
             return {"kind": "missing"}
@@ -150,7 +200,11 @@ class Workspace:
         if not callable(fn):
             raise _NotAModule(f"`{name}` is a {type(fn).__name__}, not a function")
         self._seed(seed)
-        return self._result(fn(*self._to_device(args), **(kwargs or {})))
+        value = fn(*self._to_device(args), **(kwargs or {}))
+        if isinstance(fn, type) and isinstance(value, fn):
+            raise _NotAModule(f"`{name}` is a class, not a function: calling it built a {type(value).__name__} "
+                              f"object instead of returning a result; define it with `def {name}(...)`")
+        return self._result(value)
 
     def op_build(self, name: str, args: list, kwargs: dict | None = None, seed=None):
         cls = self._lookup(name)
@@ -218,6 +272,26 @@ class Workspace:
         if not isinstance(out, torch.Tensor):
             return self._result(out)
         return {"shape": list(out.shape), "device": str(out.device)}
+
+    def op_calls(self, handle: int, x):
+        """The PyTorch functions one forward pass calls (eval mode), by name: for checks that
+        ask *how* a module computes, such as "built on scaled_dot_product_attention"."""
+        from torch.overrides import TorchFunctionMode, resolve_name
+
+        names: set[str] = set()
+
+        class Record(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                names.add(resolve_name(func) or getattr(func, "__name__", "?"))
+                return func(*args, **(kwargs or {}))
+
+        module = self.modules[handle]
+        module.train(False)
+        with torch.no_grad(), Record():
+            out = module(self._to_device(x))
+        if not isinstance(out, torch.Tensor):
+            return self._result(out)
+        return {"calls": sorted(names)[:1000]}
 
 
 class _Missing(Exception):

@@ -43,3 +43,20 @@ def graded_solution(tmp_path_factory) -> CliRun:
 @pytest.fixture(scope="session")
 def graded_release(tmp_path_factory) -> CliRun:
     return run_grader(RELEASE, tmp_path_factory.mktemp("release"))
+
+
+# -- the mistake catalog's figure (tests/test_catalog.py) ----------------------------------
+def pytest_terminal_summary(terminalreporter):
+    """One line each for the catalog's mistakes and correct variants, read from the
+    properties test_catalog.py records (they survive pytest-xdist too)."""
+    entries = [dict(report.user_properties) for outcome in ("passed", "failed")
+               for report in terminalreporter.stats.get(outcome, []) if getattr(report, "when", "") == "call"]
+    mistakes = [e for e in entries if e.get("catalog") == "mistake"]
+    correct = [e for e in entries if e.get("catalog") == "correct"]
+    if mistakes:
+        caught = sum(bool(e.get("caught")) for e in mistakes)
+        terminalreporter.write_line(f"mistake catalog: {caught}/{len(mistakes)} caught in their own stage "
+                                    "with their hint")
+    if correct:
+        full = sum(bool(e.get("full_marks")) for e in correct)
+        terminalreporter.write_line(f"correct variants: {full}/{len(correct)} graded 100/100")

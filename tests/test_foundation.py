@@ -58,10 +58,16 @@ def test_notebook_follows_the_stages():
     headings = [c for c in cells if c["cell_type"] == "markdown" and "".join(c["source"]).startswith("## Stage")]
     assert ["".join(c["source"]).splitlines()[0] for c in headings] == \
         [f"## {s.label}: {s.title}" for s in STAGES]
+    # nbgrader adds up every graded cell, so a bonus stage's test cell is locked but not graded
+    # (nbgrader has no extra-credit cells): nbgrader's maximum stays the 100 points.
+    graded = [s for s in STAGES if not s.bonus]
     tests = [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade")]
-    assert [c["metadata"]["nbgrader"]["grade_id"] for c in tests] == [s.grade_id for s in STAGES]
-    assert [c["metadata"]["nbgrader"]["points"] for c in tests] == [s.points for s in STAGES]
-    for cell, stage in zip(tests, STAGES):
+    assert [c["metadata"]["nbgrader"]["grade_id"] for c in tests] == [s.grade_id for s in graded]
+    assert [c["metadata"]["nbgrader"]["points"] for c in tests] == [s.points for s in graded]
+    bonus_cells = [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade_id") in
+                   {s.grade_id for s in STAGES if s.bonus}]
+    assert [c["metadata"]["nbgrader"]["grade_id"] for c in bonus_cells] == [s.grade_id for s in STAGES if s.bonus]
+    for cell, stage in zip(tests + bonus_cells, graded + [s for s in STAGES if s.bonus]):
         assert cell["metadata"]["nbgrader"]["locked"] is True
         assert f"grade_stage({stage.number}, globals())" in "".join(cell["source"])
 

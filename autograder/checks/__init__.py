@@ -44,7 +44,7 @@ def checks_for(stage: Stage) -> list[Check]:
 
 # Registration order is the numbering order.
 from autograder.checks import (  # noqa: E402,F401
-    s1_softmax, s2_scores, s3_self_attention, s4_causal, s5_wrapper, s6_mha, s7_gpt2,
+    s1_softmax, s2_scores, s3_self_attention, s4_causal, s5_wrapper, s6_mha, s7_gpt2, s8_efficiency,
 )
 
 for _stage_number, _checks in REGISTRY.items():

@@ -2,12 +2,12 @@
 
 import torch
 
-from autograder import book
+from autograder import book, reference as R
 from autograder.checks import check
-from autograder.checks.common import require
-from autograder.compare import BOOK, FLOAT32, expect_close, expect_shape
+from autograder.checks.common import diagnose, expect_function, require
+from autograder.compare import BOOK, FLOAT32, expect_shape
 from autograder.failures import CheckFailure
-from autograder.strategies import EXAMPLES, float_arrays, run_property
+from autograder.strategies import EXAMPLES, explaining, float_arrays, run_property
 
 ID = "softmax"
 
@@ -16,16 +16,16 @@ ID = "softmax"
 def book_example(sub):
     softmax_naive = require(sub, "softmax_naive", "function")
     scores = book.INPUTS @ book.INPUTS[1]
-    expect_close(softmax_naive(scores), book.JOURNEY_WEIGHTS, "softmax_naive(attn_scores_2)", tol=BOOK,
-                 hint="exp(x) divided by the sum of exp(x)")
+    expect_function(softmax_naive(scores), book.JOURNEY_WEIGHTS, "softmax_naive(attn_scores_2)",
+                    R.softmax_mistakes(scores), (scores,), tol=BOOK,
+                    default_hint="exp(x) divided by the sum of exp(x)")
 
 
-def _sum_hint(out: torch.Tensor) -> str:
-    if out.dim() >= 2 and torch.allclose(out.double().sum(0), torch.ones_like(out.sum(0)).double(), atol=1e-4):
-        return "the values sum to 1 along the first dimension: sum along the last one (dim=-1)"
-    if torch.allclose(out.double().sum(), torch.tensor(1.0, dtype=torch.float64), atol=1e-4):
-        return "the whole tensor sums to 1: sum along dim=-1 with keepdim=True, one sum per row"
-    return "divide by the sum along the last dimension, with keepdim=True so it broadcasts per row"
+def _known_mistake(out: torch.Tensor, x: torch.Tensor, default: str) -> str:
+    if not explaining():
+        return default
+    variants, hints = R.function_variants(R.softmax_mistakes(x), x)
+    return diagnose(out, variants, hints) or default
 
 
 @check(ID, 4, "sums to 1 along the last dimension, positive, same shape (1-, 2- and 3-d inputs)")
@@ -40,10 +40,12 @@ def sums_to_one(sub):
         sums = out.double().sum(-1)
         if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
             worst = sums.flatten()[(sums.flatten() - 1).abs().argmax()].item()
-            raise CheckFailure(f"{what}: a slice along the last dimension sums to {worst:.4g}, not 1 "
-                               f"(x = {x.tolist()})", _sum_hint(out))
+            raise CheckFailure(f"{what}: a slice along the last dimension sums to {worst:.4g}, not 1",
+                               _known_mistake(out, x, "divide by the sum along the last dimension, with "
+                                              "keepdim=True so it broadcasts per row"))
         if (out < 0).any():
-            raise CheckFailure(f"{what} has negative entries", "exp() is never negative: use torch.exp")
+            raise CheckFailure(f"{what} has negative entries",
+                               _known_mistake(out, x, "exp() is never negative: use torch.exp"))
 
     run_property(body, float_arrays(bound=5.0), examples=EXAMPLES["function"])
 
@@ -54,7 +56,8 @@ def equals_torch(sub):
 
     def body(array):
         x = torch.from_numpy(array.copy())
-        expect_close(softmax_naive(x), torch.softmax(x.double(), -1), f"softmax_naive(x), x = {x.tolist()}",
-                     tol=FLOAT32, hint="exp(x) / exp(x).sum(dim=-1, keepdim=True)")
+        expect_function(softmax_naive(x), torch.softmax(x.double(), -1), f"softmax_naive(x) for x of shape "
+                        f"{list(x.shape)}", R.softmax_mistakes(x), (x,), tol=FLOAT32,
+                        default_hint="exp(x) / exp(x).sum(dim=-1, keepdim=True)")
 
     run_property(body, float_arrays(bound=10.0), examples=EXAMPLES["function"])

@@ -3,7 +3,8 @@
 from autograder import book, reference as R
 from autograder.checks import check
 from autograder.checks.common import (
-    ModuleSpec, expect_reference, linear_structure, permutation_equivariance, require, row_sums,
+    ModuleSpec, expect_book, expect_reference, linear_structure, load_weights, named_weights, permutation_equivariance, require,
+    row_sums,
 )
 from autograder.compare import BOOK, expect_close
 from autograder.failures import CheckFailure
@@ -11,34 +12,40 @@ from autograder.strategies import EXAMPLES, Sizes, attention_sizes, run_property
 
 ID = "self_attention"
 QKV = ["W_query", "W_key", "W_value"]
-_MISTAKES = {m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=False)}
+_MISTAKES = {m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=False, batched=False)}
 
 V1 = ModuleSpec(
     name="SelfAttention_v1", batched=False, causal=False, args=lambda s: (s.d_in, s.d_out),
     reference=lambda state, x, s, mistake: R.self_attention_v1(state, x, mistake),
-    mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"], v1_style=True)
+    mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"], v1_style=True,
+    structure_hint="SelfAttention_v1 holds plain matrices: W_query, W_key, W_value = "
+                   "nn.Parameter(torch.rand(d_in, d_out)), used as x @ W_query",
+    shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
 V2 = ModuleSpec(
     name="SelfAttention_v2", batched=False, causal=False, args=lambda s: (s.d_in, s.d_out),
     reference=lambda state, x, s, mistake: R.self_attention_v2(state, x, mistake),
-    mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"])
+    mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"],
+    shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
 BOOK_SIZES = Sizes(batch=1, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=1, seed=0)
+ATTENTION_HINT = "softmax(queries @ keys.T / sqrt(d_k), dim=-1) @ values, with d_k = keys.shape[-1]"
 
 
 @check(ID, 3, "book example: manual_seed(123); SelfAttention_v1(3, 2)(inputs)")
 def v1_book(sub):
-    require(sub, "SelfAttention_v1", "class")
-    module = sub.build("SelfAttention_v1", 3, 2, seed=123)
-    expect_close(module(book.INPUTS), book.SELF_ATTENTION_V1, f"{module.what}(inputs)", tol=BOOK,
-                 hint="create W_query, W_key, W_value in this order as nn.Parameter(torch.rand(d_in, d_out)), "
-                      "then softmax(queries @ keys.T / sqrt(d_out), dim=-1) @ values")
+    require(sub, V1.name, "class")
+    expect_book(V1, sub.build(V1.name, 3, 2, seed=123), book.INPUTS, book.SELF_ATTENTION_V1, BOOK_SIZES,
+                weights_hint="the attention is right but the weights are not the book's: create W_query, "
+                             "W_key, W_value in this order, each nn.Parameter(torch.rand(d_in, d_out))",
+                default_hint=ATTENTION_HINT)
 
 
 @check(ID, 3, "book example: manual_seed(789); SelfAttention_v2(3, 2)(inputs)")
 def v2_book(sub):
-    require(sub, "SelfAttention_v2", "class")
-    module = sub.build("SelfAttention_v2", 3, 2, seed=789)
-    expect_close(module(book.INPUTS), book.SELF_ATTENTION_V2, f"{module.what}(inputs)", tol=BOOK,
-                 hint="create W_query, W_key, W_value in this order as nn.Linear(d_in, d_out, bias=qkv_bias)")
+    require(sub, V2.name, "class")
+    expect_book(V2, sub.build(V2.name, 3, 2, seed=789), book.INPUTS, book.SELF_ATTENTION_V2, BOOK_SIZES,
+                weights_hint="the attention is right but the weights are not the book's: create W_query, "
+                             "W_key, W_value in this order, each nn.Linear(d_in, d_out, bias=qkv_bias)",
+                default_hint=ATTENTION_HINT)
 
 
 @check(ID, 2, "weights: v1 holds (d_in, d_out) parameters, v2 nn.Linear layers honouring qkv_bias")
@@ -64,11 +71,15 @@ def weight_transfer(sub):
     v1 = sub.build("SelfAttention_v1", 3, 2, seed=123)
     state = v2.state()
     # nn.Linear stores weight as (d_out, d_in) and computes x @ weight.T
-    v1.load({name: state[f"{name}.weight"].T.contiguous() for name in QKV})
+    with named_weights(V2, state):
+        transposed = {name: state[f"{name}.weight"].T.contiguous() for name in QKV}
+    load_weights(V1, v1, transposed)
     expect_close(v1(book.INPUTS), v2(book.INPUTS), "SelfAttention_v1 with v2's transposed weights",
                  hint="SelfAttention_v1 must compute x @ W_query (W of shape (d_in, d_out)), so that "
                       "W = linear.weight.T gives the same result as the nn.Linear layer")
-    expect_close(v1(book.INPUTS), book.SELF_ATTENTION_V2, "SelfAttention_v1 with v2's weights", tol=BOOK)
+    expect_close(v1(book.INPUTS), book.SELF_ATTENTION_V2, "SelfAttention_v1 with v2's weights", tol=BOOK,
+                 hint="SelfAttention_v2(3, 2) after manual_seed(789) must give the book's output: see the "
+                      "book example of SelfAttention_v2")
 
 
 @check(ID, 3, "equals scaled dot-product attention on its own weights (random sizes)")
@@ -79,9 +90,9 @@ def oracle(sub):
         def body(sizes, spec=spec):
             module = spec.build(sub, sizes)
             x = spec.input(sizes)
-            expect_reference(spec, module(x), module.state(), x, sizes, f"[{sizes}] {module.what}(x)")
+            expect_reference(spec, module(x), module.state(), x, sizes, f"{module.what}(x)")
 
-        run_property(body, attention_sizes(), examples=EXAMPLES["module"])
+        run_property(body, attention_sizes(), examples=EXAMPLES["module"], show_input=spec.input)
 
 
 @check(ID, 2, "each token's weights sum to 1; permuting tokens permutes the output")
@@ -91,4 +102,4 @@ def properties(sub):
         run_property(lambda sizes, spec=spec: row_sums(spec, sub, sizes), attention_sizes(),
                      examples=EXAMPLES["cheap_module"] // 3)
         run_property(lambda sizes, spec=spec: permutation_equivariance(spec, sub, sizes),
-                     attention_sizes(min_tokens=2), examples=EXAMPLES["cheap_module"] // 3)
+                     attention_sizes(min_tokens=2), examples=EXAMPLES["cheap_module"] // 3, show_input=spec.input)

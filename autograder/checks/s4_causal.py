@@ -1,13 +1,14 @@
 """Stage 4 (causal): CausalAttention with a registered mask buffer and dropout on the weights."""
 
+import torch
+
 from autograder import book, reference as R
 from autograder.checks import check
 from autograder.checks.common import (
-    ModuleSpec, batch_independence, causality, dropout_behaviour, dropout_structure, expect_reference,
-    gradients, linear_structure, mask_structure, meta_device, positions, require, row_sums,
+    ModuleSpec, batch_independence, causality, dropout_behaviour, dropout_structure, expect_book,
+    expect_reference, gradients, linear_structure, mask_structure, meta_device, positions, require, row_sums,
 )
-from autograder.compare import BOOK, expect_close
-from autograder.strategies import EXAMPLES, attention_sizes, run_property
+from autograder.strategies import EXAMPLES, Sizes, attention_sizes, run_property
 
 ID = "causal"
 QKV = ["W_query", "W_key", "W_value"]
@@ -17,18 +18,21 @@ SPEC = ModuleSpec(
     args=lambda s: (s.d_in, s.d_out, s.context_length, 0.0),
     reference=lambda state, x, s, mistake: R.causal_attention(state, x, mistake),
     mistakes={m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=True)},
-    out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"], dropout_index=3)
+    out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"], dropout_index=3,
+    shape_hint="x is (batch, num_tokens, d_in) and the output (batch, num_tokens, d_out)")
+BOOK_SIZES = Sizes(batch=2, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=1, seed=0)
 
 
 @check(ID, 3, "book example: manual_seed(123); CausalAttention(3, 2, 6, 0.0)(batch)")
 def book_example(sub):
     require(sub, SPEC.name, "class")
-    module = sub.build(SPEC.name, 3, 2, 6, 0.0, seed=123)
-    out = module(book.BATCH)
-    expect_close(out[0], book.CAUSAL, f"{module.what}(batch)[0]", tol=BOOK,
-                 hint="W_query, W_key, W_value as nn.Linear (in this order), scores masked above the "
-                      "diagonal with -inf, softmax(scores / sqrt(d_out), dim=-1), then @ values")
-    expect_close(out[1], book.CAUSAL, f"{module.what}(batch)[1]", tol=BOOK)
+    expect_book(SPEC, sub.build(SPEC.name, 3, 2, 6, 0.0, seed=123), book.BATCH,
+                torch.stack((book.CAUSAL, book.CAUSAL)), BOOK_SIZES,
+                weights_hint="the attention is right but the weights are not the book's: create W_query, "
+                             "W_key, W_value in this order as nn.Linear(d_in, d_out, bias=qkv_bias), before "
+                             "anything else random",
+                default_hint="scores masked above the diagonal with -inf, softmax(scores / sqrt(d_k), "
+                             "dim=-1), then @ values")
 
 
 @check(ID, 2, "structure: nn.Linear weights, nn.Dropout, mask registered as a (context_length, context_length) buffer")
@@ -48,16 +52,16 @@ def oracle(sub):
     def body(sizes):
         module = SPEC.build(sub, sizes)
         x = SPEC.input(sizes)
-        expect_reference(SPEC, module(x), module.state(), x, sizes, f"[{sizes}] {module.what}(x)")
+        expect_reference(SPEC, module(x), module.state(), x, sizes, f"{module.what}(x)")
 
-    run_property(body, attention_sizes(), examples=EXAMPLES["module"])
+    run_property(body, attention_sizes(), examples=EXAMPLES["module"], show_input=SPEC.input)
 
 
 @check(ID, 3, "causality: changing future tokens never changes earlier outputs")
 def future_tokens(sub):
     require(sub, SPEC.name, "class")
     run_property(lambda sizes, t: causality(SPEC, sub, sizes, t), attention_sizes(min_tokens=2), positions,
-                 examples=EXAMPLES["module"])
+                 examples=EXAMPLES["module"], show_input=SPEC.input)
 
 
 @check(ID, 2, "each token's weights sum to 1; sequences in a batch are independent")
@@ -65,14 +69,14 @@ def rows_and_batch(sub):
     require(sub, SPEC.name, "class")
     run_property(lambda sizes: row_sums(SPEC, sub, sizes), attention_sizes(), examples=EXAMPLES["module"] // 2)
     run_property(lambda sizes: batch_independence(SPEC, sub, sizes), attention_sizes(min_batch=2),
-                 examples=EXAMPLES["module"] // 2)
+                 examples=EXAMPLES["module"] // 2, show_input=SPEC.input)
 
 
 @check(ID, 3, "dropout: off in eval mode, on the attention weights in training mode, rescaled by 1/(1-p)")
 def dropout(sub):
     require(sub, SPEC.name, "class")
     run_property(lambda sizes: dropout_behaviour(SPEC, sub, sizes, head_blocks=1),
-                 attention_sizes(min_batch=2, min_tokens=2), examples=3)
+                 attention_sizes(min_batch=2, min_tokens=2, min_head_dim=2), examples=3, show_input=SPEC.input)
 
 
 @check(ID, 1, "moves to another device with .to() (mask is a buffer, no tensors created on the CPU)")
@@ -85,4 +89,4 @@ def device(sub):
 def grads(sub):
     require(sub, SPEC.name, "class")
     run_property(lambda sizes: gradients(SPEC, sub, sizes, [f"{n}.weight" for n in QKV]),
-                 attention_sizes(), examples=3)
+                 attention_sizes(), examples=3, show_input=SPEC.input)

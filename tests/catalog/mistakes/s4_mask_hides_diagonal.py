@@ -1,0 +1,14 @@
+"""triu with diagonal=0: every token is hidden from itself, the first row is all -inf."""
+STAGE = 4
+HINT = "diagonal"
+
+
+class CausalAttention(CausalAttention):  # the correct __init__; only forward is wrong
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        attn_scores = queries @ keys.transpose(1, 2)
+        hidden = torch.triu(torch.ones_like(self.mask), diagonal=0).bool()[:num_tokens, :num_tokens]
+        attn_scores = attn_scores.masked_fill(hidden, -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        return self.dropout(attn_weights) @ values

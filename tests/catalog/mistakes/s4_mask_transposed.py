@@ -1,0 +1,14 @@
+"""tril(diagonal=-1) as the hidden part: hides the past, shows the future."""
+STAGE = 4
+HINT = "transposed"
+
+
+class CausalAttention(CausalAttention):  # the correct __init__; only forward is wrong
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        attn_scores = queries @ keys.transpose(1, 2)
+        hidden = torch.tril(torch.ones(num_tokens, num_tokens, device=x.device), diagonal=-1).bool()
+        attn_scores = attn_scores.masked_fill(hidden, -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        return self.dropout(attn_weights) @ values

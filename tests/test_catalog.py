@@ -1,0 +1,199 @@
+"""The mistake catalog: realistic wrong submissions must lose points in their own stage and
+show the hint that names their mistake; correct submissions in other styles must get 100.
+
+Layout (tests/catalog/):
+- correct/*.py: complete submissions, each defining every stage's names in its own style.
+- mistakes/*.py: small files that declare the stage they break (``STAGE``) and words the
+  stage's hint must contain (``HINT``), and redefine only that stage's names. Each is graded
+  appended to correct/book_style.py, so the submission is right everywhere else.
+
+Every entry is graded like the CLI grades a file: ``engine.grade_notebook_file``, with the
+student code in the sandboxed worker. A mistake is graded on its own stage only (the other
+stages are the base's); the correct ones on all stages. The gradings run in a few spawned
+processes at once (one per core): a catalog of 60 files takes a couple of minutes on 2 cores.
+"""
+
+from __future__ import annotations
+
+import ast
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from autograder.stages import STAGES, stage
+
+CATALOG = Path(__file__).parent / "catalog"
+BASE = CATALOG / "correct" / "book_style.py"
+MISTAKES = sorted((CATALOG / "mistakes").glob("*.py"))
+CORRECT = sorted((CATALOG / "correct").glob("*.py"))
+
+
+@dataclass(frozen=True)
+class Mistake:
+    path: Path
+    stage: int
+    hint: str
+    about: str  # the file's docstring: what is wrong
+    defines: tuple[str, ...]  # the top-level names the file (re)defines
+
+
+def read_mistake(path: Path) -> Mistake:
+    """The declarations of a mistake file, read without running it."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    constants = {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body
+                 if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+                 and node.targets[0].id in ("STAGE", "HINT")}
+    defines = tuple(node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef)))
+    return Mistake(path, constants.get("STAGE", 0), constants.get("HINT", ""),
+                   ast.get_docstring(tree) or "", defines)
+
+
+@dataclass(frozen=True)
+class Grade:
+    """What a grading said, reduced to plain data (it crosses a process boundary)."""
+    error: str
+    stages: tuple[tuple[int, float, float, str, str], ...]  # number, score, max, summary, hint
+
+    @property
+    def score(self) -> float:
+        return sum(s[1] for s in self.stages)
+
+    def describe(self) -> str:
+        return "\n".join(f"  stage {n}: {score:g}/{top:g} {summary}\n    hint: {hint}"
+                         for n, score, top, summary, hint in self.stages) + (f"\n  error: {self.error}"
+                                                                              if self.error else "")
+
+
+GRADED = [s.number for s in STAGES if not s.bonus]  # the 100 points; bonus stages never lower them
+
+
+def grade(job: tuple[str, str, list[int]]) -> Grade:
+    """Grade ``source`` (written to ``path``) on the given stages."""
+    path, source, stage_numbers = job
+    from autograder.engine import grade_notebook_file
+
+    Path(path).write_text(source)
+    report = grade_notebook_file(path, stage_numbers, "cpu")
+    return Grade(report.error, tuple((r.stage.number, r.score, r.max_score, r.summary, r.hint)
+                                     for r in report.stages))
+
+
+def mistake_submission(mistake: Mistake) -> str:
+    return f"{BASE.read_text()}\n\n# ---- the mistake: {mistake.path.name} ----\n{mistake.path.read_text()}"
+
+
+def grading_job(path: Path, folder: Path) -> tuple[str, str, list[int]]:
+    if path.parent.name == "mistakes":
+        mistake = read_mistake(path)
+        return str(folder / f"mistake_{path.name}"), mistake_submission(mistake), [mistake.stage]
+    return str(folder / f"correct_{path.name}"), path.read_text(), GRADED
+
+
+class Grades(dict):
+    """Grades by catalog path; one missing from the batch graded up front is graded on demand."""
+
+    def __init__(self, folder: Path, graded: dict):
+        super().__init__(graded)
+        self.folder = folder
+
+    def __missing__(self, path: Path) -> Grade:
+        self[path] = grade(grading_job(path, self.folder))
+        return self[path]
+
+
+@pytest.fixture(scope="session")
+def catalog_grades(request, tmp_path_factory) -> Grades:
+    """Grades of the catalog entries this session runs, graded up front in parallel, one
+    spawned process per core. Under pytest-xdist, xdist spreads the tests instead."""
+    folder = tmp_path_factory.mktemp("catalog")
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return Grades(folder, {})
+    wanted = sorted(_catalog_paths(request.session.items))
+    jobs = [grading_job(path, folder) for path in wanted]
+    # spawn, not fork: the test process has torch's thread pools running
+    workers = max(1, min(len(jobs), os.cpu_count() or 1, 4))
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return Grades(folder, dict(zip(wanted, pool.map(grade, jobs))))
+
+
+def _catalog_paths(items) -> set[Path]:
+    """The catalog files graded by the selected tests of this module."""
+    return {item.callspec.params["path"] for item in items
+            if item.module.__name__ == __name__ and hasattr(item, "callspec") and "path" in item.callspec.params
+            and item.originalname in ("test_mistake_is_caught_with_its_hint", "test_correct_variant_gets_full_marks")}
+
+
+# -- the catalog itself ------------------------------------------------------------------
+
+def test_catalog_covers_every_stage():
+    mistakes = [read_mistake(p) for p in MISTAKES]
+    assert len(mistakes) >= 30, f"only {len(mistakes)} catalogued mistakes"
+    assert len(CORRECT) >= 5, f"only {len(CORRECT)} correct variants"
+    uncovered = set(GRADED) - {m.stage for m in mistakes}
+    assert not uncovered, f"no catalogued mistake for stage(s) {sorted(uncovered)}"
+
+
+@pytest.mark.parametrize("path", MISTAKES, ids=lambda p: p.stem)
+def test_mistake_file_is_well_formed(path):
+    """Each file says what is wrong, which stage it breaks and what the hint must say, and
+    redefines names of that stage only."""
+    mistake = read_mistake(path)
+    assert mistake.about, "start the file with a docstring saying what is wrong"
+    assert mistake.stage in {s.number for s in STAGES}, f"STAGE = {mistake.stage!r} is no stage"
+    assert mistake.hint.strip(), "HINT must hold words the stage's hint has to contain"
+    names = set(stage(mistake.stage).names)
+    assert mistake.defines and set(mistake.defines) <= names, (
+        f"defines {mistake.defines}; a stage-{mistake.stage} mistake redefines only {sorted(names)}")
+
+
+# -- the gradings --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", MISTAKES, ids=lambda p: p.stem)
+def test_mistake_is_caught_with_its_hint(path, catalog_grades, record_property):
+    record_property("catalog", "mistake")
+    mistake, graded = read_mistake(path), catalog_grades[path]
+    assert not graded.error, f"could not grade {path.name}: {graded.error}"
+    [(number, score, top, summary, hint)] = graded.stages
+    assert number == mistake.stage
+    assert score < top, f"{path.name} ({mistake.about}) got full marks in stage {number}"
+    assert mistake.hint.lower() in hint.lower(), (
+        f"{path.name} ({mistake.about}) lost points in stage {number}, but the hint does not say "
+        f"{mistake.hint!r}:\n{graded.describe()}")
+    record_property("caught", True)
+
+
+@pytest.mark.parametrize("path", CORRECT, ids=lambda p: p.stem)
+def test_correct_variant_gets_full_marks(path, catalog_grades, record_property):
+    record_property("catalog", "correct")
+    graded = catalog_grades[path]
+    assert not graded.error, f"could not grade {path.name}: {graded.error}"
+    assert [s[0] for s in graded.stages] == GRADED
+    assert graded.score == 100, f"{path.name} is correct but got {graded.score:g}/100:\n{graded.describe()}"
+    record_property("full_marks", True)
+
+
+# -- on a GPU ----------------------------------------------------------------------------------
+
+GPU_ONLY = ["s4_mask_plain_attribute.py", "s4_mask_built_in_forward_on_cpu.py"]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(),
+                    reason="no CUDA device here; on the CPU the meta device stands in for it (stage 4.7)")
+def test_on_cuda_the_book_style_is_right_and_the_device_mistakes_break(tmp_path):
+    """The mistakes the meta device predicts on the CPU really break on a GPU, with the same hint."""
+    from autograder.engine import grade_notebook_file
+
+    report = grade_notebook_file(str(CATALOG / "correct" / "book_style.py"), GRADED, "cuda")
+    assert report.score == 100, "\n".join(f"{r.stage.label}: {r.summary} | {r.hint}" for r in report.stages)
+    for name in GPU_ONLY:
+        mistake = read_mistake(CATALOG / "mistakes" / name)
+        path = tmp_path / name
+        path.write_text(mistake_submission(mistake))
+        [result] = grade_notebook_file(str(path), [mistake.stage], "cuda").stages
+        assert result.score < result.max_score, name
+        assert mistake.hint.lower() in " ".join(c.hint.lower() for c in result.failures), (name, result.hint)

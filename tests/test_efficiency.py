@@ -1,0 +1,161 @@
+"""Issue 7: the bonus stage 8 (efficiency lab), bonus accounting, the benchmarks, and the
+grader's start-up work that keeps `make test` fast."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder import bench, cli
+from autograder.checks import checks_for
+from autograder.engine import CheckResult, GradeReport, StageResult, run_stage
+from autograder.report import gradescope_json
+from autograder.stages import MAX_SCORE, STAGES, stage
+from autograder.submission import LocalTransport, Submission
+from conftest import RELEASE, REPO, SOLUTION
+
+BONUS = stage("efficiency")
+
+
+def _solution_cell(grade_id: str) -> str:
+    cells = json.loads(SOLUTION.read_text())["cells"]
+    return next("".join(c["source"]) for c in cells if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+STAGE8_SOLUTION = _solution_cell("stage8_efficiency_solution")
+
+
+def grade_stage8(source: str) -> StageResult:
+    """Stage 8 on ``source`` in this process (the notebook's in-kernel path: same checks)."""
+    namespace = {"__name__": "__main__"}
+    exec(compile("import math\nimport torch\nfrom torch import nn\n" + source, "<stage 8>", "exec"), namespace)
+    return run_stage(BONUS, Submission(LocalTransport(namespace), BONUS.label))
+
+
+def test_stage8_is_a_bonus_outside_the_100_points():
+    assert BONUS.bonus and BONUS.number == 8 and BONUS.points == 10
+    assert MAX_SCORE == 100 == sum(s.points for s in STAGES if not s.bonus)
+    assert sum(c.points for c in checks_for(BONUS)) == BONUS.points
+
+
+def test_the_solution_earns_the_whole_bonus():
+    result = grade_stage8(STAGE8_SOLUTION)
+    assert result.score == 10, [(c.check.code, c.message) for c in result.failures]
+
+
+# (what the solution says, what a wrong submission says instead, the check that must fail,
+#  words of the hint it must show)
+MUTANTS = {
+    "naive softmax": ("shifted = x - x.max(dim=-1, keepdim=True).values", "shifted = x", "8.2", "overflow"),
+    "global maximum": ("shifted = x - x.max(dim=-1, keepdim=True).values", "shifted = x - x.max()", "8.2",
+                       "own maximum"),
+    "minimum subtracted": ("shifted = x - x.max(dim=-1, keepdim=True).values",
+                           "shifted = x - x.min(dim=-1, keepdim=True).values", "8.2", "not the minimum"),
+    "qkv blocks in another order": ("queries, keys, values = self.qkv(x).split(self.d_out, dim=-1)",
+                                    "values, keys, queries = self.qkv(x).split(self.d_out, dim=-1)", "8.4",
+                                    "in this order"),
+    "qkv read per head": ("queries, keys, values = self.qkv(x).split(self.d_out, dim=-1)  # one matrix product",
+                          "queries, keys, values = self.qkv(x).view(b, num_tokens, self.num_heads, -1)"
+                          ".split(self.head_dim, dim=-1)\n        queries, keys, values = (t.reshape(b, num_tokens, "
+                          "self.d_out) for t in (queries, keys, values))", "8.4", "per head"),
+    "fused without proj": ("return self.proj(context_vec.contiguous().view(b, num_tokens, self.d_out))",
+                           "return context_vec.contiguous().view(b, num_tokens, self.d_out)", "8.4", "out_proj"),
+    "three linears kept": ("self.proj = nn.Linear(d_out, d_out)\n",
+                           "self.proj = nn.Linear(d_out, d_out)\n        self.W_query = nn.Linear(d_in, d_out)\n",
+                           "8.3", "one matrix multiplication"),
+    "bytes without the batch": ("return batch_size * num_heads", "return num_heads", "8.5", "batch_size"),
+    "bytes as a float": ("return batch_size * num_heads * num_tokens * num_tokens * bytes_per_value",
+                         "return batch_size * num_heads * num_tokens * num_tokens * bytes_per_value / 1",
+                         "8.5", "int"),
+    "inverted boolean mask": ("is_causal=True, dropout_p", "attn_mask=torch.ones(num_tokens, num_tokens, "
+                              "dtype=torch.bool).triu(1), dropout_p", "8.6", "may attend"),
+    "float mask": ("is_causal=True, dropout_p", "attn_mask=torch.ones(num_tokens, num_tokens).triu(1), dropout_p",
+                   "8.6", "added"),
+    "dropout in eval mode": ("dropout_p=self.dropout if self.training else 0.0", "dropout_p=self.dropout", "8.6",
+                             "self.training"),
+    "no fused kernel": ("context_vec = F.scaled_dot_product_attention(",
+                        "context_vec = (lambda q, k, v, is_causal, dropout_p: torch.softmax(q @ k.transpose(2, 3) "
+                        "/ math.sqrt(q.shape[-1]) + torch.full((q.shape[2], q.shape[2]), -torch.inf).triu(1), dim=-1)"
+                        " @ v)(", "8.7", "scaled_dot_product_attention"),
+}
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_stage8_catches_a_wrong_submission(name):
+    old, new, code, hint = MUTANTS[name]
+    assert STAGE8_SOLUTION.count(old) == 1, f"the solution changed: update the mutant {name!r}"
+    result = grade_stage8(STAGE8_SOLUTION.replace(old, new))
+    failed = {c.check.code: c for c in result.failures}
+    assert code in failed, f"{name}: {[(c.check.code, c.message) for c in result.failures]}"
+    assert hint.lower() in failed[code].hint.lower(), failed[code].hint
+    assert result.score < BONUS.points
+
+
+def test_large_example_overflows_the_naive_formula():
+    """8.2's fixed input is one where the naive formula really breaks in float32."""
+    from autograder.checks.s8_efficiency import LARGE_EXAMPLE
+
+    naive = torch.exp(LARGE_EXAMPLE) / torch.exp(LARGE_EXAMPLE).sum(dim=-1, keepdim=True)
+    assert torch.isnan(naive).all(dim=-1).all()
+    assert torch.isfinite(torch.softmax(LARGE_EXAMPLE, dim=-1)).all()
+
+
+def _report(stage8_passed: bool) -> GradeReport:
+    results = [StageResult(s, [CheckResult(c, "passed" if (not s.bonus or stage8_passed) else "failed", "m", "h")
+                               for c in checks_for(s)]) for s in STAGES]
+    return GradeReport(submission="x.ipynb", stages=results)
+
+
+def test_bonus_points_never_lower_the_grade():
+    without, with_bonus = _report(stage8_passed=False), _report(stage8_passed=True)
+    assert (without.score, without.max_score, without.bonus_score, without.exit_code) == (100, 100, 0, 0)
+    assert (with_bonus.score, with_bonus.max_score, with_bonus.bonus_score) == (100, 100, 10)
+    only_bonus = GradeReport(submission="x", stages=[without.stages[-1]])
+    assert only_bonus.exit_code == 1  # make test STAGE=8 says whether stage 8 passed
+
+
+def test_gradescope_score_is_out_of_100_and_the_bonus_is_reported_apart():
+    jsonschema = pytest.importorskip("jsonschema")
+    data = gradescope_json(_report(stage8_passed=True))
+    schema = json.loads((REPO / "tests" / "schemas" / "gradescope_results.schema.json").read_text())
+    jsonschema.validate(data, schema)
+    assert data["score"] == 100
+    assert data["extra_data"] == {"bonus_score": 10, "bonus_max_score": 10}
+    bonus_tests = [t for t in data["tests"] if t["number"].startswith("8.")]
+    assert bonus_tests and all("(bonus)" in t["name"] and t["tags"] == ["bonus"] for t in bonus_tests)
+    graded = [t for t in data["tests"] if "bonus" not in t.get("tags", [])]
+    assert sum(t["score"] for t in graded) == 100 == sum(t["max_score"] for t in graded)
+    assert "Total: 100/100 (+10/10 bonus)" in data["output"]
+
+
+def test_cpu_build_is_recognised_without_importing_torch():
+    """`--device auto` on a CPU build resolves before torch is imported, so the worker can be
+    started first (its start-up then overlaps the grader's)."""
+    assert cli._torch_may_use_a_gpu() == (torch.version.cuda is not None or torch.version.hip is not None)
+    code = ("import sys, autograder.cli, autograder.sandbox, autograder.loader; "
+            "print(autograder.cli.resolve_device('cpu'), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["cpu", "False"]
+
+
+def test_bench_times_every_implementation_of_the_solutions(tmp_path, capsys):
+    tiny = {"cpu": bench.Plan(repeats=1, head_counts=(1, 2), contexts=(8, 16), sweep_batch=1, sweep_tokens=8)}
+    png = tmp_path / "bench.png"
+    assert bench.bench_attention(SOLUTION, ["cpu"], png, tiny, bench.Setting(2, 16, 24, 4)) == 0
+    out = capsys.readouterr().out
+    for label, (name, _, _) in bench.IMPLEMENTATIONS.items():
+        assert f"| {label} (`{name}`) |" in out
+    assert "weight split / wrapper at GPT-2 size" not in out  # the headline was not GPT-2's here
+    assert "CPU weight split / wrapper" in out and "CPU SDPA / weight split" in out
+    assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_bench_on_the_release_says_what_is_missing(capsys):
+    classes, notes = bench.load_implementations(RELEASE)
+    assert classes == {}
+    assert len(notes) >= len(bench.IMPLEMENTATIONS) and all("skipped" in n for n in notes[:4])

@@ -1,0 +1,371 @@
+"""Issue 4: instructors grade a class with nbgrader, end to end.
+
+The end-to-end tests build a temporary course from this repository (sources, config,
+Makefile) and run the real commands in it: make release, then five simulated students (two of them
+brought in from an LMS download with nbgrader zip_collect), make autograde JOBS=2, make
+feedback, make export, with real nbgrader and real kernels.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import classgrade, notebook, strategies
+from autograder.engine import CheckResult, StageResult
+from autograder.nbgrader_hooks import csv_column, hidden_seeds, stage_cells
+from autograder.stages import STAGES
+from conftest import RELEASE, REPO, SOLUTION, run_grader
+
+ASSIGNMENT = "ch03_attention"
+FULL = {s.grade_id: float(s.points) for s in STAGES}
+
+
+def _source_seeds() -> dict[int, list[int]]:
+    nb = nbformat.read(SOLUTION, as_version=4)
+    return {stage.number: hidden_seeds(nb.cells[i].source, stage) for i, stage in stage_cells(nb).items()}
+
+
+# -- hidden tests -----------------------------------------------------------------------------
+
+def test_every_stage_has_hidden_tests_that_the_release_lacks():
+    seeds = _source_seeds()
+    assert sorted(seeds) == [s.number for s in STAGES]
+    assert all(len(found) == 1 for found in seeds.values()), seeds
+    release = RELEASE.read_text()
+    assert "HIDDEN" not in release and "hidden_seed" not in release
+    assert not any(str(found[0]) in release for found in seeds.values())
+    released = nbformat.read(RELEASE, as_version=4)
+    for index, stage in stage_cells(released).items():
+        assert released.cells[index].source.endswith(f"grade_stage({stage.number}, globals())")
+
+
+def test_a_hidden_seed_draws_other_examples():
+    from autograder.strategies import attention_sizes, run_property
+
+    def drawn(seed):
+        seen = []
+        strategies.use_seed(seed)
+        try:
+            run_property(seen.append, attention_sizes(heads=True), examples=10)
+        finally:
+            strategies.use_seed(None)
+        return seen
+
+    visible, hidden = drawn(None), drawn(_source_seeds()[6][0])
+    assert visible == drawn(None), "the visible examples must be the same on every run"
+    assert len(set(map(str, hidden)) - set(map(str, visible))) >= 5
+
+
+def test_hidden_tests_catch_a_submission_fitted_to_the_visible_examples(capsys):
+    """A softmax that is right only on the inputs the visible checks use scores 10/10 on
+    them, and loses points in the hidden block of the instructor's cell."""
+    import torch
+
+    seen_shapes = set()
+
+    def recording(x):
+        seen_shapes.add(tuple(x.shape))
+        return torch.softmax(x, dim=-1)
+
+    notebook.grade_stage(1, {"softmax_naive": recording})
+
+    def fitted(x):
+        return torch.softmax(x, dim=-1) if tuple(x.shape) in seen_shapes else torch.softmax(x, dim=0)
+
+    namespace = {"softmax_naive": fitted}
+    capsys.readouterr()
+    assert notebook.grade_stage(1, namespace) == 10
+    score = notebook.grade_stage(1, namespace, hidden_seed=_source_seeds()[1][0])
+    assert score < 10
+    printed = capsys.readouterr().out
+    assert notebook.HIDDEN_FAILURE in printed and str(seen_shapes) not in printed
+
+
+def test_with_hidden_keeps_a_check_only_if_both_runs_pass():
+    from autograder.checks import checks_for
+
+    checks = checks_for(STAGES[0])
+    visible = StageResult(STAGES[0], [CheckResult(checks[0], "passed"), CheckResult(checks[1], "passed"),
+                                      CheckResult(checks[2], "failed", "wrong", "hint")])
+    hidden = StageResult(STAGES[0], [CheckResult(checks[0], "passed"), CheckResult(checks[1], "failed", "x=[1]", "h"),
+                                     CheckResult(checks[2], "passed")])
+    combined = notebook.with_hidden(visible, hidden)
+    assert [c.status for c in combined.checks] == ["passed", "failed", "failed"]
+    assert combined.score == checks[0].points
+    assert combined.checks[1].message == notebook.HIDDEN_FAILURE and combined.checks[2].message == "wrong"
+
+
+def test_the_kernel_defers_to_the_sandbox_while_nbgrader_autogrades(monkeypatch, capsys):
+    """Under `nbgrader autograde` a test cell in the student's kernel is worth 0 until the
+    sandbox's grade replaces it: a pipeline without SandboxGrades cannot give points away."""
+    import torch
+
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert notebook.grade_stage(1, {"softmax_naive": lambda x: torch.softmax(x, -1)}) == 0
+    assert "separate process" in capsys.readouterr().out
+
+
+def test_make_autograde_passes_jobs():
+    dry = subprocess.run(["make", "-n", "autograde", "JOBS=3"], cwd=REPO, capture_output=True, text=True)
+    assert re.search(r"-m autograder\.classgrade autograde ch03_attention --jobs 3$", dry.stdout, re.MULTILINE), dry.stdout
+    dry = subprocess.run(["make", "-n", "autograde"], cwd=REPO, capture_output=True, text=True)
+    assert "--jobs" not in dry.stdout  # the default is the number of cores (classgrade.default_jobs)
+
+
+# -- the end-to-end course -------------------------------------------------------------------
+
+STUDENTS = ("blank", "perfect", "mistake3", "broken2", "robust")
+CELL_LIMIT = 10  # seconds; the course's own limit is 60 (nbgrader_config.py)
+
+
+def _robust(release: dict, solution: dict) -> dict:
+    """Stages 1-6 done; a UserWarning from its softmax; stage 3's test cell deleted; stage 7
+    not done but its test cell edited to claim full marks; a last cell that never ends. (It
+    is also handed in with a stray torch.py and autograder.py.)"""
+    nb = classgrade.student_notebook(release, solution, done={1, 2, 3, 4, 5, 6})
+    cells = nb["cells"]
+    for cell in cells:
+        grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        if grade_id == "stage1_softmax_solution":
+            cell["source"] = "import warnings\n" + cell["source"].replace(
+                "    exp_x = torch.exp(x)", '    warnings.warn("softmax_naive: a UserWarning from student code")\n'
+                "    exp_x = torch.exp(x)")
+            assert "warnings.warn" in cell["source"]
+        if grade_id == "test_stage7_gpt2":
+            cell["source"] = "print('Stage 7 (gpt2): 10/10 points')\n10"
+    nb["cells"] = [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade_id") != "test_stage3_self_attention"]
+    nb["cells"].append(nbformat.v4.new_code_cell("while True:\n    pass"))
+    return nb
+
+
+def _submissions() -> dict[str, dict]:
+    release, solution = json.loads(RELEASE.read_text()), json.loads(SOLUTION.read_text())
+    return {
+        "blank": release,                       # the untouched release
+        "perfect": solution,                    # the instructor's notebook itself
+        "mistake3": classgrade.student_notebook(release, solution, mistake=3),  # stage 3 unscaled
+        "broken2": classgrade.student_notebook(release, solution, broken=2),    # a syntax error in stage 2
+        "robust": _robust(release, solution),
+    }
+
+
+def _make(course: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """The repository's Makefile, run in the course, with this test's Python environment."""
+    venv = Path(sys.executable).parent.parent
+    proc = subprocess.run(["make", "--no-print-directory", *args, f"VENV={venv}", f"STAMP={course / '.stamp'}"],
+                          cwd=course, capture_output=True, text=True, timeout=timeout,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("MAKE")} | {"COLUMNS": "120"})
+    assert proc.returncode == 0, f"make {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def _course(root: Path) -> Path:
+    course = root / "course"
+    course.mkdir()
+    for name in ("Makefile", "nbgrader_config.py", "pyproject.toml"):
+        shutil.copy(REPO / name, course)
+    shutil.copytree(REPO / "solutions", course / "solutions", ignore=shutil.ignore_patterns(".*"))
+    # A shorter per-cell limit keeps the looping student quick; every other cell, the
+    # GPT-2 stage's included, still has to fit in it.
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write(f"\nc.Execute.timeout = {CELL_LIMIT}\nc.SandboxGrades.cell_timeout = {CELL_LIMIT}\n")
+    (course / ".stamp").touch()  # the environment is this test's; make must not install one
+    return course
+
+
+def _submit(course: Path, student: str, notebook_json: dict, extra: dict[str, str] | None = None) -> None:
+    folder = course / "grading" / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True)
+    (folder / f"{ASSIGNMENT}.ipynb").write_text(json.dumps(notebook_json, indent=1))
+    for name, text in (extra or {}).items():
+        (folder / name).write_text(text)
+
+
+def _lms_download(course: Path, notebooks: dict[str, dict]) -> None:
+    """A Canvas zip, collected as the README says."""
+    import zipfile
+
+    archive = course / "grading" / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    with zipfile.ZipFile(archive / "submissions.zip", "w") as zipped:
+        for number, (student, nb) in enumerate(notebooks.items()):
+            late = "LATE_" if number % 2 else ""
+            zipped.writestr(f"{student}_{late}{1000 + number}_{2000 + number}_{ASSIGNMENT}-1.ipynb", json.dumps(nb))
+    classgrade.nbgrader(course, "zip_collect", ASSIGNMENT)
+    for student in notebooks:
+        assert (course / "grading" / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+
+
+STRAYS = {"torch.py": "raise ImportError('the stray torch.py was imported')\n",
+          "autograder.py": "raise ImportError('the stray autograder.py was imported')\n"}
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    steps, started = [], time.monotonic()
+    course = _course(tmp_path_factory.mktemp("nbgrader"))
+    _make(course, "release")
+    submissions = _submissions()
+    _lms_download(course, {"blank": submissions["blank"], "perfect": submissions["perfect"]})
+    for student in ("mistake3", "broken2", "robust"):
+        _submit(course, student, submissions[student], STRAYS if student == "robust" else None)
+    # a copy for plain serial nbgrader, before anything is autograded
+    shutil.copytree(course, course.parent / "serial", symlinks=True)
+    steps.append(("release", time.monotonic()))
+    autograde = _make(course, "autograde", "JOBS=2")
+    steps.append(("autograde", time.monotonic()))
+    _make(course, "feedback")
+    steps.append(("feedback", time.monotonic()))
+    _make(course, "export")
+    steps.append(("export", time.monotonic()))
+    times = [f"{name} {end - start:.0f} s" for (name, end), start in zip(steps, [started] + [t for _, t in steps])]
+    print(f"\nthe course: {', '.join(times)}")
+    return course, autograde.stdout, submissions
+
+
+def _grades(course: Path) -> dict[str, dict[str, str]]:
+    with open(course / "grading" / "grades.csv", newline="") as handle:
+        return {row["student_id"]: row for row in csv.DictReader(handle)}
+
+
+def _stage_scores(row: dict[str, str]) -> dict[str, float]:
+    return {s.grade_id: float(row[csv_column(s)]) for s in STAGES}
+
+
+def _autograded(course: Path, student: str) -> nbformat.NotebookNode:
+    return nbformat.read(course / "grading" / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
+                         as_version=4)
+
+
+@pytest.mark.slow
+def test_export_has_each_students_stage_scores_and_total(course):
+    root, autograde_output, _ = course
+    assert f"Autograded {len(STUDENTS)}/{len(STUDENTS)} submissions" in autograde_output, autograde_output
+    grades = _grades(root)
+    assert sorted(grades) == sorted(STUDENTS)
+    expected = {
+        "blank": {s.grade_id: 0.0 for s in STAGES},
+        "perfect": FULL,
+        "broken2": {**FULL, "test_stage2_scores": 0.0},
+        "robust": {**FULL, "test_stage7_gpt2": 0.0},
+    }
+    for student, stages in expected.items():
+        assert _stage_scores(grades[student]) == stages, student
+        assert float(grades[student]["score"]) == sum(stages.values()), student
+    wrong = _stage_scores(grades["mistake3"])
+    assert 0 < wrong["test_stage3_self_attention"] < 15
+    assert wrong == {**FULL, "test_stage3_self_attention": wrong["test_stage3_self_attention"]}
+    assert float(grades["mistake3"]["score"]) == sum(wrong.values())
+    assert all(row["max_score"] == "100" for row in grades.values())
+
+
+@pytest.mark.slow
+def test_nbgrader_scores_equal_the_cli_scores(course, tmp_path, graded_release, graded_solution):
+    """One engine: each test cell's score in the gradebook is the CLI's score of that stage."""
+    root, _, submissions = course
+    grades = _grades(root)
+    runs = {"blank": graded_release, "perfect": graded_solution}  # the same notebooks, graded once per session
+    for student in ("mistake3", "broken2"):
+        path = tmp_path / f"{student}.ipynb"
+        path.write_text(json.dumps(submissions[student]))
+        runs[student] = run_grader(path, tmp_path)
+    for student, run in runs.items():
+        cli = {s.grade_id: sum(t["score"] for t in run.results["tests"] if t["number"].split(".")[0] == str(s.number))
+               for s in STAGES}
+        assert _stage_scores(grades[student]) == cli, student
+
+
+@pytest.mark.slow
+def test_test_cells_show_the_sandboxed_grade_with_hidden_examples(course):
+    root, _, _ = course
+    autograded = _autograded(root, "mistake3")
+    cells = stage_cells(autograded)
+    assert len(cells) == len(STAGES)
+    for index, stage in cells.items():
+        outputs = autograded.cells[index].outputs
+        assert [o.output_type for o in outputs] == ["stream", "execute_result"]
+        assert outputs[0].name == "stdout" and outputs[0].text.startswith(f"{stage.label}: ")
+        assert "on the visible and on hidden examples" in outputs[0].text
+        assert "hidden_seed" in autograded.cells[index].source  # the hidden block ran here
+    stage3 = next(i for i, s in cells.items() if s.number == 3)
+    assert "✗" in autograded.cells[stage3].outputs[0].text
+
+
+@pytest.mark.slow
+def test_feedback_shows_no_hidden_tests(course):
+    root, _, _ = course
+    seeds = {str(found[0]) for found in _source_seeds().values()}
+    for student in STUDENTS:
+        html = (root / "grading" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+        assert "HIDDEN TESTS" not in html and "hidden_seed" not in html, student
+        assert not any(seed in html for seed in seeds), student
+        assert "graded by the course autograder in a separate process" in html
+
+
+@pytest.mark.slow
+def test_stray_modules_are_not_copied_and_not_imported(course):
+    root, _, _ = course
+    folder = root / "grading" / "autograded" / "robust" / ASSIGNMENT
+    assert sorted(p.name for p in folder.iterdir()) == [f"{ASSIGNMENT}.ipynb"]
+    cells = [c for c in _autograded(root, "robust").cells if c.cell_type == "code"]
+    assert "import torch" in cells[0].source and not any(o.output_type == "error" for o in cells[0].outputs)
+    assert "stray" not in json.dumps([c.outputs for c in cells])
+
+
+@pytest.mark.slow
+def test_a_user_warning_on_stderr_does_not_zero_a_stage(course):
+    root, _, _ = course
+    printed = [o.text for c in _autograded(root, "robust").cells if c.cell_type == "code" for o in c.outputs
+               if o.output_type == "stream" and o.name == "stderr"]
+    assert any("UserWarning: softmax_naive: a UserWarning from student code" in text for text in printed)
+    assert float(_grades(root)["robust"][csv_column(STAGES[0])]) == STAGES[0].points
+
+
+@pytest.mark.slow
+def test_deleted_and_edited_test_cells_are_restored_and_graded(course):
+    root, _, _ = course
+    autograded = _autograded(root, "robust")
+    sources = {s.number: autograded.cells[i].source for i, s in stage_cells(autograded).items()}
+    assert sorted(sources) == [s.number for s in STAGES]
+    assert "was missing from the submission" in sources[3]
+    assert sources[7].rstrip().endswith("### END HIDDEN TESTS") and "10/10" not in sources[7]
+
+
+@pytest.mark.slow
+def test_a_looping_cell_is_stopped_and_the_rest_still_graded(course):
+    root, _, _ = course
+    last = _autograded(root, "robust").cells[-1]
+    assert last.source.startswith("while True")
+    assert any(o.output_type == "error" for o in last.outputs), last.outputs
+
+
+@pytest.mark.slow
+def test_make_autograde_writes_what_serial_nbgrader_writes(course):
+    """Plain serial `nbgrader autograde` on the same submissions: the same gradebook rows and
+    the same test cell outputs."""
+    root, _, _ = course
+    serial = root.parent / "serial"
+    compared = ("mistake3", "broken2")
+    for student in STUDENTS:
+        if student not in compared:
+            shutil.rmtree(serial / "grading" / "submitted" / student)
+    subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "autograde", ASSIGNMENT, "--log-level=ERROR"],
+                   cwd=serial, env=classgrade.nbgrader_env(), check=True, capture_output=True, timeout=600)
+    serial_rows, parallel_rows = classgrade.gradebook_rows(serial), classgrade.gradebook_rows(root)
+    assert serial_rows == {k: v for k, v in parallel_rows.items() if k[0] in compared}
+    for student in compared:
+        ours, theirs = _autograded(root, student), _autograded(serial, student)
+        assert [c.source for c in ours.cells] == [c.source for c in theirs.cells]
+        for index in stage_cells(ours):
+            assert ours.cells[index].outputs == theirs.cells[index].outputs
