@@ -113,6 +113,7 @@ class Plan:
     contexts: tuple[int, ...]     # swept at (sweep_batch, 12 heads)
     sweep_batch: int
     sweep_tokens: int
+    min_seconds: float = 0.5      # a fast setting is run until this much time is spent (25 runs at most)
 
 
 PLANS = {
@@ -160,8 +161,11 @@ def load_implementations(notebook: Path) -> tuple[dict, list[str]]:
     return found, notes
 
 
-def time_module(module, x, mode: str, repeats: int, device: str) -> float:
-    """Best wall-clock seconds of ``repeats`` runs after one warm-up run."""
+def time_module(module, x, mode: str, repeats: int, device: str, min_seconds: float = 0.5,
+                max_runs: int = 25) -> float:
+    """Best wall-clock seconds after one warm-up run: at least ``repeats`` runs, and more of a
+    fast one (up to ``max_runs``, until ``min_seconds`` are spent), so that a busy machine's
+    hiccup cannot become the figure of a 20 ms measurement."""
     import torch
 
     def sync():
@@ -181,16 +185,17 @@ def time_module(module, x, mode: str, repeats: int, device: str) -> float:
 
     run()
     sync()
-    best = float("inf")
-    for _ in range(repeats):
+    best, spent, runs = float("inf"), 0.0, 0
+    while runs < repeats or (spent < min_seconds and runs < max_runs):
         started = time.perf_counter()
         run()
         sync()
-        best = min(best, time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        best, spent, runs = min(best, seconds), spent + seconds, runs + 1
     return best
 
 
-def measure(classes: dict, setting: Setting, device: str, repeats: int, modes=MODES) -> dict:
+def measure(classes: dict, setting: Setting, device: str, plan: Plan, modes=MODES) -> dict:
     """{(implementation, mode): seconds} (and peak memory on CUDA) for one setting."""
     import torch
 
@@ -202,7 +207,7 @@ def measure(classes: dict, setting: Setting, device: str, repeats: int, modes=MO
         for mode in modes:
             if device == "cuda":
                 torch.cuda.reset_peak_memory_stats()
-            found[label, mode] = time_module(module, x, mode, repeats, device)
+            found[label, mode] = time_module(module, x, mode, plan.repeats, device, plan.min_seconds)
             if device == "cuda":
                 found[label, mode, "peak MiB"] = torch.cuda.max_memory_allocated() / 2**20
         del module
@@ -296,16 +301,16 @@ def bench_attention(notebook: Path, devices: list[str], plot_path: Path | None, 
         plan = plans[device]
         threads = f"{torch.get_num_threads()} threads" if device == "cpu" else torch.cuda.get_device_name()
         started = time.perf_counter()
-        print(f"\n### {device.upper()} ({threads}), torch {torch.__version__}, float32, best of {plan.repeats} "
-              "runs after a warm-up\n", flush=True)
-        gpt2 = measure(classes, headline, device, plan.repeats)
+        print(f"\n### {device.upper()} ({threads}), torch {torch.__version__}, float32, best of at least "
+              f"{plan.repeats} runs after a warm-up (fast settings: as many as fit in {plan.min_seconds:g} s, up to 25)\n", flush=True)
+        gpt2 = measure(classes, headline, device, plan)
         print(f"GPT-2 small at full context: {headline}\n" if headline == GPT2 else f"{headline}\n")
         print("\n".join(gpt2_table(gpt2, labels, device)), flush=True)
-        heads = {h: measure(classes, Setting(plan.sweep_batch, plan.sweep_tokens, 768, h), device, plan.repeats)
+        heads = {h: measure(classes, Setting(plan.sweep_batch, plan.sweep_tokens, 768, h), device, plan)
                  for h in plan.head_counts}
         print(f"\nHead counts (batch {plan.sweep_batch}, {plan.sweep_tokens} tokens, d = 768):\n")
         print("\n".join(sweep_table(heads, labels, "heads")), flush=True)
-        contexts = {n: measure(classes, Setting(plan.sweep_batch, n, 768, 12), device, plan.repeats)
+        contexts = {n: measure(classes, Setting(plan.sweep_batch, n, 768, 12), device, plan)
                     for n in plan.contexts}
         print(f"\nContext lengths (batch {plan.sweep_batch}, d = 768, 12 heads):\n")
         print("\n".join(sweep_table(contexts, labels, "tokens")), flush=True)
@@ -338,6 +343,9 @@ def main(argv=None) -> int:
     attention.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                            help="auto: the CPU, and CUDA too when present")
     attention.add_argument("--plot", type=Path, default=REPO / "build" / "bench.png", help="where the PNG goes")
+    attention.add_argument("--threads", type=int, default=0,
+                           help="CPU threads for torch (default: torch's own choice, one per core); 1 gives "
+                                "steadier figures on a machine busy with other work")
     args = parser.parse_args(argv)
     if args.what == "grader":
         print_grader(args.notebook.resolve(), args.repeat)
@@ -347,6 +355,8 @@ def main(argv=None) -> int:
     if args.device == "cuda" and not torch.cuda.is_available():
         print("--device cuda: no CUDA device is available here", file=sys.stderr)
         return 2
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
     devices = {"cpu": ["cpu"], "cuda": ["cuda"]}.get(args.device, ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
     return bench_attention(args.notebook.resolve(), devices, args.plot.resolve())
 

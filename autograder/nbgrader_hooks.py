@@ -149,21 +149,22 @@ class ReplayExecution(NbGraderPreprocessor):
 
 
 class StageCsvExport(ExportPlugin):
-    """``nbgrader export``: a row per student and assignment, a column per stage (the score of
-    its test cell, a grader's manual score where one was given), then nbgrader's totals."""
+    """``nbgrader export``: a row per student and assignment, a column per graded stage (the
+    score of its test cell, a grader's manual score where one was given), then nbgrader's
+    totals. A stage whose test cell nbgrader does not grade (the bonus) has no column."""
 
     def export(self, gradebook) -> None:
         dest = Path(self.to or "grading/grades.csv")
         dest.parent.mkdir(parents=True, exist_ok=True)
         wanted_students = {str(s) for s in self.student}
         wanted_assignments = {str(a) for a in self.assignment}
-        stage_columns = [csv_column(s) for s in STAGES]
+        assignments = [a for a in gradebook.assignments if not wanted_assignments or a.name in wanted_assignments]
+        graded = {cell.name for a in assignments for nb in a.notebooks for cell in nb.grade_cells}
+        stage_columns = [csv_column(s) for s in STAGES if s.grade_id in graded]
         columns = ["assignment", "student_id", "last_name", "first_name", "email", "timestamp",
                    *stage_columns, "raw_score", "late_submission_penalty", "score", "max_score"]
         rows = []
-        for assignment in gradebook.assignments:
-            if wanted_assignments and assignment.name not in wanted_assignments:
-                continue
+        for assignment in assignments:
             for student in gradebook.students:
                 if wanted_students and student.id not in wanted_students:
                     continue
@@ -178,7 +179,7 @@ class StageCsvExport(ExportPlugin):
                     for notebook in submission.notebooks:
                         for grade in notebook.grades:
                             stage = BY_GRADE_ID.get(grade.name)
-                            if stage is not None:  # no score yet (a manual grade pending): left empty
+                            if stage is not None and csv_column(stage) in row:  # no score yet (a manual grade pending): left empty
                                 row[csv_column(stage)] = "" if grade.score is None else f"{grade.score:g}"
                     penalty = submission.late_submission_penalty or 0.0
                     row.update(timestamp=str(submission.timestamp or ""), raw_score=f"{submission.score:g}",

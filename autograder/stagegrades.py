@@ -33,11 +33,14 @@ def grade_stages(path: str, numbers: list[int], seeds: dict[int, int], device: s
             strategies.use_seed(None)
         for result in hidden.stages:
             results[result.stage.number] = with_hidden(results[result.stage.number], result)
-    note = "graded by the course autograder in a separate process" + (
-        ", on the visible and on hidden examples" if seeds else "")
+
+    def note(number: int) -> str:
+        return "(graded by the course autograder in a separate process" + (
+            ", on the visible and on hidden examples)" if number in seeds else ")")
+
     return {"error": visible.error,
             "stages": {str(n): {"score": r.score, "max_score": r.max_score,
-                                "text": f"{reports.stage_text(r)}\n({note})"} for n, r in results.items()}}
+                                "text": f"{reports.stage_text(r)}\n{note(n)}"} for n, r in results.items()}}
 
 
 def main(argv=None) -> int:

@@ -10,7 +10,7 @@ Layout (tests/catalog/):
 Every entry is graded like the CLI grades a file: ``engine.grade_notebook_file``, with the
 student code in the sandboxed worker. A mistake is graded on its own stage only (the other
 stages are the base's); the correct ones on all stages. The gradings run in a few spawned
-processes at once (one per core): a catalog of 60 files takes a couple of minutes on 2 cores.
+processes at once (one per core): some 70 gradings take two to three minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import torch
 
 from autograder.stages import STAGES, stage
 
@@ -182,7 +183,7 @@ GPU_ONLY = ["s4_mask_plain_attribute.py", "s4_mask_built_in_forward_on_cpu.py"]
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not __import__("torch").cuda.is_available(),
+@pytest.mark.skipif(not torch.cuda.is_available(),
                     reason="no CUDA device here; on the CPU the meta device stands in for it (stage 4.7)")
 def test_on_cuda_the_book_style_is_right_and_the_device_mistakes_break(tmp_path):
     """The mistakes the meta device predicts on the CPU really break on a GPU, with the same hint."""

@@ -144,7 +144,8 @@ def test_cpu_build_is_recognised_without_importing_torch():
 
 
 def test_bench_times_every_implementation_of_the_solutions(tmp_path, capsys):
-    tiny = {"cpu": bench.Plan(repeats=1, head_counts=(1, 2), contexts=(8, 16), sweep_batch=1, sweep_tokens=8)}
+    tiny = {"cpu": bench.Plan(repeats=1, head_counts=(1, 2), contexts=(8, 16), sweep_batch=1, sweep_tokens=8,
+                              min_seconds=0)}
     png = tmp_path / "bench.png"
     assert bench.bench_attention(SOLUTION, ["cpu"], png, tiny, bench.Setting(2, 16, 24, 4)) == 0
     out = capsys.readouterr().out

@@ -28,25 +28,29 @@ from autograder.stages import STAGES
 from conftest import RELEASE, REPO, SOLUTION, run_grader
 
 ASSIGNMENT = "ch03_attention"
-FULL = {s.grade_id: float(s.points) for s in STAGES}
+# The stages nbgrader grades (the 100 points); the bonus stage's test cell is not a grade cell.
+GRADED = [s for s in STAGES if not s.bonus]
+FULL = {s.grade_id: float(s.points) for s in GRADED}
 
 
 def _source_seeds() -> dict[int, list[int]]:
     nb = nbformat.read(SOLUTION, as_version=4)
-    return {stage.number: hidden_seeds(nb.cells[i].source, stage) for i, stage in stage_cells(nb).items()}
+    return {stage.number: hidden_seeds(nb.cells[i].source, stage) for i, stage in stage_cells(nb).items()
+            if not stage.bonus}
 
 
 # -- hidden tests -----------------------------------------------------------------------------
 
 def test_every_stage_has_hidden_tests_that_the_release_lacks():
     seeds = _source_seeds()
-    assert sorted(seeds) == [s.number for s in STAGES]
+    assert sorted(seeds) == [s.number for s in GRADED]
     assert all(len(found) == 1 for found in seeds.values()), seeds
     release = RELEASE.read_text()
     assert "HIDDEN" not in release and "hidden_seed" not in release
     assert not any(str(found[0]) in release for found in seeds.values())
     released = nbformat.read(RELEASE, as_version=4)
     for index, stage in stage_cells(released).items():
+        assert bool(released.cells[index].metadata.nbgrader.get("grade")) != stage.bonus
         assert released.cells[index].source.endswith(f"grade_stage({stage.number}, globals())")
 
 
@@ -240,7 +244,8 @@ def _grades(course: Path) -> dict[str, dict[str, str]]:
 
 
 def _stage_scores(row: dict[str, str]) -> dict[str, float]:
-    return {s.grade_id: float(row[csv_column(s)]) for s in STAGES}
+    assert not any(csv_column(s) in row for s in STAGES if s.bonus)
+    return {s.grade_id: float(row[csv_column(s)]) for s in GRADED}
 
 
 def _autograded(course: Path, student: str) -> nbformat.NotebookNode:
@@ -255,7 +260,7 @@ def test_export_has_each_students_stage_scores_and_total(course):
     grades = _grades(root)
     assert sorted(grades) == sorted(STUDENTS)
     expected = {
-        "blank": {s.grade_id: 0.0 for s in STAGES},
+        "blank": {s.grade_id: 0.0 for s in GRADED},
         "perfect": FULL,
         "broken2": {**FULL, "test_stage2_scores": 0.0},
         "robust": {**FULL, "test_stage7_gpt2": 0.0},
@@ -282,7 +287,7 @@ def test_nbgrader_scores_equal_the_cli_scores(course, tmp_path, graded_release, 
         runs[student] = run_grader(path, tmp_path)
     for student, run in runs.items():
         cli = {s.grade_id: sum(t["score"] for t in run.results["tests"] if t["number"].split(".")[0] == str(s.number))
-               for s in STAGES}
+               for s in GRADED}
         assert _stage_scores(grades[student]) == cli, student
 
 
@@ -291,13 +296,13 @@ def test_test_cells_show_the_sandboxed_grade_with_hidden_examples(course):
     root, _, _ = course
     autograded = _autograded(root, "mistake3")
     cells = stage_cells(autograded)
-    assert len(cells) == len(STAGES)
-    for index, stage in cells.items():
+    assert sorted(s.number for s in cells.values()) == [s.number for s in STAGES]
+    for index, stage in cells.items():  # the bonus stage's too, though nbgrader does not grade it
         outputs = autograded.cells[index].outputs
         assert [o.output_type for o in outputs] == ["stream", "execute_result"]
         assert outputs[0].name == "stdout" and outputs[0].text.startswith(f"{stage.label}: ")
-        assert "on the visible and on hidden examples" in outputs[0].text
-        assert "hidden_seed" in autograded.cells[index].source  # the hidden block ran here
+        hidden = "on the visible and on hidden examples" in outputs[0].text
+        assert hidden == (not stage.bonus) == ("hidden_seed" in autograded.cells[index].source)
     stage3 = next(i for i, s in cells.items() if s.number == 3)
     assert "✗" in autograded.cells[stage3].outputs[0].text
 
@@ -329,7 +334,7 @@ def test_a_user_warning_on_stderr_does_not_zero_a_stage(course):
     printed = [o.text for c in _autograded(root, "robust").cells if c.cell_type == "code" for o in c.outputs
                if o.output_type == "stream" and o.name == "stderr"]
     assert any("UserWarning: softmax_naive: a UserWarning from student code" in text for text in printed)
-    assert float(_grades(root)["robust"][csv_column(STAGES[0])]) == STAGES[0].points
+    assert float(_grades(root)["robust"][csv_column(GRADED[0])]) == GRADED[0].points
 
 
 @pytest.mark.slow
