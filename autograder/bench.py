@@ -299,10 +299,12 @@ def bench_attention(notebook: Path, devices: list[str], plot_path: Path | None, 
     results = {}
     for device in devices:
         plan = plans[device]
-        threads = f"{torch.get_num_threads()} threads" if device == "cpu" else torch.cuda.get_device_name()
+        count = torch.get_num_threads()
+        threads = f"{count} thread{'s' if count > 1 else ''}" if device == "cpu" else torch.cuda.get_device_name()
         started = time.perf_counter()
         print(f"\n### {device.upper()} ({threads}), torch {torch.__version__}, float32, best of at least "
-              f"{plan.repeats} runs after a warm-up (fast settings: as many as fit in {plan.min_seconds:g} s, up to 25)\n", flush=True)
+              f"{plan.repeats} runs after a warm-up (fast settings: as many as fit in {plan.min_seconds:g} s, "
+              "up to 25)\n", flush=True)
         gpt2 = measure(classes, headline, device, plan)
         print(f"GPT-2 small at full context: {headline}\n" if headline == GPT2 else f"{headline}\n")
         print("\n".join(gpt2_table(gpt2, labels, device)), flush=True)
@@ -357,7 +359,8 @@ def main(argv=None) -> int:
         return 2
     if args.threads > 0:
         torch.set_num_threads(args.threads)
-    devices = {"cpu": ["cpu"], "cuda": ["cuda"]}.get(args.device, ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
+    devices = {"cpu": ["cpu"], "cuda": ["cuda"]}.get(args.device,
+                                                      ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
     return bench_attention(args.notebook.resolve(), devices, args.plot.resolve())
 
 

@@ -159,7 +159,7 @@ def _equals_reference(spec, sub, sizes, dropout_hint: str) -> None:
     expect_reference(spec, out, state, x, sizes, what)
 
 
-@check(ID, 1, "FusedQKVAttention: one qkv = nn.Linear(d_in, 3 * d_out) instead of three, proj = nn.Linear(d_out, d_out)")
+@check(ID, 1, "FusedQKVAttention: one qkv = nn.Linear(d_in, 3 * d_out), not three; proj = nn.Linear(d_out, d_out)")
 def fused_structure(sub):
     require(sub, FUSED.name, "class")
     info = sub.build(FUSED.name, 5, 6, 7, 0.25, num_heads=3, seed=0).info
