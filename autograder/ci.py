@@ -36,7 +36,6 @@ import argparse
 import json
 import os
 import sys
-import traceback
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -170,40 +169,18 @@ def write_junit(path: str | Path, report: GradeReport) -> None:
 # --- grading ----------------------------------------------------------------------------
 
 def grade(args: argparse.Namespace) -> tuple[GradeReport, list[str]]:
-    """Grade as ``python -m autograder`` does, with the CLI's own pieces: the worker started
-    early, the submission file left as it was, no device or a grader failure turned into a
-    report that says so (0 points)."""
+    """Grade as ``python -m autograder`` does (the same function), the worker started early;
+    a grader failure's traceback goes to the CI log for the course staff."""
     from autograder import cli
-    from autograder.engine import grade_notebook_file
-    from autograder.sandbox import Limits, submission_kept
+    from autograder.sandbox import Limits
 
     limits = Limits(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout)
     worker = cli._prestart(args, limits)
-    notes: list[str] = []
     try:
-        device = cli.resolve_device(args.device)
-        with submission_kept(args.submission) as notes:
-            report = grade_notebook_file(args.submission, None, device, limits,
-                                         worker=worker if device == "cpu" else None)
-    except Exception as exc:  # noqa: BLE001 - no device, or a bug in the grader: still a grade of 0
-        if isinstance(exc, cli.NoDevice):
-            why = str(exc)
-        else:
-            traceback.print_exc()  # for the course staff, in the CI log
-            why = f"the grader itself failed ({type(exc).__name__}: {exc}); please tell the course staff"
-        report = _not_graded_report(args.submission, why)
+        return cli.grade_report(args, limits, worker, None, show_traceback=True)
     finally:
         if worker is not None:
             worker.close()
-    return report, notes
-
-
-def _not_graded_report(submission: str, why: str) -> GradeReport:
-    from autograder.engine import _not_graded, select_stages
-
-    report = GradeReport(submission=submission, error=why)
-    report.stages = [_not_graded(s, why) for s in select_stages(None)]
-    return report
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -104,10 +104,31 @@ def main(argv=None) -> int:
             worker.close()  # grading closes it too; this covers the early returns
 
 
+def grade_report(args, limits, worker, stages, *, show_traceback: bool):
+    """One grading, shared by this CLI and ``autograder.ci``: the submitted file left as it
+    was, and no device or a grader failure turned into a report that says so (0 points).
+    Returns the report and notes for the student (e.g. the submission changed its file)."""
+    from autograder.engine import grade_notebook_file, not_graded_report
+    from autograder.sandbox import submission_kept
+
+    notes: list[str] = []
+    try:
+        device = resolve_device(args.device)
+        with submission_kept(args.submission) as notes:
+            report = grade_notebook_file(args.submission, stages, device, limits,
+                                         worker=worker if device == "cpu" else None)
+    except Exception as exc:  # noqa: BLE001 - no device, or a bug in the grader: still a valid result
+        why = str(exc) if isinstance(exc, NoDevice) else (
+            f"the grader itself failed ({type(exc).__name__}: {exc}); please tell the course staff")
+        if show_traceback and not isinstance(exc, NoDevice):
+            import traceback
+            traceback.print_exc()
+        report = not_graded_report(args.submission, why, stages)
+    return report, notes
+
+
 def _grade(args, limits, worker) -> int:
     from autograder import report as reports
-    from autograder.engine import GradeReport, _not_graded, grade_notebook_file, select_stages
-    from autograder.sandbox import submission_kept
     from autograder.stages import stage as lookup
 
     try:
@@ -119,24 +140,12 @@ def _grade(args, limits, worker) -> int:
     # A valid zero stands from the start, whatever happens to this process later.
     if args.results and not _write_results(args.results, reports.provisional_json(args.submission, args.stage)):
         return 2
-    notes: list[str] = []
     try:
-        device = resolve_device(args.device)
-        with submission_kept(args.submission) as notes:
-            report = grade_notebook_file(args.submission, args.stage, device, limits,
-                                         worker=worker if device == "cpu" else None)
+        report, notes = grade_report(args, limits, worker, args.stage, show_traceback=args.verbose)
     except KeyboardInterrupt:
         print("\ninterrupted: nothing was graded" + (f"; {args.results} still says 0 points"
                                                      if args.results else ""), file=sys.stderr)
         return 130
-    except Exception as exc:  # noqa: BLE001 - no device, or a bug in the grader: still a valid result
-        why = str(exc) if isinstance(exc, NoDevice) else (
-            f"the grader itself failed ({type(exc).__name__}: {exc}); please tell the course staff")
-        if args.verbose:
-            import traceback
-            traceback.print_exc()
-        report = GradeReport(submission=args.submission, error=why)
-        report.stages = [_not_graded(s, why) for s in select_stages(args.stage)]
     # Results are written last: every process the submission started has ended by now.
     if args.results and not _write_results(args.results, reports.gradescope_json(report)):
         return 2

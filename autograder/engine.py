@@ -205,6 +205,13 @@ def _not_graded(stage: Stage, why: str) -> StageResult:
     return StageResult(stage, [CheckResult(c, "stopped", f"not graded: {why}") for c in checks_for(stage)])
 
 
+def not_graded_report(submission: str, why: str, stage_numbers=None) -> GradeReport:
+    """A report that could not be graded at all: every selected check at 0, with the reason."""
+    report = GradeReport(submission=submission, error=why)
+    report.stages = [_not_graded(s, why) for s in select_stages(stage_numbers)]
+    return report
+
+
 def _point_at_cell_errors(result: StageResult, cell_errors: list[dict]) -> None:
     """A missing name is often a cell that failed to run: say which one."""
     if not cell_errors:

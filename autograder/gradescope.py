@@ -116,14 +116,14 @@ def find_notebook(submission: Path) -> tuple[Path | None, list[Path]]:
 
 def run(root: Path) -> int:
     from autograder import cli, report as reports
-    from autograder.ci import _not_graded_report
+    from autograder.engine import not_graded_report
 
     results = root / "results" / "results.json"
     submission = root / "submission"
     notebook, found = find_notebook(submission)
     if notebook is None:
-        report = _not_graded_report(str(submission), f"no notebook (.ipynb) in the submission; "
-                                                     f"upload your {NOTEBOOK_NAME}")
+        report = not_graded_report(str(submission), f"no notebook (.ipynb) in the submission; "
+                                                    f"upload your {NOTEBOOK_NAME}")
         reports.write_json(results, reports.gradescope_json(report))
         reports.print_console(report)
         return 0

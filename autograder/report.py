@@ -144,11 +144,9 @@ def write_json(path: str | Path, data: dict) -> None:
 
 def provisional_json(submission: str, stage_numbers) -> dict:
     """Written before grading starts: if anything kills the grader, a valid 0 stands."""
-    from autograder.engine import _not_graded, select_stages
+    from autograder.engine import not_graded_report
 
-    report = GradeReport(submission=submission, error="grading did not finish")
-    report.stages = [_not_graded(s, report.error) for s in select_stages(stage_numbers)]
-    return gradescope_json(report)
+    return gradescope_json(not_graded_report(submission, "grading did not finish", stage_numbers))
 
 
 __all__ = ["print_console", "gradescope_json", "write_json", "stage_text", "provisional_json", "STAGES"]
