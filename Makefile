@@ -4,7 +4,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-ASSIGNMENT := ch03_attention
+# The chapter (autograder/chapters/__init__.py's REGISTRY): its id is nbgrader's assignment id
+# and the notebooks' name. make test CHAPTER=<id> grades another registered chapter.
+CHAPTER ?= ch03_attention
+ASSIGNMENT := $(CHAPTER)
 NOTEBOOK ?= assignments/$(ASSIGNMENT)/$(ASSIGNMENT).ipynb
 SOURCE := solutions/$(ASSIGNMENT)/$(ASSIGNMENT).ipynb
 STAGE ?=
@@ -15,12 +18,13 @@ PASS_MARK ?=
 # make autograde JOBS=n: submissions graded at a time (default: the number of CPU cores).
 JOBS ?=
 
-.PHONY: help test check release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader
+.PHONY: help test check check-fast lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader
 
 help:
 	@echo "make test [STAGE=4]   grade your notebook ($(NOTEBOOK))"
 	@echo "make lab              open the notebook in JupyterLab with this project's kernel"
 	@echo "make check            the repository's own tests (maintainers, CI)"
+	@echo "make check-fast       the unit layer alone (tests/unit): no worker, no notebook, seconds"
 	@echo "make release          regenerate assignments/ from solutions/ with nbgrader"
 	@echo "make autograde [JOBS=n]  nbgrader autograde grading/submitted/*/$(ASSIGNMENT), n at a time"
 	@echo "make feedback         nbgrader feedback (HTML, hidden tests removed) in grading/feedback/"
@@ -42,10 +46,18 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 test: $(STAMP)
-	@$(BIN)/python -m autograder $(NOTEBOOK) --device $(DEVICE) $(if $(STAGE),--stage $(STAGE))
+	@$(BIN)/python -m autograder $(NOTEBOOK) --chapter $(CHAPTER) --device $(DEVICE) $(if $(STAGE),--stage $(STAGE))
 
-check: $(STAMP)
+# ruff and the import contract (pyproject.toml) first: they take seconds, the tests minutes.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
+
+check: lint
 	$(BIN)/python -m pytest
+
+check-fast: $(STAMP)
+	$(BIN)/python -m pytest tests/unit -q
 
 # Benchmarks print Markdown tables (README: Speed, Efficiency lab). They time the solutions
 # notebook unless NOTEBOOK=... is given on the command line; bench-grader's must earn full marks.
@@ -53,10 +65,10 @@ check: $(STAMP)
 BENCH_NOTEBOOK = $(if $(filter command line,$(origin NOTEBOOK)),--notebook $(NOTEBOOK))
 
 bench: $(STAMP)
-	@$(BIN)/python -m autograder.bench attention --device $(DEVICE) $(BENCH_NOTEBOOK) $(if $(THREADS),--threads $(THREADS))
+	@$(BIN)/python -m autograder.chapters.ch03_attention.bench attention --device $(DEVICE) $(BENCH_NOTEBOOK) $(if $(THREADS),--threads $(THREADS))
 
 bench-grader: $(STAMP)
-	@$(BIN)/python -m autograder.bench grader $(BENCH_NOTEBOOK)
+	@$(BIN)/python -m autograder.chapters.ch03_attention.bench grader $(BENCH_NOTEBOOK)
 
 # One grading, every CI output: the table, GitHub Classroom's `Points X/Y` annotations,
 # results.json (Gradescope), junit.xml, and a Markdown summary when $GITHUB_STEP_SUMMARY is set.
@@ -64,11 +76,11 @@ bench-grader: $(STAMP)
 # PASS_MARK when one is given, 2 when the notebook could not be graded at all; make shows
 # either failure as "Error 1"/"Error 2" and itself exits 2.
 ci-grade: $(STAMP)
-	@$(BIN)/python -m autograder.ci $(NOTEBOOK) --device $(DEVICE) --results $(CI_REPORTS)/results.json \
+	@$(BIN)/python -m autograder.frontends.ci $(NOTEBOOK) --chapter $(CHAPTER) --device $(DEVICE) --results $(CI_REPORTS)/results.json \
 		--junit $(CI_REPORTS)/junit.xml $(if $(PASS_MARK),--pass-mark $(PASS_MARK))
 
 gradescope: $(STAMP)
-	@$(BIN)/python -m autograder.gradescope build
+	@$(BIN)/python -m autograder.frontends.gradescope build
 
 # nbgrader runs alembic from PATH, so the venv's bin goes first.
 NBGRADER := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/nbgrader
@@ -86,7 +98,7 @@ $(GRADEBOOK): $(SOURCE) | $(STAMP)
 	$(NBGRADER) generate_assignment $(ASSIGNMENT) --force --log-level=WARN
 
 autograde: $(GRADEBOOK)
-	@PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m autograder.classgrade autograde $(ASSIGNMENT) $(if $(JOBS),--jobs $(JOBS))
+	@PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m autograder.frontends.classgrade autograde $(ASSIGNMENT) $(if $(JOBS),--jobs $(JOBS))
 
 feedback: $(GRADEBOOK)
 	$(NBGRADER) generate_feedback $(ASSIGNMENT) --force --log-level=WARN
@@ -98,5 +110,8 @@ export: $(GRADEBOOK)
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(NOTEBOOK)
 
+# Only what the build makes. grading/ holds submissions, the gradebook and manual grades: an
+# instructor's work, never removed by a make target.
 clean:
-	rm -rf $(VENV) grading .pytest_cache .hypothesis
+	rm -rf $(VENV) build .pytest_cache .hypothesis .ruff_cache
+	find autograder tests -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -9,9 +9,9 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades
 
-from autograder.nbgrader_hooks import SandboxGrades, StageCsvExport
+from autograder.frontends.nbgrader_plugins import SandboxGrades, StageCsvExport
 
-c = get_config()  # noqa: F821 - provided by nbgrader
+c = get_config()
 
 c.CourseDirectory.root = os.path.abspath(".")
 c.CourseDirectory.source_directory = "solutions"

@@ -1,7 +1,7 @@
 """Grading engine for the chapter "Coding Attention Mechanisms".
 
 One engine, several front ends: the CLI (``python -m autograder``), the notebook's test
-cells (:func:`autograder.notebook.grade_stage`), nbgrader and CI all run the same checks.
+cells (:func:`autograder.frontends.notebook.grade_stage`), nbgrader and CI all run the same checks.
 """
 
 __all__ = ["__version__"]

@@ -1,5 +1,5 @@
 import sys
 
-from autograder.cli import main
+from autograder.frontends.cli import main
 
 sys.exit(main())

@@ -25,7 +25,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.stages import STAGES, stage
+from autograder.chapters.ch03_attention import CHAPTER
+
+STAGES, stage = CHAPTER.stages, CHAPTER.stage
+
 
 CATALOG = Path(__file__).parent / "catalog"
 BASE = CATALOG / "correct" / "book_style.py"
@@ -75,10 +78,10 @@ GRADED = [s.number for s in STAGES if not s.bonus]  # the 100 points; bonus stag
 def grade(job: tuple[str, str, list[int]]) -> Grade:
     """Grade ``source`` (written to ``path``) on the given stages."""
     path, source, stage_numbers = job
-    from autograder.engine import grade_notebook_file
+    from autograder.core.engine import grade_notebook_file
 
     Path(path).write_text(source)
-    report = grade_notebook_file(path, stage_numbers, "cpu")
+    report = grade_notebook_file(path, CHAPTER, stage_numbers, "cpu")
     return Grade(report.error, tuple((r.stage.number, r.score, r.max_score, r.summary, r.hint)
                                      for r in report.stages))
 
@@ -187,14 +190,14 @@ GPU_ONLY = ["s4_mask_plain_attribute.py", "s4_mask_built_in_forward_on_cpu.py"]
                     reason="no CUDA device here; on the CPU the meta device stands in for it (stage 4.7)")
 def test_on_cuda_the_book_style_is_right_and_the_device_mistakes_break(tmp_path):
     """The mistakes the meta device predicts on the CPU really break on a GPU, with the same hint."""
-    from autograder.engine import grade_notebook_file
+    from autograder.core.engine import grade_notebook_file
 
-    report = grade_notebook_file(str(CATALOG / "correct" / "book_style.py"), GRADED, "cuda")
+    report = grade_notebook_file(str(CATALOG / "correct" / "book_style.py"), CHAPTER, GRADED, "cuda")
     assert report.score == 100, "\n".join(f"{r.stage.label}: {r.summary} | {r.hint}" for r in report.stages)
     for name in GPU_ONLY:
         mistake = read_mistake(CATALOG / "mistakes" / name)
         path = tmp_path / name
         path.write_text(mistake_submission(mistake))
-        [result] = grade_notebook_file(str(path), [mistake.stage], "cuda").stages
+        [result] = grade_notebook_file(str(path), CHAPTER, [mistake.stage], "cuda").stages
         assert result.score < result.max_score, name
         assert mistake.hint.lower() in " ".join(c.hint.lower() for c in result.failures), (name, result.hint)

@@ -24,10 +24,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder import ci, gradescope
-from autograder.checks import checks_for
-from autograder.stages import STAGES
+from autograder.chapters.ch03_attention import CHAPTER
+from autograder.frontends import ci, gradescope
 
+STAGES, checks_for = CHAPTER.stages, CHAPTER.checks_for
 ROOT = Path(__file__).resolve().parent.parent
 PERFECT = ROOT / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
 BLANK = ROOT / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
@@ -40,6 +40,7 @@ LINTERS_INSTALLED_HERE = sys.platform == "linux" and platform.machine() == "x86_
 
 SOFTMAX_ONLY = '''
 import torch
+
 
 def softmax_naive(x):
     return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
@@ -129,7 +130,7 @@ def check_results_json(results: dict, score: float) -> None:
     assert sum(t["score"] for t in graded) == score
     assert sum(t["max_score"] for t in graded) == 100
     numbers = [t["number"] for t in results["tests"]]
-    assert numbers == [c.code for s in STAGES for c in checks_for(s)]
+    assert numbers == [c.id for s in STAGES for c in checks_for(s)]
 
 
 def junit_cases(root: ET.Element) -> list[ET.Element]:
@@ -149,7 +150,7 @@ def test_perfect_notebook_summary_table(perfect):
     rows = table_rows(perfect.summary)
     for stage in STAGES:
         label, points, result, hint = rows[f"{stage.number} {stage.id}"]
-        assert points == f"{stage.points}/{stage.points}"
+        assert points == f"{CHAPTER.points(stage):g}/{CHAPTER.points(stage):g}"
         assert result == f"✅ all {len(checks_for(stage))} checks passed"
         assert hint == ""
     assert rows["**Total**"][1] == "**100/100**"
@@ -163,7 +164,7 @@ def test_perfect_notebook_results_and_junit(perfect):
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == (str(N_CHECKS), "0", "0")
     assert [s.get("name") for s in root.iter("testsuite")] == [s.label for s in STAGES]
     cases = junit_cases(root)
-    assert [c.get("name").split()[0] for c in cases] == [c.code for s in STAGES for c in checks_for(s)]
+    assert [c.get("name").split()[0] for c in cases] == [c.id for s in STAGES for c in checks_for(s)]
     assert not any(len(case) for case in cases), "a passed check has no failure/error element"
 
 
@@ -178,7 +179,7 @@ def test_blank_notebook_summary_points_at_each_stub(blank):
     rows = table_rows(blank.summary)
     for stage in STAGES:
         label, points, result, hint = rows[f"{stage.number} {stage.id}"]
-        assert points == f"0/{stage.points}"
+        assert points == f"0/{CHAPTER.points(stage):g}"
         assert result == "⬜ not implemented yet"
         assert f"fill in the {stage.label} cell" in hint
     assert rows["**Total**"][1] == "**0/100**"
@@ -198,7 +199,7 @@ def test_blank_notebook_results_and_junit(blank):
 # --- a partial score, a pass mark, a damaged notebook -------------------------------------
 
 def recipe_status(run: Run) -> int:
-    """The exit status of `python -m autograder.ci` inside the recipe (make itself exits 2)."""
+    """The exit status of `python -m autograder.frontends.ci` inside the recipe (make itself exits 2)."""
     if run.returncode == 0:
         return 0
     match = re.search(r"\[.*ci-grade\] Error (\d+)", run.stderr)

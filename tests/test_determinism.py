@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import run_grader
 from hypothesis import strategies as st
 
-from autograder.failures import CheckFailure
-from autograder.strategies import GRADING, Sizes, attention_sizes, float_arrays, run_property
-from conftest import run_grader
+from autograder.core.failures import CheckFailure
+from autograder.core.strategies import GRADING, Sizes, attention_sizes, float_arrays, run_property
 
 CATALOG = Path(__file__).parent / "catalog"
 

@@ -6,18 +6,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
-
-from autograder import bench, cli
-from autograder.checks import checks_for
-from autograder.engine import CheckResult, GradeReport, StageResult, run_stage
-from autograder.report import gradescope_json
-from autograder.stages import MAX_SCORE, STAGES, stage
-from autograder.submission import LocalTransport, Submission
 from conftest import RELEASE, REPO, SOLUTION
+
+from autograder.chapters.ch03_attention import CHAPTER, bench
+from autograder.core.checks import CheckStatus
+from autograder.core.engine import CheckResult, GradeReport, StageResult, run_stage
+from autograder.core.submission import LocalTransport, Submission
+from autograder.frontends import cli
+from autograder.frontends.rendering import gradescope_json
+
+STAGES, stage, checks_for = CHAPTER.stages, CHAPTER.stage, CHAPTER.checks_for
 
 BONUS = stage("efficiency")
 
@@ -34,18 +35,17 @@ def grade_stage8(source: str) -> StageResult:
     """Stage 8 on ``source`` in this process (the notebook's in-kernel path: same checks)."""
     namespace = {"__name__": "__main__"}
     exec(compile("import math\nimport torch\nfrom torch import nn\n" + source, "<stage 8>", "exec"), namespace)
-    return run_stage(BONUS, Submission(LocalTransport(namespace), BONUS.label))
+    return run_stage(CHAPTER, BONUS, Submission(LocalTransport(namespace), BONUS.label))
 
 
 def test_stage8_is_a_bonus_outside_the_100_points():
-    assert BONUS.bonus and BONUS.number == 8 and BONUS.points == 10
-    assert MAX_SCORE == 100 == sum(s.points for s in STAGES if not s.bonus)
-    assert sum(c.points for c in checks_for(BONUS)) == BONUS.points
+    assert BONUS.bonus and BONUS.number == 8 and CHAPTER.points(BONUS) == 10
+    assert CHAPTER.max_score == 100
 
 
 def test_the_solution_earns_the_whole_bonus():
     result = grade_stage8(STAGE8_SOLUTION)
-    assert result.score == 10, [(c.check.code, c.message) for c in result.failures]
+    assert result.score == 10, [(c.check.id, c.message) for c in result.failures]
 
 
 # (what the solution says, what a wrong submission says instead, the check that must fail,
@@ -90,15 +90,15 @@ def test_stage8_catches_a_wrong_submission(name):
     old, new, code, hint = MUTANTS[name]
     assert STAGE8_SOLUTION.count(old) == 1, f"the solution changed: update the mutant {name!r}"
     result = grade_stage8(STAGE8_SOLUTION.replace(old, new))
-    failed = {c.check.code: c for c in result.failures}
-    assert code in failed, f"{name}: {[(c.check.code, c.message) for c in result.failures]}"
+    failed = {c.check.id: c for c in result.failures}
+    assert code in failed, f"{name}: {[(c.check.id, c.message) for c in result.failures]}"
     assert hint.lower() in failed[code].hint.lower(), failed[code].hint
-    assert result.score < BONUS.points
+    assert result.score < CHAPTER.points(BONUS)
 
 
 def test_large_example_overflows_the_naive_formula():
     """8.2's fixed input is one where the naive formula really breaks in float32."""
-    from autograder.checks.s8_efficiency import LARGE_EXAMPLE
+    from autograder.chapters.ch03_attention.checks.s8_efficiency import LARGE_EXAMPLE
 
     naive = torch.exp(LARGE_EXAMPLE) / torch.exp(LARGE_EXAMPLE).sum(dim=-1, keepdim=True)
     assert torch.isnan(naive).all(dim=-1).all()
@@ -106,16 +106,16 @@ def test_large_example_overflows_the_naive_formula():
 
 
 def _report(stage8_passed: bool) -> GradeReport:
-    results = [StageResult(s, [CheckResult(c, "passed" if (not s.bonus or stage8_passed) else "failed", "m", "h")
+    results = [StageResult(s, [CheckResult(c, CheckStatus.PASSED if (not s.bonus or stage8_passed) else CheckStatus.FAILED, "m", "h")
                                for c in checks_for(s)]) for s in STAGES]
-    return GradeReport(submission="x.ipynb", stages=results)
+    return GradeReport(CHAPTER, submission="x.ipynb", stages=results)
 
 
 def test_bonus_points_never_lower_the_grade():
     without, with_bonus = _report(stage8_passed=False), _report(stage8_passed=True)
     assert (without.score, without.max_score, without.bonus_score, without.exit_code) == (100, 100, 0, 0)
     assert (with_bonus.score, with_bonus.max_score, with_bonus.bonus_score) == (100, 100, 10)
-    only_bonus = GradeReport(submission="x", stages=[without.stages[-1]])
+    only_bonus = GradeReport(CHAPTER, submission="x", stages=[without.stages[-1]])
     assert only_bonus.exit_code == 1  # make test STAGE=8 says whether stage 8 passed
 
 
@@ -137,8 +137,8 @@ def test_cpu_build_is_recognised_without_importing_torch():
     """`--device auto` on a CPU build resolves before torch is imported, so the worker can be
     started first (its start-up then overlaps the grader's)."""
     assert cli._torch_may_use_a_gpu() == (torch.version.cuda is not None or torch.version.hip is not None)
-    code = ("import sys, autograder.cli, autograder.sandbox, autograder.loader; "
-            "print(autograder.cli.resolve_device('cpu'), 'torch' in sys.modules)")
+    code = ("import sys, autograder.frontends.cli, autograder.sandbox.client, autograder.sandbox.loader; "
+            "print(autograder.frontends.cli.resolve_device('cpu'), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["cpu", "False"]
 

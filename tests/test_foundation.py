@@ -12,10 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-
-from autograder.checks import checks_for
-from autograder.stages import STAGES
 from conftest import RELEASE, REPO, SOLUTION, run_grader
+
+from autograder.chapters.ch03_attention import CHAPTER
+
+STAGES, checks_for = CHAPTER.stages, CHAPTER.checks_for
 
 
 def _cells(path):
@@ -28,7 +29,7 @@ def test_solution_gets_full_marks(graded_solution):
     assert "Total: 100/100" in run.stdout
     assert run.results["score"] == 100
     numbers = [t["number"] for t in run.results["tests"]]
-    expected = [c.code for s in STAGES for c in checks_for(s)]
+    expected = [c.id for s in STAGES for c in checks_for(s)]
     assert numbers == expected
     assert all(t["status"] == "passed" and t["score"] == t["max_score"] for t in run.results["tests"])
     assert "Traceback" not in run.stdout + run.stderr
@@ -53,7 +54,7 @@ def test_one_stage_only(tmp_path):
 
 
 def test_notebook_follows_the_stages():
-    """Headings, grade ids and points in the notebook match autograder.stages."""
+    """Headings, grade ids and points in the notebook match autograder.core.chapter."""
     cells = _cells(SOLUTION)
     headings = [c for c in cells if c["cell_type"] == "markdown" and "".join(c["source"]).startswith("## Stage")]
     assert ["".join(c["source"]).splitlines()[0] for c in headings] == \
@@ -63,13 +64,13 @@ def test_notebook_follows_the_stages():
     graded = [s for s in STAGES if not s.bonus]
     tests = [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade")]
     assert [c["metadata"]["nbgrader"]["grade_id"] for c in tests] == [s.grade_id for s in graded]
-    assert [c["metadata"]["nbgrader"]["points"] for c in tests] == [s.points for s in graded]
+    assert [c["metadata"]["nbgrader"]["points"] for c in tests] == [CHAPTER.points(s) for s in graded]
     bonus_cells = [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade_id") in
                    {s.grade_id for s in STAGES if s.bonus}]
     assert [c["metadata"]["nbgrader"]["grade_id"] for c in bonus_cells] == [s.grade_id for s in STAGES if s.bonus]
     for cell, stage in zip(tests + bonus_cells, graded + [s for s in STAGES if s.bonus]):
         assert cell["metadata"]["nbgrader"]["locked"] is True
-        assert f"grade_stage({stage.number}, globals())" in "".join(cell["source"])
+        assert f'grade_stage("{CHAPTER.id}", {stage.number}, globals())' in "".join(cell["source"])
 
 
 def test_release_is_stubbed_and_has_no_outputs():

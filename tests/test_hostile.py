@@ -28,12 +28,14 @@ from unittest import mock
 import jsonschema
 import pytest
 
-from autograder import cli
-from autograder.engine import run_stage
-from autograder.loader import read_cells
-from autograder.sandbox import Limits, Worker
-from autograder.stages import stage
-from autograder.submission import Submission
+from autograder.chapters.ch03_attention import CHAPTER
+from autograder.core.engine import run_stage
+from autograder.core.submission import Submission
+from autograder.frontends import cli
+from autograder.sandbox.client import Limits, Worker
+from autograder.sandbox.loader import read_cells
+
+stage = CHAPTER.stage
 
 REPO = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).resolve().parent / "hostile"
@@ -249,8 +251,8 @@ def _regrade(submission: Path, number: int, times: int) -> list[list[tuple]]:
         runs = []
         for _ in range(times):
             worker.begin_stage(number)
-            result = run_stage(stage(number), Submission(worker, stage(number).label))
-            runs.append([(c.check.code, c.status, c.score, c.message) for c in result.checks])
+            result = run_stage(CHAPTER, stage(number), Submission(worker, stage(number).label))
+            runs.append([(c.check.id, c.status, c.score, c.message) for c in result.checks])
         return runs
     finally:
         worker.close()
@@ -308,7 +310,7 @@ def test_a_grader_killed_from_outside_leaves_a_valid_zero_and_no_worker(tmp_path
         env=_environment(token, tmp_path), start_new_session=True)
     try:
         give_up = time.monotonic() + 60
-        while not (results.exists() and any("autograder.worker" in cmd for cmd in _processes_marked(token).values())):
+        while not (results.exists() and any("autograder.sandbox.child" in cmd for cmd in _processes_marked(token).values())):
             assert time.monotonic() < give_up and grader.poll() is None, "grading never started"
             time.sleep(0.2)
         time.sleep(2.0)  # the worker is loading the submission or already looping in stage 1

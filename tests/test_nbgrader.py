@@ -20,22 +20,26 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
-from autograder import classgrade, notebook, strategies
-from autograder.engine import CheckResult, StageResult
-from autograder.nbgrader_hooks import csv_column, hidden_seeds, stage_cells
-from autograder.stages import STAGES
 from conftest import RELEASE, REPO, SOLUTION, run_grader
+
+from autograder.chapters.ch03_attention import CHAPTER
+from autograder.core import strategies
+from autograder.core.checks import CheckStatus
+from autograder.core.engine import CheckResult, StageResult
+from autograder.frontends import classgrade, notebook
+from autograder.frontends.nbgrader_plugins import csv_column, hidden_seeds, stage_cells
+
+STAGES = CHAPTER.stages
 
 ASSIGNMENT = "ch03_attention"
 # The stages nbgrader grades (the 100 points); the bonus stage's test cell is not a grade cell.
 GRADED = [s for s in STAGES if not s.bonus]
-FULL = {s.grade_id: float(s.points) for s in GRADED}
+FULL = {s.grade_id: float(CHAPTER.points(s)) for s in GRADED}
 
 
 def _source_seeds() -> dict[int, list[int]]:
     nb = nbformat.read(SOLUTION, as_version=4)
-    return {stage.number: hidden_seeds(nb.cells[i].source, stage) for i, stage in stage_cells(nb).items()
+    return {stage.number: hidden_seeds(nb.cells[i].source, stage) for i, stage in stage_cells(nb, CHAPTER).items()
             if not stage.bonus}
 
 
@@ -49,21 +53,18 @@ def test_every_stage_has_hidden_tests_that_the_release_lacks():
     assert "HIDDEN" not in release and "hidden_seed" not in release
     assert not any(str(found[0]) in release for found in seeds.values())
     released = nbformat.read(RELEASE, as_version=4)
-    for index, stage in stage_cells(released).items():
+    for index, stage in stage_cells(released, CHAPTER).items():
         assert bool(released.cells[index].metadata.nbgrader.get("grade")) != stage.bonus
-        assert released.cells[index].source.endswith(f"grade_stage({stage.number}, globals())")
+        assert released.cells[index].source.endswith(f'grade_stage("{CHAPTER.id}", {stage.number}, globals())')
 
 
 def test_a_hidden_seed_draws_other_examples():
-    from autograder.strategies import attention_sizes, run_property
+    from autograder.core.strategies import attention_sizes, run_property
 
     def drawn(seed):
         seen = []
-        strategies.use_seed(seed)
-        try:
+        with strategies.examples_seed(seed):
             run_property(seen.append, attention_sizes(heads=True), examples=10)
-        finally:
-            strategies.use_seed(None)
         return seen
 
     visible, hidden = drawn(None), drawn(_source_seeds()[6][0])
@@ -82,30 +83,29 @@ def test_hidden_tests_catch_a_submission_fitted_to_the_visible_examples(capsys):
         seen_shapes.add(tuple(x.shape))
         return torch.softmax(x, dim=-1)
 
-    notebook.grade_stage(1, {"softmax_naive": recording})
+    notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": recording})
 
     def fitted(x):
         return torch.softmax(x, dim=-1) if tuple(x.shape) in seen_shapes else torch.softmax(x, dim=0)
 
     namespace = {"softmax_naive": fitted}
     capsys.readouterr()
-    assert notebook.grade_stage(1, namespace) == 10
-    score = notebook.grade_stage(1, namespace, hidden_seed=_source_seeds()[1][0])
+    assert notebook.grade_stage(CHAPTER.id, 1, namespace) == 10
+    score = notebook.grade_stage(CHAPTER.id, 1, namespace, hidden_seed=_source_seeds()[1][0])
     assert score < 10
     printed = capsys.readouterr().out
     assert notebook.HIDDEN_FAILURE in printed and str(seen_shapes) not in printed
 
 
 def test_with_hidden_keeps_a_check_only_if_both_runs_pass():
-    from autograder.checks import checks_for
 
-    checks = checks_for(STAGES[0])
-    visible = StageResult(STAGES[0], [CheckResult(checks[0], "passed"), CheckResult(checks[1], "passed"),
-                                      CheckResult(checks[2], "failed", "wrong", "hint")])
-    hidden = StageResult(STAGES[0], [CheckResult(checks[0], "passed"), CheckResult(checks[1], "failed", "x=[1]", "h"),
-                                     CheckResult(checks[2], "passed")])
+    checks = CHAPTER.checks_for(STAGES[0])
+    visible = StageResult(STAGES[0], [CheckResult(checks[0], CheckStatus.PASSED), CheckResult(checks[1], CheckStatus.PASSED),
+                                      CheckResult(checks[2], CheckStatus.FAILED, "wrong", "hint")])
+    hidden = StageResult(STAGES[0], [CheckResult(checks[0], CheckStatus.PASSED), CheckResult(checks[1], CheckStatus.FAILED, "x=[1]", "h"),
+                                     CheckResult(checks[2], CheckStatus.PASSED)])
     combined = notebook.with_hidden(visible, hidden)
-    assert [c.status for c in combined.checks] == ["passed", "failed", "failed"]
+    assert [c.status.value for c in combined.checks] == ["passed", "failed", "failed"]
     assert combined.score == checks[0].points
     assert combined.checks[1].message == notebook.HIDDEN_FAILURE and combined.checks[2].message == "wrong"
 
@@ -116,13 +116,13 @@ def test_the_kernel_defers_to_the_sandbox_while_nbgrader_autogrades(monkeypatch,
     import torch
 
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
-    assert notebook.grade_stage(1, {"softmax_naive": lambda x: torch.softmax(x, -1)}) == 0
+    assert notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": lambda x: torch.softmax(x, -1)}) == 0
     assert "separate process" in capsys.readouterr().out
 
 
 def test_make_autograde_passes_jobs():
     dry = subprocess.run(["make", "-n", "autograde", "JOBS=3"], cwd=REPO, capture_output=True, text=True)
-    assert re.search(r"-m autograder\.classgrade autograde ch03_attention --jobs 3$", dry.stdout, re.MULTILINE), dry.stdout
+    assert re.search(r"-m autograder\.frontends\.classgrade autograde ch03_attention --jobs 3$", dry.stdout, re.MULTILINE), dry.stdout
     dry = subprocess.run(["make", "-n", "autograde"], cwd=REPO, capture_output=True, text=True)
     assert "--jobs" not in dry.stdout  # the default is the number of cores (classgrade.default_jobs)
 
@@ -295,7 +295,7 @@ def test_nbgrader_scores_equal_the_cli_scores(course, tmp_path, graded_release, 
 def test_test_cells_show_the_sandboxed_grade_with_hidden_examples(course):
     root, _, _ = course
     autograded = _autograded(root, "mistake3")
-    cells = stage_cells(autograded)
+    cells = stage_cells(autograded, CHAPTER)
     assert sorted(s.number for s in cells.values()) == [s.number for s in STAGES]
     for index, stage in cells.items():  # the bonus stage's too, though nbgrader does not grade it
         outputs = autograded.cells[index].outputs
@@ -334,14 +334,14 @@ def test_a_user_warning_on_stderr_does_not_zero_a_stage(course):
     printed = [o.text for c in _autograded(root, "robust").cells if c.cell_type == "code" for o in c.outputs
                if o.output_type == "stream" and o.name == "stderr"]
     assert any("UserWarning: softmax_naive: a UserWarning from student code" in text for text in printed)
-    assert float(_grades(root)["robust"][csv_column(GRADED[0])]) == GRADED[0].points
+    assert float(_grades(root)["robust"][csv_column(GRADED[0])]) == CHAPTER.points(GRADED[0])
 
 
 @pytest.mark.slow
 def test_deleted_and_edited_test_cells_are_restored_and_graded(course):
     root, _, _ = course
     autograded = _autograded(root, "robust")
-    sources = {s.number: autograded.cells[i].source for i, s in stage_cells(autograded).items()}
+    sources = {s.number: autograded.cells[i].source for i, s in stage_cells(autograded, CHAPTER).items()}
     assert sorted(sources) == [s.number for s in STAGES]
     assert "was missing from the submission" in sources[3]
     assert sources[7].rstrip().endswith("### END HIDDEN TESTS") and "10/10" not in sources[7]
@@ -372,5 +372,5 @@ def test_make_autograde_writes_what_serial_nbgrader_writes(course):
     for student in compared:
         ours, theirs = _autograded(root, student), _autograded(serial, student)
         assert [c.source for c in ours.cells] == [c.source for c in theirs.cells]
-        for index in stage_cells(ours):
+        for index in stage_cells(ours, CHAPTER):
             assert ours.cells[index].outputs == theirs.cells[index].outputs

@@ -1,0 +1,25 @@
+"""Chapter 3 of *Build a Large Language Model (From Scratch)*: Coding Attention Mechanisms."""
+
+from autograder.chapters.ch03_attention.hints import ERROR_HINTS
+from autograder.core.chapter import Chapter, Stage
+
+CHAPTER = Chapter(
+    id="ch03_attention",
+    title="Coding Attention Mechanisms",
+    stages=(
+        Stage(1, "softmax", "Naive softmax", ("softmax_naive",)),
+        Stage(2, "scores", "Attention scores, weights and context vectors",
+              ("compute_attn_scores", "compute_attn_weights", "compute_context_vecs")),
+        Stage(3, "self_attention", "Self-attention with trainable weights", ("SelfAttention_v1", "SelfAttention_v2")),
+        Stage(4, "causal", "Causal attention with dropout", ("CausalAttention",)),
+        Stage(5, "wrapper", "Multi-head attention wrapper", ("MultiHeadAttentionWrapper",)),
+        Stage(6, "mha", "Multi-head attention with weight splits", ("MultiHeadAttention",)),
+        Stage(7, "gpt2", "A GPT-2-size attention module", ("build_gpt2_small_mha",)),
+        Stage(8, "efficiency", "Efficiency lab",
+              ("softmax_stable", "FusedQKVAttention", "attn_weights_bytes", "SDPAMultiHeadAttention"), bonus=True),
+    ),
+    check_modules=tuple(f"autograder.chapters.ch03_attention.checks.{name}" for name in (
+        "s1_softmax", "s2_scores", "s3_self_attention", "s4_causal", "s5_wrapper", "s6_mha", "s7_gpt2",
+        "s8_efficiency")),
+    error_hints=ERROR_HINTS,
+)

@@ -1,0 +1,62 @@
+"""Stage 1 (softmax): softmax_naive(x) = exp(x) / sum(exp(x)) along the last dimension."""
+
+import torch
+
+from autograder.chapters.ch03_attention import book
+from autograder.chapters.ch03_attention import reference as R
+from autograder.chapters.ch03_attention.checks.common import diagnose, expect_function, require
+from autograder.core.checks import check
+from autograder.core.compare import BOOK, FLOAT32, expect_shape
+from autograder.core.failures import CheckFailure
+from autograder.core.strategies import EXAMPLES, explaining, float_arrays, run_property
+
+
+@check("1.1", 3, "book example: the attention weights of 'journey'")
+def book_example(sub):
+    softmax_naive = require(sub, "softmax_naive", "function")
+    scores = book.INPUTS @ book.INPUTS[1]
+    expect_function(softmax_naive(scores), book.JOURNEY_WEIGHTS, "softmax_naive(attn_scores_2)",
+                    R.softmax_mistakes(scores), (scores,), tol=BOOK,
+                    default_hint="exp(x) divided by the sum of exp(x)")
+
+
+def _known_mistake(out: torch.Tensor, x: torch.Tensor, default: str) -> str:
+    if not explaining():
+        return default
+    variants, hints = R.function_variants(R.softmax_mistakes(x), x)
+    return diagnose(out, variants, hints) or default
+
+
+@check("1.2", 4, "sums to 1 along the last dimension, positive, same shape (1-, 2- and 3-d inputs)")
+def sums_to_one(sub):
+    softmax_naive = require(sub, "softmax_naive", "function")
+
+    def body(array):
+        x = torch.from_numpy(array.copy())
+        out = softmax_naive(x)
+        what = f"softmax_naive(x) for x of shape {list(x.shape)}"
+        expect_shape(out, x.shape, what, "the output has the shape of the input; sum with keepdim=True")
+        sums = out.double().sum(-1)
+        if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
+            worst = sums.flatten()[(sums.flatten() - 1).abs().argmax()].item()
+            raise CheckFailure(f"{what}: a slice along the last dimension sums to {worst:.4g}, not 1",
+                               _known_mistake(out, x, "divide by the sum along the last dimension, with "
+                                              "keepdim=True so it broadcasts per row"))
+        if (out < 0).any():
+            raise CheckFailure(f"{what} has negative entries",
+                               _known_mistake(out, x, "exp() is never negative: use torch.exp"))
+
+    run_property(body, float_arrays(bound=5.0), examples=EXAMPLES["function"])
+
+
+@check("1.3", 3, "equals torch.softmax(x, dim=-1) on moderate inputs")
+def equals_torch(sub):
+    softmax_naive = require(sub, "softmax_naive", "function")
+
+    def body(array):
+        x = torch.from_numpy(array.copy())
+        expect_function(softmax_naive(x), torch.softmax(x.double(), -1), f"softmax_naive(x) for x of shape "
+                        f"{list(x.shape)}", R.softmax_mistakes(x), (x,), tol=FLOAT32,
+                        default_hint="exp(x) / exp(x).sum(dim=-1, keepdim=True)")
+
+    run_property(body, float_arrays(bound=10.0), examples=EXAMPLES["function"])

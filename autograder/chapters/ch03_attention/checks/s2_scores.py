@@ -1,0 +1,104 @@
+"""Stage 2 (scores): attention scores, weights and context vectors of a single sequence."""
+
+import torch
+
+from autograder.chapters.ch03_attention import book
+from autograder.chapters.ch03_attention import reference as R
+from autograder.chapters.ch03_attention.checks.common import expect_function, require
+from autograder.core.checks import check
+from autograder.core.compare import BOOK, FLOAT32, close, expect_shape
+from autograder.core.failures import CheckFailure
+from autograder.core.strategies import EXAMPLES, Tokens, run_property, tensor, token_matrices
+
+SCORES_HINT = "the score of query i and key j is the dot product inputs[i] . inputs[j]: inputs @ inputs.T"
+WEIGHTS_HINT = "torch.softmax(attn_scores, dim=-1)"
+CONTEXT_HINT = "each context vector is the weighted sum of the inputs: attn_weights @ inputs"
+
+
+def _inputs(case: Tokens) -> torch.Tensor:
+    return tensor((case.num_tokens, case.d), case.seed)
+
+
+def _scores(case: Tokens) -> torch.Tensor:
+    """Random and asymmetric, so a softmax over the wrong axis cannot look right by symmetry."""
+    return tensor((case.num_tokens, case.num_tokens), case.seed + 1, -3, 3)
+
+
+@check("2.1", 3, "book example: the 6x6 attention scores")
+def scores_book(sub):
+    compute_attn_scores = require(sub, "compute_attn_scores", "function")
+    expect_function(compute_attn_scores(book.INPUTS), book.ATTN_SCORES, "compute_attn_scores(inputs)",
+                    R.scores_mistakes(book.INPUTS), (book.INPUTS,), tol=BOOK, default_hint=SCORES_HINT)
+
+
+@check("2.2", 3, "all pairwise dot products on random inputs (num_tokens != d)")
+def scores_random(sub):
+    compute_attn_scores = require(sub, "compute_attn_scores", "function")
+
+    def body(case):
+        x = _inputs(case)
+        expect_function(compute_attn_scores(x), x.double() @ x.double().T,
+                        f"compute_attn_scores(inputs) for inputs of shape {list(x.shape)}",
+                        R.scores_mistakes(x), (x,), default_hint=SCORES_HINT)
+
+    run_property(body, token_matrices, examples=EXAMPLES["function"])
+
+
+@check("2.3", 2, "book example: the 6x6 attention weights")
+def weights_book(sub):
+    compute_attn_weights = require(sub, "compute_attn_weights", "function")
+    scores = book.ATTN_SCORES.clone()
+    expect_function(compute_attn_weights(scores), book.ATTN_WEIGHTS, "compute_attn_weights(attn_scores)",
+                    R.WEIGHTS_MISTAKES, (scores,), tol=BOOK, default_hint=WEIGHTS_HINT)
+
+
+@check("2.4", 3, "each row of weights sums to 1 (random, asymmetric scores)")
+def weights_random(sub):
+    compute_attn_weights = require(sub, "compute_attn_weights", "function")
+
+    def body(case):
+        n, scores = case.num_tokens, _scores(case)
+        out = compute_attn_weights(scores)
+        what = f"compute_attn_weights(scores) for {n}x{n} scores"
+        expect_shape(out, (n, n), what, "one weight per score: the same shape as attn_scores")
+        sums = out.double().sum(-1)
+        if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
+            worst = sums[(sums - 1).abs().nan_to_num(1e9).argmax()].item()
+            hint = ("the columns sum to 1: softmax over the wrong dimension? use dim=-1"
+                    if close(out.double().sum(0), torch.ones(n, dtype=torch.float64), FLOAT32)
+                    else "normalise each row with a softmax: torch.softmax(attn_scores, dim=-1)")
+            raise CheckFailure(f"{what}: rows sum to {worst:.4g}, not 1", hint)
+        expect_function(out, torch.softmax(scores.double(), -1), what, R.WEIGHTS_MISTAKES, (scores,),
+                        default_hint=WEIGHTS_HINT)
+
+    run_property(body, token_matrices, examples=EXAMPLES["function"])
+
+
+@check("2.5", 2, "book example: the six context vectors")
+def context_book(sub):
+    compute_context_vecs = require(sub, "compute_context_vecs", "function")
+    weights = torch.softmax(book.INPUTS @ book.INPUTS.T, dim=-1)  # unrounded, as in the book
+    expect_function(compute_context_vecs(weights, book.INPUTS), book.CONTEXT_VECS,
+                    "compute_context_vecs(attn_weights, inputs)", R.CONTEXT_MISTAKES, (weights, book.INPUTS),
+                    tol=BOOK, default_hint=CONTEXT_HINT)
+
+
+@check("2.6", 2, "context vectors are convex combinations of the inputs (random weights)")
+def context_random(sub):
+    compute_context_vecs = require(sub, "compute_context_vecs", "function")
+
+    def body(case):
+        x, weights = _inputs(case), torch.softmax(_scores(case), -1)
+        out = compute_context_vecs(weights, x)
+        what = f"compute_context_vecs(attn_weights, inputs) for inputs of shape {list(x.shape)}"
+        expect_shape(out, x.shape, what, "one context vector per token: attn_weights @ inputs "
+                     "has shape (num_tokens, d)")
+        low, high = x.min(0).values, x.max(0).values
+        if ((out < low - 1e-5) | (out > high + 1e-5)).any():
+            raise CheckFailure(f"{what}: a context vector lies outside the range of the inputs, so it "
+                               "is not a weighted average of them",
+                               "multiply the weights (rows summing to 1) by the inputs: attn_weights @ inputs")
+        expect_function(out, weights.double() @ x.double(), what, R.CONTEXT_MISTAKES, (weights, x),
+                        default_hint=CONTEXT_HINT)
+
+    run_property(body, token_matrices, examples=EXAMPLES["function"])

@@ -1,0 +1,112 @@
+"""Stage 3 (self_attention): SelfAttention_v1 (nn.Parameter) and SelfAttention_v2 (nn.Linear)."""
+
+from autograder.chapters.ch03_attention import book
+from autograder.chapters.ch03_attention import reference as R
+from autograder.chapters.ch03_attention.checks.common import (
+    ModuleSpec,
+    expect_book,
+    expect_reference,
+    linear_structure,
+    load_weights,
+    named_weights,
+    permutation_equivariance,
+    require,
+    row_sums,
+)
+from autograder.core.checks import check
+from autograder.core.compare import BOOK, expect_close
+from autograder.core.failures import CheckFailure
+from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property
+
+QKV = ["W_query", "W_key", "W_value"]
+_MISTAKES = {m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=False, batched=False)}
+
+V1 = ModuleSpec(
+    name="SelfAttention_v1", batched=False, causal=False, args=lambda s: (s.d_in, s.d_out),
+    reference=lambda state, x, s, mistake: R.self_attention_v1(state, x, mistake),
+    mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"], v1_style=True,
+    structure_hint="SelfAttention_v1 holds plain matrices: W_query, W_key, W_value = "
+                   "nn.Parameter(torch.rand(d_in, d_out)), used as x @ W_query",
+    shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
+V2 = ModuleSpec(
+    name="SelfAttention_v2", batched=False, causal=False, args=lambda s: (s.d_in, s.d_out),
+    reference=lambda state, x, s, mistake: R.self_attention_v2(state, x, mistake),
+    mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"],
+    shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
+BOOK_SIZES = Sizes(batch=1, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=1, seed=0)
+ATTENTION_HINT = "softmax(queries @ keys.T / sqrt(d_k), dim=-1) @ values, with d_k = keys.shape[-1]"
+
+
+@check("3.1", 3, "book example: manual_seed(123); SelfAttention_v1(3, 2)(inputs)")
+def v1_book(sub):
+    require(sub, V1.name, "class")
+    expect_book(V1, sub.build(V1.name, 3, 2, seed=123), book.INPUTS, book.SELF_ATTENTION_V1, BOOK_SIZES,
+                weights_hint="the attention is right but the weights are not the book's: create W_query, "
+                             "W_key, W_value in this order, each nn.Parameter(torch.rand(d_in, d_out))",
+                default_hint=ATTENTION_HINT)
+
+
+@check("3.2", 3, "book example: manual_seed(789); SelfAttention_v2(3, 2)(inputs)")
+def v2_book(sub):
+    require(sub, V2.name, "class")
+    expect_book(V2, sub.build(V2.name, 3, 2, seed=789), book.INPUTS, book.SELF_ATTENTION_V2, BOOK_SIZES,
+                weights_hint="the attention is right but the weights are not the book's: create W_query, "
+                             "W_key, W_value in this order, each nn.Linear(d_in, d_out, bias=qkv_bias)",
+                default_hint=ATTENTION_HINT)
+
+
+@check("3.3", 2, "weights: v1 holds (d_in, d_out) parameters, v2 nn.Linear layers honouring qkv_bias")
+def structure(sub):
+    require(sub, "SelfAttention_v1", "class")
+    v1 = sub.build("SelfAttention_v1", 4, 3, seed=0)
+    for name in QKV:
+        if v1.info["params"].get(name) != [4, 3]:
+            found = v1.info["params"].get(name) or ("an nn.Linear" if f"{name}.weight" in v1.info["params"]
+                                                    else "missing")
+            raise CheckFailure(f"SelfAttention_v1(4, 3).{name} should be a parameter of shape [4, 3]; found {found}",
+                               f"self.{name} = nn.Parameter(torch.rand(d_in, d_out))")
+    require(sub, "SelfAttention_v2", "class")
+    linear_structure(sub.build("SelfAttention_v2", 4, 3, seed=0).info, QKV, [3, 4], bias=False)
+    linear_structure(sub.build("SelfAttention_v2", 4, 3, qkv_bias=True, seed=0).info, QKV, [3, 4], bias=True)
+
+
+@check("3.4", 2, "exercise: SelfAttention_v2's weights copied into SelfAttention_v1 give the same output")
+def weight_transfer(sub):
+    require(sub, "SelfAttention_v1", "class")
+    require(sub, "SelfAttention_v2", "class")
+    v2 = sub.build("SelfAttention_v2", 3, 2, seed=789)
+    v1 = sub.build("SelfAttention_v1", 3, 2, seed=123)
+    state = v2.state()
+    # nn.Linear stores weight as (d_out, d_in) and computes x @ weight.T
+    with named_weights(V2, state):
+        transposed = {name: state[f"{name}.weight"].T.contiguous() for name in QKV}
+    load_weights(V1, v1, transposed)
+    expect_close(v1(book.INPUTS), v2(book.INPUTS), "SelfAttention_v1 with v2's transposed weights",
+                 hint="SelfAttention_v1 must compute x @ W_query (W of shape (d_in, d_out)), so that "
+                      "W = linear.weight.T gives the same result as the nn.Linear layer")
+    expect_close(v1(book.INPUTS), book.SELF_ATTENTION_V2, "SelfAttention_v1 with v2's weights", tol=BOOK,
+                 hint="SelfAttention_v2(3, 2) after manual_seed(789) must give the book's output: see the "
+                      "book example of SelfAttention_v2")
+
+
+@check("3.5", 3, "equals scaled dot-product attention on its own weights (random sizes)")
+def oracle(sub):
+    for spec in (V1, V2):
+        require(sub, spec.name, "class")
+
+        def body(sizes, spec=spec):
+            module = spec.build(sub, sizes)
+            x = spec.input(sizes)
+            expect_reference(spec, module(x), module.state(), x, sizes, f"{module.what}(x)")
+
+        run_property(body, attention_sizes(), examples=EXAMPLES["module"], show_input=spec.input)
+
+
+@check("3.6", 2, "each token's weights sum to 1; permuting tokens permutes the output")
+def properties(sub):
+    for spec in (V1, V2):
+        require(sub, spec.name, "class")
+        run_property(lambda sizes, spec=spec: row_sums(spec, sub, sizes), attention_sizes(),
+                     examples=EXAMPLES["cheap_module"] // 3)
+        run_property(lambda sizes, spec=spec: permutation_equivariance(spec, sub, sizes),
+                     attention_sizes(min_tokens=2), examples=EXAMPLES["cheap_module"] // 3, show_input=spec.input)

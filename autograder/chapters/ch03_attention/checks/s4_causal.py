@@ -1,0 +1,104 @@
+"""Stage 4 (causal): CausalAttention with a registered mask buffer and dropout on the weights."""
+
+import torch
+
+from autograder.chapters.ch03_attention import book
+from autograder.chapters.ch03_attention import reference as R
+from autograder.chapters.ch03_attention.checks.common import (
+    ModuleSpec,
+    batch_independence,
+    causality,
+    dropout_behaviour,
+    dropout_structure,
+    expect_book,
+    expect_reference,
+    gradients,
+    linear_structure,
+    mask_structure,
+    meta_device,
+    positions,
+    require,
+    row_sums,
+)
+from autograder.core.checks import check
+from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property
+
+QKV = ["W_query", "W_key", "W_value"]
+
+SPEC = ModuleSpec(
+    name="CausalAttention", batched=True, causal=True,
+    args=lambda s: (s.d_in, s.d_out, s.context_length, 0.0),
+    reference=lambda state, x, s, mistake: R.causal_attention(state, x, mistake),
+    mistakes={m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=True)},
+    out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"], dropout_index=3,
+    shape_hint="x is (batch, num_tokens, d_in) and the output (batch, num_tokens, d_out)")
+BOOK_SIZES = Sizes(batch=2, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=1, seed=0)
+
+
+@check("4.1", 3, "book example: manual_seed(123); CausalAttention(3, 2, 6, 0.0)(batch)")
+def book_example(sub):
+    require(sub, SPEC.name, "class")
+    expect_book(SPEC, sub.build(SPEC.name, 3, 2, 6, 0.0, seed=123), book.BATCH,
+                torch.stack((book.CAUSAL, book.CAUSAL)), BOOK_SIZES,
+                weights_hint="the attention is right but the weights are not the book's: create W_query, "
+                             "W_key, W_value in this order as nn.Linear(d_in, d_out, bias=qkv_bias), before "
+                             "anything else random",
+                default_hint="scores masked above the diagonal with -inf, softmax(scores / sqrt(d_k), "
+                             "dim=-1), then @ values")
+
+
+@check("4.2", 2, "structure: nn.Linear weights, nn.Dropout, mask registered as a (context_length, context_length) buffer")
+def structure(sub):
+    require(sub, SPEC.name, "class")
+    info = sub.build(SPEC.name, 4, 3, 7, 0.25, seed=0).info
+    linear_structure(info, QKV, [3, 4], bias=False)
+    dropout_structure(info, 0.25)
+    mask_structure(info, 7)
+    linear_structure(sub.build(SPEC.name, 4, 3, 7, 0.0, qkv_bias=True, seed=0).info, QKV, [3, 4], bias=True)
+
+
+@check("4.3", 4, "equals causal scaled dot-product attention on its own weights, inputs shorter than the context")
+def oracle(sub):
+    require(sub, SPEC.name, "class")
+
+    def body(sizes):
+        module = SPEC.build(sub, sizes)
+        x = SPEC.input(sizes)
+        expect_reference(SPEC, module(x), module.state(), x, sizes, f"{module.what}(x)")
+
+    run_property(body, attention_sizes(), examples=EXAMPLES["module"], show_input=SPEC.input)
+
+
+@check("4.4", 3, "causality: changing future tokens never changes earlier outputs")
+def future_tokens(sub):
+    require(sub, SPEC.name, "class")
+    run_property(lambda sizes, t: causality(SPEC, sub, sizes, t), attention_sizes(min_tokens=2), positions,
+                 examples=EXAMPLES["module"], show_input=SPEC.input)
+
+
+@check("4.5", 2, "each token's weights sum to 1; sequences in a batch are independent")
+def rows_and_batch(sub):
+    require(sub, SPEC.name, "class")
+    run_property(lambda sizes: row_sums(SPEC, sub, sizes), attention_sizes(), examples=EXAMPLES["module"] // 2)
+    run_property(lambda sizes: batch_independence(SPEC, sub, sizes), attention_sizes(min_batch=2),
+                 examples=EXAMPLES["module"] // 2, show_input=SPEC.input)
+
+
+@check("4.6", 3, "dropout: off in eval mode, on the attention weights in training mode, rescaled by 1/(1-p)")
+def dropout(sub):
+    require(sub, SPEC.name, "class")
+    run_property(lambda sizes: dropout_behaviour(SPEC, sub, sizes, head_blocks=1),
+                 attention_sizes(min_batch=2, min_tokens=2, min_head_dim=2), examples=3, show_input=SPEC.input)
+
+
+@check("4.7", 1, "moves to another device with .to() (mask is a buffer, no tensors created on the CPU)")
+def device(sub):
+    require(sub, SPEC.name, "class")
+    run_property(lambda sizes: meta_device(SPEC, sub, sizes), attention_sizes(), examples=2)
+
+
+@check("4.8", 2, "gradients reach W_query, W_key and W_value")
+def grads(sub):
+    require(sub, SPEC.name, "class")
+    run_property(lambda sizes: gradients(SPEC, sub, sizes, [f"{n}.weight" for n in QKV]),
+                 attention_sizes(), examples=3, show_input=SPEC.input)

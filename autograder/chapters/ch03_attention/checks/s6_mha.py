@@ -1,0 +1,184 @@
+"""Stage 6 (mha): MultiHeadAttention with weight splits (view + transpose) and out_proj."""
+
+import torch
+
+from autograder.chapters.ch03_attention import book
+from autograder.chapters.ch03_attention import reference as R
+from autograder.chapters.ch03_attention.checks.common import (
+    ModuleSpec,
+    batch_independence,
+    causality,
+    diagnose,
+    dropout_behaviour,
+    dropout_structure,
+    expect_book,
+    expect_reference,
+    gradients,
+    linear_structure,
+    load_weights,
+    mask_structure,
+    meta_device,
+    mistake_outputs,
+    named_weights,
+    positions,
+    require,
+    row_sums,
+)
+from autograder.core.checks import check
+from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
+from autograder.core.failures import CheckFailure, StudentCodeError
+from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property, tensor
+
+NAME = "MultiHeadAttention"
+QKV = ["W_query", "W_key", "W_value"]
+
+# the multi-head mistakes first: diagnose() takes the first that matches, and at small sizes
+# scaling by d_out can look like scaling by another axis of the keys
+MISTAKES = {**R.MHA_MISTAKES, **{m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=True)}}
+
+SPEC = ModuleSpec(
+    name=NAME, batched=True, causal=True,
+    args=lambda s: (s.d_in, s.d_out, s.context_length, 0.0, s.num_heads),
+    reference=lambda state, x, s, mistake: R.multi_head(state, x, s.num_heads, mistake),
+    mistakes=MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"],
+    identity_out_proj=True, dropout_index=3, heads=lambda s: s.num_heads,
+    structure_hint="create W_query, W_key, W_value = nn.Linear(d_in, d_out, bias=qkv_bias) and "
+                   "out_proj = nn.Linear(d_out, d_out)",
+    shape_hint="the output is (batch, num_tokens, d_out): merge the heads back with "
+               ".transpose(1, 2).contiguous().view(b, num_tokens, d_out), then out_proj")
+
+
+@check("6.1", 3, "book example: manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch)")
+def book_example(sub):
+    require(sub, NAME, "class")
+    expect_book(SPEC, sub.build(NAME, 3, 2, 6, 0.0, num_heads=2, seed=123), book.BATCH,
+                torch.stack((book.MHA, book.MHA)),
+                Sizes(batch=2, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=2, seed=0),
+                weights_hint="the attention is right but the weights are not the book's: create W_query, "
+                             "W_key, W_value, then out_proj = nn.Linear(d_out, d_out) (with its bias), in "
+                             "this order, before anything else random",
+                default_hint="split into heads with .view(b, num_tokens, num_heads, head_dim).transpose(1, 2), "
+                             "attend per head with scale 1/sqrt(head_dim), merge back and apply out_proj")
+
+
+@check("6.2", 2, "structure: nn.Linear weights, out_proj with bias, nn.Dropout, mask buffer")
+def structure(sub):
+    require(sub, NAME, "class")
+    info = sub.build(NAME, 5, 6, 7, 0.25, num_heads=3, seed=0).info
+    linear_structure(info, QKV, [6, 5], bias=False)
+    out_proj = info["modules"].get("out_proj")
+    if not out_proj or out_proj["class"] != "Linear" or info["params"].get("out_proj.weight") != [6, 6] \
+            or not out_proj.get("bias"):
+        raise CheckFailure("`out_proj` should be nn.Linear(d_out, d_out) with a bias",
+                           "self.out_proj = nn.Linear(d_out, d_out)")
+    dropout_structure(info, 0.25)
+    mask_structure(info, 7)
+    linear_structure(sub.build(NAME, 5, 6, 7, 0.0, num_heads=3, qkv_bias=True, seed=0).info, QKV, [6, 5],
+                     bias=True)
+
+
+@check("6.3", 1, "d_out not divisible by num_heads raises AssertionError or ValueError")
+def invalid_heads(sub):
+    require(sub, NAME, "class")
+    try:
+        sub.build(NAME, 4, 5, 6, 0.0, num_heads=2, seed=0)
+    except StudentCodeError as error:
+        if error.exc_type in ("AssertionError", "ValueError"):
+            return
+        raise CheckFailure(f"MultiHeadAttention(4, 5, 6, 0.0, num_heads=2) raised {error.exc_type}, "
+                           "expected AssertionError or ValueError",
+                           'check it first: assert d_out % num_heads == 0, "d_out must be divisible by num_heads"') from None
+    raise CheckFailure("MultiHeadAttention(4, 5, 6, 0.0, num_heads=2) was accepted, but 5 output "
+                       "dimensions cannot be split into 2 heads",
+                       'assert d_out % num_heads == 0, "d_out must be divisible by num_heads"')
+
+
+@check("6.4", 4, "equals multi-head causal attention on its own weights (random sizes and head counts)")
+def oracle(sub):
+    require(sub, NAME, "class")
+
+    def body(sizes):
+        module = SPEC.build(sub, sizes)
+        x = SPEC.input(sizes)
+        expect_reference(SPEC, module(x), module.state(), x, sizes, f"{module.what}(x)")
+
+    run_property(body, attention_sizes(heads=True), examples=EXAMPLES["module"], show_input=SPEC.input)
+
+
+@check("6.5", 3, "equals the wrapper of independent heads when its weights are stacked from theirs")
+def equals_wrapper(sub):
+    """The chapter's claim: splitting one big projection into heads is the same as running
+    separate heads, when W_query/W_key/W_value stack the heads' weights row-block by row-block
+    and out_proj is the identity."""
+    require(sub, NAME, "class")
+
+    def body(sizes):
+        module = SPEC.build(sub, sizes)
+        hd = sizes.head_dim
+        heads = [{f"{n}.weight": tensor((hd, sizes.d_in), sizes.seed + 10 * h + j) for j, n in enumerate(QKV)}
+                 for h in range(sizes.num_heads)]
+        stacked = {f"{n}.weight": torch.cat([head[f"{n}.weight"] for head in heads], 0) for n in QKV}
+        stacked["out_proj.weight"] = torch.eye(sizes.d_out)
+        stacked["out_proj.bias"] = torch.zeros(sizes.d_out)
+        load_weights(SPEC, module, stacked)
+        x = SPEC.input(sizes)
+        out = module(x)
+        expected = torch.cat([R.causal_attention(head, x) for head in heads], -1)
+        what = f"{module.what}(x) with stacked head weights and out_proj = identity"
+        expect_shape(out, expected.shape, what, SPEC.shape_hint)
+        hint = ""
+        if not close(out, expected, FLOAT32):  # the known mistakes' outputs only explain a failure
+            hint = diagnose(out, mistake_outputs(SPEC, stacked, x, sizes), MISTAKES) or (
+                "head h must use rows h*head_dim:(h+1)*head_dim of each projection: "
+                ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)")
+        expect_close(out, expected, what, hint=hint)
+
+    run_property(body, attention_sizes(heads=True), examples=EXAMPLES["module"], show_input=SPEC.input)
+
+
+@check("6.6", 2, "causality: changing future tokens never changes earlier outputs")
+def future_tokens(sub):
+    require(sub, NAME, "class")
+    run_property(lambda sizes, t: causality(SPEC, sub, sizes, t), attention_sizes(heads=True, min_tokens=2),
+                 positions, examples=EXAMPLES["module"], show_input=SPEC.input)
+
+
+@check("6.7", 1, "each head's weights sum to 1; sequences in a batch are independent")
+def rows_and_batch(sub):
+    require(sub, NAME, "class")
+    run_property(lambda sizes: row_sums(SPEC, sub, sizes), attention_sizes(heads=True),
+                 examples=EXAMPLES["module"] // 2)
+    run_property(lambda sizes: batch_independence(SPEC, sub, sizes), attention_sizes(heads=True, min_batch=2),
+                 examples=EXAMPLES["module"] // 2, show_input=SPEC.input)
+
+
+@check("6.8", 2, "dropout: off in eval mode, on each head's attention weights in training mode")
+def dropout(sub):
+    require(sub, NAME, "class")
+    run_property(lambda sizes: dropout_behaviour(SPEC, sub, sizes, head_blocks=sizes.num_heads),
+                 attention_sizes(heads=True, min_batch=2, min_tokens=2, min_head_dim=2), examples=3, show_input=SPEC.input)
+
+
+@check("6.9", 1, "scores scaled by 1/sqrt(head_dim), with large scores where the scale matters")
+def scale(sub):
+    require(sub, NAME, "class")
+
+    def body(sizes):
+        module = SPEC.build(sub, sizes)
+        state = module.state()
+        with named_weights(SPEC, state):
+            larger = {"W_query.weight": state["W_query.weight"] * 6}
+        load_weights(SPEC, module, larger)
+        x = SPEC.input(sizes)
+        expect_reference(SPEC, module(x), module.state(), x, sizes, f"{module.what}(x) with large scores",
+                         "divide the scores by sqrt(head_dim) = keys.shape[-1] ** 0.5")
+
+    run_property(body, attention_sizes(heads=True), examples=4, show_input=SPEC.input)
+
+
+@check("6.10", 1, "gradients reach every weight; moves to another device with .to()")
+def grads_and_device(sub):
+    require(sub, NAME, "class")
+    run_property(lambda sizes: gradients(SPEC, sub, sizes, [f"{n}.weight" for n in QKV + ["out_proj"]]),
+                 attention_sizes(heads=True), examples=3, show_input=SPEC.input)
+    run_property(lambda sizes: meta_device(SPEC, sub, sizes), attention_sizes(heads=True), examples=2)

@@ -1,0 +1,298 @@
+"""Stage 8 (efficiency), a bonus outside the 100 points: the efficiency lab.
+
+(a) ``softmax_stable(x)``: exp(x - row maximum) / sum, finite where ``softmax_naive`` overflows.
+(b) ``FusedQKVAttention``: one ``nn.Linear(d_in, 3 * d_out)`` makes queries, keys and values
+    (GPT-2's ``c_attn``), split in three; with MultiHeadAttention's weights stacked into it,
+    it computes exactly what MultiHeadAttention computes.
+(c) ``attn_weights_bytes(...)``: the memory of the attention weights, batch x heads x tokens^2
+    values: 48 MiB per sequence for GPT-2 small at its full context of 1,024 tokens.
+(d) ``SDPAMultiHeadAttention``: MultiHeadAttention's weights, with the attention itself done by
+    PyTorch's fused ``scaled_dot_product_attention``, which never stores those weights.
+"""
+
+from dataclasses import replace
+from itertools import permutations
+
+import torch
+import torch.nn.functional as F
+from hypothesis import strategies as st
+
+from autograder.chapters.ch03_attention import reference as R
+from autograder.chapters.ch03_attention.checks import s6_mha
+from autograder.chapters.ch03_attention.checks.common import (
+    expect_function,
+    expect_reference,
+    linear_structure,
+    named_weights,
+    require,
+)
+from autograder.core.checks import check
+from autograder.core.compare import EXACT, FLOAT32, close
+from autograder.core.failures import CheckFailure
+from autograder.core.strategies import EXAMPLES, attention_sizes, distinct_shape, float_arrays, run_property, tensor
+
+QKV = ["W_query", "W_key", "W_value"]
+SDPA = "torch.nn.functional.scaled_dot_product_attention"
+
+# -- (a) a softmax that cannot overflow ---------------------------------------------------------
+
+
+def _in_float32(fn):
+    """A mistake computed in float32, where exp overflows above 88.7 (float64 only above 709)."""
+    return lambda x: fn(x.float()).double()
+
+
+def _shifted(x, shift):
+    exp_x = (x - shift).exp()
+    return exp_x / exp_x.sum(dim=-1, keepdim=True)
+
+
+STABLE_MISTAKES: R.FunctionMistakes = {
+    "no_shift": (_in_float32(lambda x: _shifted(x, 0.0)),
+                 "exp overflows: in float32 exp(x) is inf above x = 88.7, and inf / inf is NaN. Subtract "
+                 "each row's maximum first: x - x.max(dim=-1, keepdim=True).values"),
+    "global_max": (_in_float32(lambda x: _shifted(x, x.max())),
+                   "the maximum of the whole tensor is subtracted, so a row far below it underflows to "
+                   "0 / 0 = NaN: subtract each row's own maximum, x.max(dim=-1, keepdim=True).values"),
+    "min_shift": (_in_float32(lambda x: _shifted(x, x.min(dim=-1, keepdim=True).values)),
+                  "subtract the maximum, not the minimum: exp(x - max) is at most 1 and cannot overflow"),
+}
+STABLE_HINT = "exp(x - m) / exp(x - m).sum(dim=-1, keepdim=True) with m = x.max(dim=-1, keepdim=True).values"
+# Rows far apart, one of them 200 wide: the naive formula gives NaN in every row (inf / inf,
+# 0 / 0), subtracting the global maximum NaN in the second row, subtracting the minimum in the third.
+LARGE_EXAMPLE = torch.tensor([[1000.0, 1001.0, 1002.0, 1003.0], [-1000.0, -999.0, -998.0, -997.0],
+                              [900.0, 1000.0, 1100.0, 1050.0]])
+
+
+def large_input(shape: tuple, seed: int) -> torch.Tensor:
+    """Rows spread over +-60 around offsets up to +-10^4; the first row's offset is 1000, so
+    exp overflows there in float32 whatever the draw."""
+    offsets = tensor((*shape[:-1], 1), seed + 1, -1e4, 1e4)
+    offsets.view(-1)[0] = 1000.0
+    return tensor(shape, seed, -60, 60) + offsets
+
+
+@check("8.1", 1, "softmax_stable equals torch.softmax(x, dim=-1) on moderate inputs (1-, 2- and 3-d)")
+def stable_moderate(sub):
+    softmax_stable = require(sub, "softmax_stable", "function")
+
+    def body(array):
+        x = torch.from_numpy(array.copy())
+        expect_function(softmax_stable(x), torch.softmax(x.double(), -1), f"softmax_stable(x) for x of shape "
+                        f"{list(x.shape)}", {**R.softmax_mistakes(x), **STABLE_MISTAKES}, (x,),
+                        default_hint=STABLE_HINT)
+
+    run_property(body, float_arrays(bound=10.0), examples=EXAMPLES["function"] // 2)
+
+
+@check("8.2", 2, "softmax_stable stays finite and exact where exp overflows (|x| up to 10^4, each row its own maximum)")
+def stable_large(sub):
+    softmax_stable = require(sub, "softmax_stable", "function")
+
+    def expect_stable(x: torch.Tensor, what: str) -> None:
+        expect_function(softmax_stable(x), torch.softmax(x.double(), -1), what, STABLE_MISTAKES, (x,),
+                        default_hint=STABLE_HINT)
+
+    expect_stable(LARGE_EXAMPLE.clone(), f"softmax_stable(x) for x = {LARGE_EXAMPLE.tolist()} (exp(x) "
+                  "overflows here: the naive formula gives NaN in every row)")
+    run_property(lambda shape, seed: expect_stable(large_input(shape, seed), f"softmax_stable(x) for x of shape "
+                                                   f"{list(shape)} with rows around offsets up to 10^4"),
+                 distinct_shape(), st.integers(0, 2**16), examples=EXAMPLES["function"] // 3)
+
+
+# -- (b) fused QKV -----------------------------------------------------------------------------
+
+
+def _blocks(weight: torch.Tensor, sizes, layout: str) -> list[torch.Tensor]:
+    """The query, key and value rows of qkv's weight (or bias), as a layout reads them."""
+    d_out, heads, head_dim = sizes.d_out, sizes.num_heads, sizes.head_dim
+    if layout == "strided":  # qkv.view(b, t, d_out, 3).unbind(-1)
+        return [weight[i::3] for i in range(3)]
+    if layout == "per_head":  # qkv.view(b, t, num_heads, 3 * head_dim), then split per head
+        per_head = weight.reshape(heads, 3, head_dim, *weight.shape[1:])
+        return [per_head[:, i].reshape(d_out, *weight.shape[1:]) for i in range(3)]
+    order = [int(i) for i in layout]  # "012": queries, keys, values (the right order)
+    chunks = weight.split(d_out, dim=0)
+    return [chunks[i] for i in order]
+
+
+def mha_weights(state: dict, sizes, layout: str = "012") -> dict:
+    """MultiHeadAttention's weight names for a FusedQKVAttention's weights: the first d_out rows
+    of qkv are W_query's, the next W_key's, the last W_value's; proj is out_proj."""
+    found = {f"{name}.weight": w for name, w in zip(QKV, _blocks(state["qkv.weight"], sizes, layout))}
+    if "qkv.bias" in state:
+        found.update({f"{name}.bias": b for name, b in zip(QKV, _blocks(state["qkv.bias"], sizes, layout))})
+    found["out_proj.weight"], found["out_proj.bias"] = state["proj.weight"], state["proj.bias"]
+    return found
+
+
+_ORDER_HINT = ("qkv's three blocks of d_out outputs are the queries, the keys and the values, in this order: "
+               "queries, keys, values = qkv.split(d_out, dim=-1)")
+FUSED_LAYOUTS = {
+    "per_head": "qkv is read per head, as (num_heads, 3 * head_dim): the whole block of queries comes "
+                "first, then the keys, then the values: qkv.split(d_out, dim=-1), then split each into heads",
+    "strided": "qkv is read as (d_out, 3), taking every third output: split it into three blocks of d_out "
+               "outputs instead, qkv.split(d_out, dim=-1), as GPT-2's c_attn",
+    **{"".join(map(str, p)): _ORDER_HINT for p in permutations(range(3)) if p != (0, 1, 2)},
+}
+
+
+def _fused_reference(state, x, sizes, mistake):
+    if mistake in FUSED_LAYOUTS:
+        return R.multi_head(mha_weights(state, sizes, mistake), x, sizes.num_heads)
+    return R.multi_head(mha_weights(state, sizes), x, sizes.num_heads, mistake)
+
+
+FUSED = replace(
+    s6_mha.SPEC, name="FusedQKVAttention", reference=_fused_reference,
+    mistakes={**FUSED_LAYOUTS, **s6_mha.MISTAKES}, value_heads=lambda s: [],
+    structure_hint="self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias) and self.proj = nn.Linear(d_out, d_out)")
+
+
+def _equals_reference(spec, sub, sizes, dropout_hint: str) -> None:
+    """The module's output in eval mode, built with dropout=0.5, equals the reference on its own
+    weights (so dropout must be off in eval mode)."""
+    module = spec.build(sub, sizes, dropout=0.5)
+    x = spec.input(sizes)
+    out = module(x)
+    what = f"[{sizes}] {module.what}(x) in eval mode"
+    state = module.state()
+    with named_weights(spec):
+        expected = spec.reference(state, x, sizes, None)
+    if out.shape == expected.shape and not close(out, expected, FLOAT32) and not close(out, module(x), EXACT):
+        raise CheckFailure(f"{what} changed from one call to the next", dropout_hint)
+    expect_reference(spec, out, state, x, sizes, what)
+
+
+@check("8.3", 1, "FusedQKVAttention: one qkv = nn.Linear(d_in, 3 * d_out), not three; proj = nn.Linear(d_out, d_out)")
+def fused_structure(sub):
+    require(sub, FUSED.name, "class")
+    info = sub.build(FUSED.name, 5, 6, 7, 0.25, num_heads=3, seed=0).info
+    separate = [n for n in QKV if f"{n}.weight" in info["params"]]
+    if separate:
+        raise CheckFailure(f"FusedQKVAttention still has {', '.join(separate)}",
+                           "the point is one matrix multiplication for all three: self.qkv = "
+                           "nn.Linear(d_in, 3 * d_out, bias=qkv_bias), and no W_query, W_key, W_value")
+    for name, shape, bias in (("qkv", [18, 5], False), ("proj", [6, 6], True)):
+        entry = info["modules"].get(name)
+        if entry is None or entry["class"] != "Linear" or info["params"].get(f"{name}.weight") != shape \
+                or entry.get("bias") != bias:
+            raise CheckFailure(f"FusedQKVAttention(5, 6, 7, 0.25, num_heads=3).{name} should be an nn.Linear "
+                               f"with weight {shape} and {'a' if bias else 'no'} bias", FUSED.structure_hint)
+    with_bias = sub.build(FUSED.name, 5, 6, 7, 0.25, num_heads=3, qkv_bias=True, seed=0).info
+    if not with_bias["modules"].get("qkv", {}).get("bias"):
+        raise CheckFailure("with qkv_bias=True, qkv has no bias", "pass bias=qkv_bias to nn.Linear")
+
+
+@check("8.4", 2, "FusedQKVAttention equals MultiHeadAttention with W_query, W_key, W_value stacked into qkv "
+              "(and no dropout in eval mode)")
+def fused_equals_mha(sub):
+    require(sub, FUSED.name, "class")
+    run_property(lambda sizes: _equals_reference(
+        FUSED, sub, sizes, "dropout must do nothing in eval mode: use nn.Dropout (it follows module.eval()) "
+                           "on the attention weights"),
+        attention_sizes(heads=True), examples=EXAMPLES["module"] // 2)
+
+
+# -- (c) the memory of the attention weights -------------------------------------------------------
+
+_DTYPES = {2: torch.float16, 4: torch.float32, 8: torch.float64}
+GPT2_FULL_CONTEXT = (1, 12, 1024, 4)  # one sequence, 12 heads, 1,024 tokens, float32: 48 MiB
+
+
+def weights_nbytes(batch_size: int, num_heads: int, num_tokens: int, bytes_per_value: int) -> int:
+    """What PyTorch says a (batch, heads, tokens, tokens) tensor takes (on the meta device, so
+    nothing is allocated)."""
+    shape = (batch_size, num_heads, num_tokens, num_tokens)
+    return torch.empty(shape, dtype=_DTYPES[bytes_per_value], device="meta").nbytes
+
+
+@check("8.5", 1, "attn_weights_bytes: batch x heads x tokens x tokens values (48 MiB per GPT-2 sequence at full context)")
+def attention_memory(sub):
+    attn_weights_bytes = require(sub, "attn_weights_bytes", "function")
+
+    def body(b, h, n, size):
+        got = attn_weights_bytes.integer(b, h, n, size)
+        expected = weights_nbytes(b, h, n, size)
+        if got == expected:
+            return
+        why = {expected // b: "multiply by batch_size too: every sequence has its own weights",
+               expected // n: "each head holds a num_tokens x num_tokens matrix: num_tokens squared",
+               expected // size: "multiply the number of values by bytes_per_value",
+               expected // h: "every head has its own matrix: multiply by num_heads",
+               expected / 2**20: "return bytes, not MiB"}
+        raise CheckFailure(f"attn_weights_bytes({b}, {h}, {n}, {size}) returned {got:,}, expected {expected:,} "
+                           f"bytes ({expected / 2**20:g} MiB)",
+                           why.get(got, "batch_size * num_heads * num_tokens * num_tokens * bytes_per_value"))
+
+    body(*GPT2_FULL_CONTEXT)
+    body(8, 12, 1024, 4)
+    run_property(body, st.integers(2, 64), st.integers(2, 32), st.integers(2, 4096), st.sampled_from(sorted(_DTYPES)),
+                 examples=EXAMPLES["function"] // 3)
+
+
+# -- (d) PyTorch's fused scaled_dot_product_attention ---------------------------------------------
+
+SDPA_TRAPS = {
+    "sdpa_mask_inverted": "the causal mask is inverted: in scaled_dot_product_attention a boolean attn_mask "
+                          "is True where a token MAY attend, the opposite of the triu mask (True = hidden). "
+                          "Pass is_causal=True instead (or attn_mask=~mask)",
+    "sdpa_float_mask": "a float attn_mask is ADDED to the scores, so a 0/1 triu mask only nudges them: pass "
+                       "is_causal=True (or a boolean mask, True where a token may attend)",
+}
+
+
+def _sdpa_trap(state: dict, x: torch.Tensor, num_heads: int, mistake: str) -> torch.Tensor:
+    """MultiHeadAttention with the triu mask handed to scaled_dot_product_attention as it is."""
+    x = R.d(x)
+    b, t, _ = x.shape
+    q, k, v = (R.linear(state, name, x) for name in QKV)
+    d_out = q.shape[-1]
+    q, k, v = (z.view(b, t, num_heads, d_out // num_heads).transpose(1, 2) for z in (q, k, v))
+    future = torch.ones(t, t, dtype=torch.bool).triu(1)
+    mask = future if mistake == "sdpa_mask_inverted" else future.double()
+    context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    return R.linear(state, "out_proj", context.transpose(1, 2).reshape(b, t, d_out))
+
+
+def _sdpa_reference(state, x, sizes, mistake):
+    if mistake in SDPA_TRAPS:
+        return _sdpa_trap(state, x, sizes.num_heads, mistake)
+    return R.multi_head(state, x, sizes.num_heads, mistake)
+
+
+SDPA_SPEC = replace(s6_mha.SPEC, name="SDPAMultiHeadAttention", reference=_sdpa_reference,
+                    mistakes={**SDPA_TRAPS, **s6_mha.MISTAKES})
+
+
+@check("8.6", 2, "SDPAMultiHeadAttention equals MultiHeadAttention on the same weights: causal (the boolean-mask "
+              "trap), no dropout in eval mode")
+def sdpa_equals_mha(sub):
+    require(sub, SDPA_SPEC.name, "class")
+    run_property(lambda sizes: _equals_reference(
+        SDPA_SPEC, sub, sizes, "scaled_dot_product_attention applies dropout_p whatever the module's mode: "
+                               "pass dropout_p=self.dropout if self.training else 0.0"),
+        attention_sizes(heads=True), examples=EXAMPLES["module"] // 2)
+
+
+@check("8.7", 1, "SDPAMultiHeadAttention keeps MultiHeadAttention's weights and calls "
+              "scaled_dot_product_attention instead of its own softmax")
+def sdpa_is_fused(sub):
+    require(sub, SDPA_SPEC.name, "class")
+    module = sub.build(SDPA_SPEC.name, 5, 6, 7, 0.0, num_heads=3, seed=0)
+    linear_structure(module.info, QKV, [6, 5], bias=False)
+    out_proj = module.info["modules"].get("out_proj")
+    if not out_proj or out_proj["class"] != "Linear" or module.info["params"].get("out_proj.weight") != [6, 6] \
+            or not out_proj.get("bias"):
+        raise CheckFailure("`out_proj` should be nn.Linear(d_out, d_out) with a bias, as in MultiHeadAttention",
+                           "self.out_proj = nn.Linear(d_out, d_out)")
+    calls = module.calls(tensor((2, 4, 5), 1))
+    if SDPA not in calls:
+        raise CheckFailure(f"{module.what}'s forward never calls {SDPA}",
+                           "replace the scores, mask, softmax and weights @ values by one call: "
+                           "F.scaled_dot_product_attention(queries, keys, values, is_causal=True, dropout_p=...)")
+    own = sorted(c for c in calls if c.rsplit(".", 1)[-1] == "softmax")
+    if own:
+        raise CheckFailure(f"{module.what}'s forward still computes a softmax itself ({own[0]}), so it still "
+                           "stores the attention weights", "let scaled_dot_product_attention do the whole "
+                           "attention: no scores, mask or softmax of your own")

@@ -1,0 +1,42 @@
+"""What an exception usually means in each stage of this chapter, tried before the general
+table of :mod:`autograder.core.hints`: (pattern, hint) per stage id."""
+
+from autograder.core.chapter import ErrorHints
+from autograder.core.hints import SHAPE_ERROR
+
+ERROR_HINTS: dict[str, ErrorHints] = {
+    "softmax": [
+        (r"[Dd]imension out of range", "the input may have any number of dimensions (the book's scores "
+         "are 1-d): take the sum along dim=-1, the last dimension, which every tensor has"),
+        (SHAPE_ERROR, "the sums must keep their dimension to broadcast against each row: "
+         "exp_x.sum(dim=-1, keepdim=True)"),
+    ],
+    "scores": [
+        (SHAPE_ERROR, "inputs are (num_tokens, d): the scores are inputs @ inputs.T (num_tokens x "
+         "num_tokens) and the context vectors attn_weights @ inputs (num_tokens x d)"),
+    ],
+    "self_attention": [
+        (SHAPE_ERROR, "x is (num_tokens, d_in): queries, keys and values are (num_tokens, d_out), the "
+         "scores queries @ keys.T; v1 multiplies x @ W (W of shape (d_in, d_out))"),
+    ],
+    "causal": [
+        (SHAPE_ERROR, "x is (batch, num_tokens, d_in): transpose only the keys' last two axes "
+         "(keys.transpose(1, 2); keys.T reverses the batch axis too) and slice the mask to "
+         "[:num_tokens, :num_tokens]"),
+    ],
+    "wrapper": [
+        (SHAPE_ERROR, "each head maps (batch, num_tokens, d_in) to (batch, num_tokens, d_out); "
+         "concatenate the heads' outputs along dim=-1"),
+    ],
+    "gpt2": [
+        (r"AssertionError|ValueError", "MultiHeadAttention rejected the sizes: GPT-2 small has d_in = d_out = 768 "
+         "and num_heads = 12 (head_dim = 768 // 12 = 64 is computed inside)"),
+        (SHAPE_ERROR, "GPT-2 small takes 768-wide inputs of up to 1024 tokens: d_in = d_out = 768, "
+         "context_length = 1024"),
+    ],
+    "mha": [
+        (SHAPE_ERROR, "split the heads with .view(b, num_tokens, num_heads, head_dim).transpose(1, 2), "
+         "take keys.transpose(2, 3), slice the mask to [:num_tokens, :num_tokens], and merge with "
+         ".transpose(1, 2).contiguous().view(b, num_tokens, d_out)"),
+    ],
+}

@@ -1,0 +1,299 @@
+"""Trusted reference computations, in float64, from the student's own weights.
+
+The oracle is PyTorch's ``scaled_dot_product_attention``. Beside it, each stage has named
+*mistakes*: what a common wrong solution outputs on the same input and weights, with the hint
+for it, so a wrong answer can be matched to its cause (see ``checks.common.diagnose``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+
+def d(t: torch.Tensor) -> torch.Tensor:
+    """float64 on the CPU, keeping autograd's graph (the gradient check needs it)."""
+    return t.to("cpu", torch.float64)
+
+
+# -- stages 1 and 2: functions --------------------------------------------------------------
+# name -> (what the mistake computes, float64 in and out; the hint for it)
+FunctionMistakes = dict[str, tuple[Callable[..., torch.Tensor], str]]
+
+
+def _exp_normalised(x: torch.Tensor, dim) -> torch.Tensor:
+    exp_x = x.exp()
+    return exp_x / exp_x.sum(dim=dim, keepdim=True)
+
+
+SOFTMAX_MISTAKES: FunctionMistakes = {
+    "whole_tensor": (lambda x: x.exp() / x.exp().sum(),
+                     "the whole tensor sums to 1: take one sum per row along the last dimension, "
+                     "exp_x.sum(dim=-1, keepdim=True)"),
+    "no_keepdim": (lambda x: x.exp() / x.exp().sum(dim=-1),
+                   "the sums lost their dimension, so they divide the wrong entries: "
+                   "exp_x.sum(dim=-1, keepdim=True)"),
+    "no_exp": (lambda x: x / x.sum(dim=-1, keepdim=True),
+               "exp is missing: divide exp(x) by the sum of exp(x) (x / x.sum() is the simple "
+               "normalisation the chapter replaces, and breaks on negative values)"),
+    "exp_over_plain_sum": (lambda x: x.exp() / x.sum(dim=-1, keepdim=True),
+                           "divide by the sum of exp(x), not by the sum of x"),
+}
+
+
+def softmax_mistakes(x: torch.Tensor) -> FunctionMistakes:
+    """The fixed mistakes plus a sum along each dimension that is not the last one."""
+    found = dict(SOFTMAX_MISTAKES)
+    for dim in range(x.dim() - 1):
+        which = "the first dimension (dim=0)" if dim == 0 else f"dimension {dim}"
+        found[f"sum_dim_{dim}"] = (
+            lambda x, dim=dim: _exp_normalised(x, dim),
+            f"the values sum to 1 along {which}: sum along the last dimension, dim=-1, which is "
+            "right for inputs with any number of dimensions")
+    return found
+
+
+SCORES_MISTAKES: FunctionMistakes = {
+    "features": (lambda x: x.T @ x,
+                 "inputs.T @ inputs pairs up the features; the scores pair up the tokens: inputs @ inputs.T"),
+    "elementwise": (lambda x: x * x,
+                    "x * x multiplies entry by entry; a dot product of every pair is inputs @ inputs.T"),
+    "row_dots": (lambda x: (x * x).sum(-1),
+                 "only each token with itself: the scores hold every pair (i, j), inputs @ inputs.T"),
+}
+
+
+def scores_mistakes(x: torch.Tensor) -> FunctionMistakes:
+    found = dict(SCORES_MISTAKES)
+    for i in range(x.shape[0]):  # the chapter's first step: the scores of one query only
+        found[f"one_query_{i}"] = (lambda x, i=i: x @ x[i],
+                                   f"these are the scores of token {i} only: compute every pair of "
+                                   "tokens at once, inputs @ inputs.T")
+    return found
+
+
+WEIGHTS_MISTAKES: FunctionMistakes = {
+    "columns": (lambda s: torch.softmax(s, dim=0),
+                "softmax over the wrong dimension: the columns sum to 1; use dim=-1 so the weights "
+                "of each query (each row) sum to 1"),
+    "divide_by_sum": (lambda s: s / s.sum(dim=-1, keepdim=True),
+                      "dividing by the row sum normalises but is not a softmax: exponentiate first, "
+                      "torch.softmax(attn_scores, dim=-1)"),
+    "exp_only": (lambda s: s.exp(), "exp alone: divide by the sum of each row too (a softmax)"),
+    "whole_tensor": (lambda s: s.exp() / s.exp().sum(),
+                     "the whole matrix sums to 1: each row must, torch.softmax(attn_scores, dim=-1)"),
+}
+
+CONTEXT_MISTAKES: FunctionMistakes = {
+    "transposed_weights": (lambda w, x: w.T @ x,
+                           "attn_weights.T @ inputs mixes the wrong tokens: row i of "
+                           "attn_weights @ inputs is the context vector of query i"),
+    "softmax_again": (lambda w, x: torch.softmax(w, dim=-1) @ x,
+                      "the weights are already normalised: multiply them by the inputs as they are, "
+                      "attn_weights @ inputs"),
+    "unweighted_mean": (lambda w, x: x.mean(0, keepdim=True).expand_as(x),
+                        "every context vector is the plain mean of the inputs: weight them, attn_weights @ inputs"),
+}
+
+
+def function_variants(mistakes: FunctionMistakes, *args: torch.Tensor) -> tuple[dict, dict]:
+    """(outputs, hints) of the mistakes that can run on ``args`` (computed in float64)."""
+    outputs, hints = {}, {}
+    for name, (fn, hint) in mistakes.items():
+        try:
+            outputs[name] = fn(*(d(a) for a in args))
+        except (RuntimeError, IndexError):  # the mistake itself fails at these shapes
+            continue
+        hints[name] = hint
+    return outputs, hints
+
+
+# -- stages 3 to 7: modules ---------------------------------------------------------------
+
+def linear(state: dict, prefix: str, x: torch.Tensor) -> torch.Tensor:
+    out = x @ d(state[f"{prefix}.weight"]).T
+    bias = state.get(f"{prefix}.bias")
+    return out if bias is None else out + d(bias)
+
+
+def sdpa(q, k, v, *, scale: float, causal: bool) -> torch.Tensor:
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+
+
+def attention_variant(q, k, v, *, scale: float, causal: bool, mistake: str | None, d_in: int = 0) -> torch.Tensor:
+    """Attention with one named mistake (None: the correct computation, by PyTorch's SDPA).
+    ``d_in``: the width of the module's input, for the mistake of scaling by it."""
+    if mistake is None:
+        return sdpa(q, k, v, scale=scale, causal=causal)
+    if mistake == "keys_queries_swapped":
+        q, k = k, q
+    scores = q @ k.transpose(-2, -1)
+    n = scores.shape[-1]
+    future = torch.ones(n, n, dtype=torch.bool).triu(1)
+    if mistake == "no_scale":
+        scale = 1.0
+    elif mistake == "scale_without_sqrt":
+        scale = scale ** 2
+    elif mistake == "scale_multiplied":
+        scale = 1.0 / scale
+    elif mistake == "scale_by_d_in":
+        scale = 1.0 / math.sqrt(d_in)
+    elif mistake.startswith("scale_by_keys_axis_"):
+        axis = int(mistake.rsplit("_", 1)[1])
+        if axis >= k.dim() - 1:
+            raise RuntimeError("the keys have no such axis")
+        scale = 1.0 / math.sqrt(k.shape[axis])
+    if causal and mistake != "no_mask":
+        if mistake == "mask_hides_diagonal":
+            scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(0), -math.inf)
+        elif mistake == "mask_zero_fill":
+            scores = scores.masked_fill(future, 0.0)
+        elif mistake == "mask_transposed":
+            scores = scores.masked_fill(future.T, -math.inf)
+        elif mistake == "mask_off_by_one":
+            scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(2), -math.inf)
+        elif mistake != "mask_after_softmax":
+            scores = scores.masked_fill(future, -math.inf)
+    dim = {"softmax_wrong_dim": -2, "softmax_over_batch": 0}.get(mistake, -1)
+    if mistake == "scale_after_softmax":
+        weights = torch.softmax(scores, dim=dim) * scale
+    else:
+        weights = torch.softmax(scores * scale, dim=dim)
+    if causal and mistake == "mask_after_softmax":
+        weights = weights.masked_fill(future, 0.0)
+    return weights @ v
+
+
+ATTENTION_MISTAKES: dict[str, str] = {
+    "no_scale": "the scores are not scaled: divide them by sqrt(d_k) before the softmax",
+    "scale_without_sqrt": "the scores are divided by d_k, not by its square root",
+    "scale_multiplied": "the scores are multiplied by sqrt(d_k) instead of divided by it",
+    "scale_by_d_in": "the scores are scaled by the input's width d_in; the scale is 1/sqrt(d_k), "
+                     "with d_k = keys.shape[-1]",
+    "scale_after_softmax": "the weights are divided by sqrt(d_k) after the softmax, so they no longer "
+                           "sum to 1: scale the scores before the softmax",
+    "softmax_wrong_dim": "softmax over the wrong dimension: the weights of each query (each row) "
+                         "must sum to 1, so use dim=-1",
+    "softmax_over_batch": "softmax over the wrong dimension: dim=0 is the batch, so the sequences "
+                          "mix; use dim=-1 (over the keys)",
+    "keys_queries_swapped": "queries and keys are swapped: the scores are queries @ keys.T, "
+                            "one row per query token",
+    "mask_hides_diagonal": "the mask hides the diagonal too: a token must see itself "
+                           "(torch.triu(..., diagonal=1))",
+    "mask_zero_fill": "masked scores are set to 0, which still gets weight after the softmax: "
+                      "fill them with -inf",
+    "mask_after_softmax": "the mask is applied after the softmax without renormalising: "
+                          "mask the scores with -inf before the softmax",
+    "mask_transposed": "the mask is transposed: it hides the past and shows the future "
+                       "(mask above the diagonal, torch.triu)",
+    "no_mask": "no causal mask: every token sees the future tokens",
+    "mask_off_by_one": "the mask starts one diagonal too high, so each token also sees the next one: "
+                       "torch.triu(..., diagonal=1) hides everything above the diagonal",
+    # last: at small sizes an axis often has the size of a likelier culprit (d_out, num_heads),
+    # and diagnose() takes the first mistake that matches
+    "scale_by_keys_axis_0": "the scale uses another axis of the keys (keys.shape[0]); d_k is the last one: "
+                            "divide by sqrt(keys.shape[-1])",
+    "scale_by_keys_axis_1": "the scale uses another axis of the keys (keys.shape[1]); d_k is the last one: "
+                            "divide by sqrt(keys.shape[-1])",
+    "scale_by_keys_axis_2": "the scale uses another axis of the keys (keys.shape[2]); d_k is the last one: "
+                            "divide by sqrt(keys.shape[-1])",
+}
+CAUSAL_ONLY = {"mask_hides_diagonal", "mask_zero_fill", "mask_after_softmax", "mask_transposed", "no_mask",
+               "mask_off_by_one"}
+BATCHED_ONLY = {"softmax_over_batch"}
+
+
+def mistakes_for(causal: bool, batched: bool | None = None) -> list[str]:
+    batched = causal if batched is None else batched
+    return [m for m in ATTENTION_MISTAKES
+            if (causal or m not in CAUSAL_ONLY) and (batched or m not in BATCHED_ONLY)]
+
+
+# -- modules ------------------------------------------------------------------------------
+
+def self_attention_v1(state: dict, x: torch.Tensor, mistake: str | None = None) -> torch.Tensor:
+    x = d(x)
+    q, k, v = (x @ d(state[n]) for n in ("W_query", "W_key", "W_value"))
+    return attention_variant(q, k, v, scale=1 / math.sqrt(k.shape[-1]), causal=False, mistake=mistake,
+                             d_in=x.shape[-1])
+
+
+def self_attention_v2(state: dict, x: torch.Tensor, mistake: str | None = None) -> torch.Tensor:
+    x = d(x)
+    q, k, v = (linear(state, n, x) for n in ("W_query", "W_key", "W_value"))
+    return attention_variant(q, k, v, scale=1 / math.sqrt(k.shape[-1]), causal=False, mistake=mistake,
+                             d_in=x.shape[-1])
+
+
+def causal_attention(state: dict, x: torch.Tensor, mistake: str | None = None, prefix: str = "") -> torch.Tensor:
+    x = d(x)
+    q, k, v = (linear(state, prefix + n, x) for n in ("W_query", "W_key", "W_value"))
+    return attention_variant(q, k, v, scale=1 / math.sqrt(k.shape[-1]), causal=True, mistake=mistake,
+                             d_in=x.shape[-1])
+
+
+WRAPPER_MISTAKES: dict[str, str] = {
+    "heads_reversed": "the heads are concatenated in reverse order: head i fills the columns "
+                      "[i*d_out, (i+1)*d_out), torch.cat([head(x) for head in self.heads], dim=-1)",
+}
+
+
+def wrapper(state: dict, x: torch.Tensor, num_heads: int, mistake: str | None = None) -> torch.Tensor:
+    order = range(num_heads - 1, -1, -1) if mistake == "heads_reversed" else range(num_heads)
+    per_head = mistake if mistake in ATTENTION_MISTAKES else None
+    return torch.cat([causal_attention(state, x, per_head, prefix=f"heads.{i}.") for i in order], -1)
+
+
+MHA_MISTAKES: dict[str, str] = {
+    "scale_by_d_out": "the scores are scaled by 1/sqrt(d_out); with heads the scale is 1/sqrt(head_dim)",
+    "merge_without_transpose": "the heads are merged without moving the head axis back: "
+                               "context_vec.transpose(1, 2) before .contiguous().view(b, num_tokens, d_out)",
+    "no_out_proj": "the output projection out_proj is not applied to the merged heads",
+    "split_order": "the last dimension is split as (head_dim, num_heads); it must be "
+                   "(num_heads, head_dim), as .view(b, num_tokens, num_heads, head_dim)",
+    "split_without_transpose": "the heads attend across the head axis: after .view(b, num_tokens, "
+                               "num_heads, head_dim) call .transpose(1, 2), so each head attends over the tokens",
+    "split_by_view_only": "the heads are split with .view(b, num_heads, num_tokens, head_dim), which mixes "
+                          "tokens and features: .view(b, num_tokens, num_heads, head_dim).transpose(1, 2)",
+    "single_head": "all of d_out attends as one head: split queries, keys and values into num_heads heads "
+                   "of head_dim = d_out // num_heads",
+}
+
+
+def multi_head(state: dict, x: torch.Tensor, num_heads: int, mistake: str | None = None) -> torch.Tensor:
+    x = d(x)
+    b, t, _ = x.shape
+    q, k, v = (linear(state, n, x) for n in ("W_query", "W_key", "W_value"))
+    d_out = q.shape[-1]
+    if mistake == "single_head":
+        num_heads = 1
+    head_dim = d_out // num_heads
+
+    def split(z):
+        if mistake == "split_order":
+            return z.view(b, t, head_dim, num_heads).transpose(2, 3).transpose(1, 2)
+        if mistake == "split_without_transpose":
+            return z.view(b, t, num_heads, head_dim)
+        if mistake == "split_by_view_only":
+            return z.reshape(b, num_heads, t, head_dim)
+        return z.view(b, t, num_heads, head_dim).transpose(1, 2)
+
+    q, k, v = split(q), split(k), split(v)
+    scale = 1 / math.sqrt(d_out if mistake == "scale_by_d_out" else head_dim)
+    causal = True
+    if mistake == "split_without_transpose":
+        # the (num_tokens, num_tokens) mask meets (num_heads, num_heads) scores: it runs only
+        # when the two agree, or when a single token's 1x1 mask broadcasts and hides nothing
+        if t not in (1, num_heads):
+            raise RuntimeError("this mistake raises a shape error at these sizes")
+        causal = t == num_heads
+    ctx = attention_variant(q, k, v, scale=scale, causal=causal, d_in=x.shape[-1],
+                            mistake=mistake if mistake in ATTENTION_MISTAKES else None)
+    if mistake in ("merge_without_transpose", "split_without_transpose", "split_by_view_only"):
+        ctx = ctx.contiguous().view(b, t, d_out)
+    else:
+        ctx = ctx.transpose(1, 2).contiguous().view(b, t, d_out)
+    return ctx if mistake == "no_out_proj" else linear(state, "out_proj", ctx)

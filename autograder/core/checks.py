@@ -1,0 +1,94 @@
+"""Checks: functions of a :class:`~autograder.core.submission.Submission` that return when the
+submission is right and raise :class:`~autograder.core.failures.CheckFailure` (with a hint)
+when it is not. The same check runs from the CLI, the notebook, nbgrader and CI.
+
+Each check declares its identity (``"4.3"``: stage 4, check 3) and points where it is
+written::
+
+    @check("4.3", 4, "equals causal scaled dot-product attention on the grader's weights")
+    def oracle(sub): ...
+
+Ids are never derived from order, so adding a check renumbers nothing that results.json,
+JUnit, feedback or the tests key on.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from autograder.core.chapter import Chapter, Stage
+
+_ID = re.compile(r"(\d+)\.(\d+)")
+
+
+class CheckStatus(enum.Enum):
+    """How a check (or a stage, from its checks) ended; ``words`` is what a person reads."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_IMPLEMENTED = "not_implemented"
+    STOPPED = "stopped"  # a time limit, or the submission ended the grading process
+
+    @property
+    def words(self) -> str:
+        return {"not_implemented": "not implemented yet"}.get(self.value, self.value)
+
+    @property
+    def mark(self) -> str:
+        return {"passed": "✓", "failed": "✗", "not_implemented": "·", "stopped": "⏱"}[self.value]
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    id: str
+    points: float
+    title: str
+
+
+@dataclass(frozen=True)
+class Check:
+    stage: Stage
+    id: str  # "<stage>.<k>", as declared
+    title: str
+    points: float
+    run: Callable
+
+    @property
+    def order(self) -> tuple[int, int]:
+        stage, k = _ID.fullmatch(self.id).groups()
+        return int(stage), int(k)
+
+
+def check(check_id: str, points: float, title: str):
+    """Mark a function as the check ``check_id`` ("<stage>.<k>") worth ``points``."""
+    if not _ID.fullmatch(check_id):
+        raise ValueError(f"a check id is '<stage>.<k>', like '4.3', not {check_id!r}")
+
+    def mark(fn):
+        fn.check_spec = CheckSpec(check_id, points, title)
+        return fn
+    return mark
+
+
+def collect(chapter: Chapter, modules: Iterable[ModuleType]) -> dict[int, tuple[Check, ...]]:
+    """The marked functions of ``modules`` as the chapter's checks, per stage number, in id order."""
+    found: dict[str, Check] = {}
+    for module in modules:
+        for fn in vars(module).values():
+            spec = getattr(fn, "check_spec", None)
+            if not isinstance(spec, CheckSpec) or getattr(fn, "__module__", None) != module.__name__:
+                continue
+            if spec.id in found:
+                raise ValueError(f"{chapter.id}: check {spec.id} is declared twice")
+            stage = chapter.stage(int(spec.id.split(".")[0]))
+            found[spec.id] = Check(stage, spec.id, spec.title, spec.points, fn)
+    by_stage: dict[int, list[Check]] = {}
+    for chk in sorted(found.values(), key=lambda c: c.order):
+        by_stage.setdefault(chk.stage.number, []).append(chk)
+    return {number: tuple(checks) for number, checks in by_stage.items()}

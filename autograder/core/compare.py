@@ -1,0 +1,73 @@
+"""The one comparison helper and the tolerances, documented in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from autograder.core.failures import CheckFailure
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+
+
+# The book prints four decimals, so a correct value lies within 5e-5 of the print;
+# 1e-4 leaves room for float32 rounding on other platforms.
+BOOK = Tolerance(rtol=0.0, atol=1e-4)
+# float32 student output against a float64 reference built from the same weights.
+FLOAT32 = Tolerance(rtol=1e-4, atol=2e-5)
+# Reference computations of two float32 pipelines that should agree exactly up to rounding.
+EXACT = Tolerance(rtol=1e-5, atol=1e-6)
+
+
+def fmt(t: torch.Tensor, rows: int = 4) -> str:
+    """A compact picture of a tensor for a failure message."""
+    t = t.detach().to("cpu")
+    if t.dim() >= 2:
+        t = t.reshape(-1, t.shape[-1])[:rows]
+    with torch.no_grad():
+        text = repr(t.double().round(decimals=4).tolist()) if t.numel() <= 64 else (
+            f"tensor of shape {list(t.shape)}, first values {t.flatten()[:6].double().round(decimals=4).tolist()}")
+    return text
+
+
+def expect_shape(actual: torch.Tensor, shape, what: str, hint: str = "") -> None:
+    if tuple(actual.shape) != tuple(shape):
+        raise CheckFailure(f"{what} has shape {list(actual.shape)}, expected {list(shape)}",
+                           hint or "compare each dimension with the shapes in the docstring")
+
+
+def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, *, hint: str = "",
+                 tol: Tolerance = FLOAT32, dtype: torch.dtype | None = torch.float32) -> None:
+    """Exact shape and dtype first, then NaN/inf, then values; the message shows both tensors."""
+    if not isinstance(actual, torch.Tensor):
+        raise CheckFailure(f"{what} is a {type(actual).__name__}, expected a torch.Tensor")
+    expect_shape(actual, expected.shape, what, hint)
+    if dtype is not None and actual.dtype != dtype:
+        raise CheckFailure(f"{what} has dtype {actual.dtype}, expected {dtype}",
+                           "keep the input's dtype: avoid float64 constants, NumPy and Python lists")
+    actual64, expected64 = actual.double(), expected.double()
+    bad = ~torch.isfinite(actual64) & torch.isfinite(expected64)
+    if bad.any():
+        where = bad.nonzero()[0].tolist()
+        raise CheckFailure(f"{what} contains {'NaN' if actual64.isnan().any() else 'inf'} "
+                           f"(first at index {where})", hint or "NaN usually means a whole row "
+                           "of scores was masked with -inf, or an overflow in exp()")
+    if not torch.allclose(actual64, expected64, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
+        diff = (actual64 - expected64).abs().nan_to_num(0.0)
+        at = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
+        where = f" at index {list(at)}" if at else ""
+        # small tensors are shown whole (four rows at most); large ones only where they differ most
+        values = f"; got {fmt(actual)}, expected {fmt(expected)}" if actual.numel() <= 64 else ""
+        raise CheckFailure(
+            f"{what} differs from the expected values: largest difference {diff.max().item():.4g}{where} "
+            f"(got {actual64[at].item():.4g}, expected {expected64[at].item():.4g}){values}", hint)
+
+
+def close(a: torch.Tensor, b: torch.Tensor, tol: Tolerance = FLOAT32) -> bool:
+    return (isinstance(a, torch.Tensor) and tuple(a.shape) == tuple(b.shape)
+            and torch.allclose(a.double(), b.double(), rtol=tol.rtol, atol=tol.atol, equal_nan=True))

@@ -1,0 +1,230 @@
+"""Runs the checks of each stage against a submission and collects the results."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import torch
+
+from autograder.core import strategies
+from autograder.core.chapter import Chapter, Stage
+from autograder.core.checks import Check, CheckStatus
+from autograder.core.failures import CheckFailure, NotImplementedYet, StageAborted
+from autograder.core.submission import Submission
+
+
+@dataclass
+class CheckResult:
+    check: Check
+    status: CheckStatus
+    message: str = ""
+    hint: str = ""
+
+    @property
+    def score(self) -> float:
+        return self.check.points if self.status is CheckStatus.PASSED else 0.0
+
+
+@dataclass
+class StageResult:
+    stage: Stage
+    checks: list[CheckResult]
+    seconds: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return sum(c.score for c in self.checks)
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.check.points for c in self.checks)
+
+    @property
+    def failures(self) -> list[CheckResult]:
+        return [c for c in self.checks if c.status is not CheckStatus.PASSED]
+
+    @property
+    def status(self) -> CheckStatus:
+        """PASSED when every check passed; NOT_IMPLEMENTED when nothing was attempted yet;
+        STOPPED when a time limit or an exit cut the stage short; FAILED otherwise."""
+        if not self.failures:
+            return CheckStatus.PASSED
+        if all(c.status is CheckStatus.NOT_IMPLEMENTED for c in self.failures) and not self.score:
+            return CheckStatus.NOT_IMPLEMENTED
+        if any(c.status is CheckStatus.STOPPED for c in self.failures):
+            return CheckStatus.STOPPED
+        return CheckStatus.FAILED
+
+    def _first_attempted_failure(self) -> CheckResult:
+        return next((c for c in self.failures if c.status is not CheckStatus.NOT_IMPLEMENTED), self.failures[0])
+
+    @property
+    def summary(self) -> str:
+        if self.status is CheckStatus.PASSED:
+            return f"all {len(self.checks)} checks passed"
+        if self.status is CheckStatus.NOT_IMPLEMENTED:
+            return self.status.words
+        first = self._first_attempted_failure()
+        return f"{first.check.id} {first.message}"
+
+    @property
+    def hint(self) -> str:
+        if self.status is CheckStatus.PASSED:
+            return ""
+        if self.status is CheckStatus.NOT_IMPLEMENTED:
+            return f"fill in the {self.stage.label} cell (replace `raise NotImplementedError`) and run it"
+        return self._first_attempted_failure().hint
+
+
+def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed: int | None = None) -> StageResult:
+    """Every check of ``stage``; ``examples_seed`` draws other examples (nbgrader's hidden tests)."""
+    started = time.monotonic()
+    results: list[CheckResult] = []
+    aborted: StageAborted | None = None
+    with strategies.examples_seed(examples_seed):
+        for chk in chapter.checks_for(stage):
+            if aborted is not None:
+                results.append(CheckResult(chk, CheckStatus.STOPPED, f"not run: {aborted.message}", aborted.hint))
+                continue
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    chk.run(sub)
+                results.append(CheckResult(chk, CheckStatus.PASSED))
+            except NotImplementedYet as failure:
+                results.append(CheckResult(chk, CheckStatus.NOT_IMPLEMENTED, failure.message, failure.hint))
+            except CheckFailure as failure:
+                results.append(CheckResult(chk, CheckStatus.FAILED, failure.message, failure.hint))
+            except StageAborted as stop:
+                aborted = stop
+                results.append(CheckResult(chk, CheckStatus.STOPPED, stop.message, stop.hint))
+            except Exception as exc:  # an output the check did not foresee
+                results.append(CheckResult(
+                    chk, CheckStatus.FAILED,
+                    f"the output could not be checked ({type(exc).__name__}: {str(exc)[:300]})",
+                    "compare the output's type and shape with the docstring"))
+    return StageResult(stage, results, time.monotonic() - started)
+
+
+@dataclass
+class GradeReport:
+    chapter: Chapter
+    submission: str
+    stages: list[StageResult] = field(default_factory=list)
+    device: str = "cpu"
+    cells: list[dict] = field(default_factory=list)
+    output: str = ""
+    error: str = ""  # set when the submission could not be graded at all
+    seconds: float = 0.0
+
+    # The grade is out of 100: bonus stages (stage 8) are counted apart and never lower it.
+    @property
+    def score(self) -> float:
+        return sum(s.score for s in self.stages if not s.stage.bonus)
+
+    @property
+    def max_score(self) -> float:
+        return sum(s.max_score for s in self.stages if not s.stage.bonus)
+
+    @property
+    def bonus_score(self) -> float:
+        return sum(s.score for s in self.stages if s.stage.bonus)
+
+    @property
+    def bonus_max_score(self) -> float:
+        return sum(s.max_score for s in self.stages if s.stage.bonus)
+
+    @property
+    def exit_code(self) -> int:
+        """0 for full marks: every graded stage passed, bonus stages aside unless only bonus
+        stages were graded (``make test STAGE=8``)."""
+        if self.error:
+            return 2
+        counted = [s for s in self.stages if not s.stage.bonus] or self.stages
+        return 0 if all(s.score == s.max_score for s in counted) else 1
+
+    @property
+    def cell_errors(self) -> list[dict]:
+        return [c for c in self.cells if c.get("status") == "error"]
+
+    @property
+    def checks(self) -> list[CheckResult]:
+        return [c for s in self.stages for c in s.checks]
+
+
+def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None = None, device: str = "cpu",
+                        limits=None, worker=None, examples_seed: int | None = None) -> GradeReport:
+    """Grade a submission file in the sandboxed worker (the CLI, CI and nbgrader path).
+
+    ``worker``: a :class:`~autograder.sandbox.client.Worker` for this file, maybe prestarted
+    (see ``cli._prestart``); grading loads the submission into it and closes it."""
+    from autograder.sandbox.client import Limits, Worker
+    from autograder.sandbox.loader import SubmissionError, read_cells
+
+    started = time.monotonic()
+    report = GradeReport(chapter, submission=str(path), device=device)
+    stages = chapter.select(stage_numbers)
+    if worker is None:
+        try:
+            cells = read_cells(path)
+        except SubmissionError as exc:
+            report.error = str(exc)
+            report.stages = [_not_graded(chapter, s, report.error) for s in stages]
+            return report
+        worker = Worker(cells, device, limits or Limits())
+    threads = _one_thread()
+    try:
+        for stage in stages:
+            if worker.needs_start:
+                load = worker.start()
+                report.cells, report.output = load.cells, report.output or load.output
+            worker.begin_stage(stage.number)
+            sub = Submission(worker, stage.label, chapter.error_hints.get(stage.id, ()))
+            result = run_stage(chapter, stage, sub, examples_seed=examples_seed)
+            _point_at_cell_errors(result, report.cell_errors)
+            report.stages.append(result)
+    except RuntimeError as exc:  # the worker could not start at all
+        report.error = str(exc)
+        done = {r.stage.number for r in report.stages}
+        report.stages += [_not_graded(chapter, s, report.error) for s in stages if s.number not in done]
+    finally:
+        worker.close()
+        torch.set_num_threads(threads)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _one_thread() -> int:
+    """The grader's own tensors are small (the largest reference is one 1024-token sequence),
+    so it computes on one thread; a second OpenMP thread would spin after each parallel region
+    on the core the worker needs while the grader waits for it. Returns the previous count."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    return before
+
+
+def _not_graded(chapter: Chapter, stage: Stage, why: str) -> StageResult:
+    return StageResult(stage, [CheckResult(c, CheckStatus.STOPPED, f"not graded: {why}")
+                               for c in chapter.checks_for(stage)])
+
+
+def not_graded_report(chapter: Chapter, submission: str, why: str, stage_numbers=None) -> GradeReport:
+    """A report that could not be graded at all: every selected check at 0, with the reason."""
+    report = GradeReport(chapter, submission=submission, error=why)
+    report.stages = [_not_graded(chapter, s, why) for s in chapter.select(stage_numbers)]
+    return report
+
+
+def _point_at_cell_errors(result: StageResult, cell_errors: list[dict]) -> None:
+    """A missing name is often a cell that failed to run: say which one."""
+    if not cell_errors:
+        return
+    first = cell_errors[0]
+    error = first.get("error", {})
+    note = (f"cell {first['index']} raised {error.get('type') or 'an error'} when the notebook ran "
+            f"({error.get('message', '')[:120]}); fix it first")
+    for check in result.checks:
+        if check.status is CheckStatus.FAILED and "is not defined" in check.message:
+            check.hint = f"{check.hint}; {note}" if check.hint else note

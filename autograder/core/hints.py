@@ -1,0 +1,92 @@
+"""Hints for exceptions raised by the student's code: the message names the likely cause.
+
+Three layers, most specific first: what the sizes in a shape error say about the drawn example
+(:func:`shape_error_hint`), what an error usually means in the stage the student is working
+on (the chapter's ``error_hints``), and what it usually means anywhere (``_ERROR_HINTS``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from autograder.core.chapter import ErrorHints
+
+_ERROR_HINTS: list[tuple[str, str]] = [
+    (r"view size is not compatible|not contiguous",
+     "call .contiguous() before .view() after a transpose (or use .reshape())"),
+    (r"must match the size of tensor|size mismatch|shapes cannot be multiplied|mat1 and mat2|"
+     r"Expected size|doesn't match the broadcast shape|invalid for input of size",
+     "a shape mismatch: print the shape of each intermediate tensor (queries, keys, "
+     "attn_scores, ...) and compare it with the shapes in the docstring"),
+    (r"only supports boolean masks|expected .*Bool.*mask|mask .*must be .*bool",
+     "masked_fill needs a boolean mask: self.mask.bool()[:num_tokens, :num_tokens]"),
+    (r"expected .*same device|on the expected device|device type",
+     "a tensor lives on another device than the input: register the mask with "
+     "self.register_buffer(...) and create new tensors with device=x.device"),
+    (r"expected scalar type|dtype|Float but found Double|Double but found Float",
+     "mixed dtypes: keep everything float32 (torch.tensor(..., dtype=torch.float32) or x.dtype)"),
+    (r"out of memory|can't allocate memory|DefaultCPUAllocator",
+     "the code allocates far more memory than attention needs: check the sizes you create"),
+    (r"is not defined", "the code uses a name it does not define: define it inside the function "
+     "or the class, or run the cell that defines it"),
+    (r"object is not callable", "something is called like a function but is not one "
+     "(a tensor where a layer was expected?)"),
+    (r"has no attribute", "an attribute name differs from the one the stage asks for, or "
+     "__init__ did not set it (did you call super().__init__()?)"),
+    (r"takes .* positional argument|unexpected keyword argument|missing .* required",
+     "the signature differs from the one in the stage's instructions: keep the argument names "
+     "and their order"),
+    (r"dimension out of range|Dimension out of range",
+     "an index or dim refers to an axis the tensor does not have: count the dimensions "
+     "(batch, tokens, features)"),
+    (r"[Aa]ssertion", "an assert in your code failed on valid input"),
+]
+
+
+SHAPE_ERROR = r"must match the size|size mismatch|shapes cannot be multiplied|mat1 and mat2|Expected size|" \
+               r"doesn't match the broadcast shape|invalid for input of size|[Dd]imension out of range"
+
+def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
+    """Read the two sizes of a shape error against the drawn example's sizes (batch,
+    num_tokens, ...): the mix-up they point at, or ``fallback`` with the sizes named."""
+    found = re.search(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", message) or \
+        re.search(r"shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", message)
+    if not found:
+        return fallback
+    a, b = int(found.group(1)), int(found.group(2))
+    names = {"num_tokens": sizes.tokens, "context_length": sizes.context_length, "batch": sizes.batch,
+             "d_in": sizes.d_in, "d_out": sizes.d_out}
+    if sizes.num_heads > 1:
+        names.update(num_heads=sizes.num_heads, head_dim=sizes.head_dim)
+
+    def pair(x, y):
+        return {a, b} == {names.get(x), names.get(y)} and names.get(x) != names.get(y)
+
+    if pair("num_tokens", "context_length") and sizes.tokens < sizes.context_length:
+        return (f"the input is shorter than the context (num_tokens={sizes.tokens}, context_length="
+                f"{sizes.context_length}) and the mask is not sliced: use self.mask.bool()[:num_tokens, "
+                ":num_tokens]")
+    if pair("num_tokens", "num_heads"):
+        return ("the head axis and the token axis are mixed up: after .view(b, num_tokens, num_heads, "
+                "head_dim) call .transpose(1, 2), so the tensors are (b, num_heads, num_tokens, head_dim)")
+    which = {v: [n for n, size in names.items() if size == v] for v in (a, b)}
+    if not which[a] or not which[b]:
+        return fallback
+    said = " and ".join(f"{v} (= {' or '.join(which[v])})" for v in (a, b))
+    return f"the sizes {said} do not fit together; {fallback}" if fallback else \
+        f"the sizes {said} do not fit together: print the shape of each intermediate tensor"
+
+
+def error_hint(exc_type: str, message: str, stage_hints: ErrorHints = ()) -> str:
+    """The hint for an exception: the stage's own table first (the chapter's ``error_hints``),
+    then what the error usually means anywhere."""
+    text = f"{exc_type}: {message}"
+    for pattern, hint in stage_hints:
+        if re.search(pattern, text):
+            return hint
+    for pattern, hint in _ERROR_HINTS:
+        if re.search(pattern, text):
+            return hint
+    if exc_type == "RecursionError":
+        return "a function calls itself without end"
+    return "read the error and the line it points to; run the stage's cell on the book's example"

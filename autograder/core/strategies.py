@@ -1,0 +1,198 @@
+"""Hypothesis strategies and the grading profile, shared by every stage.
+
+Sizes are drawn *distinct* per dimension (batch, tokens, d_in, d_out, heads), so a
+transposed axis or a softmax over the wrong dimension cannot pass by symmetry. Tensor
+values come from a drawn seed (fast, reproducible, shrinks to seed 0); small softmax
+inputs are drawn value by value, so a failure shows the smallest failing input.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+from hypothesis.errors import Flaky
+from hypothesis.extra import numpy as hnp
+
+from autograder.core.failures import CheckFailure, NotImplementedYet, StageAborted, StudentCodeError
+
+# One profile for grading: fixed example counts, no deadline (student code may be slow on
+# its first call), derandomized, no example database: the same submission, the same grade.
+GRADING = settings(
+    derandomize=True,
+    deadline=None,
+    database=None,
+    verbosity=Verbosity.quiet,
+    report_multiple_bugs=False,
+    print_blob=False,
+    suppress_health_check=list(HealthCheck),
+    phases=(Phase.explicit, Phase.generate, Phase.shrink),
+)
+
+# Examples per property: enough to cover every size class below a few times, few enough
+# that a full grade stays within seconds (each example is one or two calls to the worker).
+# Derandomized draws are the same every run: 6 module examples already cover 2, 3 and 4 heads,
+# head_dim 1 to 3, batch 1 and more, num_tokens 1 to 6, inputs shorter than the context and
+# not; every mistake of tests/catalog is caught with as few as 5/3/3 (issue 7 measured this).
+EXAMPLES = {"function": 15, "module": 6, "cheap_module": 9}
+
+# The seed of the examples drawn: None for the visible ones; the hidden tests of the
+# instructor's notebook draw other examples from their own seed (engine.run_stage).
+_EXAMPLES_SEED: ContextVar[int | None] = ContextVar("examples_seed", default=None)
+
+
+@contextmanager
+def examples_seed(value: int | None):
+    """Inside, every property draws its examples from ``value`` (None: the visible examples)."""
+    token = _EXAMPLES_SEED.set(value)
+    try:
+        yield
+    finally:
+        _EXAMPLES_SEED.reset(token)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    batch: int
+    tokens: int
+    d_in: int
+    d_out: int
+    context_length: int
+    num_heads: int
+    seed: int
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_out // self.num_heads
+
+    def __str__(self) -> str:
+        heads = f", num_heads={self.num_heads}" if self.num_heads > 1 else ""
+        return (f"batch={self.batch}, num_tokens={self.tokens}, d_in={self.d_in}, d_out={self.d_out}, "
+                f"context_length={self.context_length}{heads}, seed={self.seed}")
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A single sequence for stage 2: ``num_tokens`` embeddings of width ``d``."""
+    num_tokens: int
+    d: int
+    seed: int
+
+    def __str__(self) -> str:
+        return f"num_tokens={self.num_tokens}, d={self.d}, seed={self.seed}"
+
+
+# num_tokens != d, so inputs.T @ inputs cannot pass for inputs @ inputs.T
+token_matrices = st.builds(Tokens, st.integers(2, 8), st.integers(1, 6), st.integers(0, 2**16)) \
+    .filter(lambda t: t.num_tokens != t.d)
+
+
+@st.composite
+def attention_sizes(draw, *, heads: bool = False, min_batch: int = 1, min_tokens: int = 1,
+                    min_head_dim: int = 1) -> Sizes:
+    num_heads = draw(st.integers(2, 4)) if heads else 1
+    head_dim = draw(st.integers(min_head_dim, 3 if heads else 6))
+    d_out = num_heads * head_dim
+    pool = [n for n in range(1, 10) if n != d_out]
+    batch, tokens, d_in = draw(st.lists(st.sampled_from(pool), min_size=3, max_size=3, unique=True)
+                               .filter(lambda v: v[0] >= min_batch and v[1] >= min_tokens))
+    extra = draw(st.integers(0, 3))
+    return Sizes(batch, tokens, d_in, d_out, tokens + extra, num_heads, draw(st.integers(0, 2**16)))
+
+
+def distinct_shape(min_dims: int = 1, max_dims: int = 3, max_side: int = 6):
+    return st.integers(min_dims, max_dims).flatmap(
+        lambda n: st.lists(st.integers(1 if n == 1 else 2, max_side), min_size=n, max_size=n, unique=True)
+        .map(tuple))
+
+
+def float_arrays(shape_strategy=None, bound: float = 10.0):
+    """Bounded, NaN-free float32 values, drawn element by element (shrinkable)."""
+    return (shape_strategy or distinct_shape()).flatmap(
+        lambda shape: hnp.arrays(np.float32, shape, elements=st.floats(
+            -bound, bound, width=32, allow_nan=False, allow_infinity=False)))
+
+
+def tensor(shape, seed: int, low: float = -2.0, high: float = 2.0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(int(seed))
+    return torch.empty(tuple(shape)).uniform_(low, high, generator=g)
+
+
+def explaining() -> bool:
+    """Whether a failure raised now is the one the student will see: outside a property, or
+    in hypothesis's final replay of the smallest failing example. Hints that take work (running
+    the known mistakes) are worked out only then, not for every example tried while shrinking."""
+    from hypothesis.control import current_build_context, currently_in_test_context
+
+    return not currently_in_test_context() or bool(current_build_context().is_final)
+
+
+def describe(value, show_input=None) -> str:
+    """One drawn example in plain words: the sizes, and the input itself when it is small."""
+    if isinstance(value, np.ndarray):
+        return f"x = {value.tolist()}"
+    text = str(value)
+    if show_input is not None and isinstance(value, Sizes):
+        x = show_input(value)
+        if x.numel() <= 12:
+            text += f"; x = {x.double().round(decimals=4).tolist()}"
+    return text
+
+
+def run_property(body, *strategies, examples: int, show_input=None) -> None:
+    """Run ``body`` on drawn examples and re-raise the failure of the smallest failing one,
+    saying which example it was (its sizes, and ``show_input(sizes)`` when that is small).
+    A stopped worker or a stub ends the search at once."""
+
+    class _Stop(BaseException):
+        def __init__(self, exc):
+            self.exc = exc
+
+    failing: list = []
+
+    @settings(GRADING, max_examples=examples)
+    @given(st.tuples(*strategies))
+    def prop(args):
+        try:
+            body(*args)
+        except (StageAborted, NotImplementedYet) as exc:
+            raise _Stop(exc) from None
+        except CheckFailure:
+            failing[:] = [args]  # hypothesis replays the smallest failing example last
+            raise
+
+    if _EXAMPLES_SEED.get() is not None:
+        prop = hypothesis_seed(_EXAMPLES_SEED.get())(prop)
+    try:
+        prop()
+    except _Stop as stop:
+        raise stop.exc from None
+    except CheckFailure as failure:
+        raise _with_example(failure, failing[0] if failing else (), show_input) from None
+    except Flaky:
+        example = f" ({describe(failing[0][0])})" if failing and failing[0] else ""
+        raise CheckFailure(
+            f"the same input failed once and passed the next time{example}",
+            "the output must depend only on the input and the weights: no torch.rand or "
+            "hand-made dropout in forward, and no state kept between calls") from None
+
+
+def _with_example(failure: CheckFailure, args: tuple, show_input) -> CheckFailure:
+    """The failure, naming the example it came from and, for an error of the student's code,
+    a hint that reads the sizes in the error message."""
+    from autograder.core.hints import shape_error_hint
+
+    parts = [describe(a, show_input) for a in args if isinstance(a, (Sizes, Tokens, np.ndarray))]
+    missing = [p for p in parts if p not in failure.message]
+    if missing:
+        failure.message = f"{failure.message} (smallest failing case: {'; '.join(missing)})"
+    sizes = next((a for a in args if isinstance(a, Sizes)), None)
+    if isinstance(failure, StudentCodeError) and sizes is not None:
+        failure.hint = shape_error_hint(failure.message, sizes, failure.hint)
+    return failure

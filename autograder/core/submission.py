@@ -1,0 +1,184 @@
+"""The student's code as the checks see it: functions and modules behind proxies.
+
+A check never touches the student's objects directly. It asks a *transport* to run an
+operation (see :mod:`autograder.sandbox.workspace`) and gets plain tensors back. The remote
+transport talks to the sandboxed worker (CLI, CI, nbgrader); the local one runs in the
+notebook's own kernel, for the test cells' instant feedback. Both pass every request and
+answer through the same encoding, so a check behaves the same either way.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from autograder.core.chapter import ErrorHints
+from autograder.core.failures import CheckFailure, NotImplementedYet, StudentCodeError
+from autograder.core.hints import error_hint
+from autograder.sandbox import wire
+
+
+class LocalTransport:
+    def __init__(self, namespace: dict, device: str = "cpu"):
+        from autograder.sandbox.workspace import Workspace
+
+        self.workspace = Workspace(namespace, device)
+
+    def request(self, req: dict) -> dict:
+        req = wire.decode(*_split(wire.encode(req)))
+        return wire.decode(*_split(wire.encode(self.workspace.dispatch(req))))
+
+
+def _split(frame: bytes) -> tuple[bytes, list[bytes]]:
+    import struct
+
+    (hlen,) = struct.unpack_from("<Q", frame, 0)
+    header, pos = frame[8:8 + hlen], 8 + hlen
+    (count,) = struct.unpack_from("<I", frame, pos)
+    pos += 4
+    blobs = []
+    for _ in range(count):
+        (blen,) = struct.unpack_from("<Q", frame, pos)
+        blobs.append(frame[pos + 8:pos + 8 + blen])
+        pos += 8 + blen
+    return header, blobs
+
+
+class Submission:
+    """Entry point for checks: ``sub.function(name)``, ``sub.build(name, ...)``."""
+
+    def __init__(self, transport, stage_label: str = "", error_hints: ErrorHints = ()):
+        self.transport = transport
+        self.stage_label = stage_label
+        self.error_hints = error_hints  # the chapter's table for this stage (core.hints.error_hint)
+
+    def _ask(self, req: dict, what: str):
+        answer = self.transport.request(req)
+        if "error" in answer:
+            raise _failure(answer["error"], what, self.stage_label, self.error_hints)
+        return answer.get("ok")
+
+    def kind(self, name: str) -> str:
+        """"missing", "class", "function" or "other"."""
+        return self._ask({"op": "describe", "name": name}, name)["kind"]
+
+    def function(self, name: str) -> StudentFunction:
+        return StudentFunction(self, name)
+
+    def build(self, name: str, *args, seed: int | None = None, **kwargs) -> StudentModule:
+        what = f"{name}({', '.join([repr(a) for a in args] + [f'{k}={v!r}' for k, v in kwargs.items()])})"
+        result = self._ask({"op": "build", "name": name, "args": list(args), "kwargs": kwargs,
+                            "seed": seed}, what)
+        return StudentModule(self, result["module"], result["info"], what)
+
+    def call_for_module(self, name: str) -> StudentModule:
+        """Call a zero-argument builder such as ``build_gpt2_small_mha()``."""
+        what = f"{name}()"
+        result = self._ask({"op": "call", "name": name, "args": []}, what)
+        if "module" not in result:
+            raise CheckFailure(f"{what} returned {result.get('value_type')} ({result.get('repr')}), "
+                               "expected an nn.Module", "return the module you built")
+        return StudentModule(self, result["module"], result["info"], what)
+
+
+def expect_tensor(result: dict, what: str) -> torch.Tensor:
+    if isinstance(result, dict) and isinstance(result.get("tensor"), torch.Tensor):
+        return result["tensor"]
+    kind = result.get("value_type", "a module") if isinstance(result, dict) else type(result).__name__
+    shown = result.get("repr", "") if isinstance(result, dict) else ""
+    hint = "return a torch.Tensor built with torch operations"
+    if kind in ("list", "tuple", "ndarray"):
+        hint = f"you returned a {kind}: keep the computation in torch and return the tensor itself"
+    elif kind == "NoneType":
+        hint = "the function has no `return` statement (or returns None)"
+    raise CheckFailure(f"{what} returned {kind} {shown}".rstrip() + ", expected a torch.Tensor", hint)
+
+
+class StudentFunction:
+    def __init__(self, sub: Submission, name: str):
+        self.sub, self.name = sub, name
+
+    def __call__(self, *args: torch.Tensor) -> torch.Tensor:
+        what = f"{self.name}(...)"
+        return expect_tensor(self.sub._ask({"op": "call", "name": self.name, "args": list(args)}, what), what)
+
+    def integer(self, *args: int) -> int:
+        """Call a function that returns a Python int (a count, a number of bytes)."""
+        what = f"{self.name}({', '.join(repr(a) for a in args)})"
+        got = self.sub._ask({"op": "call", "name": self.name, "args": list(args)}, what)
+        if isinstance(got, dict) and type(got.get("integer")) is int:
+            return got["integer"]
+        got = got if isinstance(got, dict) else {}
+        kind = "a tensor" if "tensor" in got else "a module" if "module" in got else got.get("value_type", "?")
+        raise CheckFailure(f"{what} returned {kind} {got.get('repr', '')}".rstrip() + ", expected a Python int",
+                           "return a whole number of bytes, an int (use //, or int(...) around a product)")
+
+
+class StudentModule:
+    def __init__(self, sub: Submission, handle: int, info: dict, what: str):
+        self.sub, self.handle, self.info, self.what = sub, handle, info, what
+
+    def __call__(self, x: torch.Tensor, *, train: bool = False, seed: int | None = None) -> torch.Tensor:
+        what = f"{self.what}.forward"
+        return expect_tensor(self.sub._ask({"op": "forward", "handle": self.handle, "x": x,
+                                            "train": train, "seed": seed}, what), what)
+
+    def samples(self, x: torch.Tensor, n: int, *, seed: int) -> torch.Tensor:
+        """``n`` forward passes in training mode (dropout active), stacked."""
+        what = f"{self.what}.forward (training mode)"
+        return expect_tensor(self.sub._ask({"op": "forward", "handle": self.handle, "x": x, "train": True,
+                                            "seed": seed, "repeat": n}, what), what)
+
+    def state(self) -> dict[str, torch.Tensor]:
+        """Parameters and buffers by name (float tensors as they are in the module)."""
+        got = self.sub._ask({"op": "state", "handle": self.handle}, f"{self.what} weights")
+        return {**got["params"], **got["buffers"]}
+
+    def load(self, tensors: dict[str, torch.Tensor]) -> None:
+        self.sub._ask({"op": "load_weights", "handle": self.handle, "tensors": tensors},
+                      f"loading weights into {self.what}")
+
+    def grads(self, x: torch.Tensor, upstream: torch.Tensor) -> tuple[torch.Tensor, dict]:
+        got = self.sub._ask({"op": "grads", "handle": self.handle, "x": x, "upstream": upstream},
+                            f"{self.what} backward")
+        if "out" not in got:
+            expect_tensor(got, f"{self.what}.forward")
+        return got["out"], got["grads"]
+
+    def meta_forward(self, shape: list[int]) -> list[int]:
+        got = self.sub._ask({"op": "meta_forward", "handle": self.handle, "shape": list(shape)},
+                            f"{self.what} moved to another device")
+        if "shape" not in got:
+            expect_tensor(got, f"{self.what}.forward")
+        return got["shape"]
+
+    def calls(self, x: torch.Tensor) -> list[str]:
+        """Names of the PyTorch functions one forward pass calls (eval mode)."""
+        got = self.sub._ask({"op": "calls", "handle": self.handle, "x": x}, f"{self.what}.forward")
+        if "calls" not in got:
+            expect_tensor(got, f"{self.what}.forward")
+        calls = got["calls"]
+        if not isinstance(calls, list):
+            raise CheckFailure(f"{self.what}: the list of functions its forward pass calls was malformed")
+        return [str(c) for c in calls]
+
+
+def _failure(error: dict, what: str, stage_label: str, error_hints: ErrorHints) -> CheckFailure:
+    kind = error.get("kind")
+    if kind == "not_implemented":
+        return NotImplementedYet(what)
+    if kind == "missing":
+        name = error.get("message", "")
+        return CheckFailure(f"`{name}` is not defined",
+                            f"define it (the exact name, case matters) in the {stage_label} cell "
+                            "and run that cell" if stage_label else "define it and run its cell")
+    if kind == "bad_type":
+        return CheckFailure(error.get("message", "wrong kind of object"),
+                            "check the stage's instructions: a class where a class is asked for, "
+                            "a function where a function is asked for")
+    if kind == "exit":
+        return StudentCodeError(f"{what} called sys.exit()/exit()",
+                                "never exit the process from a function or a method")
+    where = f" ({error['where']})" if error.get("where") else ""
+    message = f"{what} raised {error.get('type')}: {error.get('message')}{where}"
+    return StudentCodeError(message, error_hint(error.get("type", ""), error.get("message", ""), error_hints),
+                            exc_type=str(error.get("type", "")))

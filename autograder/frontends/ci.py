@@ -1,0 +1,252 @@
+"""CI front end: grade a notebook once, then give every CI system the same grade.
+
+    python -m autograder.frontends.ci SUBMISSION [--results F] [--junit F] [--summary F] [--pass-mark P]
+
+From one :class:`~autograder.core.engine.GradeReport` it produces
+
+- the console table of ``make test``;
+- GitHub Classroom's two annotations, exactly as its grading reporter
+  (classroom-resources/autograding-grading-reporter) emits them, which is what Classroom
+  records as the score::
+
+      ::notice title=Autograding complete::Points 55/100
+      ::notice title=Autograding report::{"totalPoints":55,"maxPoints":100}
+
+- Gradescope's ``results.json`` (:func:`autograder.frontends.rendering.gradescope_json`);
+- JUnit XML: one ``<testsuite>`` per stage, one ``<testcase>`` per check;
+- a Markdown table (stage, points, result, hint) and the total, appended to
+  ``$GITHUB_STEP_SUMMARY`` (or ``--summary``) so the run's page shows the grade.
+
+Exit status. A low score is a grade, not a broken build:
+
+- 0: the submission was graded, whatever the score (with ``--pass-mark P``: and it scored
+  at least P points);
+- 1: graded, but below ``--pass-mark P`` (only when a pass mark is given);
+- 2: it could not be graded at all (no notebook, damaged notebook, the grader could not
+  start or failed itself). The reason is printed; the annotations and results.json
+  still say 0 points, so Classroom and Gradescope record an honest zero.
+
+(Through ``make ci-grade`` either failure shows as make's "Error 1"/"Error 2", and make
+itself then exits 2.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from autograder.core.checks import CheckStatus
+from autograder.core.engine import GradeReport
+
+# Stage status -> the mark the step summary shows.
+SUMMARY_MARK = {CheckStatus.PASSED: "✅", CheckStatus.FAILED: "❌", CheckStatus.STOPPED: "⏱️",
+                CheckStatus.NOT_IMPLEMENTED: "⬜"}
+# Check status -> the JUnit element and type of a check that did not pass.
+JUNIT_OUTCOME = {CheckStatus.FAILED: ("failure", "CheckFailure"),
+                 CheckStatus.NOT_IMPLEMENTED: ("failure", "NotImplementedYet"),
+                 CheckStatus.STOPPED: ("error", "StageAborted")}
+
+
+def exit_status(score: float, error: str, pass_mark: float | None) -> int:
+    """The documented rule above, in one place."""
+    if error:
+        return 2
+    if pass_mark is not None and score < pass_mark:
+        return 1
+    return 0
+
+
+# --- GitHub Classroom -----------------------------------------------------------------
+
+def workflow_command(command: str, message: str, **properties: str) -> str:
+    """One GitHub Actions workflow command, escaped as @actions/core escapes it (a newline
+    or '%' in the message, and also ':' or ',' in a property, would otherwise end it early)."""
+    def data(text: str) -> str:
+        return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+    def prop(text: str) -> str:
+        return data(text).replace(":", "%3A").replace(",", "%2C")
+
+    props = ",".join(f"{key}={prop(value)}" for key, value in properties.items())
+    return f"::{command}{' ' + props if props else ''}::{data(message)}"
+
+
+def _js_number(value: float) -> int | float:
+    """Points as the reporter (JavaScript) prints them: 100, not 100.0."""
+    value = round(float(value), 6)
+    return int(value) if value.is_integer() else value
+
+
+def classroom_annotations(report: GradeReport) -> list[str]:
+    total, maximum = _js_number(report.score), _js_number(report.max_score)
+    return [
+        workflow_command("notice", f"Points {total}/{maximum}", title="Autograding complete"),
+        workflow_command("notice", json.dumps({"totalPoints": total, "maxPoints": maximum},
+                                              separators=(",", ":")), title="Autograding report"),
+    ]
+
+
+# --- Markdown step summary ------------------------------------------------------------
+
+def _points(value: float) -> str:
+    return f"{value:g}"
+
+
+def _cell(text: str) -> str:
+    """Text that stays inside one Markdown table cell."""
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("|", "\\|").replace("\r", "").replace("\n", "<br>"))
+
+
+def summary_markdown(report: GradeReport) -> str:
+    lines = [f"## {report.chapter.id}: {_points(report.score)}/{_points(report.max_score)} points", ""]
+    if report.error:
+        lines += [f"**Could not grade:** {_cell(report.error)}", ""]
+    lines += ["| Stage | Points | Result | Hint |", "| --- | ---: | --- | --- |"]
+    for result in report.stages:
+        lines.append(f"| {result.stage.number} {result.stage.id} "
+                     f"| {_points(result.score)}/{_points(result.max_score)} "
+                     f"| {SUMMARY_MARK[result.status]} {_cell(result.summary)} | {_cell(result.hint)} |")
+    lines.append(f"| **Total** | **{_points(report.score)}/{_points(report.max_score)}** | | |")
+    failed = [c for c in report.checks if c.status in (CheckStatus.FAILED, CheckStatus.STOPPED)]
+    if failed:
+        lines += ["", f"<details><summary>Every failed check ({len(failed)})</summary>", ""]
+        for c in failed:
+            hint = f" — hint: {_cell(c.hint)}" if c.hint else ""
+            lines.append(f"- **{c.check.id}** {_cell(c.check.title)}: {_cell(c.message)}{hint}")
+        lines += ["", "</details>"]
+    if report.score < report.max_score:
+        lines += ["", "Run `make test` (or `make test STAGE=N`) on your machine for the same table; "
+                      "each stage's test cell in the notebook lists every check of that stage."]
+    return "\n".join(lines) + "\n"
+
+
+# --- JUnit XML --------------------------------------------------------------------------
+
+def junit_xml(report: GradeReport) -> ET.ElementTree:
+    """One <testcase> per check, so CI test reporters list every check by its code.
+
+    A check that is still a stub counts as a failure (its points are not earned); one that
+    was stopped (time limit, crashed worker) is an error.
+    """
+    suites = ET.Element("testsuites", name=report.chapter.id)
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    for result in report.stages:
+        failures = sum(JUNIT_OUTCOME.get(c.status, ("",))[0] == "failure" for c in result.checks)
+        errors = sum(JUNIT_OUTCOME.get(c.status, ("",))[0] == "error" for c in result.checks)
+        suite = ET.SubElement(suites, "testsuite", name=result.stage.label, tests=str(len(result.checks)),
+                              failures=str(failures), errors=str(errors), skipped="0",
+                              time=f"{result.seconds:.3f}")
+        properties = ET.SubElement(suite, "properties")
+        ET.SubElement(properties, "property", name="points", value=_points(result.score))
+        ET.SubElement(properties, "property", name="max_points", value=_points(result.max_score))
+        for c in result.checks:
+            case = ET.SubElement(suite, "testcase", name=f"{c.check.id} {c.check.title}",
+                                 classname=f"{report.chapter.id}.stage{result.stage.number}_{result.stage.id}")
+            if c.status is CheckStatus.PASSED:
+                continue
+            text = c.message + (f"\nhint: {c.hint}" if c.hint else "")
+            tag, kind = JUNIT_OUTCOME[c.status]
+            ET.SubElement(case, tag, message=c.message.splitlines()[0] if c.message else kind,
+                          type=kind).text = text
+        totals["tests"] += len(result.checks)
+        totals["failures"] += failures
+        totals["errors"] += errors
+    for key, value in totals.items():
+        suites.set(key, str(value))
+    suites.set("time", f"{report.seconds:.3f}")
+    ET.indent(suites)
+    return ET.ElementTree(suites)
+
+
+def write_junit(path: str | Path, report: GradeReport) -> None:
+    """JUnit XML at ``path``, never in place of a folder or of a file that is not JUnit XML."""
+    from autograder.frontends.rendering import OutputRefused, overwrite_refusal
+
+    why = overwrite_refusal(path, "--junit", lambda data: b"<testsuites" in data[:4096])
+    if why:
+        raise OutputRefused(why)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    junit_xml(report).write(path, encoding="utf-8", xml_declaration=True)
+
+
+# --- grading ----------------------------------------------------------------------------
+
+def grade(args: argparse.Namespace, chapter) -> tuple[GradeReport, list[str]]:
+    """Grade as ``python -m autograder`` does (the same function), the worker started early;
+    a grader failure's traceback goes to the CI log for the course staff."""
+    from autograder.frontends import cli
+
+    limits = cli.limits_from(args)
+    worker = cli._prestart(args, limits)
+    try:
+        return cli.grade_report(args, chapter, limits, worker, args.stage, show_traceback=True)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m autograder.frontends.ci",
+        description="Grade a submission once for CI: console table, GitHub Classroom annotations, "
+                    "Gradescope results.json, JUnit XML and a Markdown step summary. Exit status: "
+                    "0 graded (any score), 1 below --pass-mark, 2 could not grade.")
+    from autograder.frontends.cli import add_grading_arguments
+
+    add_grading_arguments(parser)
+    parser.add_argument("--junit", metavar="FILE", help="write JUnit XML here")
+    parser.add_argument("--summary", metavar="FILE", default=os.environ.get("GITHUB_STEP_SUMMARY") or None,
+                        help="append the Markdown summary here (default: $GITHUB_STEP_SUMMARY when set)")
+    parser.add_argument("--pass-mark", type=float, metavar="P",
+                        help="exit 1 when the score is below P points (default: never)")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    from autograder.frontends import cli
+    from autograder.frontends import rendering as reports
+
+    chapter = cli.load_chapter(args)
+    if chapter is None:
+        return 2
+    # a valid zero stands if anything kills this process
+    if args.results and not cli.save_results(args.results,
+                                               reports.provisional_json(chapter, args.submission, args.stage)):
+        return 2
+    report, notes = grade(args, chapter)
+    if args.results and not cli.save_results(args.results, reports.gradescope_json(report)):
+        return 2
+    output_failed = False  # a report that could not be written: said, and exit 2 after the grade is printed
+    if args.junit:
+        try:
+            write_junit(args.junit, report)
+        except (OSError, reports.OutputRefused) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            output_failed = True
+    if args.summary:
+        try:
+            with open(args.summary, "a", encoding="utf-8") as handle:
+                handle.write(summary_markdown(report))
+        except OSError as exc:
+            print(f"warning: could not write the step summary to {args.summary}: {exc}", file=sys.stderr)
+    reports.print_console(report)
+    for note in notes:
+        print(f"note: {note}")
+    sys.stdout.flush()
+    for line in classroom_annotations(report):
+        print(line)
+    status = 2 if output_failed else exit_status(report.score, report.error, args.pass_mark)
+    if status == 1:
+        print(f"Score {_points(report.score)} is below the pass mark {_points(args.pass_mark)}.")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,403 @@
+"""``make autograde``: nbgrader autograde for a whole class, JOBS submissions at a time.
+
+nbgrader autogrades one submission after another. The slow part of each one is running the
+notebook in a kernel and grading it in the sandbox (nbgrader's ``Execute`` and our
+``SandboxGrades``); the rest is bookkeeping. So:
+
+1. JOBS worker processes run nbgrader's own Autograde converter on one student at a time,
+   with the preprocessors up to ``SandboxGrades`` only, each against a private copy of the
+   gradebook (sqlite takes one writer at a time) and into a scratch folder.
+2. nbgrader's Autograde then runs once over the class, serially, on the real gradebook, with
+   :class:`~autograder.frontends.nbgrader_plugins.ReplayExecution` standing in for the slow part. Every
+   row of the gradebook and every autograded notebook is written by nbgrader's own code, as
+   in a serial run; a submission the workers could not finish is executed there instead.
+
+``python -m autograder.frontends.classgrade bench`` times serial ``nbgrader autograde`` against this
+on generated submissions and checks that both gradebooks agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import io
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+
+from autograder.chapters import DEFAULT, load
+
+ASSIGNMENT = DEFAULT  # the nbgrader assignment id is the chapter id
+REPO = Path(__file__).resolve().parents[2]  # the checkout
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _app(assignment: str, *flags: str):
+    """nbgrader's autograde app, configured exactly as the ``nbgrader autograde`` command is
+    (nbgrader_config.py from the current directory), but not started."""
+    from nbgrader.apps.autogradeapp import AutogradeApp
+
+    app = AutogradeApp()
+    app.initialize([assignment, "--force", *flags])
+    app.coursedir.assignment_id = assignment
+    return app
+
+
+def _steps(app) -> list:
+    from nbgrader.converters import Autograde
+
+    configured = app.config.Autograde.get("autograde_preprocessors")
+    return list(configured or Autograde.class_traits()["autograde_preprocessors"].default())
+
+
+def _slow_part(steps: list) -> slice:
+    """Where the configured autograde preprocessors execute and grade: Execute up to
+    SandboxGrades (the part the workers run and ReplayExecution stands in for)."""
+    from nbgrader.preprocessors import Execute
+
+    from autograder.frontends.nbgrader_plugins import SandboxGrades
+
+    first = steps.index(Execute)
+    last = steps.index(SandboxGrades) if SandboxGrades in steps else first
+    return slice(first, last + 1)
+
+
+def _run_converter(app, student: str) -> tuple[bool, str]:
+    """nbgrader's Autograde for one student, as ``NbGraderAPI.autograde`` runs it: whether it
+    succeeded, and its warnings and errors (with the traceback of a failure)."""
+    from nbgrader.converters import Autograde
+
+    app.coursedir.student_id = student
+    converter = Autograde(coursedir=app.coursedir, parent=app)
+    converter.force = True
+    notes = logging.StreamHandler(io.StringIO())
+    notes.setLevel(logging.WARNING)
+    notes.setFormatter(logging.Formatter("[%(levelname)s] %(message)s"))
+    converter.log.addHandler(notes)
+    try:
+        converter.start()
+        return True, notes.stream.getvalue()
+    except Exception:
+        return False, notes.stream.getvalue() + traceback.format_exc()
+    finally:
+        converter.log.removeHandler(notes)
+
+
+def sqlite_path(db_url: str) -> Path | None:
+    match = re.fullmatch(r"sqlite:///(.+)", db_url)
+    return Path(match.group(1)) if match else None
+
+
+# -- the workers ------------------------------------------------------------------------------
+
+_worker: dict = {}
+
+
+def _start_worker(assignment: str, scratch: str, executed: str) -> None:
+    # Kernels and nbgrader write to stderr; that would tear the progress bar apart.
+    log = os.open(Path(scratch, f"worker-{os.getpid()}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    app = _app(assignment, "--log-level=ERROR")
+    private = Path(scratch, f"gradebook-{os.getpid()}.db")
+    shutil.copyfile(sqlite_path(app.coursedir.db_url), private)
+    app.coursedir.db_url = f"sqlite:///{private}"
+    app.coursedir.autograded_directory = executed
+    steps = _steps(app)
+    app.config.Autograde.autograde_preprocessors = steps[:_slow_part(steps).stop]
+    _worker["app"] = app
+
+
+def _execute_one(student: str) -> tuple[str, bool, str]:
+    return student, *_run_converter(_worker["app"], student)
+
+
+# -- make autograde ------------------------------------------------------------------------
+
+@dataclass
+class Summary:
+    students: list[str]
+    seconds: float
+    failed: dict[str, str]
+    replayed: int
+    log: str
+
+
+def submitted_students(app) -> list[str]:
+    """Students with a notebook under submitted/<student>/<assignment>/, as nbgrader finds them."""
+    pattern = app.coursedir.format_path(app.coursedir.submitted_directory, "*", app.coursedir.assignment_id)
+    return sorted(Path(folder).parent.name for folder in glob.glob(pattern) if glob.glob(os.path.join(folder, "*.ipynb")))
+
+
+def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: list[str] | None = None,
+              progress=None) -> Summary:
+    from nbgrader.api import Gradebook, MissingEntry
+    from sqlalchemy.exc import SAWarning
+
+    from autograder.frontends.nbgrader_plugins import ReplayExecution
+
+    # nbgrader 0.9's gradebook warns about its own session use with SQLAlchemy 2 (harmless,
+    # several lines per submission), which would bury the progress bar.
+    warnings.filterwarnings("ignore", category=SAWarning)
+    started = time.monotonic()
+    jobs = jobs or default_jobs()
+    app = _app(assignment, "--log-level=CRITICAL")  # warnings are collected per student instead
+    everyone = submitted_students(app)
+    students = [s for s in everyone if not students or s in students]
+    if not students:
+        raise SystemExit(f"no submissions under {app.coursedir.format_path(app.coursedir.submitted_directory, '<student>', assignment)}")
+    with Gradebook(app.coursedir.db_url) as gb:
+        try:
+            gb.find_assignment(assignment)
+        except MissingEntry:
+            raise SystemExit(f"the gradebook ({app.coursedir.db_url}) has no assignment {assignment}: "
+                             "run `make release` (nbgrader generate_assignment) first") from None
+    if sqlite_path(app.coursedir.db_url) is None and jobs > 1:
+        print(f"JOBS={jobs} needs an sqlite gradebook (each worker grades against a copy); grading serially")
+        jobs = 1
+    failed: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
+        executed = str(Path(scratch, "executed"))
+        if jobs > 1:
+            task = progress.add_task(f"running {len(students)} notebooks, {jobs} at a time", total=len(students)) \
+                if progress else None
+            with ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=_start_worker,
+                                     initargs=(assignment, scratch, executed)) as pool:
+                futures = {pool.submit(_execute_one, s): s for s in students}
+                for done in as_completed(futures):
+                    try:
+                        _, ok, notes = done.result()
+                    except Exception as exc:
+                        ok, notes = False, f"the worker process failed ({type(exc).__name__}: {exc})"
+                    if not ok:
+                        failed[futures[done]] = notes
+                    if progress:
+                        progress.advance(task)
+        # nbgrader's own serial pass records everything, replaying what the workers executed.
+        steps = _steps(app)
+        app.config.ReplayExecution.stands_in_for = steps[_slow_part(steps)]
+        steps[_slow_part(steps)] = [ReplayExecution]
+        app.config.Autograde.autograde_preprocessors = steps
+        app.config.ReplayExecution.executed_directory = executed if jobs > 1 else ""
+        record = progress.add_task("recording in the gradebook" if jobs > 1 else "autograding serially",
+                                   total=len(students)) if progress else None
+        ReplayExecution.replayed = 0
+        logs = []
+        for student in students:
+            ok, notes = _run_converter(app, student)
+            if ok:
+                failed.pop(student, None)  # the workers failed, the serial pass did not
+                logs.append("".join(f"{student}: {line}\n" for line in notes.splitlines()))
+            else:
+                failed[student] = notes
+            if progress:
+                progress.advance(record)
+    return Summary(students, time.monotonic() - started, failed, ReplayExecution.replayed, "".join(logs))
+
+
+def print_summary(summary: Summary, jobs: int, console) -> None:
+    # --force removes the previous autograded copy of every submission: expected, not news.
+    notes = [line for line in summary.log.splitlines()
+             if line.strip() and not re.search(r"Removing existing (assignment|notebook)", line)]
+    for line in notes:
+        console.print(line, markup=False, style="yellow")
+    for student, error in summary.failed.items():
+        tail = "\n".join(error.strip().splitlines()[-6:])
+        console.print(f"{student}: not autograded\n{tail}", markup=False, style="red")
+    graded = len(summary.students) - len(summary.failed)
+    how = f"JOBS={jobs}" + (f", {len(summary.students) - summary.replayed} executed serially"
+                            if jobs > 1 and summary.replayed < graded else "")
+    console.print(f"Autograded {graded}/{len(summary.students)} submissions in {summary.seconds:.0f} s ({how}). "
+                  "Scores: make export; feedback: make feedback.")
+
+
+def _progress(console):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, transient=False)
+
+
+def autograde_command(args) -> int:
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    jobs = args.jobs or default_jobs()
+    with _progress(console) as progress:
+        summary = autograde(args.assignment, jobs, args.student, progress)
+    print_summary(summary, jobs, console)
+    return 1 if summary.failed else 0
+
+
+# -- simulated students and the benchmark ----------------------------------------------------
+
+SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*\n", re.MULTILINE)
+
+# Known mistakes that cost points in their own stage only (a wrong CausalAttention would also
+# break the wrapper of stage 5, a wrong MultiHeadAttention the GPT-2 module of stage 7).
+MISTAKES = {
+    1: ("exp_x.sum(dim=-1, keepdim=True)", "exp_x.sum(dim=0, keepdim=True)"),        # wrong axis
+    2: ("return attn_weights @ inputs", "return attn_weights.T @ inputs"),          # transposed weights
+    3: ("attn_scores / math.sqrt(keys.shape[-1])", "attn_scores"),                   # no scaling
+}
+
+
+def student_notebook(release: dict, solution: dict, *, done: set[int] | None = None, mistake: int | None = None,
+                     broken: int | None = None) -> dict:
+    """A submission as a student would hand it in: the release with the solution cells of
+    the stages in ``done`` filled in (all by default), one stage's known mistake, or one
+    stage's cell broken by a syntax error."""
+    answers = {c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"]) for c in solution["cells"]
+               if c["metadata"].get("nbgrader", {}).get("solution")}
+    notebook = json.loads(json.dumps(release))
+    for cell in notebook["cells"]:
+        grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id", "")
+        match = re.fullmatch(r"stage(\d+)_\w+_solution", grade_id)
+        if not match or (done is not None and int(match.group(1)) not in done):
+            continue
+        number = int(match.group(1))
+        source = SOLUTION_MARKERS.sub("", answers[grade_id])
+        if number == mistake:
+            wrong, right = MISTAKES[number][1], MISTAKES[number][0]
+            assert right in source, (number, right)
+            source = source.replace(right, wrong)
+        if number == broken:
+            source = source.replace("):\n", ")\n", 1)  # a missing colon: the whole cell fails to compile
+        cell["source"] = source
+    return notebook
+
+
+def class_of(size: int) -> dict[str, dict]:
+    """``size`` generated submissions, a realistic mix: full marks, untouched, part done, one
+    stage wrong, one cell broken."""
+    chapter = load(ASSIGNMENT)
+    release = json.loads(chapter.release_notebook(REPO).read_text())
+    solution = json.loads(chapter.source_notebook(REPO).read_text())
+    kinds = [("perfect", {}), ("blank", {"done": set()}), ("stages1to4", {"done": {1, 2, 3, 4}}),
+             *[(f"mistake{n}", {"mistake": n}) for n in MISTAKES], ("broken2", {"broken": 2})]
+    return {f"s{i:02d}_{kinds[i % len(kinds)][0]}": student_notebook(release, solution, **kinds[i % len(kinds)][1])
+            for i in range(size)}
+
+
+def new_course(root: Path, submissions: dict[str, dict]) -> None:
+    """A course folder like the repository's (sources, config, gradebook) with these submissions."""
+    root.mkdir(parents=True)
+    shutil.copytree(REPO / "solutions", root / "solutions", ignore=shutil.ignore_patterns(".*"))
+    shutil.copy(REPO / "nbgrader_config.py", root)
+    (root / "grading").mkdir()
+    nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
+    for student, notebook in submissions.items():
+        folder = root / "grading" / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        (folder / f"{ASSIGNMENT}.ipynb").write_text(json.dumps(notebook, indent=1))
+
+
+def nbgrader_env() -> dict:
+    bin_dir = str(Path(sys.executable).parent)  # nbgrader runs alembic from PATH
+    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def nbgrader(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(Path(sys.executable).parent / "nbgrader"), *args, "--log-level=ERROR"], cwd=root,
+                          env=nbgrader_env(), capture_output=True, text=True, check=True)
+
+
+def gradebook_rows(root: Path, assignment: str = ASSIGNMENT) -> dict[tuple, tuple]:
+    """What autograde writes to a course's gradebook, read back through nbgrader's API: per
+    submission its timestamp and late penalty, per grade cell its scores and whether it needs
+    a manual grade, per answer cell its automatic comment."""
+    from nbgrader.api import Gradebook
+
+    rows = {}
+    with Gradebook(f"sqlite:///{root / 'grading' / 'gradebook.db'}") as gb:
+        for submission in gb.find_assignment(assignment).submissions:
+            student = submission.student.id
+            rows[(student,)] = (str(submission.timestamp), submission.late_submission_penalty)
+            for nb in submission.notebooks:
+                for grade in nb.grades:
+                    rows[(student, nb.name, grade.name)] = (grade.auto_score, grade.manual_score, grade.max_score,
+                                                            grade.needs_manual_grade)
+                for comment in nb.comments:
+                    rows[(student, nb.name, comment.name, "comment")] = (comment.auto_comment, comment.manual_comment)
+    return rows
+
+
+def total_scores(rows: dict[tuple, tuple]) -> dict[str, float]:
+    totals: dict[str, float] = {}
+    for key, value in rows.items():
+        if len(key) == 3:
+            totals[key[0]] = totals.get(key[0], 0.0) + (value[1] if value[1] is not None else value[0] or 0.0)
+    return totals
+
+
+def bench(size: int, jobs: int, keep: Path | None) -> int:
+    scratch = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="autograde-bench-"))
+    submissions = class_of(size)
+    print(f"{size} generated submissions; {default_jobs()} CPU core(s); load average "
+          f"{os.getloadavg()[0]:.1f} before", flush=True)
+    new_course(scratch / "serial", submissions)
+    shutil.copytree(scratch / "serial", scratch / "parallel")
+    runs = {
+        "serial `nbgrader autograde`": (scratch / "serial", [str(Path(sys.executable).parent / "nbgrader"),
+                                                            "autograde", ASSIGNMENT]),
+        f"`make autograde JOBS={jobs}`": (scratch / "parallel", [sys.executable, "-m", "autograder.frontends.classgrade",
+                                                                 "autograde", ASSIGNMENT, "--jobs", str(jobs)]),
+    }
+    seconds = {}
+    for name, (root, command) in runs.items():
+        started = time.monotonic()
+        proc = subprocess.run(command, cwd=root, env=nbgrader_env(), capture_output=True, text=True)
+        seconds[name] = time.monotonic() - started
+        print(f"{name}: {seconds[name]:.0f} s (exit status {proc.returncode}, load average "
+              f"{os.getloadavg()[0]:.1f})", flush=True)
+        if proc.returncode != 0:
+            print("\n".join((proc.stdout + proc.stderr).splitlines()[-20:]))
+            return 1
+    serial, parallel = (gradebook_rows(root) for root, _ in runs.values())
+    same = serial == parallel
+    print(f"the two gradebooks agree on every row ({len(serial)} rows, {size} submissions): {same}")
+    print(f"totals: {sorted(set(total_scores(parallel).values()))}")
+    (serial_s, parallel_s) = seconds.values()
+    print(f"ratio serial / parallel: {serial_s / parallel_s:.2f}")
+    if not keep:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0 if same else 1
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.classgrade", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("autograde", help="autograde every submission (make autograde)")
+    run.add_argument("assignment", nargs="?", default=ASSIGNMENT)
+    run.add_argument("--jobs", "-j", type=int, default=None, help="submissions at a time (default: CPU cores)")
+    run.add_argument("--student", nargs="+", help="only these students")
+    timing = commands.add_parser("bench", help="serial nbgrader autograde against make autograde")
+    timing.add_argument("--submissions", type=int, default=40)
+    timing.add_argument("--jobs", "-j", type=int, default=None)
+    timing.add_argument("--keep", type=Path, help="build the two courses here and keep them")
+    args = parser.parse_args(argv)
+    if args.command == "autograde":
+        return autograde_command(args)
+    return bench(args.submissions, args.jobs or default_jobs(), args.keep)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""python -m autograder SUBMISSION [--results FILE] [--stage N ...] [--device auto|cpu|cuda] [--chapter ID]"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from autograder.sandbox.client import Limits
+
+DEFAULT_LIMITS = Limits()
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m autograder",
+        description="Grade a submission of a chapter's exercises (default: 'Coding Attention Mechanisms'). "
+                    "Exit status: 0 full marks, 1 some check failed, 2 could not grade.")
+    add_grading_arguments(parser)
+    parser.add_argument("--verbose", "-v", action="store_true", help="list every failed check")
+    return parser.parse_args(argv)
+
+
+def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments every grading front end takes (this CLI and ``autograder.frontends.ci``)."""
+    from autograder.chapters import DEFAULT
+
+    parser.add_argument("submission", help="the notebook (.ipynb) or a Python file (.py)")
+    parser.add_argument("--results", metavar="FILE", help="write Gradescope's results.json here")
+    parser.add_argument("--stage", nargs="+", metavar="N", help="grade only these stages (number or id)")
+    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                        help="where the student's code runs (auto: CUDA when present)")
+    parser.add_argument("--chapter", default=DEFAULT, metavar="ID",
+                        help=f"the chapter: a registered id or a module defining CHAPTER (default {DEFAULT})")
+    parser.add_argument("--stage-timeout", type=float, default=DEFAULT_LIMITS.stage_seconds, metavar="S",
+                        help=f"seconds for all checks of one stage (default {DEFAULT_LIMITS.stage_seconds:g})")
+    parser.add_argument("--cell-timeout", type=float, default=DEFAULT_LIMITS.cell_seconds, metavar="S",
+                        help=f"seconds for one notebook cell while loading (default {DEFAULT_LIMITS.cell_seconds:g})")
+
+
+def limits_from(args: argparse.Namespace) -> Limits:
+    return Limits(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout)
+
+
+class NoDevice(Exception):
+    pass
+
+
+def _torch_may_use_a_gpu() -> bool:
+    """False for a CPU-only build of torch, read from torch/version.py without importing
+    torch (1.5 s): `--device auto` then means the CPU and the worker can start at once."""
+    import importlib.util
+    import re
+
+    try:
+        spec = importlib.util.find_spec("torch")
+        text = (Path(spec.origin).parent / "version.py").read_text()
+    except (ImportError, AttributeError, OSError, TypeError):
+        return True
+    builds = re.findall(r"^(cuda|hip)\b[^=\n]*=\s*(.+?)\s*$", text, re.MULTILINE)
+    return len(builds) != 2 or any(value != "None" for _, value in builds)
+
+
+def resolve_device(choice: str) -> str:
+    if choice == "cpu" or (choice == "auto" and not _torch_may_use_a_gpu()):
+        return "cpu"
+    import torch
+
+    if choice == "cuda" and not torch.cuda.is_available():
+        raise NoDevice("--device cuda: no CUDA device is available here (use --device cpu or auto)")
+    if choice == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return choice
+
+
+def save_results(path: str, data: dict) -> bool:
+    """Write results.json, never in place of a folder or of a file that is not a results file
+    (a mistyped path must not cost an instructor a gradebook or a notebook)."""
+    from autograder.frontends.rendering import OutputRefused, write_results
+
+    try:
+        write_results(path, data)
+        return True
+    except OutputRefused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+    except OSError as exc:
+        print(f"error: could not write the results to {path}: {exc}", file=sys.stderr)
+    return False
+
+
+def _prestart(args, limits):
+    """Start the worker before this process imports torch and the checks: the two start-ups
+    (about 1.5 s each) then overlap on two cores. Only for the CPU (a GPU build must import
+    torch first to resolve the device) and a readable submission; otherwise grading starts
+    the worker itself, as it always could."""
+    from autograder.sandbox.client import Worker
+    from autograder.sandbox.loader import SubmissionError, read_cells
+
+    if args.device == "cuda" or (args.device == "auto" and _torch_may_use_a_gpu()):
+        return None
+    try:
+        worker = Worker(read_cells(args.submission), "cpu", limits)
+    except (SubmissionError, OSError):
+        return None
+    worker.prestart()
+    return worker
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    limits = limits_from(args)
+    worker = _prestart(args, limits)
+    try:
+        return _grade(args, limits, worker)
+    finally:
+        if worker is not None:
+            worker.close()  # grading closes it too; this covers the early returns
+
+
+def grade_report(args, chapter, limits, worker, stages, *, show_traceback: bool):
+    """One grading, shared by this CLI and ``autograder.frontends.ci``: the submitted file left as it
+    was, and no device or a grader failure turned into a report that says so (0 points).
+    Returns the report and notes for the student (e.g. the submission changed its file)."""
+    from autograder.core.engine import grade_notebook_file, not_graded_report
+    from autograder.sandbox.client import submission_kept
+
+    notes: list[str] = []
+    try:
+        device = resolve_device(args.device)
+        with submission_kept(args.submission) as notes:
+            report = grade_notebook_file(args.submission, chapter, stages, device, limits,
+                                         worker=worker if device == "cpu" else None)
+    except Exception as exc:
+        why = str(exc) if isinstance(exc, NoDevice) else (
+            f"the grader itself failed ({type(exc).__name__}: {exc}); please tell the course staff")
+        if show_traceback and not isinstance(exc, NoDevice):
+            import traceback
+            traceback.print_exc()
+        report = not_graded_report(chapter, args.submission, why, stages)
+    return report, notes
+
+
+def load_chapter(args):
+    """The chapter named by ``--chapter``, its ``--stage`` keys checked; None after saying why."""
+    from autograder.chapters import load
+
+    try:
+        chapter = load(args.chapter)
+        chapter.select(args.stage)
+    except KeyError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return None
+    return chapter
+
+
+def _grade(args, limits, worker) -> int:
+    from autograder.frontends import rendering as reports
+
+    chapter = load_chapter(args)
+    if chapter is None:
+        return 2
+    # A valid zero stands from the start, whatever happens to this process later.
+    if args.results and not save_results(args.results,
+                                           reports.provisional_json(chapter, args.submission, args.stage)):
+        return 2
+    try:
+        report, notes = grade_report(args, chapter, limits, worker, args.stage, show_traceback=args.verbose)
+    except KeyboardInterrupt:
+        print("\ninterrupted: nothing was graded" + (f"; {args.results} still says 0 points"
+                                                     if args.results else ""), file=sys.stderr)
+        return 130
+    # Results are written last: every process the submission started has ended by now.
+    if args.results and not save_results(args.results, reports.gradescope_json(report)):
+        return 2
+    reports.print_console(report, verbose=args.verbose)
+    for note in notes:
+        print(f"note: {note}")
+    return report.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""Gradescope: the autograder zip, and what runs inside it.
+
+    python -m autograder.frontends.gradescope build [--out build/gradescope/ch03_attention_autograder.zip]
+    python -m autograder.frontends.gradescope run [--root /autograder]
+
+``build`` (``make gradescope``) packs this package with Gradescope's two entry points
+(https://gradescope-autograders.readthedocs.io/en/latest/specs/):
+
+- ``setup.sh`` runs once when Gradescope builds the image: a virtual environment with the
+  CPU build of the pinned torch, then this package;
+- ``run_autograder`` runs for each submission and calls ``run``: it finds the student's
+  notebook in ``/autograder/submission`` and grades it with the same CLI as ``make test``,
+  which writes ``/autograder/results/results.json`` (a provisional zero first, so a
+  submission that kills the grader still leaves a valid file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import zipfile
+from pathlib import Path
+
+from autograder.chapters import DEFAULT, load
+
+ASSIGNMENT = DEFAULT  # the chapter the bundle grades
+NOTEBOOK_NAME = f"{ASSIGNMENT}.ipynb"
+REPO_ROOT = Path(__file__).resolve().parents[2]  # the checkout
+DEFAULT_ZIP = Path("build") / "gradescope" / f"{ASSIGNMENT}_autograder.zip"
+CPU_WHEELS = "https://download.pytorch.org/whl/cpu"
+
+SETUP_SH = """\
+#!/usr/bin/env bash
+# Gradescope runs this once, as root with network access, when it builds the autograder
+# image; the zip's contents are in /autograder/source. Choose an Ubuntu base image whose
+# python3 has a torch {torch} wheel (Ubuntu 24.04: Python 3.12).
+set -euxo pipefail
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends python3 python3-venv python3-pip
+python3 -m venv /autograder/venv
+/autograder/venv/bin/python -m pip install --upgrade pip
+# The CPU build first, from PyTorch's CPU index: Gradescope has no GPU, and the default
+# wheel pulls several GB of CUDA libraries. The package below pins the same version.
+/autograder/venv/bin/python -m pip install "torch=={torch}" --index-url {cpu_wheels}
+/autograder/venv/bin/python -m pip install /autograder/source
+/autograder/venv/bin/python -c "import autograder.frontends.cli"
+"""
+
+RUN_AUTOGRADER = """\
+#!/usr/bin/env bash
+# Gradescope runs this for every submission, from /autograder. The grader writes
+# /autograder/results/results.json. AUTOGRADER_ROOT and AUTOGRADER_PYTHON let the
+# repository's own tests run this script on a folder laid out like /autograder.
+set -euo pipefail
+root="${AUTOGRADER_ROOT:-/autograder}"
+python="${AUTOGRADER_PYTHON:-$root/venv/bin/python}"
+exec "$python" -m autograder.frontends.gradescope run --root "$root"
+"""
+
+
+def torch_pin(pyproject: Path = REPO_ROOT / "pyproject.toml") -> str:
+    """The torch version pyproject.toml pins (one pin, read by the zip and by the tests)."""
+    match = re.search(r'"torch==([^"\s;]+)"', pyproject.read_text(encoding="utf-8"))
+    if not match:
+        raise SystemExit(f"{pyproject}: no exact torch pin (\"torch==X\") among the dependencies")
+    return match.group(1)
+
+
+def _package_files() -> list[Path]:
+    package = REPO_ROOT / "autograder"
+    return sorted(p for p in package.rglob("*")
+                  if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+
+
+def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))  # fixed: the zip is reproducible
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = (0o100755 if executable else 0o100644) << 16
+    archive.writestr(info, data)
+
+
+def build(out: Path = DEFAULT_ZIP) -> Path:
+    pyproject = REPO_ROOT / "pyproject.toml"
+    if not pyproject.is_file():
+        raise SystemExit(f"no {pyproject}: build the zip from a checkout of the repository")
+    setup = SETUP_SH.format(torch=torch_pin(pyproject), cpu_wheels=CPU_WHEELS)
+    out = Path(out)
+    from autograder.frontends.rendering import overwrite_refusal
+
+    why = overwrite_refusal(out, "--out", lambda data: data.startswith(b"PK"))  # only an earlier zip is replaced
+    if why:
+        raise SystemExit(f"error: {why}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    with zipfile.ZipFile(partial, "w") as archive:
+        _add(archive, "setup.sh", setup.encode(), executable=True)
+        _add(archive, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
+        _add(archive, "pyproject.toml", pyproject.read_bytes())
+        for path in _package_files():
+            _add(archive, path.relative_to(REPO_ROOT).as_posix(), path.read_bytes())
+    partial.replace(out)
+    return out
+
+
+def find_notebook(submission: Path) -> tuple[Path | None, list[Path]]:
+    """The notebook to grade, and every notebook found.
+
+    Students upload the notebook alone, a zip of their folder, or the whole repository:
+    ``ch03_attention.ipynb`` wins wherever it is (the shallowest one), else the shallowest
+    other notebook. Jupyter checkpoints and macOS zip debris (``__MACOSX``, ``._*``) are
+    never the submission.
+    """
+    found = sorted(p for p in submission.rglob("*.ipynb")
+                   if p.is_file() and not p.name.startswith("._")
+                   and not {".ipynb_checkpoints", "__MACOSX"} & set(p.relative_to(submission).parts))
+    preferred = [p for p in found if p.name == NOTEBOOK_NAME] or found
+    pick = min(preferred, key=lambda p: (len(p.relative_to(submission).parts), str(p))) if preferred else None
+    return pick, found
+
+
+def run(root: Path) -> int:
+    from autograder.core.engine import not_graded_report
+    from autograder.frontends import cli
+    from autograder.frontends import rendering as reports
+
+    results = root / "results" / "results.json"
+    submission = root / "submission"
+    notebook, found = find_notebook(submission)
+    if notebook is None:
+        report = not_graded_report(load(ASSIGNMENT), str(submission), f"no notebook (.ipynb) in the submission; "
+                                                    f"upload your {NOTEBOOK_NAME}")
+        reports.write_json(results, reports.gradescope_json(report))
+        reports.print_console(report)
+        return 0
+    # Gradescope has no GPU. The exit status is the CLI's (1 below full marks), which is no
+    # failure here: the grade is results.json, always written.
+    cli.main([str(notebook), "--results", str(results), "--device", "cpu"])
+    if notebook.name != NOTEBOOK_NAME or len(found) > 1:
+        data = json.loads(results.read_text(encoding="utf-8"))
+        others = [str(p.relative_to(submission)) for p in found if p != notebook]
+        note = f"Graded {notebook.relative_to(submission)}"
+        if others:
+            note += f" (also in the submission, not graded: {', '.join(others)})"
+        data["output"] = f"{note}\n{data.get('output', '')}"
+        reports.write_json(results, data)
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.gradescope", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    build_cmd = commands.add_parser("build", help="build the Gradescope autograder zip")
+    build_cmd.add_argument("--out", type=Path, default=DEFAULT_ZIP, help=f"where (default {DEFAULT_ZIP})")
+    run_cmd = commands.add_parser("run", help="grade the submission inside Gradescope (run_autograder)")
+    run_cmd.add_argument("--root", type=Path, default=Path("/autograder"), help="default /autograder")
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        out = build(args.out)
+        print(f"wrote {out} ({out.stat().st_size // 1024} KiB): upload it as the assignment's "
+              "autograder on Gradescope (base image Ubuntu 24.04)")
+        return 0
+    return run(args.root)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

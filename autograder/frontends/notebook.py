@@ -1,0 +1,95 @@
+"""The notebook's test cells: ``grade_stage("ch03_attention", 4, globals())``.
+
+Runs the same checks as ``make test`` on the objects in the kernel, prints every check of
+the stage with its hint, and returns the points earned, which nbgrader reads as the cell's
+partial credit. (``make test``, CI and ``make autograde`` grade in a separate sandboxed
+process; this in-kernel path is for instant feedback while working.)
+
+The instructor's notebook adds a hidden block to each test cell (removed from the release
+and from feedback)::
+
+    grade_stage("ch03_attention", 4, globals(), hidden_seed=...)
+
+It runs the stage's checks again on examples the student never saw (hypothesis draws other
+sizes and tensors from the secret seed). The cell's value is then the stage's score over
+both runs (:func:`with_hidden`): a check earns its points only if it passes on both.
+"""
+
+from __future__ import annotations
+
+import os
+
+from autograder.sandbox.client import TEST_CELLS_OFF  # set where cells run to be graded or timed
+
+# The visible result of each stage, kept for the hidden call in the same cell just below.
+_last_visible: dict[tuple[str, int], object] = {}
+
+
+def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu",
+                hidden_seed: int | None = None):
+    if os.environ.get(TEST_CELLS_OFF):
+        return None
+    from autograder.chapters import load
+
+    chapter = load(chapter_id)
+    stage = chapter.stage(number)
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde":
+        # nbgrader sets this while it autogrades. The kernel runs the student's code, so its
+        # answer could be forged: the sandboxed engine grades the notebook afterwards and
+        # replaces this cell's output (autograder.frontends.nbgrader_plugins.SandboxGrades). Until then the
+        # cell is worth 0, so a pipeline without that step cannot hand out points.
+        print(f"{stage.label}: graded by the course autograder in a separate process")
+        return 0
+    from autograder.frontends import rendering as report
+
+    key = (chapter.id, stage.number)
+    if hidden_seed is None:
+        result = _run(chapter, stage, namespace, device, None)
+        _last_visible[key] = result
+        print(report.stage_text(result))
+        return result.score
+    visible = _last_visible.pop(key, None) or _run(chapter, stage, namespace, device, None)
+    result = with_hidden(visible, _run(chapter, stage, namespace, device, hidden_seed))
+    print(hidden_text(result))
+    return result.score
+
+
+def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None):
+    from autograder.core.engine import run_stage
+    from autograder.core.submission import LocalTransport, Submission
+
+    sub = Submission(LocalTransport(namespace, device), stage.label, chapter.error_hints.get(stage.id, ()))
+    return run_stage(chapter, stage, sub, examples_seed=examples_seed)
+
+
+HIDDEN_FAILURE = "passes on the visible examples but fails on hidden ones (other sizes and seeds)"
+
+
+def with_hidden(visible, hidden):
+    """One stage result from the visible and the hidden run: a check keeps its visible
+    result unless that passed and the hidden run did not. The hidden run's message names
+    its inputs, so it is replaced by a plain one; its hint (the likely mistake) is kept."""
+    from autograder.core.checks import CheckStatus
+    from autograder.core.engine import CheckResult, StageResult
+
+    by_id = {c.check.id: c for c in hidden.checks}
+    checks = []
+    for seen in visible.checks:
+        other = by_id.get(seen.check.id)
+        if seen.status is CheckStatus.PASSED and other is not None and other.status is not CheckStatus.PASSED:
+            status = CheckStatus.FAILED if other.status is CheckStatus.NOT_IMPLEMENTED else other.status
+            checks.append(CheckResult(seen.check, status, HIDDEN_FAILURE, other.hint))
+        else:
+            checks.append(seen)
+    return StageResult(visible.stage, checks, visible.seconds + hidden.seconds)
+
+
+def hidden_text(result) -> str:
+    """What the hidden call prints: the stage's score with hidden examples included, and the
+    checks that fail only there (never the hidden inputs)."""
+    points = f"{result.score:g}/{result.max_score:g}"
+    lines = [f"{result.stage.label} with the hidden examples: {points} points (this cell's score)"]
+    for c in result.checks:
+        if c.message == HIDDEN_FAILURE:
+            lines.append(f"  {c.status.mark} {c.check.id} {c.check.title}: {HIDDEN_FAILURE}")
+    return "\n".join(lines)

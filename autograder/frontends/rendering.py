@@ -1,0 +1,200 @@
+"""What a grade looks like: the console table, the notebook's text, Gradescope's results.json."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from autograder.core.checks import CheckStatus
+from autograder.core.engine import GradeReport, StageResult
+
+
+def _points(value: float) -> str:
+    return f"{value:g}"
+
+
+def _bonus_total(report: GradeReport) -> str:
+    """" (+7/10 bonus)" when a bonus stage was graded: shown beside the grade, never in it."""
+    if not any(r.stage.bonus for r in report.stages):
+        return ""
+    return f" (+{_points(report.bonus_score)}/{_points(report.bonus_max_score)} bonus)"
+
+
+def stage_text(result: StageResult) -> str:
+    """Plain text of one stage with every check: printed by the notebook's test cells."""
+    kind = "bonus points (not part of the 100)" if result.stage.bonus else "points"
+    lines = [f"{result.stage.label}: {_points(result.score)}/{_points(result.max_score)} {kind}"
+             + (f" ({result.status.words})" if result.status is CheckStatus.NOT_IMPLEMENTED else "")]
+    for c in result.checks:
+        lines.append(f"  {c.status.mark} {c.check.id} {c.check.title} "
+                     f"({_points(c.score)}/{_points(c.check.points)})")
+        if c.status not in (CheckStatus.PASSED, CheckStatus.NOT_IMPLEMENTED):
+            lines.append(f"      {c.message}")
+            if c.hint:
+                lines.append(f"      hint: {c.hint}")
+    if result.status is CheckStatus.NOT_IMPLEMENTED:
+        lines.append(f"  hint: {result.hint}")
+    return "\n".join(lines)
+
+
+STATUS_STYLE = {CheckStatus.PASSED: "green", CheckStatus.NOT_IMPLEMENTED: "dim", CheckStatus.FAILED: "red",
+                CheckStatus.STOPPED: "red"}
+
+
+def print_console(report: GradeReport, verbose: bool = False) -> None:
+    from rich.console import Console
+    from rich.markup import escape  # messages quote the submission: "[/red]" in it is text, not markup
+    from rich.table import Table
+
+    console = Console(highlight=False, soft_wrap=False)
+    console.print(f"[bold]Grading[/bold] {escape(report.submission)} [dim](device: {report.device})[/dim]")
+    if report.error:
+        console.print(f"[bold red]Could not grade:[/bold red] {escape(report.error)}")
+    _print_cell_errors(console, report, verbose)
+    table = Table(show_lines=True, expand=False)
+    table.add_column("Stage", no_wrap=True)
+    table.add_column("Points", justify="right", no_wrap=True)
+    table.add_column("Result")
+    table.add_column("Hint")
+    for result in report.stages:
+        style = STATUS_STYLE[result.status]
+        summary = result.summary
+        if verbose and result.status is not CheckStatus.PASSED:
+            summary = "\n".join(f"{c.status.mark} {c.check.id} {c.message or c.check.title}"
+                                for c in result.failures)
+        table.add_row(f"{result.stage.number} {result.stage.id}" + (" (bonus)" if result.stage.bonus else ""),
+                      f"{_points(result.score)}/{_points(result.max_score)}",
+                      f"[{style}]{escape(summary)}[/{style}]", escape(result.hint))
+    console.print(table)
+    console.print(f"[bold]Total: {_points(report.score)}/{_points(report.max_score)}{_bonus_total(report)}[/bold]"
+                  f"  [dim]({report.seconds:.1f} s)[/dim]")
+    if report.score < report.max_score and not report.error:
+        console.print("[dim]Run `make test STAGE=N` to grade one stage; each stage's test cell in the "
+                      "notebook prints every check of that stage.[/dim]")
+
+
+# Errors that are the expected echo of an unfinished stage (a stub raising, then a demo cell
+# missing the stub's result); shown with --verbose only.
+_QUIET_ERRORS = {"NotImplementedError", "NameError"}
+
+
+def _print_cell_errors(console, report: GradeReport, verbose: bool) -> None:
+    from rich.markup import escape
+
+    shown = [c for c in report.cell_errors
+             if verbose or c.get("error", {}).get("type") not in _QUIET_ERRORS]
+    for cell in shown[:8]:
+        err = cell.get("error", {})
+        raised = err.get("where", "")
+        where = f" (raised at {raised})" if raised and not raised.startswith(f"cell {cell.get('index')},") else ""
+        console.print(f"[yellow]cell {cell.get('index')}:[/yellow] "
+                      + escape(f"{err.get('type') or 'error'}: {str(err.get('message', ''))[:200]}{where}"))
+    hidden = len(report.cell_errors) - len(shown[:8])
+    if shown or (verbose and hidden):
+        console.print(f"[dim]{len(report.cell_errors)} cell(s) raised errors when the notebook ran top to bottom; "
+                      "the other cells still ran" + (f"; {hidden} more with -v" if hidden and not verbose else "")
+                      + "[/dim]")
+
+
+def gradescope_json(report: GradeReport) -> dict:
+    """Gradescope's results.json. The top-level ``score`` is the grade out of 100; Gradescope
+    takes it as the submission's score instead of summing the tests, so bonus checks appear as
+    tests (named "(bonus)", tagged "bonus", with their own max_score) without adding to it: the
+    other tests' scores add up to ``score`` and their max_scores to 100. The bonus total is in
+    ``extra_data`` for an instructor who wants to grant it as extra credit."""
+    tests = []
+    for result in report.stages:
+        for c in result.checks:
+            passed = c.status is CheckStatus.PASSED
+            output = "passed" if passed else c.message
+            if c.hint and not passed:
+                output += f"\nhint: {c.hint}"
+            tests.append({
+                "name": f"{result.stage.label} {c.check.id}: {c.check.title}"
+                        + (" (bonus)" if result.stage.bonus else ""),
+                "number": c.check.id,
+                "score": c.score,
+                "max_score": c.check.points,
+                "status": "passed" if passed else "failed",
+                "output": output,
+                "visibility": "visible",
+                **({"tags": ["bonus"]} if result.stage.bonus else {}),
+            })
+    summary = [f"{r.stage.label}: {_points(r.score)}/{_points(r.max_score)}{' bonus' if r.stage.bonus else ''} "
+               f"{r.summary}" for r in report.stages]
+    if report.error:
+        summary.insert(0, f"Could not grade: {report.error}")
+    results = {"score": report.score, "output": "\n".join(summary), "tests": tests,
+               "stdout_visibility": "visible"}
+    if any(r.stage.bonus for r in report.stages):
+        summary.append(f"Total: {_points(report.score)}/{_points(report.max_score)}{_bonus_total(report)}")
+        results["output"] = "\n".join(summary)
+        results["extra_data"] = {"bonus_score": report.bonus_score, "bonus_max_score": report.bonus_max_score}
+    return results
+
+
+def write_json(path: str | Path, data: dict) -> None:
+    """Write atomically, so a reader never sees half a file; a failed write leaves no temp file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".results-")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, indent=2)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class OutputRefused(Exception):
+    """The path given for an output file holds something else: nothing was written."""
+
+
+def overwrite_refusal(path: str | Path, flag: str, ours: Callable[[bytes], bool]) -> str | None:
+    """Why ``path`` may not take an output file that ``flag`` names (a folder, a link, a file
+    this grader did not write, as ``ours`` judges its bytes), or None when it may: a mistyped
+    path must never cost anyone a gradebook or a notebook."""
+    path = Path(path)
+    if path.is_symlink():
+        return f"{flag} {path}: a link is there; give the path of a file"
+    if path.is_dir():
+        return f"{flag} {path}: that is a folder; give a file path inside it"
+    if path.exists():
+        if not path.is_file():
+            return f"{flag} {path}: that is not a regular file"
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            return f"{flag} {path}: cannot read what is there ({exc})"
+        if data.strip() and not ours(data):
+            return f"{flag} {path}: that file was not written by this grader; it was left as it is"
+    return None
+
+
+def is_results_json(data: bytes) -> bool:
+    try:
+        earlier = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(earlier, dict) and "tests" in earlier
+
+
+def write_results(path: str | Path, data: dict) -> None:
+    """results.json at ``path``, refused (:class:`OutputRefused`) where it would replace anything else."""
+    why = overwrite_refusal(path, "--results", is_results_json)
+    if why:
+        raise OutputRefused(why)
+    write_json(path, data)
+
+
+def provisional_json(chapter, submission: str, stage_numbers) -> dict:
+    """Written before grading starts: if anything kills the grader, a valid 0 stands."""
+    from autograder.core.engine import not_graded_report
+
+    return gradescope_json(not_graded_report(chapter, submission, "grading did not finish", stage_numbers))

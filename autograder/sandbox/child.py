@@ -1,0 +1,232 @@
+"""The worker: the only process that runs the student's code.
+
+It loads the submission's cells, then answers requests from the grader (build this module,
+run it on this input, hand over its weights). It never sees an expected answer and never
+judges: the grader compares in its own process. So nothing the submission does here
+(patching torch or the grader's modules, printing, exiting) can change how it is judged;
+at most it changes the outputs it sends, which are then judged like any other outputs.
+Started by :mod:`autograder.sandbox.client` as ``python -I``; talks over two private pipes.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import time
+
+OUTPUT_LIMIT = 20_000          # characters of the student's printed output kept for the report
+ANSWER_LIMIT = 256 * 2**20     # bytes of tensors in one answer; the largest real one is ~10 MB
+
+
+class BoundedText(io.TextIOBase):
+    """Keeps the first characters written to it and counts the rest (print floods)."""
+
+    def __init__(self, limit: int = OUTPUT_LIMIT):
+        self.limit, self.parts, self.kept, self.dropped = limit, [], 0, 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text) -> int:
+        text = text if isinstance(text, str) else str(text)
+        room = self.limit - self.kept
+        if room > 0:
+            self.parts.append(text[:room])
+            self.kept += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def take(self) -> str:
+        text = "".join(self.parts)
+        if self.dropped:
+            text += f"\n... ({self.dropped} more characters of output not shown)"
+        self.parts, self.kept, self.dropped = [], 0, 0
+        return text
+
+
+CAPTURED = BoundedText()
+
+
+def _capture_prints() -> None:
+    """Point print() at the bounded buffer again (a cell may have replaced sys.stdout)."""
+    sys.stdout = sys.stderr = CAPTURED
+
+
+def _claim_channels() -> tuple[int, int]:
+    """Move the protocol pipes off fds 0/1 so that the student's prints, ``input()`` and
+    subprocesses can neither read nor corrupt them."""
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    # AUTOGRADER_DEBUG=1 keeps the worker's stderr, for maintainers chasing a crash.
+    for fd in (0, 1) if os.environ.get("AUTOGRADER_DEBUG") else (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - stays open for the process's life, as stdin does
+    _capture_prints()
+    return proto_in, proto_out
+
+
+FILE_SIZE_LIMIT = 2**30  # bytes per file the submission writes (in its scratch folder)
+
+
+def _limit_resources() -> None:
+    import resource
+
+    limit = int(os.environ.get("AUTOGRADER_MEMORY_LIMIT", "0") or 0)
+    if limit > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    # A file that grows without end fills the disk of every grader on the machine; past the
+    # limit a write fails with "File too large" (Python ignores SIGXFSZ).
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+
+
+def _follow_grader() -> None:
+    """Die with the grader: a worker looping in student code must not outlive it."""
+    from autograder.sandbox.confinement import die_with_parent
+
+    die_with_parent()
+    if str(os.getppid()) != os.environ.get("AUTOGRADER_GRADER_PID", str(os.getppid())):
+        os._exit(3)  # the grader ended before the line above took effect
+
+
+def run_cells(cells: list[dict], namespace: dict, send) -> list[dict]:
+    from autograder.sandbox.loader import strip_magics
+    from autograder.sandbox.workspace import describe_error
+
+    statuses = []
+    for cell in cells:
+        index, source = int(cell["index"]), str(cell["source"])
+        name = str(cell.get("name") or f"cell {index}")
+        send({"event": "cell", "index": index})
+        status = {"index": index, "status": "ok"}
+        started = time.monotonic()
+        try:
+            try:
+                code = compile(source, f"<{name}>", "exec")
+            except SyntaxError:
+                stripped = strip_magics(source)
+                if stripped == source:
+                    raise
+                code = compile(stripped, f"<{name}>", "exec")
+            exec(code, namespace)
+        except BaseException as exc:
+            status = {"index": index, "status": "error", "error": describe_error(exc)}
+            if isinstance(exc, SyntaxError):
+                status["error"]["where"] = f"{name}, line {exc.lineno}"
+        _capture_prints()
+        status["seconds"] = round(time.monotonic() - started, 3)
+        statuses.append(status)
+    return statuses
+
+
+def _tensor_bytes(obj) -> int:
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, dict):
+        return sum(_tensor_bytes(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(_tensor_bytes(v) for v in obj)
+    return 0
+
+
+def _frame(answer, wire) -> bytes:
+    """The answer as a frame; an output that is too large or cannot be encoded (a tensor
+    type the wire does not know) becomes an error the grader shows, instead of a crash."""
+    try:
+        size = _tensor_bytes(answer)
+        if size > ANSWER_LIMIT:
+            message = (f"the output holds {size / 2**20:.0f} MiB of tensors, far more than this "
+                       "stage needs; check the shapes you create")
+        else:
+            return wire.encode(answer)
+    except BaseException as exc:
+        message = f"the output could not be sent to the grader ({type(exc).__name__}: {str(exc)[:200]})"
+    return wire.encode({"error": {"kind": "exception", "type": "UnreadableOutput", "message": message,
+                                  "where": ""}})
+
+
+def _warm_up_meta_device() -> None:
+    """Import, in a background thread, what PyTorch imports on the first forward pass on the
+    'meta' device (torch._dynamo and symbolic shapes: about 1.5 s of CPU, as much as
+    ``import torch``). The checks of stages 4 to 6 run the submission there; started once the
+    submission is loaded, the import uses the time this process waits while the grader draws
+    examples and computes references. Importing changes no random state. The interpreter
+    switches threads every 0.5 ms meanwhile (instead of 5 ms), so that a request answered in
+    between barely waits."""
+    import threading
+
+    default = sys.getswitchinterval()
+
+    def warm() -> None:
+        try:
+            import torch._dynamo
+            import torch.fx.experimental.symbolic_shapes  # noqa: F401
+        except Exception:
+            pass
+        finally:
+            sys.setswitchinterval(default)
+
+    try:
+        sys.setswitchinterval(0.0005)
+        threading.Thread(target=warm, name="meta-warm-up", daemon=True).start()
+    except Exception:
+        sys.setswitchinterval(default)
+
+
+def main() -> None:
+    _follow_grader()
+    proto_in, proto_out = _claim_channels()
+    _limit_resources()
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    import torch
+
+    from autograder.sandbox import wire
+    from autograder.sandbox.confinement import confine
+    from autograder.sandbox.workspace import Workspace
+
+    torch.set_num_threads(int(os.environ.get("AUTOGRADER_THREADS", "1")))
+    reader = wire.Reader(proto_in)
+    write = os.write  # the submission may patch os.write; the protocol keeps its own
+
+    def send(obj) -> None:
+        data = memoryview(_frame(obj, wire))
+        while data:
+            data = data[write(proto_out, data):]
+
+    if os.environ.get("AUTOGRADER_DEVICE") == "cuda":
+        # The driver opens device files and caches before the fences go up, not in student code.
+        try:
+            torch.zeros(1, device="cuda")
+        except Exception:
+            pass
+    fences = confine(os.getcwd())  # from here on, nothing the student writes can leave the sandbox
+    namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__,
+                       "display": lambda *a, **k: None}
+    workspace: Workspace | None = None
+    send({"event": "ready", "confinement": fences})
+    while True:
+        try:
+            request = reader.read()
+        except wire.WireError:
+            return
+        if not isinstance(request, dict):
+            return
+        if request.get("op") == "load_submission":
+            torch.manual_seed(0)
+            statuses = run_cells(request["cells"], namespace, send)
+            workspace = Workspace(namespace, request.get("device", "cpu"))
+            send({"event": "loaded", "cells": statuses, "output": CAPTURED.take()})
+            _warm_up_meta_device()
+        elif workspace is None:
+            send({"error": {"kind": "protocol", "type": "", "message": "load first", "where": ""}})
+        else:
+            answer = workspace.dispatch(request)
+            _capture_prints()
+            send(answer)
+
+
+if __name__ == "__main__":
+    main()

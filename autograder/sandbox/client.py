@@ -1,0 +1,331 @@
+"""Runs the worker process and keeps it on a leash.
+
+Time limits per cell (while loading) and per stage, a memory limit, a fresh worker after
+any crash, and no stray processes afterwards. A cell that ends or hangs the worker while
+loading is recorded and skipped on the next start, so the rest of the notebook still runs.
+The worker fences itself in before it runs any student code (:mod:`autograder.sandbox.confinement`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.core.failures import StageAborted
+from autograder.sandbox.loader import Cell
+
+PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+# -I: no user site, no PYTHONPATH, no current directory on sys.path, so a stray torch.py
+# beside the submission cannot shadow the real module. The package's own folder goes
+# last on the path, for a checkout that is not pip-installed.
+_BOOT = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
+         "from autograder.sandbox.child import main; main()")
+_PR_SET_CHILD_SUBREAPER = 36
+# In the worker's environment: a notebook's test cells (autograder.frontends.notebook) do not
+# grade there, the worker is what is being graded.
+TEST_CELLS_OFF = "AUTOGRADER_TEST_CELLS_OFF"
+
+
+def become_subreaper() -> None:
+    """Orphans of the worker (a daemon it forked) are re-parented to us, so we can end them."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+
+
+def _children_of(pid: int) -> set[int]:
+    found = set()
+    proc = Path("/proc")
+    for entry in proc.iterdir() if proc.is_dir() else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid:
+            found.add(int(entry.name))
+    return found
+
+
+def _seccomp_filters(pid: int | str) -> int | None:
+    """How many seccomp filters the process carries (``None``: unknown). A filter cannot be
+    removed, and the worker installs one: more filters than the grader has means the
+    process comes from the worker, whatever it did since (setsid, a fresh environment)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Seccomp_filters:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def end_stray_processes(known: set[int] | None = None, seconds: float = 5.0, belongs=None) -> None:
+    """Kill the children of this process (but ``known`` ones, and only those for which
+    ``belongs(pid)`` holds, when given): with :func:`become_subreaper` they include every
+    orphaned descendant of the worker (a daemon it forked, even after ``setsid``). Repeats
+    until none is left, because a dying process may have forked again."""
+    known = known or set()
+    give_up = time.monotonic() + seconds
+    while time.monotonic() < give_up:
+        strays = {pid for pid in _children_of(os.getpid()) - known if belongs is None or belongs(pid)}
+        if not strays:
+            return
+        for pid in strays:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in strays:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+@contextlib.contextmanager
+def submission_kept(path: str | Path):
+    """Whatever runs inside, ``path`` ends with the bytes it had on entry. The worker cannot
+    write outside its scratch folder where Landlock exists; elsewhere this restores the file
+    a submission overwrote. Yields a list that holds a note when a restore was needed."""
+    path = Path(path)
+    original = path.read_bytes() if path.is_file() else None
+    notes: list[str] = []
+    try:
+        yield notes
+    finally:
+        if original is not None and (not path.is_file() or path.read_bytes() != original):
+            # What took its place is moved aside, never deleted: it may be all a student has left.
+            aside = None
+            if path.exists() or path.is_symlink():
+                aside = _free_name(path.with_name(f"{path.name}.changed-while-graded"))
+                path.rename(aside)
+            path.write_bytes(original)
+            notes.append(f"the submission changed its own file ({path}) while it was graded; the original was "
+                         "put back" + (f" and the changed one kept as {aside.name}" if aside else ""))
+
+
+def _free_name(path: Path) -> Path:
+    """``path``, or ``path.1``, ``path.2``, ...: the first name nothing has."""
+    candidate, n = path, 0
+    while candidate.exists() or candidate.is_symlink():
+        n += 1
+        candidate = path.with_name(f"{path.name}.{n}")
+    return candidate
+
+
+@dataclass
+class Limits:
+    cell_seconds: float = 60.0      # one notebook cell while loading
+    stage_seconds: float = 60.0     # all checks of one stage
+    memory_bytes: int = 8 * 2**30   # address space of the worker (CPU only: CUDA reserves far more)
+    threads: int = 1
+
+
+@dataclass
+class LoadReport:
+    cells: list[dict] = field(default_factory=list)  # per cell: index, status, error, seconds
+    output: str = ""
+    confinement: dict = field(default_factory=dict)  # which fences held (see confinement.py)
+
+
+class Worker:
+    """One worker process with the submission loaded."""
+
+    def __init__(self, cells: list[Cell], device: str, limits: Limits):
+        self.cells, self.device, self.limits = cells, device, limits
+        self.proc: subprocess.Popen | None = None
+        self.fatal: dict[int, str] = {}  # cell index -> why it is skipped
+        self.report: LoadReport | None = None
+        self.stage_deadline: float | None = None
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
+        self._workdir = tempfile.TemporaryDirectory(prefix="autograder-", ignore_cleanup_errors=True)
+        # Marks of the worker's processes, so that only they are ended: this process may have
+        # other children (a test runner's, a notebook server's) that are none of our business.
+        self._token = uuid.uuid4().hex  # in the environment of everything the worker starts
+        self._sessions: set[int] = set()  # each worker leads a session its children stay in
+        self._filters = _seccomp_filters("self")
+        self._prestarted = False  # a process is running but has not loaded the submission yet
+
+    # -- life cycle ---------------------------------------------------------------------
+    def _spawn(self) -> None:
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("PYTHON", "AUTOGRADER_")) or k == "AUTOGRADER_DEBUG"}
+        scratch = self._workdir.name
+        # Caches and temporary files go to the scratch folder, the only place the worker may write.
+        env.update(MPLBACKEND="Agg", PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1",
+                   HOME=scratch, TMPDIR=scratch, MPLCONFIGDIR=scratch, XDG_CACHE_HOME=scratch,
+                   AUTOGRADER_GRADER_PID=str(os.getpid()), AUTOGRADER_WORKER_TOKEN=self._token,
+                   **{TEST_CELLS_OFF: "1"},
+                   AUTOGRADER_DEVICE=self.device,
+                   AUTOGRADER_THREADS=str(self.limits.threads), OMP_NUM_THREADS=str(self.limits.threads))
+        if self.device == "cpu":
+            env["AUTOGRADER_MEMORY_LIMIT"] = str(self.limits.memory_bytes)
+            env["CUDA_VISIBLE_DEVICES"] = ""
+        self._stderr.seek(0)
+        self._stderr.truncate()
+        become_subreaper()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", _BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self._stderr, cwd=scratch, env=env, start_new_session=True)
+        self._sessions.add(self.proc.pid)
+        # Requests are written with a deadline: a worker that stops reading cannot block us.
+        os.set_blocking(self.proc.stdin.fileno(), False)
+
+    def prestart(self) -> None:
+        """Start the process now and load the submission later, in :meth:`start`. Its Python
+        and torch start-up (about 1.5 s) then runs while the grader imports its own torch and
+        checks, instead of after them. (This module imports ``wire``, and so torch, only inside
+        the methods that talk to the worker, so that importing it stays cheap.)"""
+        self.kill()
+        self._spawn()
+        self._prestarted = True
+
+    @property
+    def needs_start(self) -> bool:
+        """No process with the submission loaded: none yet, a prestarted one, or it died."""
+        return self._prestarted or not self.alive
+
+    def _startup_failure(self, why: str) -> RuntimeError:
+        self._stderr.seek(0)
+        tail = self._stderr.read()[-2000:].decode("utf-8", "replace").strip()
+        return RuntimeError(f"the grading worker could not start ({why})" + (f":\n{tail}" if tail else ""))
+
+    def start(self) -> LoadReport:
+        """Start a worker and load the submission, skipping cells that killed earlier ones."""
+        from autograder.sandbox import wire
+
+        for _ in range(len(self.cells) + 1):
+            if not (self._prestarted and self.alive):
+                self.kill()
+                self._spawn()
+            self._prestarted = False
+            self.reader = wire.Reader(self.proc.stdout.fileno())
+            try:
+                ready = self.reader.read(time.monotonic() + 120)
+            except wire.WireError as exc:
+                raise self._startup_failure(str(exc)) from None
+            if not isinstance(ready, dict) or ready.get("event") != "ready":
+                raise self._startup_failure("unexpected first message")
+            cells = [{"index": c.index, "name": c.name, "source": c.source}
+                     for c in self.cells if c.index not in self.fatal]
+            running = None
+            try:
+                self._send({"op": "load_submission", "cells": cells, "device": self.device},
+                           time.monotonic() + 120)
+                while True:
+                    message = self.reader.read(time.monotonic() + self.limits.cell_seconds)
+                    if message.get("event") == "cell":
+                        running = int(message["index"])
+                    elif message.get("event") == "loaded":
+                        self.report = self._merge(message, ready.get("confinement"))
+                        return self.report
+                    else:
+                        raise wire.WireError("unexpected message while loading")
+            except (wire.WireError, OSError, AttributeError, KeyError, TypeError, ValueError) as exc:
+                if running is None or running in self.fatal:
+                    raise self._startup_failure(str(exc)) from None
+                self.fatal[running] = (
+                    f"stopped after {self.limits.cell_seconds:g} s (an endless loop?); skipped, the "
+                    "other cells still ran" if isinstance(exc, wire.WireTimeout)
+                    else "ended the grading process (sys.exit in a thread, os._exit, os.kill or a "
+                         "crash); skipped, the other cells still ran")
+        raise RuntimeError("every cell of the submission ended the grading process")
+
+    def _merge(self, message: dict, confinement) -> LoadReport:
+        cells = [c for c in message.get("cells", []) if isinstance(c, dict)]
+        names = {c.index: c.name for c in self.cells}
+        for index, why in self.fatal.items():
+            cells.append({"index": index, "status": "error", "seconds": None,
+                          "error": {"kind": "fatal", "type": "", "message": why, "where": names.get(index, "")}})
+        cells.sort(key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0)
+        return LoadReport(cells=cells, output=str(message.get("output", "")),
+                          confinement=confinement if isinstance(confinement, dict) else {})
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+        self.proc = None
+        end_stray_processes(belongs=self._from_worker)
+
+    def _from_worker(self, pid: int) -> bool:
+        """Whether a child of this process descends from one of this Worker's processes."""
+        try:
+            if os.getsid(pid) in self._sessions:
+                return True
+        except OSError:
+            return False
+        filters = _seccomp_filters(pid)
+        if filters is not None and self._filters is not None and filters > self._filters:
+            return True
+        try:
+            return self._token.encode() in Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            return False
+
+    def close(self) -> None:
+        self.kill()
+        self._stderr.close()
+        self._workdir.cleanup()
+
+    # -- requests -----------------------------------------------------------------------
+    def _send(self, obj, deadline: float) -> None:
+        from autograder.sandbox import wire
+
+        wire.write(self.proc.stdin.fileno(), obj, deadline)
+
+    def begin_stage(self, number: int) -> None:
+        """Start a stage's clock and reseed the worker's random generators, so a stage gets
+        the same grade whether it is graded alone (``make test STAGE=4``) or after others."""
+        self.stage_deadline = time.monotonic() + self.limits.stage_seconds
+        with contextlib.suppress(StageAborted):
+            self.request({"op": "reseed", "seed": int(number)})
+
+    def request(self, req: dict) -> dict:
+        from autograder.sandbox import wire
+
+        if not self.alive:
+            raise StageAborted("the grading process for this stage had already stopped")
+        deadline = self.stage_deadline or (time.monotonic() + self.limits.stage_seconds)
+        try:
+            self._send(req, deadline)
+            answer = self.reader.read(deadline)
+        except wire.WireTimeout:
+            self.kill()
+            raise StageAborted(
+                f"stopped after {self.limits.stage_seconds:g} s, the time limit of a stage",
+                "an endless loop, or code far slower than it should be (Python loops over "
+                "tensor elements?); the other stages were still graded") from None
+        except wire.FrameTooLarge as exc:
+            self.kill()
+            raise StageAborted(f"the submission sent an output far too large to check ({exc})",
+                               "return tensors of the documented shape") from None
+        except (wire.WireError, OSError):
+            self.kill()
+            raise StageAborted(
+                "the submission ended the grading process during this stage",
+                "remove sys.exit / os._exit / exit() calls; a crash inside PyTorch can also cause "
+                "this (very large tensors?)") from None
+        if not isinstance(answer, dict):
+            self.kill()
+            raise StageAborted("the grading process sent a malformed answer")
+        return answer

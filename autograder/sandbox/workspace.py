@@ -1,0 +1,302 @@
+"""Operations on the student's namespace: build modules, call them, read their weights.
+
+This module runs where the student's code runs (the worker process, or the notebook's
+kernel). It only *produces outputs*; it never judges them. Every judgement is made by the
+checks in the grading process, from the tensors these operations return.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import random
+import re
+import sys
+import traceback
+
+import torch
+from torch import nn
+
+# Code that is not the student's: the interpreter, installed packages, this package.
+_NOT_STUDENT = tuple(sorted({sys.prefix, sys.base_prefix, sys.exec_prefix,
+                             os.path.dirname(os.path.dirname(torch.__file__)),
+                             os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}))
+
+
+def _student_frame(filename: str) -> bool:
+    """Cells compiled by the worker (``<cell 4>``, ``<submission.py>``) or by IPython (a
+    temporary file), never PyTorch's or the grader's own files."""
+    if filename.startswith("<"):
+        return not filename.startswith(("<frozen", "<string>"))
+    return not filename.startswith(_NOT_STUDENT)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def printable(text: str) -> str:
+    """Text from the submission as it may be shown on a terminal: control characters (an
+    ANSI sequence that clears the screen or recolours the grade) become '?'."""
+    return _CONTROL.sub("?", text)
+
+
+def describe_error(exc: BaseException) -> dict:
+    """Turn an exception raised by the student's code into plain data."""
+    if isinstance(exc, NotImplementedError):
+        kind = "not_implemented"
+    elif isinstance(exc, SystemExit):
+        kind = "exit"
+    else:
+        kind = "exception"
+    where = ""
+    try:
+        frames = traceback.extract_tb(exc.__traceback__)
+    except BaseException:
+        frames = []
+    for frame in frames:  # the innermost frame in the student's code
+        if _student_frame(frame.filename):
+            where = f"{frame.filename.strip('<>')}, line {frame.lineno}, in {frame.name}"
+    try:
+        message = str(exc)
+    except BaseException:
+        message = "<unprintable>"
+    return {"kind": kind, "type": printable(type(exc).__name__), "message": printable(message[:600]),
+            "where": printable(where)}
+
+
+def _short_repr(value) -> str:
+    try:
+        text = repr(value)
+    except BaseException:
+        text = f"<{type(value).__name__}>"
+    text = printable(text)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+class Workspace:
+    def __init__(self, namespace: dict, device: str = "cpu"):
+        self.namespace = namespace
+        self.device = torch.device(device)
+        self.modules: dict[int, nn.Module] = {}
+
+    # -- dispatch ---------------------------------------------------------------------
+    def dispatch(self, request: dict) -> dict:
+        op = request.get("op")
+        method = getattr(self, f"op_{op}", None)
+        if method is None:
+            return {"error": {"kind": "protocol", "type": "", "message": f"unknown op {op!r}", "where": ""}}
+        try:
+            return {"ok": method(**{k: v for k, v in request.items() if k != "op"})}
+        except _Missing as missing:
+            return {"error": {"kind": "missing", "type": "NameError", "message": str(missing), "where": ""}}
+        except _NotAModule as bad:
+            return {"error": {"kind": "bad_type", "type": "TypeError", "message": str(bad), "where": ""}}
+        except BaseException as exc:
+            return {"error": describe_error(exc)}
+
+    # -- helpers ------------------------------------------------------------------------
+    def _lookup(self, name: str):
+        if name not in self.namespace:
+            raise _Missing(name)
+        return self.namespace[name]
+
+    def _to_device(self, value):
+        if isinstance(value, torch.Tensor):
+            return value.to(self.device)
+        if isinstance(value, list):
+            return [self._to_device(v) for v in value]
+        return value
+
+    def _result(self, value) -> dict:
+        if isinstance(value, torch.Tensor):
+            if value.device.type != self.device.type:
+                return {"value_type": f"tensor on device '{value.device.type}'",
+                        "repr": f"(the input was on '{self.device.type}': keep results on the input's "
+                                "device, create new tensors with device=x.device)"}
+            if value.layout != torch.strided or value.is_nested:
+                return {"value_type": f"{value.layout} tensor", "repr": "(return a dense tensor)"}
+            return {"tensor": value}
+        if isinstance(value, nn.Module):
+            return self._register(value)
+        found = {"value_type": printable(type(value).__name__), "repr": _short_repr(value)}
+        if type(value) is int:  # a count such as attn_weights_bytes(...) travels as a JSON number
+            found["integer"] = value
+        return found
+
+    def _register(self, module: nn.Module) -> dict:
+        module.to(self.device)
+        handle = len(self.modules) + 1
+        self.modules[handle] = module
+        return {"module": handle, "info": self._info(module)}
+
+    def _seed(self, seed):
+        if seed is not None:
+            torch.manual_seed(int(seed))
+
+    @staticmethod
+    def _info(module: nn.Module) -> dict:
+        buffers = dict(module.named_buffers())
+        persistent = set(module.state_dict().keys())
+        submodules = {}
+        for name, sub in module.named_modules():
+            entry = {"class": type(sub).__name__}
+            if isinstance(sub, nn.Dropout):
+                entry["p"] = float(sub.p)
+            if isinstance(sub, nn.Linear):
+                entry["bias"] = sub.bias is not None
+            submodules[name] = entry
+        plain_tensors = {
+            name: list(value.shape)
+            for name, value in vars(module).items()
+            if isinstance(value, torch.Tensor) and not name.startswith("_")
+        }
+        containers = {
+            name: type(value).__name__
+            for name, value in vars(module).items()
+            if isinstance(value, (list, tuple, dict)) and not name.startswith("_")
+            and any(isinstance(v, nn.Module) for v in (value.values() if isinstance(value, dict) else value))
+        }
+        scalars = {
+            name: value for name, value in vars(module).items()
+            if isinstance(value, (int, float, bool)) and not name.startswith("_")
+        }
+        return {
+            "class": type(module).__name__,
+            "params": {n: list(p.shape) for n, p in module.named_parameters()},
+            "param_classes": {n: type(p).__name__ for n, p in module.named_parameters()},
+            "buffers": {n: {"shape": list(b.shape), "persistent": n in persistent, "dtype": str(b.dtype)}
+                        for n, b in buffers.items()},
+            "modules": submodules,
+            "plain_tensors": plain_tensors,
+            "module_containers": containers,
+            "scalars": scalars,
+            "num_params": int(sum(p.numel() for p in module.parameters())),
+        }
+
+    # -- operations -------------------------------------------------------------------
+    def op_reseed(self, seed: int) -> dict:
+        """Every random generator the submission may use starts from ``seed``."""
+        torch.manual_seed(int(seed))
+        random.seed(int(seed))
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            numpy.random.seed(int(seed))
+        return {"seed": int(seed)}
+
+    def op_describe(self, name: str) -> dict:
+        if name not in self.namespace:
+            return {"kind": "missing"}
+        value = self.namespace[name]
+        if isinstance(value, type):
+            kind = "class"
+        elif callable(value):
+            kind = "function"
+        else:
+            kind = "other"
+        return {"kind": kind, "type": type(value).__name__}
+
+    def op_call(self, name: str, args: list, kwargs: dict | None = None, seed=None):
+        fn = self._lookup(name)
+        if not callable(fn):
+            raise _NotAModule(f"`{name}` is a {type(fn).__name__}, not a function")
+        self._seed(seed)
+        value = fn(*self._to_device(args), **(kwargs or {}))
+        if isinstance(fn, type) and isinstance(value, fn):
+            raise _NotAModule(f"`{name}` is a class, not a function: calling it built a {type(value).__name__} "
+                              f"object instead of returning a result; define it with `def {name}(...)`")
+        return self._result(value)
+
+    def op_build(self, name: str, args: list, kwargs: dict | None = None, seed=None):
+        cls = self._lookup(name)
+        if not callable(cls):
+            raise _NotAModule(f"`{name}` is a {type(cls).__name__}, not a class")
+        self._seed(seed)
+        module = cls(*args, **(kwargs or {}))
+        if not isinstance(module, nn.Module):
+            raise _NotAModule(f"`{name}(...)` gave a {type(module).__name__}, not an nn.Module")
+        return self._register(module)
+
+    def op_forward(self, handle: int, x, train: bool = False, seed=None, repeat: int = 0):
+        module = self.modules[handle]
+        module.train(bool(train))
+        x = self._to_device(x)
+        self._seed(seed)
+        with torch.no_grad():
+            if not repeat:
+                return self._result(module(x))
+            outs = []
+            for _ in range(int(repeat)):
+                out = module(x)
+                if not isinstance(out, torch.Tensor):
+                    return self._result(out)
+                outs.append(out)
+            return {"tensor": torch.stack(outs)}
+
+    def op_state(self, handle: int):
+        module = self.modules[handle]
+        return {
+            "params": {n: p.detach() for n, p in module.named_parameters()},
+            "buffers": {n: b.detach() for n, b in module.named_buffers()},
+        }
+
+    def op_load_weights(self, handle: int, tensors: dict):
+        module = self.modules[handle]
+        named = dict(module.named_parameters())
+        named.update(dict(module.named_buffers()))
+        unknown = sorted(set(tensors) - set(named))
+        if unknown:
+            raise _Missing(", ".join(unknown))
+        with torch.no_grad():
+            for name, value in tensors.items():
+                named[name].copy_(value.to(named[name].device, named[name].dtype))
+        return {"loaded": sorted(tensors)}
+
+    def op_grads(self, handle: int, x, upstream):
+        module = self.modules[handle]
+        module.train(False)
+        module.zero_grad(set_to_none=True)
+        out = module(self._to_device(x))
+        if not isinstance(out, torch.Tensor):
+            return self._result(out)
+        if not out.requires_grad:
+            return {"out": out.detach(), "grads": {}}
+        (out * self._to_device(upstream)).sum().backward()
+        grads = {n: p.grad.detach() for n, p in module.named_parameters() if p.grad is not None}
+        return {"out": out.detach(), "grads": grads}
+
+    def op_meta_forward(self, handle: int, shape: list):
+        """Run a copy of the module on the ``meta`` device: a mask kept as a plain attribute,
+        or a tensor created on the CPU inside ``forward``, breaks there just as on a GPU."""
+        module = copy.deepcopy(self.modules[handle]).to("meta").eval()
+        out = module(torch.empty(shape, device="meta"))
+        if not isinstance(out, torch.Tensor):
+            return self._result(out)
+        return {"shape": list(out.shape), "device": str(out.device)}
+
+    def op_calls(self, handle: int, x):
+        """The PyTorch functions one forward pass calls (eval mode), by name: for checks that
+        ask *how* a module computes, such as "built on scaled_dot_product_attention"."""
+        from torch.overrides import TorchFunctionMode, resolve_name
+
+        names: set[str] = set()
+
+        class Record(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                names.add(resolve_name(func) or getattr(func, "__name__", "?"))
+                return func(*args, **(kwargs or {}))
+
+        module = self.modules[handle]
+        module.train(False)
+        with torch.no_grad(), Record():
+            out = module(self._to_device(x))
+        if not isinstance(out, torch.Tensor):
+            return self._result(out)
+        return {"calls": sorted(names)[:1000]}
+
+
+class _Missing(Exception):
+    pass
+
+
+class _NotAModule(Exception):
+    pass
