@@ -20,12 +20,11 @@ def load(key: str | None = None) -> Chapter:
     """The chapter registered as ``key`` (default :data:`DEFAULT`), or defined by the module ``key``."""
     key = key or DEFAULT
     name = REGISTRY.get(key, key)
-    if name not in REGISTRY.values() and "." not in name:
-        raise KeyError(f"no chapter {key!r}; registered: {', '.join(REGISTRY)} (or give a module path)")
     try:
         module = importlib.import_module(name)
     except ImportError as exc:
-        raise KeyError(f"chapter {key!r}: cannot import {name} ({exc})") from None
+        raise KeyError(f"no chapter {key!r}: registered are {', '.join(REGISTRY)}, and no module {name} "
+                       f"defining CHAPTER could be imported ({exc})") from None
     chapter = getattr(module, "CHAPTER", None)
     if not isinstance(chapter, Chapter):
         raise KeyError(f"chapter {key!r}: {name} defines no CHAPTER")

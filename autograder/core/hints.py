@@ -20,7 +20,7 @@ _ERROR_HINTS: list[tuple[str, str]] = [
      "attn_scores, ...) and compare it with the shapes in the docstring"),
     (r"only supports boolean masks|expected .*Bool.*mask|mask .*must be .*bool",
      "masked_fill needs a boolean mask: self.mask.bool()[:num_tokens, :num_tokens]"),
-    (r"expected .*same device|on the expected device|device type",
+    (r"(?i:expected .*same device)|on the expected device|device type",
      "a tensor lives on another device than the input: register the mask with "
      "self.register_buffer(...) and create new tensors with device=x.device"),
     (r"expected scalar type|dtype|Float but found Double|Double but found Float",

@@ -71,9 +71,11 @@ def _decode_tensor(meta: dict, blobs: list[bytes]) -> torch.Tensor:
         dtype = _DTYPES[meta["dtype"]]
         shape = [int(s) for s in meta["shape"]]
         raw = blobs[int(meta["__tensor__"])]
-    except (KeyError, IndexError, TypeError, ValueError) as exc:
+    except (KeyError, IndexError, TypeError, ValueError, OverflowError) as exc:  # Infinity is valid JSON
         raise WireError(f"malformed tensor header {meta!r}") from exc
-    if any(s < 0 for s in shape) or len(shape) > 16:
+    # Each size below 2**62: a zero elsewhere in the shape makes any product match 0 bytes,
+    # and torch cannot allocate a size that large even when it holds nothing.
+    if any(s < 0 or s >= 2**62 for s in shape) or len(shape) > 16:
         raise WireError(f"bad tensor shape {shape}")
     numel = 1
     for s in shape:
@@ -82,7 +84,10 @@ def _decode_tensor(meta: dict, blobs: list[bytes]) -> torch.Tensor:
     if numel * itemsize != len(raw):
         raise WireError(f"tensor of shape {shape} does not match its {len(raw)} bytes")
     if numel == 0:
-        return torch.empty(shape, dtype=dtype)
+        try:
+            return torch.empty(shape, dtype=dtype)
+        except RuntimeError as exc:  # "Storage size calculation overflowed" for sizes like [2**40, 2**40, 0]
+            raise WireError(f"bad tensor shape {shape}") from exc
     return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(shape)
 
 

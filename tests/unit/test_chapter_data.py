@@ -1,0 +1,175 @@
+"""ch03's CHAPTER as data: points, check ids, titles, and the notebook's nbgrader points agree.
+
+A stage's points are nowhere stated but as the sum of its checks' declared points, so each test
+here compares that sum with what others read: the README's table, nbgrader's metadata, 100.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import types
+from pathlib import Path
+
+import pytest
+
+from autograder.chapters import REGISTRY, load
+from autograder.chapters.ch03_attention import CHAPTER
+from autograder.core.chapter import Chapter, Stage
+from autograder.core.checks import check, collect
+
+REPO = Path(__file__).resolve().parents[2]
+SOURCE_NOTEBOOK = CHAPTER.source_notebook(REPO)
+STAGE_IDS = [s.number for s in CHAPTER.stages]
+
+
+def test_graded_stages_sum_to_100():
+    assert sum(CHAPTER.points(s) for s in CHAPTER.graded_stages) == 100
+    assert CHAPTER.max_score == 100
+
+
+def test_only_the_efficiency_lab_is_a_bonus():
+    assert [s.id for s in CHAPTER.stages if s.bonus] == ["efficiency"]
+    assert CHAPTER.points(CHAPTER.stage("efficiency")) == 10
+
+
+def test_stage_points_are_the_readmes():
+    """README's "What each stage teaches" table: | 4 | `causal` | ... | 20 | (a bonus as +10)."""
+    readme = (REPO / "README.md").read_text()
+    table = {int(number): (stage_id, float(points)) for number, stage_id, points in
+             re.findall(r"^\| (\d+) \| `(\w+)` \|.*\| \+?(\d+) \|$", readme, re.MULTILINE)}
+    assert table == {s.number: (s.id, CHAPTER.points(s)) for s in CHAPTER.stages}
+
+
+@pytest.mark.parametrize("stage", CHAPTER.stages, ids=[s.id for s in CHAPTER.stages])
+def test_stage_points_are_the_sum_of_positive_check_points(stage):
+    checks = CHAPTER.checks_for(stage)
+    assert checks, f"{stage.label} has no checks"
+    assert all(c.points > 0 for c in checks), [(c.id, c.points) for c in checks]
+    assert CHAPTER.points(stage) == sum(c.run.check_spec.points for c in checks)
+
+
+@pytest.mark.parametrize("stage", CHAPTER.stages, ids=[s.id for s in CHAPTER.stages])
+def test_check_ids_number_each_stage_from_1(stage):
+    ids = [c.id for c in CHAPTER.checks_for(stage)]
+    assert ids == [f"{stage.number}.{k}" for k in range(1, len(ids) + 1)]
+    assert all(c.stage is stage for c in CHAPTER.checks_for(stage))
+
+
+def test_check_ids_are_unique_across_the_chapter():
+    ids = [c.id for c in CHAPTER.checks]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    assert all(re.fullmatch(r"[1-9]\d*\.[1-9]\d*", i) for i in ids), ids
+
+
+def test_every_check_declares_a_title():
+    untitled = [c.id for c in CHAPTER.checks if not c.title.strip()]
+    assert not untitled
+    for stage in CHAPTER.stages:  # the same property may be checked in two stages (4.4 and 6.6), not twice in one
+        titles = [c.title for c in CHAPTER.checks_for(stage)]
+        assert len(set(titles)) == len(titles), f"two checks of {stage.label} share a title"
+
+
+def test_every_check_is_the_function_that_declares_it():
+    for c in CHAPTER.checks:
+        assert (c.run.check_spec.id, c.run.check_spec.title, c.run.check_spec.points) == (c.id, c.title, c.points)
+
+
+# -- the nbgrader source notebook -------------------------------------------------------------
+
+def nbgrader_cells() -> dict[str, dict]:
+    cells = json.loads(SOURCE_NOTEBOOK.read_text())["cells"]
+    return {c["metadata"]["nbgrader"]["grade_id"]: c["metadata"]["nbgrader"] for c in cells
+            if "grade_id" in c.get("metadata", {}).get("nbgrader", {})}
+
+
+@pytest.mark.parametrize("stage", CHAPTER.graded_stages, ids=[s.id for s in CHAPTER.graded_stages])
+def test_notebook_test_cell_points_are_the_stages(stage):
+    cell = nbgrader_cells().get(stage.grade_id)
+    assert cell is not None, f"{SOURCE_NOTEBOOK.name} has no cell {stage.grade_id}"
+    assert cell["grade"] is True and cell["locked"] is True
+    assert cell["points"] == CHAPTER.points(stage)
+
+
+def test_notebook_grades_exactly_the_graded_stages():
+    """A bonus stage's cell is locked but never graded: nbgrader would add its points to 100."""
+    graded = {grade_id for grade_id, meta in nbgrader_cells().items() if meta.get("grade")}
+    assert graded == {s.grade_id for s in CHAPTER.graded_stages}
+    bonus = [nbgrader_cells()[s.grade_id] for s in CHAPTER.stages if s.bonus]
+    assert all(meta["locked"] and not meta["grade"] and "points" not in meta for meta in bonus)
+
+
+def test_notebook_points_sum_to_the_chapters_max_score():
+    assert sum(meta.get("points", 0) for meta in nbgrader_cells().values() if meta.get("grade")) == CHAPTER.max_score
+
+
+# -- the registry and the core's chapter API ---------------------------------------------------
+
+def test_every_registered_chapter_loads_by_id():
+    for chapter_id in REGISTRY:
+        assert load(chapter_id).id == chapter_id
+
+
+def test_a_chapter_also_loads_by_module_path():
+    assert load("autograder.chapters.ch03_attention") is CHAPTER
+
+
+def test_an_unknown_chapter_is_a_key_error_naming_the_registered_ones():
+    with pytest.raises(KeyError, match="ch03_attention"):
+        load("no_such_chapter")
+
+
+def test_stages_are_found_by_number_text_or_id():
+    assert CHAPTER.stage(4) is CHAPTER.stage("4") is CHAPTER.stage("causal")
+    with pytest.raises(KeyError, match="stages are 1/softmax"):
+        CHAPTER.stage(9)
+
+
+def test_select_keeps_the_chapters_order():
+    assert [s.number for s in CHAPTER.select(["mha", "2", 4])] == [2, 4, 6]
+    assert [s.number for s in CHAPTER.select(None)] == STAGE_IDS
+
+
+def test_check_ids_must_be_stage_dot_number():
+    for bad in ("4", "4.", "a.1", "4.3.1", " 4.3"):
+        with pytest.raises(ValueError):
+            check(bad, 1, "title")
+
+
+def _module_with(name: str, **checks) -> types.ModuleType:
+    module = types.ModuleType(name)
+    for attr, fn in checks.items():
+        fn.__module__ = name
+        setattr(module, attr, fn)
+    return module
+
+
+def test_collect_orders_checks_by_id_not_by_definition():
+    chapter = Chapter("tiny", "Tiny", (Stage(1, "one", "One", ()),), ())
+    second = check("1.10", 1, "tenth")(lambda sub: None)
+    first = check("1.2", 2, "second")(lambda sub: None)
+    found = collect(chapter, [_module_with("tiny_checks", second=second, first=first)])
+    assert [c.id for c in found[1]] == ["1.2", "1.10"]
+
+
+def test_collect_refuses_a_check_declared_twice():
+    chapter = Chapter("tiny", "Tiny", (Stage(1, "one", "One", ()),), ())
+    a = check("1.1", 1, "a")(lambda sub: None)
+    b = check("1.1", 1, "b")(lambda sub: None)
+    with pytest.raises(ValueError, match="declared twice"):
+        collect(chapter, [_module_with("tiny_a", a=a), _module_with("tiny_b", b=b)])
+
+
+def test_collect_refuses_a_check_of_a_stage_the_chapter_lacks():
+    chapter = Chapter("tiny", "Tiny", (Stage(1, "one", "One", ()),), ())
+    stray = check("2.1", 1, "stray")(lambda sub: None)
+    with pytest.raises(KeyError, match="no stage 2"):
+        collect(chapter, [_module_with("tiny_stray", stray=stray)])
+
+
+def test_collect_ignores_checks_imported_from_another_module():
+    chapter = Chapter("tiny", "Tiny", (Stage(1, "one", "One", ()),), ())
+    own = check("1.1", 1, "own")(lambda sub: None)
+    module = _module_with("tiny_own", own=own)
+    module.borrowed = check("1.2", 1, "borrowed")(lambda sub: None)  # __module__ is this test file's
+    assert [c.id for c in collect(chapter, [module])[1]] == ["1.1"]
