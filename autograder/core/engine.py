@@ -13,6 +13,19 @@ from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import Check, CheckStatus
 from autograder.core.failures import CheckFailure, NotImplementedYet, StageAborted
 from autograder.core.submission import Submission
+from autograder.sandbox.client import BEFORE_STUDENT_CODE
+
+
+def _preload_checks() -> None:
+    """What hypothesis imports on its first draws (see client.BEFORE_STUDENT_CODE)."""
+    import hmac  # noqa: F401
+    import secrets  # noqa: F401
+
+    import numpy.random  # noqa: F401
+    from hypothesis.strategies._internal import flatmapped  # noqa: F401
+
+
+BEFORE_STUDENT_CODE.append(_preload_checks)
 
 
 @dataclass

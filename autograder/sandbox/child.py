@@ -217,11 +217,6 @@ def _fence_stage_process() -> None:
     refilter_signals()
 
 
-# Written by the loaded worker after each stage's process has ended: the grader skips to it,
-# past whatever a stage's process killed mid-answer left in the channel.
-STAGE_OVER = b"\x00autograder:stage-over\x00"
-
-
 def main() -> None:
     _follow_grader()
     proto_in, proto_out = _claim_channels()
@@ -296,7 +291,7 @@ def main() -> None:
                 os.waitpid(pid, 0)
             except ChildProcessError:
                 pass
-            send_raw(STAGE_OVER)
+            send_raw(wire.STAGE_OVER)
         elif op == "end_stage":
             if stage_copy:
                 os._exit(0)

@@ -33,6 +33,20 @@ PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 _BOOT = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
          "from autograder.sandbox.child import main; main()")
 _PR_SET_CHILD_SUBREAPER = 36
+# Called once per process before the first submission's code runs: each imports what the
+# grader would otherwise import lazily later (rendering, hypothesis internals), so that no
+# module file is read after student code could have touched it (defence in depth where
+# Landlock is missing; tests/test_confinement.py checks that nothing is imported later).
+BEFORE_STUDENT_CODE: list = []
+_preloaded = False
+
+
+def _preload_grader() -> None:
+    global _preloaded
+    if not _preloaded:
+        _preloaded = True
+        for preload in BEFORE_STUDENT_CODE:
+            preload()
 # In the worker's environment: a notebook's test cells (autograder.frontends.notebook) do not
 # grade there, the worker is what is being graded.
 TEST_CELLS_OFF = "AUTOGRADER_TEST_CELLS_OFF"
@@ -238,6 +252,7 @@ class Worker:
             refusal = confinement_refusal(self.confinement)
             if refusal:
                 raise RuntimeError(refusal)
+            _preload_grader()
             cells = [{"index": c.index, "name": c.name, "source": c.source}
                      for c in self.cells if c.index not in self.fatal]
             running = None
@@ -353,7 +368,6 @@ class Worker:
         channel. The loaded worker stays, for the next stage; if it cannot be reached, it is
         ended too."""
         from autograder.sandbox import wire
-        from autograder.sandbox.child import STAGE_OVER
 
         pid, self.stage_pid = self.stage_pid, None
         if pid is None or not self.alive:
@@ -370,7 +384,7 @@ class Worker:
             os.kill(pid, signal.SIGKILL)
         loaded = self.proc.pid
         end_stray_processes(known={loaded}, belongs=self._from_worker)
-        if not _skip_to(self.proc.stdout.fileno(), STAGE_OVER, time.monotonic() + 10):
+        if not _skip_to(self.proc.stdout.fileno(), wire.STAGE_OVER, time.monotonic() + 10):
             self.kill()
 
     def request(self, req: dict) -> dict:
