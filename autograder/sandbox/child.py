@@ -46,11 +46,12 @@ class BoundedText(io.TextIOBase):
 
 
 CAPTURED = BoundedText()
+CAPTURED_ERR = BoundedText()  # stderr apart (warnings): nbgrader's feedback shows the two streams
 
 
 def _capture_prints() -> None:
-    """Point print() at the bounded buffer again (a cell may have replaced sys.stdout)."""
-    sys.stdout = sys.stderr = CAPTURED
+    """Point print() at the bounded buffers again (a cell may have replaced sys.stdout)."""
+    sys.stdout, sys.stderr = CAPTURED, CAPTURED_ERR
 
 
 def _claim_channels() -> tuple[int, int]:
@@ -141,7 +142,7 @@ def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = Fal
         _capture_prints()
         status["seconds"] = round(time.monotonic() - started, 3)
         if keep_outputs:  # what the cell printed, for nbgrader's autograded notebook and feedback
-            status["output"] = CAPTURED.take()
+            status["stdout"], status["stderr"] = CAPTURED.take(), CAPTURED_ERR.take()
         statuses.append(status)
     return statuses
 
@@ -271,7 +272,7 @@ def main() -> None:
             torch.manual_seed(0)
             statuses = run_cells(request["cells"], namespace, send, bool(request.get("outputs")))
             workspace = Workspace(namespace, request.get("device", "cpu"))
-            send({"event": "loaded", "cells": statuses, "output": CAPTURED.take()})
+            send({"event": "loaded", "cells": statuses, "output": CAPTURED.take() + CAPTURED_ERR.take()})
             warm_up = _warm_up_meta_device()
         elif workspace is None:
             send({"error": {"kind": "protocol", "type": "", "message": "load first", "where": ""}})
