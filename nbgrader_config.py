@@ -9,7 +9,7 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades
 
-from autograder.frontends.nbgrader_plugins import SandboxGrades, StageCsvExport
+from autograder.frontends.nbgrader_plugins import SandboxExecute, StageCsvExport
 
 c = get_config()
 
@@ -29,18 +29,18 @@ c.ClearSolutions.code_stub = {
 
 # Autograde. A submission is one notebook: nbgrader copies every other file of the student's
 # folder next to it, where a stray torch.py or autograder.py would shadow the real module.
-# Python files are not copied, and the kernel leaves its folder off sys.path as well.
+# Python files are not copied (the sandboxed worker never reads the submission's folder anyway).
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "__pycache__", ".hypothesis", "feedback", "*.py", "*.pyc", "*.so"]
-c.Execute.extra_arguments = ["--IPKernelApp.ignore_cwd=True"]
-# Per-cell limit in the kernel, as in the sandbox (autograder CLI --cell-timeout): stops an
-# endless loop; the slowest honest cell (building the GPT-2-size module) takes about a second.
-c.Execute.timeout = 60
+# Per-cell limit in the sandbox (autograder CLI --cell-timeout): stops an endless loop; the
+# slowest honest cell (building the GPT-2-size module) takes about a second.
+c.SandboxExecute.cell_timeout = 60
 # A deleted or edited test cell comes back from the gradebook (edited ones always did).
 c.OverwriteCells.add_missing_cells = True
-# Each stage's test cell is graded by the sandboxed engine right after the kernel has run the
-# notebook: the kernel's own output could be forged, or zeroed by a warning on stderr.
+# No kernel: the notebook runs once, in the sandboxed worker, which fills every cell's outputs
+# and grades each stage's test cell (a kernel would run the student's code with the
+# instructor's rights, next to the gradebook; its test cells' output could be forged).
 _steps = list(Autograde.class_traits()["autograde_preprocessors"].default())  # nbgrader's own list
-_steps.insert(_steps.index(Execute) + 1, SandboxGrades)
+_steps[_steps.index(Execute)] = SandboxExecute
 c.Autograde.autograde_preprocessors = _steps
 
 # Feedback: nbgrader renders the autograded notebook, hidden tests included, unless told not to.

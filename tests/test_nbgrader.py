@@ -183,7 +183,7 @@ def _course(root: Path) -> Path:
     # A shorter per-cell limit keeps the looping student quick; every other cell, the
     # GPT-2 stage's included, still has to fit in it.
     with open(course / "nbgrader_config.py", "a") as config:
-        config.write(f"\nc.Execute.timeout = {CELL_LIMIT}\nc.SandboxGrades.cell_timeout = {CELL_LIMIT}\n")
+        config.write(f"\nc.SandboxExecute.cell_timeout = {CELL_LIMIT}\n")
     (course / ".stamp").touch()  # the environment is this test's; make must not install one
     return course
 

@@ -13,6 +13,19 @@ from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import Check, CheckStatus
 from autograder.core.failures import CheckFailure, NotImplementedYet, StageAborted
 from autograder.core.submission import Submission
+from autograder.sandbox.client import BEFORE_STUDENT_CODE
+
+
+def _preload_checks() -> None:
+    """What hypothesis imports on its first draws (see client.BEFORE_STUDENT_CODE)."""
+    import hmac  # noqa: F401
+    import secrets  # noqa: F401
+
+    import numpy.random  # noqa: F401
+    from hypothesis.strategies._internal import flatmapped  # noqa: F401
+
+
+BEFORE_STUDENT_CODE.append(_preload_checks)
 
 
 @dataclass
@@ -118,6 +131,8 @@ class GradeReport:
     output: str = ""
     error: str = ""  # set when the submission could not be graded at all
     seconds: float = 0.0
+    # The worker's fences, as it reported them (autograder.sandbox.confinement.describe: words)
+    confinement: dict = field(default_factory=dict)
 
     # The grade is out of 100: bonus stages (stage 8) are counted apart and never lower it.
     @property
@@ -155,11 +170,13 @@ class GradeReport:
 
 
 def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None = None, device: str = "cpu",
-                        limits=None, worker=None, examples_seed: int | None = None) -> GradeReport:
+                        limits=None, worker=None, examples_seed: int | None = None,
+                        close: bool = True) -> GradeReport:
     """Grade a submission file in the sandboxed worker (the CLI, CI and nbgrader path).
 
     ``worker``: a :class:`~autograder.sandbox.client.Worker` for this file, maybe prestarted
-    (see ``cli._prestart``); grading loads the submission into it and closes it."""
+    (see ``cli._prestart``); grading loads the submission into it and closes it (unless not
+    ``close``: another run, on hidden examples, then uses the same loaded worker)."""
     from autograder.sandbox.client import Limits, Worker
     from autograder.sandbox.loader import SubmissionError, read_cells
 
@@ -178,11 +195,14 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
     try:
         for stage in stages:
             if worker.needs_start:
-                load = worker.start()
-                report.cells, report.output = load.cells, report.output or load.output
+                worker.start()
+            if worker.report is not None:
+                load = worker.report
+                report.cells, report.output, report.confinement = load.cells, report.output or load.output, load.confinement
             worker.begin_stage(stage.number)
             sub = Submission(worker, stage.label, chapter.error_hints.get(stage.id, ()))
             result = run_stage(chapter, stage, sub, examples_seed=examples_seed)
+            worker.end_stage()
             _point_at_cell_errors(result, report.cell_errors)
             report.stages.append(result)
     except RuntimeError as exc:  # the worker could not start at all
@@ -190,7 +210,9 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
         done = {r.stage.number for r in report.stages}
         report.stages += [_not_graded(chapter, s, report.error) for s in stages if s.number not in done]
     finally:
-        worker.close()
+        report.confinement = report.confinement or dict(getattr(worker, "confinement", None) or {})
+        if close:
+            worker.close()
         torch.set_num_threads(threads)
     report.seconds = time.monotonic() - started
     return report

@@ -133,6 +133,8 @@ def junit_xml(report: GradeReport) -> ET.ElementTree:
     A check that is still a stub counts as a failure (its points are not earned); one that
     was stopped (time limit, crashed worker) is an error.
     """
+    from autograder.frontends.rendering import confinement_text
+
     suites = ET.Element("testsuites", name=report.chapter.id)
     totals = {"tests": 0, "failures": 0, "errors": 0}
     for result in report.stages:
@@ -144,6 +146,7 @@ def junit_xml(report: GradeReport) -> ET.ElementTree:
         properties = ET.SubElement(suite, "properties")
         ET.SubElement(properties, "property", name="points", value=_points(result.score))
         ET.SubElement(properties, "property", name="max_points", value=_points(result.max_score))
+        ET.SubElement(properties, "property", name="confinement", value=confinement_text(report))
         for c in result.checks:
             case = ET.SubElement(suite, "testcase", name=f"{c.check.id} {c.check.title}",
                                  classname=f"{report.chapter.id}.stage{result.stage.number}_{result.stage.id}")

@@ -1,16 +1,21 @@
 """``make autograde``: nbgrader autograde for a whole class, JOBS submissions at a time.
 
-nbgrader autogrades one submission after another. The slow part of each one is running the
-notebook in a kernel and grading it in the sandbox (nbgrader's ``Execute`` and our
-``SandboxGrades``); the rest is bookkeeping. So:
+nbgrader autogrades one submission after another. The slow part of each one is the one
+sandboxed run of the notebook (:class:`~autograder.frontends.nbgrader_plugins.SandboxExecute`,
+configured in place of nbgrader's kernel execution); the rest is bookkeeping. So:
 
 1. JOBS worker processes run nbgrader's own Autograde converter on one student at a time,
-   with the preprocessors up to ``SandboxGrades`` only, each against a private copy of the
-   gradebook (sqlite takes one writer at a time) and into a scratch folder.
-2. nbgrader's Autograde then runs once over the class, serially, on the real gradebook, with
-   :class:`~autograder.frontends.nbgrader_plugins.ReplayExecution` standing in for the slow part. Every
-   row of the gradebook and every autograded notebook is written by nbgrader's own code, as
-   in a serial run; a submission the workers could not finish is executed there instead.
+   with the preprocessors up to ``SandboxExecute`` only, each against a private copy of the
+   gradebook (sqlite takes one writer at a time) and into a scratch folder, and send the
+   sandboxed run's result back to this process (in memory, through the pool's pipe: never
+   a file that a worker, or anything the submission left running, could touch).
+2. nbgrader's Autograde then runs once over the class, serially, on the real gradebook; its
+   ``SandboxExecute`` takes the result computed for the same cells. Every row of the
+   gradebook and every autograded notebook is written by nbgrader's own code, as in a serial
+   run; a submission the workers could not finish is run there instead.
+
+No process that runs student code can open the gradebook: that runs only in the confined
+worker, which reads nothing of ``grading/`` or of this scratch folder.
 
 ``python -m autograder.frontends.classgrade bench`` times serial ``nbgrader autograde`` against this
 on generated submissions and checks that both gradebooks agree.
@@ -68,16 +73,14 @@ def _steps(app) -> list:
     return list(configured or Autograde.class_traits()["autograde_preprocessors"].default())
 
 
-def _slow_part(steps: list) -> slice:
-    """Where the configured autograde preprocessors execute and grade: Execute up to
-    SandboxGrades (the part the workers run and ReplayExecution stands in for)."""
-    from nbgrader.preprocessors import Execute
+def _through_sandbox(steps: list) -> list:
+    """The configured autograde preprocessors up to the sandboxed run (what the workers run)."""
+    from autograder.frontends.nbgrader_plugins import SandboxExecute
 
-    from autograder.frontends.nbgrader_plugins import SandboxGrades
-
-    first = steps.index(Execute)
-    last = steps.index(SandboxGrades) if SandboxGrades in steps else first
-    return slice(first, last + 1)
+    if SandboxExecute not in steps:
+        raise SystemExit("nbgrader_config.py does not run SandboxExecute in place of Execute: make autograde "
+                         "grades only in the sandbox (see the repository's nbgrader_config.py)")
+    return steps[:steps.index(SandboxExecute) + 1]
 
 
 def _run_converter(app, student: str) -> tuple[bool, str]:
@@ -121,13 +124,30 @@ def _start_worker(assignment: str, scratch: str, executed: str) -> None:
     shutil.copyfile(sqlite_path(app.coursedir.db_url), private)
     app.coursedir.db_url = f"sqlite:///{private}"
     app.coursedir.autograded_directory = executed
-    steps = _steps(app)
-    app.config.Autograde.autograde_preprocessors = steps[:_slow_part(steps).stop]
+    app.config.Autograde.autograde_preprocessors = _through_sandbox(_steps(app))
     _worker["app"] = app
 
 
-def _execute_one(student: str) -> tuple[str, bool, str]:
-    return student, *_run_converter(_worker["app"], student)
+def _execute_one(student: str) -> tuple[str, bool, str, tuple[str, dict] | None]:
+    """One student's sandboxed run, returned to the parent with the cells it was computed from."""
+    from autograder.frontends.nbgrader_plugins import SandboxExecute
+
+    computed = {}
+
+    class Keep(SandboxExecute):
+        def run_in_sandbox(self, nb, chapter):
+            from autograder.frontends.nbgrader_plugins import cells_key
+
+            result = super().run_in_sandbox(nb, chapter)
+            computed["run"] = (cells_key(nb), result)
+            return result
+
+    app = _worker["app"]
+    steps = list(app.config.Autograde.autograde_preprocessors)
+    steps[-1] = Keep
+    app.config.Autograde.autograde_preprocessors = steps
+    ok, notes = _run_converter(app, student)
+    return student, ok, notes, computed.get("run")
 
 
 # -- make autograde ------------------------------------------------------------------------
@@ -152,7 +172,7 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
     from nbgrader.api import Gradebook, MissingEntry
     from sqlalchemy.exc import SAWarning
 
-    from autograder.frontends.nbgrader_plugins import ReplayExecution
+    from autograder.frontends.nbgrader_plugins import SandboxExecute
 
     # nbgrader 0.9's gradebook warns about its own session use with SQLAlchemy 2 (harmless,
     # several lines per submission), which would bury the progress bar.
@@ -173,7 +193,10 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
     if sqlite_path(app.coursedir.db_url) is None and jobs > 1:
         print(f"JOBS={jobs} needs an sqlite gradebook (each worker grades against a copy); grading serially")
         jobs = 1
+    _through_sandbox(_steps(app))  # refuses a configuration that would run a kernel
     failed: dict[str, str] = {}
+    SandboxExecute.precomputed.clear()
+    SandboxExecute.reused = 0
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
         executed = str(Path(scratch, "executed"))
         if jobs > 1:
@@ -184,22 +207,18 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
                 futures = {pool.submit(_execute_one, s): s for s in students}
                 for done in as_completed(futures):
                     try:
-                        _, ok, notes = done.result()
+                        _, ok, notes, run = done.result()
                     except Exception as exc:
-                        ok, notes = False, f"the worker process failed ({type(exc).__name__}: {exc})"
+                        ok, notes, run = False, f"the worker process failed ({type(exc).__name__}: {exc})", None
                     if not ok:
                         failed[futures[done]] = notes
+                    if run is not None:
+                        SandboxExecute.precomputed[futures[done]] = run
                     if progress:
                         progress.advance(task)
-        # nbgrader's own serial pass records everything, replaying what the workers executed.
-        steps = _steps(app)
-        app.config.ReplayExecution.stands_in_for = steps[_slow_part(steps)]
-        steps[_slow_part(steps)] = [ReplayExecution]
-        app.config.Autograde.autograde_preprocessors = steps
-        app.config.ReplayExecution.executed_directory = executed if jobs > 1 else ""
+        # nbgrader's own serial pass records everything, with the runs the workers computed.
         record = progress.add_task("recording in the gradebook" if jobs > 1 else "autograding serially",
                                    total=len(students)) if progress else None
-        ReplayExecution.replayed = 0
         logs = []
         for student in students:
             ok, notes = _run_converter(app, student)
@@ -210,7 +229,8 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
                 failed[student] = notes
             if progress:
                 progress.advance(record)
-    return Summary(students, time.monotonic() - started, failed, ReplayExecution.replayed, "".join(logs))
+    SandboxExecute.precomputed.clear()
+    return Summary(students, time.monotonic() - started, failed, SandboxExecute.reused, "".join(logs))
 
 
 def print_summary(summary: Summary, jobs: int, console) -> None:

@@ -57,6 +57,8 @@ RUN_AUTOGRADER = """\
 set -euo pipefail
 root="${AUTOGRADER_ROOT:-/autograder}"
 python="${AUTOGRADER_PYTHON:-$root/venv/bin/python}"
+# Refuse to grade (exit 2, a 0 with the reason) where the worker cannot be fenced in.
+export AUTOGRADER_REQUIRE_CONFINEMENT="${AUTOGRADER_REQUIRE_CONFINEMENT:-1}"
 exec "$python" -m autograder.frontends.gradescope run --root "$root"
 """
 

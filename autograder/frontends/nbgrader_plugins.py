@@ -1,21 +1,17 @@
 """nbgrader, graded by the one engine: plugins that nbgrader_config.py switches on.
 
-- :class:`SandboxGrades` (an autograde preprocessor, right after nbgrader's ``Execute``):
-  grades the notebook again in the sandboxed engine, the one ``make test`` and CI use, and
-  writes that grade into each stage's test cell. The kernel nbgrader runs is the student's
-  own, so whatever its test cells printed could have been forged; the sandbox's grade cannot.
-  The cell's new output is the stage's report and its score, which nbgrader reads as partial
-  credit: nbgrader's per-cell scores are the engine's per-stage scores. It also means a
-  warning on stderr, or a test cell the student edited, cannot change a score.
-- :class:`ReplayExecution`: used by ``make autograde`` (:mod:`autograder.frontends.classgrade`), which
-  runs the slow part (kernel and sandbox) for many students at once, then lets nbgrader
-  record the results serially; this replays the notebook executed in parallel.
+- :class:`SandboxExecute` (in place of nbgrader's ``Execute``, the kernel execution): runs
+  the notebook once in the confined worker, the one ``make test`` and CI use, and fills every
+  cell's outputs and each stage's test cell (its report and score) from that one run. No
+  student code runs in a Jupyter kernel, in nbgrader's process or anywhere unconfined: it
+  cannot reach the gradebook, the venv or the notebooks nbgrader writes.
 - :class:`StageCsvExport` (``nbgrader export``): one row per student, a column per stage,
   the total.
 
-The sandboxed grade comes from a subprocess (:mod:`autograder.frontends.stagegrades`): the engine
-becomes a subreaper there and ends every process the submission left behind, which must not
-happen inside nbgrader (or a Jupyter server running nbgrader), whose other children are kernels.
+The sandboxed run happens in a subprocess (:mod:`autograder.frontends.stagegrades`, started
+with ``-I``): it becomes a subreaper and ends every process the submission left behind, which
+must not happen inside nbgrader (or a Jupyter server running nbgrader), whose other children
+are kernels. Its answer comes back on a pipe, never through a file.
 """
 
 from __future__ import annotations
@@ -32,7 +28,7 @@ import nbformat
 from nbgrader.api import MissingEntry
 from nbgrader.plugins import ExportPlugin
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Float, List, Unicode
+from traitlets import Float, Unicode
 
 from autograder.chapters import load
 from autograder.core.chapter import Chapter, Stage
@@ -84,86 +80,114 @@ def hidden_seeds(source: str, stage: Stage) -> list[int]:
     return seeds
 
 
-class SandboxGrades(NbGraderPreprocessor):
-    """Replace the output of each stage's test cell with the sandboxed engine's grade."""
+def cells_key(nb) -> str:
+    """What a sandboxed run depends on: every cell's type, source and nbgrader metadata."""
+    return json.dumps([(c.cell_type, c.source, c.get("metadata", {}).get("nbgrader")) for c in nb.cells],
+                      sort_keys=True, default=str)
+
+
+class SandboxExecute(NbGraderPreprocessor):
+    """Stands in for nbgrader's ``Execute``: the notebook runs once, in the confined worker
+    (never in a Jupyter kernel with the instructor's rights), and that one run gives every
+    cell's outputs (what nbgrader stores in the autograded notebook and shows in the feedback)
+    and each stage's grade, written into the stage's test cell as its report and score, which
+    nbgrader reads as partial credit: nbgrader's per-cell scores are the engine's per-stage
+    scores. Only nbgrader's own process touches the gradebook; the worker cannot even read it.
+
+    ``make autograde`` (:mod:`autograder.frontends.classgrade`) runs these sandboxed runs for
+    many students at once and hands their results to :attr:`precomputed` in its own memory;
+    nbgrader's serial pass then uses a result only for the very cells it was computed from."""
 
     device = Unicode("cpu", help="where the sandboxed worker runs the student's code (cpu, cuda)").tag(config=True)
     cell_timeout = Float(Limits().cell_seconds,
                          help="seconds for one notebook cell in the sandbox (the CLI's --cell-timeout)").tag(config=True)
     stage_timeout = Float(Limits().stage_seconds,
                           help="seconds for one stage's checks (the CLI's --stage-timeout)").tag(config=True)
+    total_timeout = Float(Limits().total_seconds,
+                          help="seconds for the whole grading of one notebook").tag(config=True)
+    # student id -> (cells_key, result): sandboxed runs done by make autograde's workers
+    precomputed: dict[str, tuple[str, dict]] = {}
+    reused = 0  # precomputed results used in this process, for make autograde's summary
 
     def preprocess(self, nb, resources):
-        chapter = chapter_of(resources.get("nbgrader", {}).get("assignment"))
-        if chapter is None:
-            return nb, resources
-        cells = stage_cells(nb, chapter)
-        if not cells:
-            return nb, resources
+        info = resources.get("nbgrader", {})
+        chapter = chapter_of(info.get("assignment"))
+        key = cells_key(nb)
+        earlier = SandboxExecute.precomputed.pop(str(info.get("student")), None)
+        if earlier is not None and earlier[0] == key:
+            SandboxExecute.reused += 1
+            result = earlier[1]
+        else:
+            result = self.run_in_sandbox(nb, chapter)
+        apply_run(nb, chapter, result)
+        if result.get("error"):
+            self.log.warning("the sandboxed grader could not grade this notebook: %s", result["error"])
+        return nb, resources
+
+    def run_in_sandbox(self, nb, chapter: Chapter | None) -> dict:
+        cells = stage_cells(nb, chapter) if chapter else {}
         seeds = {}
         for index, stage in cells.items():
             for seed in hidden_seeds(nb.cells[index].source, stage):
                 seeds[stage.number] = seed
-        results = self.grade(nb, chapter, sorted({s.number for s in cells.values()}), seeds)
-        for index, stage in cells.items():
-            graded = results[str(stage.number)]
-            cell = nb.cells[index]
-            cell.outputs = [
-                nbformat.v4.new_output("stream", name="stdout", text=graded["text"] + "\n"),
-                nbformat.v4.new_output("execute_result", data={"text/plain": f"{graded['score']:g}"},
-                                       execution_count=cell.get("execution_count")),
-            ]
-        return nb, resources
-
-    def grade(self, nb, chapter: Chapter, numbers: list[int], seeds: dict[int, int]) -> dict:
-        with tempfile.TemporaryDirectory(prefix="sandbox-grades-") as scratch:
-            notebook, out = Path(scratch, "submission.ipynb"), Path(scratch, "grades.json")
+        numbers = sorted({s.number for s in cells.values()})
+        with tempfile.TemporaryDirectory(prefix="sandbox-run-") as scratch:
+            notebook = Path(scratch, "submission.ipynb")
             nbformat.write(nb, notebook)
-            command = [sys.executable, "-m", "autograder.frontends.stagegrades", str(notebook), "--out", str(out),
-                       "--chapter", chapter.id, "--device", self.device, "--cell-timeout", str(self.cell_timeout),
-                       "--stage-timeout", str(self.stage_timeout), "--stage", *map(str, numbers),
+            # -I: the grader's own subprocess reads no PYTHON* variable and no current folder.
+            command = [sys.executable, "-I", "-m", "autograder.frontends.stagegrades", str(notebook),
+                       "--device", self.device, "--cell-timeout", str(self.cell_timeout),
+                       "--stage-timeout", str(self.stage_timeout), "--total-timeout", str(self.total_timeout),
+                       *(["--chapter", chapter.id, "--stage", *map(str, numbers)] if chapter and numbers else []),
                        *[f"--hidden-seed={n}={s}" for n, s in sorted(seeds.items())]]
             proc = subprocess.run(command, capture_output=True, text=True)
-            if proc.returncode != 0 or not out.is_file():
-                tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-20:])
-                raise RuntimeError(f"the sandboxed grader failed (exit status {proc.returncode}):\n{tail}")
-            graded = json.loads(out.read_text())
-        if graded.get("error"):
-            self.log.warning("the sandboxed grader could not grade this notebook: %s", graded["error"])
-        return graded["stages"]
+        try:
+            result = json.loads(proc.stdout) if proc.returncode == 0 else None
+        except ValueError:
+            result = None
+        if not isinstance(result, dict):
+            tail = "\n".join((proc.stdout[-2000:] + proc.stderr).strip().splitlines()[-20:])
+            raise RuntimeError(f"the sandboxed grader failed (exit status {proc.returncode}):\n{tail}")
+        if not (chapter and numbers):
+            result["stages"] = {}
+        return result
 
 
-def same_cells(a, b) -> bool:
-    def key(nb):
-        return [(c.cell_type, c.source, c.get("metadata", {}).get("nbgrader")) for c in nb.cells]
-    return key(a) == key(b)
-
-
-class ReplayExecution(NbGraderPreprocessor):
-    """Stands in for ``Execute`` + ``SandboxGrades``: takes the notebook that a parallel
-    worker executed and graded for this student (same cells, checked), so that nbgrader's own
-    preprocessors record it exactly as a serial run would. Without one, it executes and
-    grades here, as the serial pipeline does."""
-
-    executed_directory = Unicode("", help="where the parallel workers wrote executed notebooks: "
-                                 "<dir>/<student>/<assignment>/<notebook>.ipynb").tag(config=True)
-    stands_in_for = List(help="the autograde preprocessors replayed (default: Execute, SandboxGrades)").tag(config=True)
-    replayed = 0  # notebooks replayed in this process, for make autograde's summary
-
-    def preprocess(self, nb, resources):
-        info = resources["nbgrader"]
-        path = Path(self.executed_directory, info["student"], info["assignment"], f"{info['notebook']}.ipynb")
-        if self.executed_directory and path.is_file():
-            executed = nbformat.read(path, as_version=4)
-            if same_cells(nb, executed):
-                ReplayExecution.replayed += 1
-                return executed, resources
-            self.log.warning("%s differs from the notebook being autograded; executing it again", path)
-        from nbgrader.preprocessors import Execute
-
-        for step in self.stands_in_for or [Execute, SandboxGrades]:
-            nb, resources = step(parent=self).preprocess(nb, resources)
-        return nb, resources
+def apply_run(nb, chapter: Chapter | None, result: dict) -> None:
+    """Cell outputs and stage grades from one sandboxed run, in place: each code cell gets what
+    it printed (stdout, stderr) or the error it raised; each stage's test cell its report and
+    score instead (nothing on stderr, which nbgrader would read as a failed test)."""
+    by_index = {c.get("index"): c for c in result.get("cells", []) if isinstance(c, dict)}
+    stages = stage_cells(nb, chapter) if chapter else {}
+    count = 0
+    for position, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        count += 1
+        cell.execution_count = count
+        ran = by_index.get(position + 1, {})
+        outputs = []
+        for name in ("stdout", "stderr"):
+            if ran.get(name):
+                outputs.append(nbformat.v4.new_output("stream", name=name, text=ran[name]))
+        if ran.get("status") == "error":
+            error = ran.get("error") or {}
+            ename = error.get("type") or ("CellTimeoutError" if error.get("kind") == "fatal" else "Error")
+            where = f" ({error['where']})" if error.get("where") else ""
+            outputs.append(nbformat.v4.new_output("error", ename=ename, evalue=str(error.get("message", "")),
+                                                  traceback=[f"{ename}: {error.get('message', '')}{where}"]))
+        graded = result.get("stages", {}).get(str(stages[position].number)) if position in stages else None
+        if graded is not None:
+            outputs = [
+                nbformat.v4.new_output("stream", name="stdout", text=graded["text"] + "\n"),
+                nbformat.v4.new_output("execute_result", data={"text/plain": f"{graded['score']:g}"},
+                                       execution_count=count),
+            ]
+        elif position in stages:
+            outputs = [nbformat.v4.new_output("stream", name="stdout", text="not graded: "
+                                              + (result.get("error") or "the sandboxed grader gave no grade") + "\n"),
+                       nbformat.v4.new_output("execute_result", data={"text/plain": "0"}, execution_count=count)]
+        cell.outputs = outputs
 
 
 class StageCsvExport(ExportPlugin):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from autograder.core.checks import CheckStatus
 from autograder.core.engine import GradeReport, StageResult
+from autograder.sandbox.client import BEFORE_STUDENT_CODE
 
 
 def _points(value: float) -> str:
@@ -22,6 +23,30 @@ def _bonus_total(report: GradeReport) -> str:
     if not any(r.stage.bonus for r in report.stages):
         return ""
     return f" (+{_points(report.bonus_score)}/{_points(report.bonus_max_score)} bonus)"
+
+
+def _preload_console() -> None:
+    """rich and what it imports on its first table (see client.BEFORE_STUDENT_CODE)."""
+    import io
+
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(show_lines=True)
+    table.add_column("x")
+    table.add_row(escape("[x] ✓ ✗"))
+    Console(file=io.StringIO(), highlight=False).print(table, "[bold]x[/bold]")
+
+
+BEFORE_STUDENT_CODE.append(_preload_console)
+
+
+def confinement_text(report: GradeReport) -> str:
+    """The fences the student's code ran in, or 'unconfined': shown by every report."""
+    from autograder.sandbox.confinement import describe
+
+    return describe(report.confinement)
 
 
 def stage_text(result: StageResult) -> str:
@@ -52,6 +77,7 @@ def print_console(report: GradeReport, verbose: bool = False) -> None:
 
     console = Console(highlight=False, soft_wrap=False)
     console.print(f"[bold]Grading[/bold] {escape(report.submission)} [dim](device: {report.device})[/dim]")
+    console.print(f"[dim]confinement: {escape(confinement_text(report))}[/dim]")
     if report.error:
         console.print(f"[bold red]Could not grade:[/bold red] {escape(report.error)}")
     _print_cell_errors(console, report, verbose)
@@ -134,6 +160,7 @@ def gradescope_json(report: GradeReport) -> dict:
         summary.append(f"Total: {_points(report.score)}/{_points(report.max_score)}{_bonus_total(report)}")
         results["output"] = "\n".join(summary)
         results["extra_data"] = {"bonus_score": report.bonus_score, "bonus_max_score": report.bonus_max_score}
+    results.setdefault("extra_data", {})["confinement"] = confinement_text(report)
     return results
 
 

@@ -1,15 +1,19 @@
-"""The engine's grade of each stage, hidden examples included: what nbgrader records.
+"""One sandboxed run of a notebook for nbgrader: each cell's output and each stage's grade.
 
-``python -m autograder.frontends.stagegrades NOTEBOOK --out FILE --stage N ... [--hidden-seed N=SEED ...]``
-is started by :class:`autograder.frontends.nbgrader_plugins.SandboxGrades` for each notebook nbgrader
-autogrades. It grades like ``python -m autograder`` (the same engine, limits and defaults),
-then runs the stages again on the hidden examples of the instructor's test cells and keeps a
-check's points only where it passed both (:func:`autograder.frontends.notebook.with_hidden`).
+``python -I -m autograder.frontends.stagegrades NOTEBOOK --stage N ... [--hidden-seed N=SEED ...]``
+is started by :class:`autograder.frontends.nbgrader_plugins.SandboxExecute` for each notebook
+nbgrader autogrades, and writes its answer as JSON on its standard output (never to a file a
+worker could reach). The notebook is loaded once, in the confined worker: what each cell printed
+(or the error it raised) becomes nbgrader's cell outputs, and the stages are graded like
+``python -m autograder`` (the same engine, limits and defaults), then again on the hidden examples
+of the instructor's test cells, in the same loaded worker; a check keeps its points only where
+it passed both (:func:`autograder.frontends.notebook.with_hidden`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from autograder.sandbox.client import Limits
@@ -17,54 +21,70 @@ from autograder.sandbox.client import Limits
 
 def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, limits) -> dict:
     """Visible run, then one hidden run per distinct seed over the stages that earned points
-    (a hidden run can only take points away); results as {number: score, max_score, text}."""
+    (a hidden run can only take points away), all in one loaded worker. Returns
+    {error, confinement, cells: [{index, status, stdout, stderr, error}], stages: {number: score, max_score, text}}."""
     from autograder.core.engine import grade_notebook_file
     from autograder.frontends import rendering as reports
     from autograder.frontends.notebook import with_hidden
+    from autograder.sandbox.client import Worker
+    from autograder.sandbox.loader import SubmissionError, read_cells
 
-    visible = grade_notebook_file(path, chapter, numbers, device, limits)
-    results = {r.stage.number: r for r in visible.stages}
-    for seed in sorted(set(seeds.values())):
-        rerun = [n for n, s in seeds.items() if s == seed and n in results and results[n].score > 0]
-        if not rerun:
-            continue
-        hidden = grade_notebook_file(path, chapter, rerun, device, limits, examples_seed=seed)
-        for result in hidden.stages:
-            results[result.stage.number] = with_hidden(results[result.stage.number], result)
+    try:
+        worker = Worker(read_cells(path), device, limits, keep_outputs=True)
+    except SubmissionError:
+        worker = None  # grade_notebook_file reports why
+    try:
+        visible = grade_notebook_file(path, chapter, numbers, device, limits, worker=worker, close=False)
+        results = {r.stage.number: r for r in visible.stages}
+        for seed in sorted(set(seeds.values())):
+            rerun = [n for n, s in seeds.items() if s == seed and n in results and results[n].score > 0]
+            if not rerun or visible.error:
+                continue
+            hidden = grade_notebook_file(path, chapter, rerun, device, limits, worker=worker, examples_seed=seed,
+                                         close=False)
+            for result in hidden.stages:
+                results[result.stage.number] = with_hidden(results[result.stage.number], result)
+    finally:
+        if worker is not None:
+            worker.close()
+    fences = reports.confinement_text(visible)
 
     def note(number: int) -> str:
-        return "(graded by the course autograder in a separate process" + (
-            ", on the visible and on hidden examples)" if number in seeds else ")")
+        return ("(graded by the course autograder in a separate process" + (
+            ", on the visible and on hidden examples" if number in seeds else "") + f"; confinement: {fences})")
 
-    return {"error": visible.error,
+    return {"error": visible.error, "confinement": fences,
+            "cells": visible.cells,
             "stages": {str(n): {"score": r.score, "max_score": r.max_score,
                                 "text": f"{reports.stage_text(r)}\n{note(n)}"} for n, r in results.items()}}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.frontends.stagegrades",
-                                     description="Grade stages of a notebook for nbgrader (SandboxGrades).")
+                                     description="Run and grade a notebook for nbgrader (SandboxExecute).")
     parser.add_argument("notebook")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--stage", type=int, nargs="+", required=True)
+    parser.add_argument("--stage", type=int, nargs="*", default=[])
     parser.add_argument("--hidden-seed", action="append", default=[], metavar="N=SEED")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--chapter", default=None)
     parser.add_argument("--cell-timeout", type=float, default=Limits().cell_seconds)
     parser.add_argument("--stage-timeout", type=float, default=Limits().stage_seconds)
+    parser.add_argument("--total-timeout", type=float, default=Limits().total_seconds)
     args = parser.parse_args(argv)
     from autograder.chapters import load
-    from autograder.frontends.rendering import write_json
     from autograder.sandbox.client import become_subreaper, end_stray_processes
 
     seeds = {int(n): int(s) for n, s in (item.split("=", 1) for item in args.hidden_seed)}
     become_subreaper()
     try:
         graded = grade_stages(args.notebook, load(args.chapter), args.stage, seeds, args.device,
-                              Limits(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout))
+                              Limits(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout,
+                                     total_seconds=args.total_timeout))
     finally:
         end_stray_processes()
-    write_json(args.out, graded)
+    # Only now, every process the submission started having ended, the answer is written.
+    sys.stdout.write(json.dumps(graded))
+    sys.stdout.flush()
     return 0
 
 

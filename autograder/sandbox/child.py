@@ -46,11 +46,12 @@ class BoundedText(io.TextIOBase):
 
 
 CAPTURED = BoundedText()
+CAPTURED_ERR = BoundedText()  # stderr apart (warnings): nbgrader's feedback shows the two streams
 
 
 def _capture_prints() -> None:
-    """Point print() at the bounded buffer again (a cell may have replaced sys.stdout)."""
-    sys.stdout = sys.stderr = CAPTURED
+    """Point print() at the bounded buffers again (a cell may have replaced sys.stdout)."""
+    sys.stdout, sys.stderr = CAPTURED, CAPTURED_ERR
 
 
 def _claim_channels() -> tuple[int, int]:
@@ -68,17 +69,41 @@ def _claim_channels() -> tuple[int, int]:
 
 
 FILE_SIZE_LIMIT = 2**30  # bytes per file the submission writes (in its scratch folder)
+PROCESS_ROOM = 64        # processes the worker may start beyond what its user already runs
 
 
-def _limit_resources() -> None:
+def _processes_of(uid: int) -> int:
+    count = 0
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
+        if entry.name.isdigit():
+            try:
+                count += os.stat(entry.path).st_uid == uid
+            except OSError:
+                pass
+    return count
+
+
+def _limit_resources() -> dict:
+    """Resource limits, returned for the report. Memory: the address space of each process
+    (a worker and each child it starts get the same budget; cgroup v2 would make it one
+    budget, README). Processes: RLIMIT_NPROC counts every process of the user, so the limit
+    is what the user already runs plus :data:`PROCESS_ROOM` (the kernel exempts root)."""
     import resource
 
+    applied = {}
     limit = int(os.environ.get("AUTOGRADER_MEMORY_LIMIT", "0") or 0)
     if limit > 0:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        applied["memory"] = f"{limit / 2**30:g} GiB per process"
     # A file that grows without end fills the disk of every grader on the machine; past the
     # limit a write fails with "File too large" (Python ignores SIGXFSZ).
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+    applied["file size"] = f"{FILE_SIZE_LIMIT / 2**30:g} GiB"
+    if sys.platform.startswith("linux") and os.getuid() != 0:
+        processes = _processes_of(os.getuid()) + PROCESS_ROOM
+        resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+        applied["processes"] = f"{PROCESS_ROOM} more"
+    return applied
 
 
 def _follow_grader() -> None:
@@ -90,7 +115,7 @@ def _follow_grader() -> None:
         os._exit(3)  # the grader ended before the line above took effect
 
 
-def run_cells(cells: list[dict], namespace: dict, send) -> list[dict]:
+def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = False) -> list[dict]:
     from autograder.sandbox.loader import strip_magics
     from autograder.sandbox.workspace import describe_error
 
@@ -116,6 +141,8 @@ def run_cells(cells: list[dict], namespace: dict, send) -> list[dict]:
                 status["error"]["where"] = f"{name}, line {exc.lineno}"
         _capture_prints()
         status["seconds"] = round(time.monotonic() - started, 3)
+        if keep_outputs:  # what the cell printed, for nbgrader's autograded notebook and feedback
+            status["stdout"], status["stderr"] = CAPTURED.take(), CAPTURED_ERR.take()
         statuses.append(status)
     return statuses
 
@@ -148,14 +175,15 @@ def _frame(answer, wire) -> bytes:
                                   "where": ""}})
 
 
-def _warm_up_meta_device() -> None:
+def _warm_up_meta_device():
     """Import, in a background thread, what PyTorch imports on the first forward pass on the
     'meta' device (torch._dynamo and symbolic shapes: about 1.5 s of CPU, as much as
     ``import torch``). The checks of stages 4 to 6 run the submission there; started once the
     submission is loaded, the import uses the time this process waits while the grader draws
     examples and computes references. Importing changes no random state. The interpreter
     switches threads every 0.5 ms meanwhile (instead of 5 ms), so that a request answered in
-    between barely waits."""
+    between barely waits. Returns the thread: a stage's process is forked only after it ends
+    (a fork in the middle of an import would leave the child's import locks held)."""
     import threading
 
     default = sys.getswitchinterval()
@@ -171,15 +199,29 @@ def _warm_up_meta_device() -> None:
 
     try:
         sys.setswitchinterval(0.0005)
-        threading.Thread(target=warm, name="meta-warm-up", daemon=True).start()
+        thread = threading.Thread(target=warm, name="meta-warm-up", daemon=True)
+        thread.start()
+        return thread
     except Exception:
         sys.setswitchinterval(default)
+        return None
+
+
+def _fence_stage_process() -> None:
+    """A stage's copy leads a process group of its own and signals only itself: the seccomp
+    filter it inherits names the loaded worker's pid as "itself", so a second filter (filters
+    stack, each must allow) names its own. It dies with the loaded worker."""
+    from autograder.sandbox.confinement import die_with_parent, refilter_signals
+
+    os.setpgid(0, 0)
+    die_with_parent()
+    refilter_signals()
 
 
 def main() -> None:
     _follow_grader()
     proto_in, proto_out = _claim_channels()
-    _limit_resources()
+    limits = _limit_resources()
     os.environ.setdefault("MPLBACKEND", "Agg")
     import torch
 
@@ -191,21 +233,32 @@ def main() -> None:
     reader = wire.Reader(proto_in)
     write = os.write  # the submission may patch os.write; the protocol keeps its own
 
-    def send(obj) -> None:
-        data = memoryview(_frame(obj, wire))
+    def send_raw(data) -> None:
+        data = memoryview(data)
         while data:
             data = data[write(proto_out, data):]
 
+    def send(obj) -> None:
+        send_raw(_frame(obj, wire))
+
+    devices: tuple[str, ...] = ()
     if os.environ.get("AUTOGRADER_DEVICE") == "cuda":
         # The driver opens device files and caches before the fences go up, not in student code.
         try:
             torch.zeros(1, device="cuda")
         except Exception:
             pass
-    fences = confine(os.getcwd())  # from here on, nothing the student writes can leave the sandbox
+        devices = tuple(os.path.join("/dev", d) for d in os.listdir("/dev") if d.startswith("nvidia"))
+    # The package's parent folder: a checkout or site-packages (this file is autograder/sandbox/child.py).
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    # From here on the worker reads only what it needs and writes only in its scratch folder.
+    fences = confine(os.getcwd(), package_parent, devices)
+    fences["limits"] = limits
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__,
                        "display": lambda *a, **k: None}
     workspace: Workspace | None = None
+    warm_up = None
+    stage_copy = False  # True in a stage's copy of the loaded worker
     send({"event": "ready", "confinement": fences})
     while True:
         try:
@@ -214,14 +267,35 @@ def main() -> None:
             return
         if not isinstance(request, dict):
             return
-        if request.get("op") == "load_submission":
+        op = request.get("op")
+        if op == "load_submission":
             torch.manual_seed(0)
-            statuses = run_cells(request["cells"], namespace, send)
+            statuses = run_cells(request["cells"], namespace, send, bool(request.get("outputs")))
             workspace = Workspace(namespace, request.get("device", "cpu"))
-            send({"event": "loaded", "cells": statuses, "output": CAPTURED.take()})
-            _warm_up_meta_device()
+            send({"event": "loaded", "cells": statuses, "output": CAPTURED.take() + CAPTURED_ERR.take()})
+            warm_up = _warm_up_meta_device()
         elif workspace is None:
             send({"error": {"kind": "protocol", "type": "", "message": "load first", "where": ""}})
+        elif op == "fork_stage":
+            # Each stage runs in a copy of the loaded worker: a stage that exits, crashes or
+            # runs out of time ends its copy only, and no cell ever runs twice.
+            if warm_up is not None:
+                warm_up.join()
+                warm_up = None
+            pid = os.fork()
+            if pid == 0:
+                stage_copy = True
+                _fence_stage_process()
+                send({"event": "stage", "pid": os.getpid()})
+                continue  # this copy answers the stage's requests, until "end_stage"
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+            send_raw(wire.STAGE_OVER)
+        elif op == "end_stage":
+            if stage_copy:
+                os._exit(0)
         else:
             answer = workspace.dispatch(request)
             _capture_prints()

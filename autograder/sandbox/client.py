@@ -1,9 +1,12 @@
 """Runs the worker process and keeps it on a leash.
 
-Time limits per cell (while loading) and per stage, a memory limit, a fresh worker after
-any crash, and no stray processes afterwards. A cell that ends or hangs the worker while
-loading is recorded and skipped on the next start, so the rest of the notebook still runs.
-The worker fences itself in before it runs any student code (:mod:`autograder.sandbox.confinement`).
+Time limits per cell (while loading), per stage and for the whole grading, a memory limit,
+and no stray processes afterwards. A cell that ends or hangs the worker while loading is
+recorded and skipped on the next start, so the rest of the notebook still runs. The
+submission is loaded once; each stage runs in a copy of the loaded worker (forked), so a
+stage that exits, crashes or runs out of time costs only that stage, and no cell runs twice.
+The worker fences itself in before it runs any student code (:mod:`autograder.sandbox.confinement`);
+with ``AUTOGRADER_REQUIRE_CONFINEMENT=1`` a worker without fences is refused before it runs any.
 """
 
 from __future__ import annotations
@@ -30,9 +33,31 @@ PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 _BOOT = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
          "from autograder.sandbox.child import main; main()")
 _PR_SET_CHILD_SUBREAPER = 36
+# Called once per process before the first submission's code runs: each imports what the
+# grader would otherwise import lazily later (rendering, hypothesis internals), so that no
+# module file is read after student code could have touched it (defence in depth where
+# Landlock is missing; tests/test_confinement.py checks that nothing is imported later).
+BEFORE_STUDENT_CODE: list = []
+_preloaded = False
+
+
+def _preload_grader() -> None:
+    global _preloaded
+    if not _preloaded:
+        _preloaded = True
+        for preload in BEFORE_STUDENT_CODE:
+            preload()
 # In the worker's environment: a notebook's test cells (autograder.frontends.notebook) do not
 # grade there, the worker is what is being graded.
 TEST_CELLS_OFF = "AUTOGRADER_TEST_CELLS_OFF"
+# Set by the Gradescope bundle and the CI workflow: grading without fences is refused (exit 2).
+REQUIRE_CONFINEMENT = "AUTOGRADER_REQUIRE_CONFINEMENT"
+# Variables of the grader's environment the worker gets (the rest, tokens and secrets
+# included, stays out); CUDA's and the locale's by prefix. AUTOGRADER_TEST_MARK lets the
+# repository's tests find the worker's processes.
+_PASSED_ON = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "AUTOGRADER_DEBUG", "AUTOGRADER_TEST_MARK",
+              "AUTOGRADER_TEST_FENCES_OFF")
+_PASSED_ON_PREFIXES = ("LC_", "CUDA_", "NVIDIA_")
 
 
 def become_subreaper() -> None:
@@ -129,6 +154,9 @@ class Limits:
     stage_seconds: float = 60.0     # all checks of one stage
     memory_bytes: int = 8 * 2**30   # address space of the worker (CPU only: CUDA reserves far more)
     threads: int = 1
+    # The whole grading of one submission, loading included: below Gradescope's default
+    # timeout (10 min) and the CI job's (20 min), so a grade is always written.
+    total_seconds: float = 480.0
 
 
 @dataclass
@@ -141,8 +169,13 @@ class LoadReport:
 class Worker:
     """One worker process with the submission loaded."""
 
-    def __init__(self, cells: list[Cell], device: str, limits: Limits):
+    def __init__(self, cells: list[Cell], device: str, limits: Limits, keep_outputs: bool = False):
         self.cells, self.device, self.limits = cells, device, limits
+        self.keep_outputs = keep_outputs  # each cell's printed output in the load report (nbgrader)
+        self.give_up_at = time.monotonic() + limits.total_seconds
+        self.stage_pid: int | None = None  # the copy of the loaded worker that answers this stage
+        self.stage_over_time = False
+        self.confinement: dict = {}  # the fences the worker reported (confinement.py)
         self.proc: subprocess.Popen | None = None
         self.fatal: dict[int, str] = {}  # cell index -> why it is skipped
         self.report: LoadReport | None = None
@@ -158,8 +191,7 @@ class Worker:
 
     # -- life cycle ---------------------------------------------------------------------
     def _spawn(self) -> None:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("PYTHON", "AUTOGRADER_")) or k == "AUTOGRADER_DEBUG"}
+        env = {k: v for k, v in os.environ.items() if k in _PASSED_ON or k.startswith(_PASSED_ON_PREFIXES)}
         scratch = self._workdir.name
         # Caches and temporary files go to the scratch folder, the only place the worker may write.
         env.update(MPLBACKEND="Agg", PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1",
@@ -216,14 +248,21 @@ class Worker:
                 raise self._startup_failure(str(exc)) from None
             if not isinstance(ready, dict) or ready.get("event") != "ready":
                 raise self._startup_failure("unexpected first message")
+            self.confinement = ready.get("confinement") if isinstance(ready.get("confinement"), dict) else {}
+            refusal = confinement_refusal(self.confinement)
+            if refusal:
+                raise RuntimeError(refusal)
+            _preload_grader()
             cells = [{"index": c.index, "name": c.name, "source": c.source}
                      for c in self.cells if c.index not in self.fatal]
             running = None
             try:
-                self._send({"op": "load_submission", "cells": cells, "device": self.device},
-                           time.monotonic() + 120)
+                self._send({"op": "load_submission", "cells": cells, "device": self.device,
+                            "outputs": self.keep_outputs}, time.monotonic() + 120)
                 while True:
-                    message = self.reader.read(time.monotonic() + self.limits.cell_seconds)
+                    if time.monotonic() >= self.give_up_at:
+                        raise RuntimeError(self._over_time("loading the notebook"))
+                    message = self.reader.read(min(time.monotonic() + self.limits.cell_seconds, self.give_up_at))
                     if message.get("event") == "cell":
                         running = int(message["index"])
                     elif message.get("event") == "loaded":
@@ -232,6 +271,8 @@ class Worker:
                     else:
                         raise wire.WireError("unexpected message while loading")
             except (wire.WireError, OSError, AttributeError, KeyError, TypeError, ValueError) as exc:
+                if time.monotonic() >= self.give_up_at:
+                    raise RuntimeError(self._over_time("loading the notebook")) from None
                 if running is None or running in self.fatal:
                     raise self._startup_failure(str(exc)) from None
                 self.fatal[running] = (
@@ -240,6 +281,10 @@ class Worker:
                     else "ended the grading process (sys.exit in a thread, os._exit, os.kill or a "
                          "crash); skipped, the other cells still ran")
         raise RuntimeError("every cell of the submission ended the grading process")
+
+    def _over_time(self, doing: str) -> str:
+        return (f"the grading's overall time limit ({self.limits.total_seconds:g} s) ran out while {doing}; "
+                "look for slow cells (long loops, training runs) and move them out of the notebook")
 
     def _merge(self, message: dict, confinement) -> LoadReport:
         cells = [c for c in message.get("cells", []) if isinstance(c, dict)]
@@ -256,6 +301,7 @@ class Worker:
         return self.proc is not None and self.proc.poll() is None
 
     def kill(self) -> None:
+        self.stage_pid = None
         if self.proc is None:
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -294,38 +340,122 @@ class Worker:
         wire.write(self.proc.stdin.fileno(), obj, deadline)
 
     def begin_stage(self, number: int) -> None:
-        """Start a stage's clock and reseed the worker's random generators, so a stage gets
-        the same grade whether it is graded alone (``make test STAGE=4``) or after others."""
-        self.stage_deadline = time.monotonic() + self.limits.stage_seconds
+        """Start a stage's clock in a fresh copy of the loaded worker, reseeded so that a stage
+        gets the same grade whether it is graded alone (``make test STAGE=4``) or after others."""
+        from autograder.sandbox import wire
+
+        self.end_stage()
+        now = time.monotonic()
+        self.stage_over_time = now >= self.give_up_at
+        self.stage_deadline = min(now + self.limits.stage_seconds, self.give_up_at)
+        if self.stage_over_time or not self.alive:
+            return
+        try:
+            self._send({"op": "fork_stage"}, self.stage_deadline)
+            forked = self.reader.read(self.stage_deadline)
+            self.stage_pid = int(forked["pid"]) if isinstance(forked, dict) and forked.get("event") == "stage" else None
+        except (wire.WireError, OSError, KeyError, TypeError, ValueError):
+            self.stage_pid = None
+        if self.stage_pid is None:
+            self.kill()  # the loaded worker no longer answers: the next stage loads afresh
+            return
         with contextlib.suppress(StageAborted):
             self.request({"op": "reseed", "seed": int(number)})
+
+    def end_stage(self, ask: bool = True) -> None:
+        """End this stage's copy (asked to exit when ``ask``, killed otherwise or when it does
+        not), every process it started, and skip what it may have left half-written in the
+        channel. The loaded worker stays, for the next stage; if it cannot be reached, it is
+        ended too."""
+        from autograder.sandbox import wire
+
+        pid, self.stage_pid = self.stage_pid, None
+        if pid is None or not self.alive:
+            return
+        if ask:  # the loaded worker ignores this request, should the copy have died meanwhile
+            try:
+                wire.write(self.proc.stdin.fileno(), {"op": "end_stage"}, time.monotonic() + 2)
+            except (wire.WireError, OSError):
+                ask = False
+        give_up = time.monotonic() + (2 if ask else 0)
+        while _alive(pid) and time.monotonic() < give_up:
+            time.sleep(0.002)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+        loaded = self.proc.pid
+        end_stray_processes(known={loaded}, belongs=self._from_worker)
+        if not _skip_to(self.proc.stdout.fileno(), wire.STAGE_OVER, time.monotonic() + 10):
+            self.kill()
 
     def request(self, req: dict) -> dict:
         from autograder.sandbox import wire
 
-        if not self.alive:
+        if self.stage_over_time:
+            raise StageAborted(self._over_time("grading"), "the stages before this one took the time")
+        if not self.alive or self.stage_pid is None:
             raise StageAborted("the grading process for this stage had already stopped")
         deadline = self.stage_deadline or (time.monotonic() + self.limits.stage_seconds)
         try:
             self._send(req, deadline)
             answer = self.reader.read(deadline)
         except wire.WireTimeout:
-            self.kill()
+            self.end_stage(ask=False)
+            if time.monotonic() >= self.give_up_at:
+                raise StageAborted(self._over_time("grading"), "look for slow code in this stage") from None
             raise StageAborted(
                 f"stopped after {self.limits.stage_seconds:g} s, the time limit of a stage",
                 "an endless loop, or code far slower than it should be (Python loops over "
                 "tensor elements?); the other stages were still graded") from None
         except wire.FrameTooLarge as exc:
-            self.kill()
+            self.end_stage(ask=False)
             raise StageAborted(f"the submission sent an output far too large to check ({exc})",
                                "return tensors of the documented shape") from None
         except (wire.WireError, OSError):
-            self.kill()
+            self.end_stage(ask=False)
             raise StageAborted(
                 "the submission ended the grading process during this stage",
                 "remove sys.exit / os._exit / exit() calls; a crash inside PyTorch can also cause "
                 "this (very large tensors?)") from None
         if not isinstance(answer, dict):
-            self.kill()
+            self.end_stage(ask=False)
             raise StageAborted("the grading process sent a malformed answer")
         return answer
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def _skip_to(fd: int, marker: bytes, deadline: float) -> bool:
+    """Read ``fd`` up to and including ``marker``; False when it does not come in time or
+    more follows it (the channel is then no longer in step)."""
+    import select
+
+    seen = b""
+    while time.monotonic() < deadline:
+        if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            return False
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return False
+        seen = (seen + chunk)[-(len(marker) + (1 << 16)):]
+        at = seen.find(marker)
+        if at >= 0:
+            return at + len(marker) == len(seen)
+    return False
+
+
+def confinement_refusal(fences) -> str | None:
+    """Why grading must not go on, when ``AUTOGRADER_REQUIRE_CONFINEMENT=1`` and the worker
+    could not fence itself in (no Landlock or seccomp, not Linux, or switched off)."""
+    from autograder.sandbox.confinement import describe, is_confined
+
+    if os.environ.get(REQUIRE_CONFINEMENT) != "1" or is_confined(fences if isinstance(fences, dict) else None):
+        return None
+    return (f"{REQUIRE_CONFINEMENT}=1, but the grading worker is {describe(fences if isinstance(fences, dict) else None)}: "
+            "refusing to run the submission without its fences (Linux 5.13+ with Landlock and seccomp is needed; "
+            "README: grading in a container)")

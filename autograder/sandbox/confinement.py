@@ -1,21 +1,26 @@
 """Fences around the worker, applied after it has imported PyTorch and before it runs any
-of the student's code. Linux only; elsewhere the worker runs unconfined (see README limits).
+of the student's code. Linux only; elsewhere the worker runs unconfined (README: what
+protects what on macOS and Windows), and the report says so.
 
-* **Signals**: a seccomp filter lets the worker signal only itself (``os.kill(os.getpid())``,
-  ``kill(0, ...)``, its own process group), so ``os.kill(os.getppid(), SIGKILL)`` cannot
-  stop the grader. ``ptrace``, ``process_vm_readv/writev``, ``pidfd_getfd`` and setting
-  another process's resource limits are refused too. Seccomp is in every Linux kernel the
-  course supports and needs no privileges.
-* **Files**: where the kernel has Landlock (Linux 5.13+), the worker may create, change and
-  delete files only under its own scratch folder (and write to devices such as /dev/null
-  or a GPU). The submission, the results file and the grader's own code are then out of
-  reach. Reading stays allowed everywhere (Python must import modules). Landlock also keeps
-  the worker from tracing or, since ABI 6, signalling processes outside its sandbox.
+* **Files** (Landlock, Linux 5.13+): the worker may *read* only the Python install, the
+  installed packages (not the grader's own modules beyond ``autograder/__init__.py`` and
+  ``autograder/sandbox/``), system libraries and a few device files, and may *write* only
+  beneath its scratch folder. The repository (``solutions/``, ``tests/``, ``grading/``),
+  ``$HOME``, the submission's folder and the grader's modules are out of reach, for reading
+  as for writing. Landlock also keeps the worker from tracing (or reading ``/proc/PID/environ``
+  of) processes outside its sandbox and, since ABI 6, from signalling them.
+* **Network**: seccomp refuses ``socket()`` (every family: TCP, UDP, raw, UNIX sockets such
+  as a Docker socket); ``socketpair`` stays allowed. Landlock ABI 4+ also refuses TCP
+  connect and bind.
+* **Signals and ownership**: seccomp lets the worker signal only itself, refuses ``ptrace``,
+  ``process_vm_readv/writev``, ``pidfd_getfd``, another process's resource limits, and
+  ``fcntl(F_SETOWN/F_SETOWN_EX/F_SETSIG)`` and ``ioctl(FIOSETOWN/SIOCSPGRP)`` (which would
+  let I/O readiness signal the grader on kernels without Landlock's signal scope).
+* **Capabilities**: a worker started as root drops every capability, so it cannot raise its
+  resource limits back or bypass file permissions.
 
-Both are inherited by every process the worker starts and cannot be lifted afterwards.
-Without them the grader still holds: it writes the results file last, after ending every
-process the submission started, and restores the submission file if it changed; the
-worker then merely *could* kill the grader, which leaves the provisional 0-point results.
+Both Landlock and seccomp are inherited by every process the worker starts and cannot be
+lifted afterwards. :func:`describe` turns the result into the words every report shows.
 """
 
 from __future__ import annotations
@@ -27,10 +32,14 @@ import struct
 import sys
 
 _PR_SET_PDEATHSIG = 1
+_PR_CAPBSET_DROP = 24
 _PR_SET_SECCOMP = 22
 _PR_SET_NO_NEW_PRIVS = 38
 _SECCOMP_MODE_FILTER = 2
 _EPERM = 1
+# Set by the repository's tests only: the worker then applies no fence (to show what a
+# report says, and that AUTOGRADER_REQUIRE_CONFINEMENT refuses, on a machine that has them).
+FENCES_OFF = "AUTOGRADER_TEST_FENCES_OFF"
 
 
 def _libc():
@@ -49,24 +58,30 @@ def die_with_parent(signal_number: int = 9) -> None:
 _ARCH = {
     "x86_64": (0xC000003E, dict(kill=62, tkill=200, tgkill=234, rt_sigqueueinfo=129,
                                 rt_tgsigqueueinfo=297, ptrace=101, process_vm_readv=310,
-                                process_vm_writev=311, prlimit64=302)),
+                                process_vm_writev=311, prlimit64=302, socket=41, fcntl=72, ioctl=16)),
     "aarch64": (0xC00000B7, dict(kill=129, tkill=130, tgkill=131, rt_sigqueueinfo=138,
                                  rt_tgsigqueueinfo=240, ptrace=117, process_vm_readv=270,
-                                 process_vm_writev=271, prlimit64=261)),
+                                 process_vm_writev=271, prlimit64=261, socket=198, fcntl=25, ioctl=29)),
 }
 _COMMON = dict(pidfd_send_signal=424, pidfd_getfd=438)  # same number on every architecture
 
 # Refused whatever the arguments; allowed only when the target (first argument) is this
-# process (its pid, 0 = itself / its own group, -pid = its own process group).
-_REFUSED = ("tkill", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_send_signal", "pidfd_getfd")
+# process (its pid, 0 = itself / its own group, -pid = its own process group); refused for
+# these commands (second argument) only.
+_REFUSED = ("tkill", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_send_signal", "pidfd_getfd",
+            "socket")
 _OWN_TARGET_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "prlimit64")
+_F_SETOWN, _F_SETSIG, _F_SETOWN_EX = 8, 10, 15
+_FIOSETOWN, _SIOCSPGRP = 0x8901, 0x8902
+_REFUSED_COMMANDS = {"fcntl": (_F_SETOWN, _F_SETSIG, _F_SETOWN_EX), "ioctl": (_FIOSETOWN, _SIOCSPGRP)}
 
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 
 
 def _seccomp_program(arch: int, numbers: dict[str, int], own_pid: int) -> list[tuple[int, int, int, int]]:
-    """A classic-BPF program over ``struct seccomp_data`` (nr @0, arch @4, args[0] low @16)."""
+    """A classic-BPF program over ``struct seccomp_data`` (nr @0, arch @4, args[0] low @16,
+    args[1] low @24)."""
     deny, allow, check_target = "deny", "allow", "check_target"
     program: list[tuple] = [
         (_LD_W_ABS, 0, 0, 4), (_JEQ_K, 0, deny, arch),          # a foreign ABI (i386 on x86_64): refuse
@@ -74,8 +89,14 @@ def _seccomp_program(arch: int, numbers: dict[str, int], own_pid: int) -> list[t
     ]
     program += [(_JEQ_K, deny, 0, numbers[name]) for name in _REFUSED]
     program += [(_JEQ_K, check_target, 0, numbers[name]) for name in _OWN_TARGET_ONLY]
-    program += [(_RET_K, 0, 0, _RET_ALLOW),
-                check_target, (_LD_W_ABS, 0, 0, 16),  # pid_t is 32 bits: the kernel reads the low word
+    program += [(_JEQ_K, f"check_{name}", 0, numbers[name]) for name in _REFUSED_COMMANDS]
+    program += [(_RET_K, 0, 0, _RET_ALLOW)]
+    for name, commands in _REFUSED_COMMANDS.items():
+        # The command is an unsigned int: the kernel compares its low 32 bits.
+        program += [f"check_{name}", (_LD_W_ABS, 0, 0, 24)]
+        program += [(_JEQ_K, deny, 0, command) for command in commands]
+        program += [(_RET_K, 0, 0, _RET_ALLOW)]
+    program += [check_target, (_LD_W_ABS, 0, 0, 16),  # pid_t is 32 bits: the kernel reads the low word
                 (_JEQ_K, allow, 0, own_pid), (_JEQ_K, allow, 0, 0), (_JEQ_K, allow, 0, (-own_pid) & 0xFFFFFFFF),
                 deny, (_RET_K, 0, 0, _RET_ERRNO | _EPERM),
                 allow, (_RET_K, 0, 0, _RET_ALLOW)]
@@ -91,8 +112,6 @@ def _seccomp_program(arch: int, numbers: dict[str, int], own_pid: int) -> list[t
         jf = labels[jf] - position - 1 if isinstance(jf, str) else jf
         resolved.append((op, jt, jf, k))
     return resolved
-
-
 def _install_seccomp() -> bool:
     known = _ARCH.get(platform.machine())
     if known is None:
@@ -111,11 +130,21 @@ def _install_seccomp() -> bool:
 
 # -- Landlock --------------------------------------------------------------------------------
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446  # same on every arch
-_RULE_PATH_BENEATH = 1
+_RULE_PATH_BENEATH, _RULE_NET_PORT = 1, 2
 _VERSION_FLAG = 1
-_WRITE_FILE, _TRUNCATE, _REFER = 1 << 1, 1 << 14, 1 << 13
+_EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+_TRUNCATE, _REFER = 1 << 14, 1 << 13
 _CHANGE_TREE = sum(1 << bit for bit in (4, 5, 6, 7, 8, 9, 10, 11, 12))  # remove / make dir, file, link...
+_READ = _EXECUTE | _READ_FILE | _READ_DIR
+_FILE_ONLY = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE  # the rights a rule on a file may carry
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
 _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
+# System folders the interpreter and PyTorch read (shared libraries, the loader's cache,
+# CPU topology, /proc/self); nothing of the grader's or of a user's lives there.
+_SYSTEM_READ = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/opt/conda")
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+PACKAGE = "autograder"
+PACKAGE_VISIBLE = ("__init__.py", "sandbox")  # what the worker itself runs; the rest is the grader's
 
 
 def _landlock_abi(libc) -> int:
@@ -123,49 +152,138 @@ def _landlock_abi(libc) -> int:
     return abi if abi > 0 else 0
 
 
-def _install_landlock(writable: str) -> int:
-    """Allow changes to the file system only beneath ``writable`` (and writes to devices)."""
+def readable_paths(package_parent: str) -> list[str]:
+    """What the worker may read: the system's libraries, the Python install and every folder
+    on ``sys.path`` (the venv's packages), but never the folder that holds the grader's
+    package whole: there only :data:`PACKAGE_VISIBLE` of the package is readable, and, when
+    that folder is site-packages (a pip-installed grader), the other packages in it. So
+    ``autograder/chapters``, ``solutions/``, ``tests/`` and ``grading/`` beside it are not."""
+    parent = os.path.realpath(package_parent)
+
+    def holds_parent(path: str) -> bool:  # the folder itself, or one above it
+        return parent == path or parent.startswith(path.rstrip(os.sep) + os.sep)
+
+    candidates = [*_SYSTEM_READ, sys.prefix, sys.base_prefix, sys.exec_prefix, *(p for p in sys.path if p)]
+    paths = sorted({os.path.realpath(p) for p in candidates if os.path.isdir(p)} - {""})
+    paths = [p for p in paths if not holds_parent(p)]
+    if not _is_checkout(parent):
+        try:
+            entries = sorted(os.listdir(parent))
+        except OSError:
+            entries = []
+        paths += [os.path.join(parent, e) for e in entries if e != PACKAGE]
+    return paths + [os.path.join(parent, PACKAGE, e) for e in PACKAGE_VISIBLE]
+
+
+def _is_checkout(folder: str) -> bool:
+    """Whether ``folder`` is this repository (answers and tests beside the package), not site-packages."""
+    return any(os.path.exists(os.path.join(folder, m)) for m in ("solutions", "tests", "pyproject.toml", ".git"))
+
+
+def _add_path_rule(libc, ruleset: int, path: str, access: int) -> bool:
+    """False only when the kernel refused a rule it should take (then no fence is claimed)."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return True  # nothing there: nothing to allow
+    try:
+        if not os.path.isdir(path):
+            access &= _FILE_ONLY
+        beneath = struct.pack("<Qi", access, fd)  # struct landlock_path_beneath_attr (packed)
+        return libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, beneath, 0) == 0
+    finally:
+        os.close(fd)
+
+
+def _install_landlock(writable: str, package_parent: str, extra_devices: tuple[str, ...] = ()) -> dict:
+    """Reads as :func:`readable_paths` says, writes beneath ``writable`` (and to a few device
+    files), TCP connect/bind nowhere (ABI 4+), signals to nothing outside (ABI 6+)."""
     libc = _libc()
     libc.syscall.restype = ctypes.c_long
     abi = _landlock_abi(libc)
     if abi < 1:
-        return 0
-    handled = _WRITE_FILE | _CHANGE_TREE | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
+        return {}
+    handled = _READ | _WRITE_FILE | _CHANGE_TREE | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
+    handled_net = (_NET_BIND_TCP | _NET_CONNECT_TCP) if abi >= 4 else 0
     scoped = (_SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET) if abi >= 6 else 0
     # struct landlock_ruleset_attr {u64 handled_access_fs, handled_access_net, scoped}: older
-    # kernels accept the longer struct as long as the fields they do not know are zero.
-    attr = struct.pack("<QQQ", handled, 0, scoped)
+    # kernels take a shorter struct, so the size matches the ABI.
+    attr = struct.pack("<QQQ", handled, handled_net, scoped)[: 8 if abi < 4 else 16 if abi < 6 else 24]
     ruleset = libc.syscall(_SYS_CREATE_RULESET, attr, len(attr), 0)
     if ruleset < 0:
-        return 0
+        return {}
+    device_access = _READ_FILE | _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0)
+    rules = [(writable, handled), *[(p, _READ) for p in readable_paths(package_parent)],
+             *[(d, device_access) for d in (*_DEVICES, *extra_devices)]]
     try:
-        rules = [(writable, handled), ("/dev", _WRITE_FILE | (_TRUNCATE if abi >= 3 else 0))]
-        for path, access in rules:
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue
-            try:
-                beneath = struct.pack("<Qi", access, fd)  # struct landlock_path_beneath_attr (packed)
-                if libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, beneath, 0) != 0:
-                    return 0
-            finally:
-                os.close(fd)
+        if not all(_add_path_rule(libc, ruleset, path, access & handled) for path, access in rules):
+            return {}
         if libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0) != 0:
-            return 0
+            return {}
     finally:
         os.close(ruleset)
-    return abi
+    return {"landlock_abi": abi, "files": True, "tcp": bool(handled_net), "signals": bool(scoped)}
 
 
-def confine(writable: str | None) -> dict:
+def _drop_capabilities() -> bool:
+    """Root keeps its capabilities under no_new_privs: drop them all (bounding set, then the
+    effective, permitted and inheritable sets), so the worker is an ordinary process."""
+    if os.geteuid() != 0:
+        return True
+    libc = _libc()
+    for cap in range(64):
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:  # EINVAL: no such cap
+            return False
+    header = struct.pack("<Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = bytes(24)  # two struct __user_cap_data_struct {effective, permitted, inheritable}, all zero
+    return libc.capset(header, data) == 0
+
+
+def confine(writable: str | None, package_parent: str | None = None, devices: tuple[str, ...] = ()) -> dict:
     """Apply every fence this system offers; returns which ones hold (for the report).
-    ``writable=None`` keeps file writes open and fences signals only (for a process, such as
-    a Jupyter kernel, that must write where it likes)."""
+    ``writable=None`` keeps the file system open and fences signals only (for a process,
+    such as a Jupyter kernel, that must read and write where it likes)."""
+    if os.environ.get(FENCES_OFF) == "1":
+        return {"platform": sys.platform, "switched_off": True}
     if not sys.platform.startswith("linux"):
-        return {"seccomp": False, "landlock": 0}
+        return {"platform": sys.platform}
     # Required to install either fence without privileges; it also stops set-uid programs
     # from gaining rights, which the worker never needs.
     if _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        return {"seccomp": False, "landlock": 0}
-    return {"landlock": _install_landlock(writable) if writable else 0, "seccomp": _install_seccomp()}
+        return {"platform": sys.platform}
+    fences: dict = {"platform": sys.platform}
+    if writable:
+        fences["landlock"] = _install_landlock(writable, package_parent or "/nonexistent", devices)
+    fences["capabilities_dropped"] = _drop_capabilities()
+    fences["seccomp"] = _install_seccomp()
+    return fences
+
+
+def refilter_signals() -> bool:
+    """In a process forked from a confined one: signals only to this process from now on."""
+    return sys.platform.startswith("linux") and os.environ.get(FENCES_OFF) != "1" and _install_seccomp()
+
+
+def describe(fences: dict | None) -> str:
+    """The fences in force, in words every report shows: 'unconfined' when there are none."""
+    fences = fences or {}
+    names = []
+    landlock = fences.get("landlock") or {}
+    if landlock.get("files"):
+        names.append(f"landlock abi {landlock.get('landlock_abi')}: reads and writes fenced"
+                     + (", no TCP" if landlock.get("tcp") else "") + (", signals scoped" if landlock.get("signals") else ""))
+    if fences.get("seccomp"):
+        names.append("seccomp: no sockets, signals to itself only, no ptrace, no F_SETOWN/F_SETSIG")
+    if fences.get("capabilities_dropped") and landlock.get("files"):
+        names.append("no capabilities")
+    limits = fences.get("limits") or {}
+    if limits:
+        names.append("limits: " + ", ".join(f"{k} {v}" for k, v in sorted(limits.items())))
+    fenced = landlock.get("files") or fences.get("seccomp")
+    return "; ".join(names) if fenced else "unconfined" + (f" ({'; '.join(names)})" if names else "")
+
+
+def is_confined(fences: dict | None) -> bool:
+    """Both fences the grading's trust rests on: Landlock on files and seccomp."""
+    fences = fences or {}
+    return bool((fences.get("landlock") or {}).get("files") and fences.get("seccomp"))
