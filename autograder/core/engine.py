@@ -11,7 +11,7 @@ import torch
 from autograder.core import strategies
 from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import Check, CheckStatus
-from autograder.core.failures import CheckFailure, NotImplementedYet, StageAborted
+from autograder.core.failures import CheckFailure, NotImplementedYet, StageAborted, hint_rank
 from autograder.core.submission import Submission
 
 
@@ -58,7 +58,14 @@ class StageResult:
         return CheckStatus.FAILED
 
     def _first_attempted_failure(self) -> CheckResult:
-        return next((c for c in self.failures if c.status is not CheckStatus.NOT_IMPLEMENTED), self.failures[0])
+        """The failure the stage row shows: of the attempted ones, the one whose hint names the
+        mistake most specifically (a diagnosis that fits one known mistake beats a generic
+        hint or one that fits several), the first of equals."""
+        attempted = [c for c in self.failures if c.status is not CheckStatus.NOT_IMPLEMENTED]
+        if not attempted:
+            return self.failures[0]
+        best = max(hint_rank(c.hint) for c in attempted)
+        return next(c for c in attempted if hint_rank(c.hint) == best)
 
     @property
     def summary(self) -> str:

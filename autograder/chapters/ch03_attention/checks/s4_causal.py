@@ -13,6 +13,7 @@ from autograder.chapters.ch03_attention.checks.common import (
     expect_book,
     expect_reference,
     gradients,
+    judged,
     linear_structure,
     mask_structure,
     meta_device,
@@ -62,9 +63,8 @@ def oracle(sub):
     require(sub, SPEC.name, "class")
 
     def body(sizes):
-        module = SPEC.build(sub, sizes)
-        x = SPEC.input(sizes)
-        expect_reference(SPEC, module(x), module.state(), x, sizes, f"{module.what}(x)")
+        module, state, x, out = judged(SPEC, sub, sizes)
+        expect_reference(SPEC, out, state, x, sizes, f"{module.what}(x)")
 
     run_property(body, attention_sizes(), examples=EXAMPLES["module"], show_input=SPEC.input)
 
