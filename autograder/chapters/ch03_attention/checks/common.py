@@ -183,6 +183,15 @@ def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None, *
     return module, state, x, out
 
 
+STRUCTURE_SIZES = Sizes(batch=2, tokens=3, d_in=5, d_out=4, context_length=4, num_heads=2, seed=5)
+
+
+def expect_uses_weights(spec: ModuleSpec, sub, sizes: Sizes = STRUCTURE_SIZES) -> None:
+    """Structure earns points only when forward uses it: weights the output ignores (a module
+    that returns zeros or looked-up values) are no attention module's weights."""
+    judged(spec, sub, sizes)
+
+
 def perturbed(x: torch.Tensor, seed: int) -> torch.Tensor:
     """The book's input moved by up to +-0.5 per entry: far enough that no lookup of the
     printed values recognises it, drawn from the variation seed (nbgrader's hidden tests use

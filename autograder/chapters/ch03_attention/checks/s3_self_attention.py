@@ -7,6 +7,7 @@ from autograder.chapters.ch03_attention.checks.common import (
     diagnose,
     expect_book,
     expect_reference,
+    expect_uses_weights,
     judged,
     linear_structure,
     load_grader_weights,
@@ -72,6 +73,8 @@ def structure(sub):
     require(sub, "SelfAttention_v2", "class")
     linear_structure(sub.build("SelfAttention_v2", 4, 3, seed=0).info, QKV, [3, 4], bias=False)
     linear_structure(sub.build("SelfAttention_v2", 4, 3, qkv_bias=True, seed=0).info, QKV, [3, 4], bias=True)
+    expect_uses_weights(V1, sub)
+    expect_uses_weights(V2, sub)
 
 
 @check("3.4", 2, "exercise: SelfAttention_v2's weights copied into SelfAttention_v1 give the same output")

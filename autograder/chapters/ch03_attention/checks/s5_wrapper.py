@@ -12,6 +12,7 @@ from autograder.chapters.ch03_attention.checks.common import (
     batch_independence,
     causality,
     diagnose,
+    expect_uses_weights,
     expect_weights_matter,
     judged,
     load_grader_weights,
@@ -156,6 +157,7 @@ def structure(sub):
                                f"dropout {p} and {'a' if bias else 'no'} bias",
                                "pass dropout and qkv_bias on to every head: CausalAttention(d_in, d_out, "
                                "context_length, dropout, qkv_bias)")
+    expect_uses_weights(SPEC, sub)
 
 
 @check("5.4", 3, "head i fills columns [i*d_out, (i+1)*d_out) and equals causal attention on its weights")

@@ -13,6 +13,7 @@ from autograder.chapters.ch03_attention.checks.common import (
     dropout_structure,
     expect_book,
     expect_reference,
+    expect_uses_weights,
     gradients,
     judged,
     linear_structure,
@@ -78,6 +79,7 @@ def structure(sub):
     mask_structure(info, 7)
     linear_structure(sub.build(NAME, 5, 6, 7, 0.0, num_heads=3, qkv_bias=True, seed=0).info, QKV, [6, 5],
                      bias=True)
+    expect_uses_weights(SPEC, sub)
 
 
 @check("6.3", 1, "d_out not divisible by num_heads raises AssertionError or ValueError")
@@ -87,6 +89,7 @@ def invalid_heads(sub):
         sub.build(NAME, 4, 5, 6, 0.0, num_heads=2, seed=0)
     except StudentCodeError as error:
         if error.exc_type in ("AssertionError", "ValueError"):
+            expect_uses_weights(SPEC, sub)  # and accepts valid sizes with a real forward pass
             return
         raise CheckFailure(f"MultiHeadAttention(4, 5, 6, 0.0, num_heads=2) raised {error.exc_type}, "
                            "expected AssertionError or ValueError",

@@ -24,6 +24,13 @@ def _build(sub):
     return sub.call_for_module(NAME)
 
 
+def _expect_uses_weights(module) -> None:
+    """Sizes earn points only when forward uses the weights they size."""
+    x = tensor((1, 3, 768), 5, -1, 1)
+    state = load_grader_weights(module, 5)
+    expect_weights_matter(module, x, module(x), state, 5)
+
+
 def _own_mha(sub, num_heads: int = 12):
     """The student's own MultiHeadAttention built with GPT-2 small's sizes: stage 7 judges
     the sizes the builder chose, never MultiHeadAttention again (that is stage 6's)."""
@@ -44,6 +51,7 @@ def params(sub):
             count, "d_in = d_out = 768, context_length = 1024, num_heads = 12, dropout 0.0, qkv_bias False")
         raise CheckFailure(f"{NAME}() has {count:,} parameters; your MultiHeadAttention built with GPT-2 small's "
                            f"sizes has {own:,} (the book's has {book.GPT2_SMALL_PARAMS:,})", hint)
+    _expect_uses_weights(module)
 
 
 def _dropout_rates(info: dict) -> list[float]:
@@ -52,7 +60,8 @@ def _dropout_rates(info: dict) -> list[float]:
 
 @check("7.2", 2, "sizes: d_in = d_out = 768, context_length = 1024, dropout 0.0")
 def sizes(sub):
-    info, own = _build(sub).info, _own_mha(sub).info
+    module = _build(sub)
+    info, own = module.info, _own_mha(sub).info
     for name in ("W_query", "W_key", "W_value", "out_proj"):
         shape = info["params"].get(f"{name}.weight")
         if shape != [768, 768] and shape != own["params"].get(f"{name}.weight"):
@@ -67,6 +76,7 @@ def sizes(sub):
     rates = _dropout_rates(info)
     if any(p != 0.0 for p in rates):
         raise CheckFailure(f"dropout is {max(rates)}, expected 0.0", "pass dropout=0.0")
+    _expect_uses_weights(module)
 
 
 def _expect_same_as_own(sub, module, x, what: str, default_hint: str) -> torch.Tensor:
