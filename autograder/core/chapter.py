@@ -9,7 +9,7 @@ A stage's points are the sum of its checks' points (declared with
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -47,6 +47,9 @@ class Chapter:
     stages: tuple[Stage, ...]
     check_modules: tuple[str, ...]  # imported to collect the functions marked with @check
     error_hints: Mapping[str, ErrorHints] = field(default_factory=dict)  # per stage id
+    # (submission, stage) -> None, raising CheckFailure when the stage's code calls what the
+    # stage teaches; the engine runs it before the stage's checks (see engine.call_policy_in_force)
+    call_policy: Callable | None = None
 
     # -- stages ---------------------------------------------------------------------------
     def stage(self, key: int | str) -> Stage:

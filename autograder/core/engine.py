@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ import torch
 from autograder.core import strategies
 from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import Check, CheckStatus
-from autograder.core.failures import CheckFailure, NotImplementedYet, StageAborted
+from autograder.core.failures import CheckFailure, NotImplementedYet, StageAborted, hint_rank
 from autograder.core.submission import Submission
 from autograder.sandbox.client import BEFORE_STUDENT_CODE
 
@@ -71,7 +72,14 @@ class StageResult:
         return CheckStatus.FAILED
 
     def _first_attempted_failure(self) -> CheckResult:
-        return next((c for c in self.failures if c.status is not CheckStatus.NOT_IMPLEMENTED), self.failures[0])
+        """The failure the stage row shows: of the attempted ones, the one whose hint names the
+        mistake most specifically (a diagnosis that fits one known mistake beats a generic
+        hint or one that fits several), the first of equals."""
+        attempted = [c for c in self.failures if c.status is not CheckStatus.NOT_IMPLEMENTED]
+        if not attempted:
+            return self.failures[0]
+        best = max(hint_rank(c.hint) for c in attempted)
+        return next(c for c in attempted if hint_rank(c.hint) == best)
 
     @property
     def summary(self) -> str:
@@ -91,13 +99,43 @@ class StageResult:
         return self._first_attempted_failure().hint
 
 
+# The one setting that relaxes a chapter's call policy (stages accept a library call of what
+# they teach, such as F.scaled_dot_product_attention in stages 3-7): set to 1 in the grader's
+# environment, by the instructor. Read by the grading process, never by the student's code.
+ALLOW_LIBRARY_ATTENTION = "AUTOGRADER_ALLOW_LIBRARY_ATTENTION"
+
+
+def call_policy_in_force(chapter: Chapter) -> bool:
+    return chapter.call_policy is not None and os.environ.get(ALLOW_LIBRARY_ATTENTION, "") not in ("1", "true", "yes")
+
+
+def _policy_refusal(chapter: Chapter, stage: Stage, sub: Submission) -> CheckFailure | None:
+    if not call_policy_in_force(chapter):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            chapter.call_policy(sub, stage)
+    except StageAborted:
+        return None  # the checks meet the same stop and report it
+    except CheckFailure as refusal:
+        return refusal
+    return None
+
+
 def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed: int | None = None) -> StageResult:
-    """Every check of ``stage``; ``examples_seed`` draws other examples (nbgrader's hidden tests)."""
+    """Every check of ``stage``; ``examples_seed`` draws other examples (nbgrader's hidden tests).
+    A stage whose code calls what it teaches (the chapter's call policy) earns no points: every
+    check fails with the policy's message."""
     started = time.monotonic()
     results: list[CheckResult] = []
     aborted: StageAborted | None = None
+    refusal = _policy_refusal(chapter, stage, sub)
     with strategies.examples_seed(examples_seed):
         for chk in chapter.checks_for(stage):
+            if refusal is not None:
+                results.append(CheckResult(chk, CheckStatus.FAILED, refusal.message, refusal.hint))
+                continue
             if aborted is not None:
                 results.append(CheckResult(chk, CheckStatus.STOPPED, f"not run: {aborted.message}", aborted.hint))
                 continue

@@ -34,3 +34,19 @@ class StageAborted(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
+
+
+class Diagnosis(str):
+    """A hint that names the mistake behind a failure, with how sure the grader is of it. When
+    several checks of one stage fail, the stage shows the most specific hint (engine)."""
+
+    GENERIC, AMBIGUOUS, NAMED, POLICY = 0, 1, 2, 3
+
+    def __new__(cls, text: str, rank: int):
+        hint = super().__new__(cls, text)
+        hint.rank = rank
+        return hint
+
+
+def hint_rank(hint: str) -> int:
+    return getattr(hint, "rank", Diagnosis.GENERIC) if hint else -1

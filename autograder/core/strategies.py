@@ -57,6 +57,13 @@ def examples_seed(value: int | None):
         _EXAMPLES_SEED.reset(token)
 
 
+def variation_seed() -> int:
+    """The seed of the variations on a fixed example (the book's input perturbed, the grader's
+    weights): 0 for the visible checks, the hidden tests' own seed for nbgrader's hidden tests."""
+    seed = _EXAMPLES_SEED.get()
+    return 0 if seed is None else int(seed)
+
+
 @dataclass(frozen=True)
 class Sizes:
     batch: int

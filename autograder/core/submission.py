@@ -112,6 +112,14 @@ class StudentFunction:
         raise CheckFailure(f"{what} returned {kind} {got.get('repr', '')}".rstrip() + ", expected a Python int",
                            "return a whole number of bytes, an int (use //, or int(...) around a product)")
 
+    def calls(self, *args: torch.Tensor) -> list[str]:
+        """Names of the PyTorch functions one call makes."""
+        what = f"{self.name}(...)"
+        got = self.sub._ask({"op": "function_calls", "name": self.name, "args": list(args)}, what)
+        if "calls" not in got:
+            expect_tensor(got, what)
+        return _names(got["calls"], what)
+
 
 class StudentModule:
     def __init__(self, sub: Submission, handle: int, info: dict, what: str):
@@ -151,15 +159,26 @@ class StudentModule:
             expect_tensor(got, f"{self.what}.forward")
         return got["shape"]
 
+    def device_forward(self, shape: list[int]) -> list[int]:
+        """``meta_forward`` that also fails on a CPU tensor created inside forward, in place or not."""
+        got = self.sub._ask({"op": "device_forward", "handle": self.handle, "shape": list(shape)},
+                            f"{self.what} moved to another device")
+        if "shape" not in got:
+            expect_tensor(got, f"{self.what}.forward")
+        return got["shape"]
+
     def calls(self, x: torch.Tensor) -> list[str]:
         """Names of the PyTorch functions one forward pass calls (eval mode)."""
         got = self.sub._ask({"op": "calls", "handle": self.handle, "x": x}, f"{self.what}.forward")
         if "calls" not in got:
             expect_tensor(got, f"{self.what}.forward")
-        calls = got["calls"]
-        if not isinstance(calls, list):
-            raise CheckFailure(f"{self.what}: the list of functions its forward pass calls was malformed")
-        return [str(c) for c in calls]
+        return _names(got["calls"], f"{self.what}.forward")
+
+
+def _names(calls, what: str) -> list[str]:
+    if not isinstance(calls, list):
+        raise CheckFailure(f"{what}: the list of functions it calls was malformed")
+    return [str(c) for c in calls]
 
 
 def _failure(error: dict, what: str, stage_label: str, error_hints: ErrorHints) -> CheckFailure:

@@ -294,6 +294,55 @@ class Workspace:
         return {"calls": sorted(names)[:1000]}
 
 
+    def op_device_forward(self, handle: int, shape: list):
+        """``meta_forward`` with every tensor operation watched: a CPU tensor (other than a 0-d
+        scalar, which CUDA accepts too) meeting the module's tensors fails here as it would on a
+        GPU, in place or not (the meta device alone lets ``masked_fill_`` take a CPU mask)."""
+        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils._pytree import tree_flatten
+
+        class SameDevice(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                tensors = [t for t in tree_flatten((args, kwargs or {}))[0] if isinstance(t, torch.Tensor)]
+                if any(t.device.type == "meta" for t in tensors):
+                    stray = next((t for t in tensors if t.device.type == "cpu" and t.dim() > 0), None)
+                    if stray is not None:
+                        raise RuntimeError(
+                            f"Expected all tensors to be on the same device, but {func} got a tensor of shape "
+                            f"{list(stray.shape)} created on the CPU inside forward")
+                try:
+                    return func(*args, **(kwargs or {}))
+                except NotImplementedError as exc:  # meta tensors cannot be copied to the CPU
+                    raise RuntimeError(f"a tensor left the module's device inside forward ({exc})") from None
+
+        module = copy.deepcopy(self.modules[handle]).to("meta").eval()
+        x = torch.empty(shape, device="meta")
+        with SameDevice():
+            out = module(x)
+        if not isinstance(out, torch.Tensor):
+            return self._result(out)
+        return {"shape": list(out.shape), "device": str(out.device)}
+
+    def op_function_calls(self, name: str, args: list):
+        """The PyTorch functions one call of the function ``name`` makes, by name (the call
+        policy: what a stage teaches may not be delegated to PyTorch)."""
+        from torch.overrides import TorchFunctionMode, resolve_name
+
+        fn = self._lookup(name)
+        names: set[str] = set()
+
+        class Record(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                names.add(resolve_name(func) or getattr(func, "__name__", "?"))
+                return func(*args, **(kwargs or {}))
+
+        with torch.no_grad(), Record():
+            out = fn(*self._to_device(args))
+        if not isinstance(out, torch.Tensor):
+            return self._result(out)
+        return {"calls": sorted(names)[:1000]}
+
+
 class _Missing(Exception):
     pass
 

@@ -1,5 +1,6 @@
 """Chapter 3 of *Build a Large Language Model (From Scratch)*: Coding Attention Mechanisms."""
 
+from autograder.chapters.ch03_attention.checks.policy import call_policy
 from autograder.chapters.ch03_attention.hints import ERROR_HINTS
 from autograder.core.chapter import Chapter, Stage
 
@@ -22,4 +23,5 @@ CHAPTER = Chapter(
         "s1_softmax", "s2_scores", "s3_self_attention", "s4_causal", "s5_wrapper", "s6_mha", "s7_gpt2",
         "s8_efficiency")),
     error_hints=ERROR_HINTS,
+    call_policy=call_policy,
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -12,8 +13,8 @@ from hypothesis import strategies as st
 
 from autograder.chapters.ch03_attention import reference as R
 from autograder.core.compare import BOOK, EXACT, FLOAT32, close, expect_close, expect_shape, fmt
-from autograder.core.failures import CheckFailure
-from autograder.core.strategies import Sizes, explaining, tensor
+from autograder.core.failures import CheckFailure, Diagnosis
+from autograder.core.strategies import Sizes, explaining, tensor, variation_seed
 
 
 def require(sub, name: str, kind: str):
@@ -31,14 +32,18 @@ def require(sub, name: str, kind: str):
 
 def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dict[str, str]) -> str:
     """The hint of the first known mistake whose output matches the student's (same shape and
-    values, or NaN in the same places)."""
+    values, or NaN in the same places), ranked NAMED when no other mistake with another hint
+    matches too (at small sizes two mistakes can coincide: sqrt(num_tokens) = d_k)."""
+    matched = []
     for name, output in variants.items():
-        if close(actual, output.float(), FLOAT32) and not torch.isnan(output).all():
-            return hints[name]
-        if torch.isnan(output).any() and isinstance(actual, torch.Tensor) and actual.shape == output.shape \
-                and torch.equal(torch.isnan(actual), torch.isnan(output)):
-            return hints[name]
-    return ""
+        same_values = close(actual, output.float(), FLOAT32) and not torch.isnan(output).all()
+        same_nan = torch.isnan(output).any() and isinstance(actual, torch.Tensor) and \
+            actual.shape == output.shape and torch.equal(torch.isnan(actual), torch.isnan(output))
+        if same_values or same_nan:
+            matched.append(hints[name])
+    if not matched:
+        return ""
+    return Diagnosis(matched[0], Diagnosis.NAMED if len(set(matched)) == 1 else Diagnosis.AMBIGUOUS)
 
 
 NAN_HINT = ("NaN in the output: every score of some query is hidden (-inf), so its softmax is 0/0; a token "
@@ -49,7 +54,7 @@ def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> str:
     """NAN_HINT when ``actual`` has NaN where ``expected`` is finite."""
     if isinstance(actual, torch.Tensor) and actual.shape == expected.shape and actual.is_floating_point() \
             and bool((torch.isnan(actual) & torch.isfinite(expected)).any()):
-        return NAN_HINT
+        return Diagnosis(NAN_HINT, Diagnosis.NAMED)
     return ""
 
 
@@ -125,6 +130,95 @@ def load_weights(spec: ModuleSpec, module, tensors: dict) -> None:
     module.load(tensors)
 
 
+# -- the grader's weights ----------------------------------------------------------------------
+
+WEIGHTS_IGNORED_HINT = ("forward must compute with the module's own weights (self.W_query, self.W_key, "
+                        "self.W_value, ...): no fixed or looked-up outputs, no weights replaced inside forward")
+
+
+def grader_weights(module, seed: int) -> dict[str, torch.Tensor]:
+    """Weights the grader draws for every parameter of ``module``, by name, from ``seed``, so the
+    module is judged on weights it did not choose. Uniform in +-1/sqrt(fan_in), as nn.Linear
+    initialises (v1's plain (d_in, d_out) matrices read fan_in from their first axis)."""
+    drawn = {}
+    for name, shape in sorted(module.info["params"].items()):
+        fan_in = shape[-1] if name.endswith(".weight") else shape[0]
+        bound = 1.0 / math.sqrt(max(1, fan_in))
+        drawn[name] = tensor(shape, seed * 7919 + zlib.crc32(name.encode()) % 100_003, -bound, bound)
+    return drawn
+
+
+def load_grader_weights(module, seed: int) -> dict[str, torch.Tensor]:
+    """Load :func:`grader_weights` into the student's module; returns them (the reference's state)."""
+    drawn = grader_weights(module, seed)
+    if drawn:
+        module.load(drawn)
+    return drawn
+
+
+def expect_weights_matter(module, x: torch.Tensor, out: torch.Tensor, state: dict, seed: int) -> None:
+    """The output must change when other weights are loaded: zeros, constants and outputs looked
+    up from the input earn no points for the properties they happen to have."""
+    other = grader_weights(module, seed + 104_729)
+    if other:
+        module.load(other)
+        changed = module(x)
+        module.load(state)
+        if not close(out, changed, EXACT):
+            return
+    raise CheckFailure(f"{module.what}(x) gave the same output with other weights loaded into it: the output "
+                       "does not depend on the module's weights",
+                       Diagnosis(WEIGHTS_IGNORED_HINT, Diagnosis.NAMED))
+
+
+def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None, *, dropout: float | None = None):
+    """The student's module for ``sizes`` with the grader's weights loaded, and its output on
+    ``x``, which must have the right shape and depend on those weights: (module, state, x, out)."""
+    module = spec.build(sub, sizes, dropout=dropout)
+    x = spec.input(sizes) if x is None else x
+    state = load_grader_weights(module, sizes.seed)
+    out = module(x)
+    expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
+    expect_weights_matter(module, x, out, state, sizes.seed)
+    return module, state, x, out
+
+
+STRUCTURE_SIZES = Sizes(batch=2, tokens=3, d_in=5, d_out=4, context_length=4, num_heads=2, seed=5)
+
+
+def expect_uses_weights(spec: ModuleSpec, sub, sizes: Sizes = STRUCTURE_SIZES) -> None:
+    """Structure earns points only when forward uses it: weights the output ignores (a module
+    that returns zeros or looked-up values) are no attention module's weights."""
+    judged(spec, sub, sizes)
+
+
+def perturbed(x: torch.Tensor, seed: int) -> torch.Tensor:
+    """The book's input moved by up to +-0.5 per entry: far enough that no lookup of the
+    printed values recognises it, drawn from the variation seed (nbgrader's hidden tests use
+    their own)."""
+    return x + tensor(x.shape, 31 * seed + 17, -0.5, 0.5)
+
+
+def expect_beyond_book(spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes) -> None:
+    """A fixed-seed example's points count only if the same code is right on other inputs and
+    other weights too: the book's input perturbed, the grader's weights loaded."""
+    seed = variation_seed()
+    x = perturbed(x, seed)
+    state = load_grader_weights(module, 1000 + seed)
+    out = module(x)
+    expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
+    expect_weights_matter(module, x, out, state, 1000 + seed)
+    with named_weights(spec, state):
+        expected = spec.reference(state, x, sizes, None)
+    if close(out, expected, FLOAT32):
+        return
+    hint = diagnose(out, mistake_outputs(spec, state, x, sizes), spec.mistakes) or nan_hint(out, expected) or \
+        ("the book's printed output is reproduced, but the same code is wrong on other inputs and weights: "
+         "compute the attention itself (no printed values, no special cases for the book's example)")
+    expect_close(out, expected, f"{module.what} on the book's inputs changed slightly, with other weights",
+                 hint=hint)
+
+
 def expect_reference(spec: ModuleSpec, actual: torch.Tensor, state: dict, x: torch.Tensor, sizes: Sizes,
                      what: str, extra_hint: str = "") -> None:
     with named_weights(spec, state):
@@ -147,6 +241,7 @@ def expect_book(spec: ModuleSpec, module, x: torch.Tensor, expected: torch.Tenso
     what = f"{module.what}({'batch' if spec.batched else 'inputs'})"
     expect_shape(out, spec.out_shape(sizes), what, spec.shape_hint or default_hint)
     if close(out, expected, BOOK):
+        expect_beyond_book(spec, module, x, sizes)
         return
     state = module.state()
     with named_weights(spec, state):
@@ -194,13 +289,12 @@ def _weights_for_constant_values(spec: ModuleSpec, state: dict, sizes: Sizes) ->
 
 def row_sums(spec: ModuleSpec, sub, sizes: Sizes) -> None:
     """Attention weights of each token form a convex combination (they sum to 1)."""
-    module = spec.build(sub, sizes)
-    state = module.state()
+    x = spec.input(sizes)
+    x[..., 0] = 1.0
+    module, state, _, _ = judged(spec, sub, sizes, x)
     with named_weights(spec, state):
         constant = _weights_for_constant_values(spec, state, sizes)
     load_weights(spec, module, constant)
-    x = spec.input(sizes)
-    x[..., 0] = 1.0
     out = module(x)
     expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
     if close(out, torch.ones_like(out), FLOAT32):
@@ -235,26 +329,23 @@ def row_sums(spec: ModuleSpec, sub, sizes: Sizes) -> None:
 def causality(spec: ModuleSpec, sub, sizes: Sizes, position: int) -> None:
     """Changing tokens after ``position`` never changes the outputs up to ``position``."""
     t = position % (sizes.tokens - 1)
-    module = spec.build(sub, sizes)
-    x = spec.input(sizes)
+    module, state, x, before = judged(spec, sub, sizes)
     changed = x.clone()
     changed[:, t + 1:] = tensor(changed[:, t + 1:].shape, sizes.seed + 7, -3, 3)
-    before, after = module(x), module(changed)
-    expect_shape(before, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
+    after = module(changed)
     if not close(before[:, :t + 1], after[:, :t + 1], EXACT):
         diff = (before[:, :t + 1] - after[:, :t + 1]).abs().amax(dim=(0, 2))
         token = int((diff > 1e-5).nonzero()[0])
+        # a mistake elsewhere (heads mixed by a wrong view) also leaks the future: name it
+        known = diagnose(before, mistake_outputs(spec, state, x, sizes), spec.mistakes)
         raise CheckFailure(
             f"output at token {token} changed when only tokens {t + 1}..{sizes.tokens - 1} "
-            "changed", "the mask lets tokens see the future: hide the scores above the diagonal "
+            "changed", known or "the mask lets tokens see the future: hide the scores above the diagonal "
             "(torch.triu(..., diagonal=1)) with -inf, sliced to [:num_tokens, :num_tokens]")
 
 
 def batch_independence(spec: ModuleSpec, sub, sizes: Sizes) -> None:
-    module = spec.build(sub, sizes)
-    x = spec.input(sizes)
-    whole = module(x)
-    expect_shape(whole, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
+    module, _, x, whole = judged(spec, sub, sizes)
     alone = module(x[:1])
     if not close(whole[:1], alone, FLOAT32):
         raise CheckFailure("the output of the first sequence depends on the other sequences "
@@ -264,11 +355,9 @@ def batch_independence(spec: ModuleSpec, sub, sizes: Sizes) -> None:
 
 def permutation_equivariance(spec: ModuleSpec, sub, sizes: Sizes) -> None:
     """Without a mask, permuting the tokens permutes the outputs the same way."""
-    module = spec.build(sub, sizes)
-    x = spec.input(sizes)
+    module, _, x, out = judged(spec, sub, sizes)
     perm = torch.randperm(sizes.tokens, generator=torch.Generator().manual_seed(sizes.seed))
-    out, out_perm = module(x), module(x[perm])
-    expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
+    out_perm = module(x[perm])
     if not close(out_perm, out[perm], FLOAT32):
         raise CheckFailure("permuting the input tokens did not permute the output the same way",
                            "self-attention treats tokens as a set: each output row must depend only on "
@@ -279,9 +368,9 @@ def gradients(spec: ModuleSpec, sub, sizes: Sizes, names: list[str]) -> None:
     """Gradients reach the named weights and equal the reference's."""
     module = spec.build(sub, sizes)
     x = spec.input(sizes)
+    plain_state = load_grader_weights(module, sizes.seed)
     upstream = tensor(spec.out_shape(sizes), sizes.seed + 3)
     out, grads = module.grads(x, upstream)
-    plain_state = module.state()
     # a wrong forward pass has wrong gradients too: name the forward's mistake first
     expect_reference(spec, out, plain_state, x, sizes, f"{module.what}(x)")
     state = {k: v.detach().double().requires_grad_(True) for k, v in plain_state.items()}
@@ -309,7 +398,7 @@ def dropout_behaviour(spec: ModuleSpec, sub, sizes: Sizes, head_blocks: int) -> 
     p, passes = 0.5, 64
     plain = spec.build(sub, sizes, dropout=0.0)
     dropped = spec.build(sub, sizes, dropout=p)
-    state = plain.state()
+    state = load_grader_weights(plain, sizes.seed)
     if spec.identity_out_proj:
         with named_weights(spec, state):
             state = {**state, "out_proj.weight": torch.eye(state["out_proj.weight"].shape[0]),
@@ -387,11 +476,10 @@ def dropout_behaviour(spec: ModuleSpec, sub, sizes: Sizes, head_blocks: int) -> 
 
 def meta_device(spec: ModuleSpec, sub, sizes: Sizes) -> None:
     """Runs on another device: the ``meta`` device stands in for a GPU on a CPU machine."""
-    module = spec.build(sub, sizes)
     # a forward pass that fails on the CPU too has another mistake: that one is named first
-    expect_shape(module(spec.input(sizes)), spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
+    module, _, _, _ = judged(spec, sub, sizes)
     try:
-        shape = module.meta_forward(list(spec.out_shape(sizes)[:-1]) + [sizes.d_in])
+        shape = module.device_forward(list(spec.out_shape(sizes)[:-1]) + [sizes.d_in])
     except CheckFailure as failure:
         raise CheckFailure(
             f"after module.to(device) the forward pass fails: {failure.message}",

@@ -4,11 +4,11 @@ import torch
 
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks.common import diagnose, expect_function, require
+from autograder.chapters.ch03_attention.checks.common import diagnose, expect_function, perturbed, require
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, expect_shape
 from autograder.core.failures import CheckFailure
-from autograder.core.strategies import EXAMPLES, explaining, float_arrays, run_property
+from autograder.core.strategies import EXAMPLES, explaining, float_arrays, run_property, variation_seed
 
 
 @check("1.1", 3, "book example: the attention weights of 'journey'")
@@ -18,6 +18,11 @@ def book_example(sub):
     expect_function(softmax_naive(scores), book.JOURNEY_WEIGHTS, "softmax_naive(attn_scores_2)",
                     R.softmax_mistakes(scores), (scores,), tol=BOOK,
                     default_hint="exp(x) divided by the sum of exp(x)")
+    # the points count only if the same code is right beyond the printed example
+    other = perturbed(scores, variation_seed())
+    expect_function(softmax_naive(other), torch.softmax(other.double(), -1),
+                    "softmax_naive(x) for the book's scores changed slightly", R.softmax_mistakes(other), (other,),
+                    default_hint="exp(x) divided by the sum of exp(x), computed for any input")
 
 
 def _known_mistake(out: torch.Tensor, x: torch.Tensor, default: str) -> str:
@@ -45,6 +50,12 @@ def sums_to_one(sub):
         if (out < 0).any():
             raise CheckFailure(f"{what} has negative entries",
                                _known_mistake(out, x, "exp() is never negative: use torch.exp"))
+        # softmax keeps the order: a constant or looked-up output that sums to 1 is no softmax
+        larger = (x.unsqueeze(-1) - x.unsqueeze(-2)) > 1e-3
+        if (larger & ~(out.unsqueeze(-1) > out.unsqueeze(-2))).any():
+            raise CheckFailure(f"{what}: a larger input did not get a larger output",
+                               _known_mistake(out, x, "softmax keeps the order of its inputs: exp(x) divided "
+                                              "by the sum of exp(x) along the last dimension"))
 
     run_property(body, float_arrays(bound=5.0), examples=EXAMPLES["function"])
 

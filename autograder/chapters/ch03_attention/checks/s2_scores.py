@@ -4,14 +4,16 @@ import torch
 
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks.common import expect_function, require
+from autograder.chapters.ch03_attention.checks.common import expect_function, perturbed, require
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, close, expect_shape
 from autograder.core.failures import CheckFailure
-from autograder.core.strategies import EXAMPLES, Tokens, run_property, tensor, token_matrices
+from autograder.core.strategies import EXAMPLES, Tokens, run_property, tensor, token_matrices, variation_seed
 
 SCORES_HINT = "the score of query i and key j is the dot product inputs[i] . inputs[j]: inputs @ inputs.T"
 WEIGHTS_HINT = "torch.softmax(attn_scores, dim=-1)"
+# a book example's points count only if the same code is right beyond the printed values
+OTHER = "for the book's example changed slightly"
 CONTEXT_HINT = "each context vector is the weighted sum of the inputs: attn_weights @ inputs"
 
 
@@ -29,6 +31,9 @@ def scores_book(sub):
     compute_attn_scores = require(sub, "compute_attn_scores", "function")
     expect_function(compute_attn_scores(book.INPUTS), book.ATTN_SCORES, "compute_attn_scores(inputs)",
                     R.scores_mistakes(book.INPUTS), (book.INPUTS,), tol=BOOK, default_hint=SCORES_HINT)
+    x = perturbed(book.INPUTS, variation_seed())
+    expect_function(compute_attn_scores(x), x.double() @ x.double().T, f"compute_attn_scores(inputs) {OTHER}",
+                    R.scores_mistakes(x), (x,), default_hint=SCORES_HINT)
 
 
 @check("2.2", 3, "all pairwise dot products on random inputs (num_tokens != d)")
@@ -50,6 +55,10 @@ def weights_book(sub):
     scores = book.ATTN_SCORES.clone()
     expect_function(compute_attn_weights(scores), book.ATTN_WEIGHTS, "compute_attn_weights(attn_scores)",
                     R.WEIGHTS_MISTAKES, (scores,), tol=BOOK, default_hint=WEIGHTS_HINT)
+    other = perturbed(scores, variation_seed())
+    expect_function(compute_attn_weights(other), torch.softmax(other.double(), -1),
+                    f"compute_attn_weights(attn_scores) {OTHER}", R.WEIGHTS_MISTAKES, (other,),
+                    default_hint=WEIGHTS_HINT)
 
 
 @check("2.4", 3, "each row of weights sums to 1 (random, asymmetric scores)")
@@ -81,6 +90,11 @@ def context_book(sub):
     expect_function(compute_context_vecs(weights, book.INPUTS), book.CONTEXT_VECS,
                     "compute_context_vecs(attn_weights, inputs)", R.CONTEXT_MISTAKES, (weights, book.INPUTS),
                     tol=BOOK, default_hint=CONTEXT_HINT)
+    x = perturbed(book.INPUTS, variation_seed())
+    weights = torch.softmax(x @ x.T, dim=-1)
+    expect_function(compute_context_vecs(weights, x), weights.double() @ x.double(),
+                    f"compute_context_vecs(attn_weights, inputs) {OTHER}", R.CONTEXT_MISTAKES, (weights, x),
+                    default_hint=CONTEXT_HINT)
 
 
 @check("2.6", 2, "context vectors are convex combinations of the inputs (random weights)")

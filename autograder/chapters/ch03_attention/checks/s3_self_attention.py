@@ -4,19 +4,24 @@ from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks.common import (
     ModuleSpec,
+    diagnose,
     expect_book,
     expect_reference,
+    expect_uses_weights,
+    judged,
     linear_structure,
+    load_grader_weights,
     load_weights,
+    mistake_outputs,
     named_weights,
     permutation_equivariance,
     require,
     row_sums,
 )
 from autograder.core.checks import check
-from autograder.core.compare import BOOK, expect_close
+from autograder.core.compare import FLOAT32, close, expect_close
 from autograder.core.failures import CheckFailure
-from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property
+from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property, variation_seed
 
 QKV = ["W_query", "W_key", "W_value"]
 _MISTAKES = {m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=False, batched=False)}
@@ -68,6 +73,8 @@ def structure(sub):
     require(sub, "SelfAttention_v2", "class")
     linear_structure(sub.build("SelfAttention_v2", 4, 3, seed=0).info, QKV, [3, 4], bias=False)
     linear_structure(sub.build("SelfAttention_v2", 4, 3, qkv_bias=True, seed=0).info, QKV, [3, 4], bias=True)
+    expect_uses_weights(V1, sub)
+    expect_uses_weights(V2, sub)
 
 
 @check("3.4", 2, "exercise: SelfAttention_v2's weights copied into SelfAttention_v1 give the same output")
@@ -76,17 +83,25 @@ def weight_transfer(sub):
     require(sub, "SelfAttention_v2", "class")
     v2 = sub.build("SelfAttention_v2", 3, 2, seed=789)
     v1 = sub.build("SelfAttention_v1", 3, 2, seed=123)
-    state = v2.state()
-    # nn.Linear stores weight as (d_out, d_in) and computes x @ weight.T
+    state = load_grader_weights(v2, variation_seed())
+    x = book.INPUTS
     with named_weights(V2, state):
+        expected = R.self_attention_v2(state, x)
+        # nn.Linear stores weight as (d_out, d_in) and computes x @ weight.T
         transposed = {name: state[f"{name}.weight"].T.contiguous() for name in QKV}
+    # the exercise needs a right v2 first: a wrong v2 is named as such, never v1
+    out_v2 = v2(x)
+    if not close(out_v2, expected, FLOAT32):
+        hint = diagnose(out_v2, mistake_outputs(V2, state, x, BOOK_SIZES), V2.mistakes) or ATTENTION_HINT
+        expect_close(out_v2, expected, "SelfAttention_v2(3, 2) (whose weights v1 receives)", hint=hint)
     load_weights(V1, v1, transposed)
-    expect_close(v1(book.INPUTS), v2(book.INPUTS), "SelfAttention_v1 with v2's transposed weights",
-                 hint="SelfAttention_v1 must compute x @ W_query (W of shape (d_in, d_out)), so that "
-                      "W = linear.weight.T gives the same result as the nn.Linear layer")
-    expect_close(v1(book.INPUTS), book.SELF_ATTENTION_V2, "SelfAttention_v1 with v2's weights", tol=BOOK,
-                 hint="SelfAttention_v2(3, 2) after manual_seed(789) must give the book's output: see the "
-                      "book example of SelfAttention_v2")
+    out_v1 = v1(x)
+    hint = "SelfAttention_v1 must compute x @ W_query (W of shape (d_in, d_out)), so that W = linear.weight.T " \
+           "gives the same result as the nn.Linear layer"
+    if not close(out_v1, expected, FLOAT32):
+        v1_state = {name: transposed[name] for name in QKV}
+        hint = diagnose(out_v1, mistake_outputs(V1, v1_state, x, BOOK_SIZES), V1.mistakes) or hint
+    expect_close(out_v1, expected, "SelfAttention_v1 with v2's transposed weights", hint=hint)
 
 
 @check("3.5", 3, "equals scaled dot-product attention on its own weights (random sizes)")
@@ -95,9 +110,8 @@ def oracle(sub):
         require(sub, spec.name, "class")
 
         def body(sizes, spec=spec):
-            module = spec.build(sub, sizes)
-            x = spec.input(sizes)
-            expect_reference(spec, module(x), module.state(), x, sizes, f"{module.what}(x)")
+            module, state, x, out = judged(spec, sub, sizes)
+            expect_reference(spec, out, state, x, sizes, f"{module.what}(x)")
 
         run_property(body, attention_sizes(), examples=EXAMPLES["module"], show_input=spec.input)
 

@@ -12,7 +12,9 @@ from autograder.chapters.ch03_attention.checks.common import (
     dropout_structure,
     expect_book,
     expect_reference,
+    expect_uses_weights,
     gradients,
+    judged,
     linear_structure,
     mask_structure,
     meta_device,
@@ -55,6 +57,7 @@ def structure(sub):
     dropout_structure(info, 0.25)
     mask_structure(info, 7)
     linear_structure(sub.build(SPEC.name, 4, 3, 7, 0.0, qkv_bias=True, seed=0).info, QKV, [3, 4], bias=True)
+    expect_uses_weights(SPEC, sub)
 
 
 @check("4.3", 4, "equals causal scaled dot-product attention on its own weights, inputs shorter than the context")
@@ -62,9 +65,8 @@ def oracle(sub):
     require(sub, SPEC.name, "class")
 
     def body(sizes):
-        module = SPEC.build(sub, sizes)
-        x = SPEC.input(sizes)
-        expect_reference(SPEC, module(x), module.state(), x, sizes, f"{module.what}(x)")
+        module, state, x, out = judged(SPEC, sub, sizes)
+        expect_reference(SPEC, out, state, x, sizes, f"{module.what}(x)")
 
     run_property(body, attention_sizes(), examples=EXAMPLES["module"], show_input=SPEC.input)
 

@@ -1,6 +1,7 @@
 """Stage 5 (wrapper): MultiHeadAttentionWrapper stacks num_heads CausalAttention heads."""
 
 import math
+from dataclasses import replace
 
 import torch
 
@@ -10,15 +11,23 @@ from autograder.chapters.ch03_attention.checks.common import (
     ModuleSpec,
     batch_independence,
     causality,
-    expect_book,
-    expect_reference,
+    diagnose,
+    expect_uses_weights,
+    expect_weights_matter,
+    judged,
+    load_grader_weights,
+    load_weights,
     meta_device,
+    mistake_outputs,
+    perturbed,
     positions,
     require,
 )
+from autograder.chapters.ch03_attention.checks.s4_causal import SPEC as CAUSAL
 from autograder.core.checks import check
-from autograder.core.failures import CheckFailure
-from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property
+from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
+from autograder.core.failures import CheckFailure, Diagnosis
+from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property, variation_seed
 
 NAME = "MultiHeadAttentionWrapper"
 
@@ -47,22 +56,71 @@ WEIGHTS_HINT = ("each head is right but the weights are not the book's: create t
                 "the other in __init__, before anything else random")
 
 
+def own_heads(sub, state: dict, x: torch.Tensor, sizes: Sizes) -> torch.Tensor:
+    """What the wrapper must output: the student's own CausalAttention run with each head's
+    weights, concatenated in order. The wrapper is judged on its own job only; a mistake in
+    CausalAttention costs points in stage 4, not twice."""
+    extra = sorted(name for name in state if not name.startswith("heads."))
+    if extra:
+        raise CheckFailure(f"{NAME} has weights of its own besides its heads ({', '.join(extra)})",
+                           Diagnosis("the wrapper only concatenates the heads' outputs: no output projection or "
+                                     "other layer of its own (out_proj comes with MultiHeadAttention)",
+                                     Diagnosis.NAMED))
+    head = sub.build(CAUSAL.name, sizes.d_in, sizes.head_dim, sizes.context_length, 0.0, seed=0)
+    outputs = []
+    for i in range(sizes.num_heads):
+        prefix = f"heads.{i}."
+        weights = {name[len(prefix):]: value for name, value in state.items() if name.startswith(prefix)}
+        if not weights:
+            raise CheckFailure(f"{NAME} has no weights for head {i}",
+                               _heads_hint(f"{prefix}W_query.weight", set(state)))
+        load_weights(CAUSAL, head, weights)
+        outputs.append(head(x))
+    return torch.cat(outputs, -1)
+
+
+def _expect_own_heads(module, out: torch.Tensor, state: dict, x: torch.Tensor, sizes: Sizes, what: str) -> None:
+    expected = own_heads(module.sub, state, x, sizes)
+    expect_shape(out, expected.shape, what, SPEC.shape_hint)
+    if close(out, expected, FLOAT32):
+        return
+    variants = {"heads_reversed": torch.cat(expected.split(sizes.head_dim, -1)[::-1], -1)}
+    hint = diagnose(out, variants, R.WRAPPER_MISTAKES) or \
+        diagnose(out, mistake_outputs(SPEC, state, x, sizes), SPEC.mistakes) or CONCAT_HINT
+    expect_close(out, expected, f"{what} (expected: your CausalAttention heads with the same weights, "
+                 "concatenated)", hint=hint)
+
+
+def _book(sub, d_out: int, printed: torch.Tensor) -> None:
+    """The book's fixed-seed example, judged on the wrapper's own job: concatenating its heads
+    (against the student's own CausalAttention), and the book's values when those heads
+    reproduce the book (stage 4's example); then the same code on other inputs and weights."""
+    require(sub, NAME, "class")
+    sizes = Sizes(batch=2, tokens=6, d_in=3, d_out=2 * d_out, context_length=6, num_heads=2, seed=0)
+    module = sub.build(NAME, 3, d_out, 6, 0.0, num_heads=2, seed=123)
+    what = f"{module.what}(batch)"
+    out = module(book.BATCH)
+    _expect_own_heads(module, out, module.state(), book.BATCH, sizes, what)
+    # the book's values need heads that initialise like the book's (stage 4's example)
+    if close(sub.build(CAUSAL.name, 3, 2, 6, 0.0, seed=123)(book.BATCH), torch.stack((book.CAUSAL, book.CAUSAL)),
+             BOOK):
+        expect_close(out, printed, what, tol=BOOK, hint=WEIGHTS_HINT)
+    seed = variation_seed()
+    x = perturbed(book.BATCH, seed)
+    state = load_grader_weights(module, 1000 + seed)
+    out = module(x)
+    expect_weights_matter(module, x, out, state, 1000 + seed)
+    _expect_own_heads(module, out, state, x, sizes, f"{module.what} on the book's inputs changed slightly")
+
+
 @check("5.1", 2, "book example: manual_seed(123); MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch)")
 def book_example(sub):
-    require(sub, NAME, "class")
-    expect_book(SPEC, sub.build(NAME, 3, 2, 6, 0.0, num_heads=2, seed=123), book.BATCH,
-                torch.stack((book.WRAPPER, book.WRAPPER)),
-                Sizes(batch=2, tokens=6, d_in=3, d_out=4, context_length=6, num_heads=2, seed=0),
-                weights_hint=WEIGHTS_HINT, default_hint=CONCAT_HINT)
+    _book(sub, 2, torch.stack((book.WRAPPER, book.WRAPPER)))
 
 
 @check("5.2", 1, "exercise: d_out=1 makes the two-head output 2-dimensional")
 def exercise(sub):
-    require(sub, NAME, "class")
-    expect_book(SPEC, sub.build(NAME, 3, 1, 6, 0.0, num_heads=2, seed=123), book.BATCH,
-                torch.stack((book.WRAPPER_D_OUT_1, book.WRAPPER_D_OUT_1)),
-                Sizes(batch=2, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=2, seed=0),
-                weights_hint=WEIGHTS_HINT, default_hint="the output has num_heads * d_out columns")
+    _book(sub, 1, torch.stack((book.WRAPPER_D_OUT_1, book.WRAPPER_D_OUT_1)))
 
 
 @check("5.3", 2, "structure: `heads` is an nn.ModuleList of num_heads CausalAttention modules")
@@ -99,6 +157,7 @@ def structure(sub):
                                f"dropout {p} and {'a' if bias else 'no'} bias",
                                "pass dropout and qkv_bias on to every head: CausalAttention(d_in, d_out, "
                                "context_length, dropout, qkv_bias)")
+    expect_uses_weights(SPEC, sub)
 
 
 @check("5.4", 3, "head i fills columns [i*d_out, (i+1)*d_out) and equals causal attention on its weights")
@@ -106,24 +165,46 @@ def oracle(sub):
     require(sub, NAME, "class")
 
     def body(sizes):
-        module = SPEC.build(sub, sizes)
-        x = SPEC.input(sizes)
-        expect_reference(SPEC, module(x), module.state(), x, sizes, f"{module.what}(x)",
-                         "concatenate the heads in order along the last dimension")
+        module, state, x, out = judged(SPEC, sub, sizes)
+        _expect_own_heads(module, out, state, x, sizes, f"{module.what}(x)")
 
     run_property(body, attention_sizes(heads=True), examples=EXAMPLES["module"], show_input=SPEC.input)
+
+
+def _heads_explain(sub, prop, sizes: Sizes, *rest) -> bool:
+    """Whether a property the wrapper breaks is its heads' doing: the wrapper outputs exactly
+    its heads' outputs, and the student's CausalAttention alone breaks the same property at the
+    heads' sizes (a stage-4 mistake, which costs points in stage 4 only)."""
+    module, state, x, out = judged(SPEC, sub, sizes)
+    if not close(out, own_heads(sub, state, x, sizes), FLOAT32):
+        return False
+    try:
+        prop(CAUSAL, sub, replace(sizes, d_out=sizes.head_dim, num_heads=1), *rest)
+    except CheckFailure:
+        return True
+    return False
+
+
+def _wrapper_property(sub, prop):
+    def body(sizes, *rest):
+        try:
+            prop(SPEC, sub, sizes, *rest)
+        except CheckFailure:
+            if not _heads_explain(sub, prop, sizes, *rest):
+                raise
+    return body
 
 
 @check("5.5", 1, "causality and batch independence")
 def causal_and_batch(sub):
     require(sub, NAME, "class")
-    run_property(lambda sizes, t: causality(SPEC, sub, sizes, t), attention_sizes(heads=True, min_tokens=2),
+    run_property(_wrapper_property(sub, causality), attention_sizes(heads=True, min_tokens=2),
                  positions, examples=EXAMPLES["module"] // 2, show_input=SPEC.input)
-    run_property(lambda sizes: batch_independence(SPEC, sub, sizes), attention_sizes(heads=True, min_batch=2),
+    run_property(_wrapper_property(sub, batch_independence), attention_sizes(heads=True, min_batch=2),
                  examples=EXAMPLES["module"] // 2, show_input=SPEC.input)
 
 
 @check("5.6", 1, "moves to another device with .to() (every head's mask moves too)")
 def device(sub):
     require(sub, NAME, "class")
-    run_property(lambda sizes: meta_device(SPEC, sub, sizes), attention_sizes(heads=True), examples=2)
+    run_property(_wrapper_property(sub, meta_device), attention_sizes(heads=True), examples=2)

@@ -13,13 +13,17 @@ from autograder.chapters.ch03_attention.checks.common import (
     dropout_structure,
     expect_book,
     expect_reference,
+    expect_uses_weights,
     gradients,
+    judged,
     linear_structure,
+    load_grader_weights,
     load_weights,
     mask_structure,
     meta_device,
     mistake_outputs,
     named_weights,
+    nan_hint,
     positions,
     require,
     row_sums,
@@ -75,6 +79,7 @@ def structure(sub):
     mask_structure(info, 7)
     linear_structure(sub.build(NAME, 5, 6, 7, 0.0, num_heads=3, qkv_bias=True, seed=0).info, QKV, [6, 5],
                      bias=True)
+    expect_uses_weights(SPEC, sub)
 
 
 @check("6.3", 1, "d_out not divisible by num_heads raises AssertionError or ValueError")
@@ -84,6 +89,7 @@ def invalid_heads(sub):
         sub.build(NAME, 4, 5, 6, 0.0, num_heads=2, seed=0)
     except StudentCodeError as error:
         if error.exc_type in ("AssertionError", "ValueError"):
+            expect_uses_weights(SPEC, sub)  # and accepts valid sizes with a real forward pass
             return
         raise CheckFailure(f"MultiHeadAttention(4, 5, 6, 0.0, num_heads=2) raised {error.exc_type}, "
                            "expected AssertionError or ValueError",
@@ -98,9 +104,8 @@ def oracle(sub):
     require(sub, NAME, "class")
 
     def body(sizes):
-        module = SPEC.build(sub, sizes)
-        x = SPEC.input(sizes)
-        expect_reference(SPEC, module(x), module.state(), x, sizes, f"{module.what}(x)")
+        module, state, x, out = judged(SPEC, sub, sizes)
+        expect_reference(SPEC, out, state, x, sizes, f"{module.what}(x)")
 
     run_property(body, attention_sizes(heads=True), examples=EXAMPLES["module"], show_input=SPEC.input)
 
@@ -128,7 +133,7 @@ def equals_wrapper(sub):
         expect_shape(out, expected.shape, what, SPEC.shape_hint)
         hint = ""
         if not close(out, expected, FLOAT32):  # the known mistakes' outputs only explain a failure
-            hint = diagnose(out, mistake_outputs(SPEC, stacked, x, sizes), MISTAKES) or (
+            hint = diagnose(out, mistake_outputs(SPEC, stacked, x, sizes), MISTAKES) or nan_hint(out, expected) or (
                 "head h must use rows h*head_dim:(h+1)*head_dim of each projection: "
                 ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)")
         expect_close(out, expected, what, hint=hint)
@@ -165,12 +170,12 @@ def scale(sub):
 
     def body(sizes):
         module = SPEC.build(sub, sizes)
-        state = module.state()
+        state = load_grader_weights(module, sizes.seed)
         with named_weights(SPEC, state):
-            larger = {"W_query.weight": state["W_query.weight"] * 6}
-        load_weights(SPEC, module, larger)
+            state = {**state, "W_query.weight": state["W_query.weight"] * 6}
+        load_weights(SPEC, module, state)
         x = SPEC.input(sizes)
-        expect_reference(SPEC, module(x), module.state(), x, sizes, f"{module.what}(x) with large scores",
+        expect_reference(SPEC, module(x), state, x, sizes, f"{module.what}(x) with large scores",
                          "divide the scores by sqrt(head_dim) = keys.shape[-1] ** 0.5")
 
     run_property(body, attention_sizes(heads=True), examples=4, show_input=SPEC.input)

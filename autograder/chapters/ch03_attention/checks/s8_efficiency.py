@@ -20,9 +20,11 @@ from hypothesis import strategies as st
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks import s6_mha
 from autograder.chapters.ch03_attention.checks.common import (
+    dropout_behaviour,
     expect_function,
     expect_reference,
     linear_structure,
+    load_grader_weights,
     named_weights,
     require,
 )
@@ -126,6 +128,14 @@ def mha_weights(state: dict, sizes, layout: str = "012") -> dict:
     return found
 
 
+SDPA_TRAPS = {
+    "sdpa_mask_inverted": "the causal mask is inverted: in scaled_dot_product_attention a boolean attn_mask "
+                          "is True where a token MAY attend, the opposite of the triu mask (True = hidden). "
+                          "Pass is_causal=True instead (or attn_mask=~mask)",
+    "sdpa_float_mask": "a float attn_mask is ADDED to the scores, so a 0/1 triu mask only nudges them: pass "
+                       "is_causal=True (or a boolean mask, True where a token may attend)",
+}
+
 _ORDER_HINT = ("qkv's three blocks of d_out outputs are the queries, the keys and the values, in this order: "
                "queries, keys, values = qkv.split(d_out, dim=-1)")
 FUSED_LAYOUTS = {
@@ -140,13 +150,28 @@ FUSED_LAYOUTS = {
 def _fused_reference(state, x, sizes, mistake):
     if mistake in FUSED_LAYOUTS:
         return R.multi_head(mha_weights(state, sizes, mistake), x, sizes.num_heads)
+    if mistake in SDPA_TRAPS:  # a fused module may hand its mask to scaled_dot_product_attention too
+        return _sdpa_trap(mha_weights(state, sizes), x, sizes.num_heads, mistake)
     return R.multi_head(mha_weights(state, sizes), x, sizes.num_heads, mistake)
 
 
 FUSED = replace(
     s6_mha.SPEC, name="FusedQKVAttention", reference=_fused_reference,
-    mistakes={**FUSED_LAYOUTS, **s6_mha.MISTAKES}, value_heads=lambda s: [],
+    mistakes={**FUSED_LAYOUTS, **SDPA_TRAPS, **s6_mha.MISTAKES}, value_heads=lambda s: [],
     structure_hint="self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias) and self.proj = nn.Linear(d_out, d_out)")
+
+
+def _dropout_in_training(spec, sub, sizes) -> None:
+    """In training mode, dropout=0.5 changes the output from one pass to the next (a module that
+    never applies dropout passes every eval-mode check)."""
+    module = spec.build(sub, sizes, dropout=0.5)
+    load_grader_weights(module, sizes.seed)
+    samples = module.samples(spec.input(sizes), 8, seed=sizes.seed)
+    if close(samples.std(0).sum(), torch.tensor(0.0), EXACT):
+        raise CheckFailure(f"[{sizes}] {module.what} with dropout=0.5 gave the same output in 8 training passes: "
+                           "dropout is never applied",
+                           "pass dropout_p=self.dropout.p if self.training else 0.0 to "
+                           "scaled_dot_product_attention (or apply self.dropout to the attention weights)")
 
 
 def _equals_reference(spec, sub, sizes, dropout_hint: str) -> None:
@@ -154,9 +179,9 @@ def _equals_reference(spec, sub, sizes, dropout_hint: str) -> None:
     weights (so dropout must be off in eval mode)."""
     module = spec.build(sub, sizes, dropout=0.5)
     x = spec.input(sizes)
+    state = load_grader_weights(module, sizes.seed)
     out = module(x)
     what = f"[{sizes}] {module.what}(x) in eval mode"
-    state = module.state()
     with named_weights(spec):
         expected = spec.reference(state, x, sizes, None)
     if out.shape == expected.shape and not close(out, expected, FLOAT32) and not close(out, module(x), EXACT):
@@ -192,6 +217,8 @@ def fused_equals_mha(sub):
         FUSED, sub, sizes, "dropout must do nothing in eval mode: use nn.Dropout (it follows module.eval()) "
                            "on the attention weights"),
         attention_sizes(heads=True), examples=EXAMPLES["module"] // 2)
+    run_property(lambda sizes: _dropout_in_training(FUSED, sub, sizes), attention_sizes(heads=True, min_tokens=2),
+                 examples=2)
 
 
 # -- (c) the memory of the attention weights -------------------------------------------------------
@@ -233,13 +260,6 @@ def attention_memory(sub):
 
 # -- (d) PyTorch's fused scaled_dot_product_attention ---------------------------------------------
 
-SDPA_TRAPS = {
-    "sdpa_mask_inverted": "the causal mask is inverted: in scaled_dot_product_attention a boolean attn_mask "
-                          "is True where a token MAY attend, the opposite of the triu mask (True = hidden). "
-                          "Pass is_causal=True instead (or attn_mask=~mask)",
-    "sdpa_float_mask": "a float attn_mask is ADDED to the scores, so a 0/1 triu mask only nudges them: pass "
-                       "is_causal=True (or a boolean mask, True where a token may attend)",
-}
 
 
 def _sdpa_trap(state: dict, x: torch.Tensor, num_heads: int, mistake: str) -> torch.Tensor:
@@ -273,6 +293,9 @@ def sdpa_equals_mha(sub):
         SDPA_SPEC, sub, sizes, "scaled_dot_product_attention applies dropout_p whatever the module's mode: "
                                "pass dropout_p=self.dropout if self.training else 0.0"),
         attention_sizes(heads=True), examples=EXAMPLES["module"] // 2)
+    # training mode: dropout on each head's attention weights, rescaled (the checks of stage 6)
+    run_property(lambda sizes: dropout_behaviour(SDPA_SPEC, sub, sizes, head_blocks=sizes.num_heads),
+                 attention_sizes(heads=True, min_batch=2, min_tokens=2, min_head_dim=2), examples=2)
 
 
 @check("8.7", 1, "SDPAMultiHeadAttention keeps MultiHeadAttention's weights and calls "
