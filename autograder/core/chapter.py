@@ -47,6 +47,9 @@ class Chapter:
     stages: tuple[Stage, ...]
     check_modules: tuple[str, ...]  # imported to collect the functions marked with @check
     error_hints: Mapping[str, ErrorHints] = field(default_factory=dict)  # per stage id
+    # "module:function" giving a failing check's attention weights for the notebook's heatmap
+    # (sub, stage number, check title, failing example's sizes) -> exhibit or None; "" for none
+    attention_exhibit: str = ""
 
     # -- stages ---------------------------------------------------------------------------
     def stage(self, key: int | str) -> Stage:

@@ -22,4 +22,5 @@ CHAPTER = Chapter(
         "s1_softmax", "s2_scores", "s3_self_attention", "s4_causal", "s5_wrapper", "s6_mha", "s7_gpt2",
         "s8_efficiency")),
     error_hints=ERROR_HINTS,
+    attention_exhibit="autograder.chapters.ch03_attention.exhibits:attention_exhibit",
 )
