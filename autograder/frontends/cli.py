@@ -7,11 +7,11 @@ import sys
 import time
 from pathlib import Path
 
+from autograder.sandbox.client import Limits
+
 # The printed time is the student's wait: from here (before torch and the checks are
 # imported, before the worker starts), not only the grading itself.
 _STARTED = time.monotonic()
-
-from autograder.sandbox.client import Limits
 
 DEFAULT_LIMITS = Limits()
 

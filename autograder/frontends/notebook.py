@@ -40,7 +40,6 @@ def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu"
         # cell is worth 0, so a pipeline without that step cannot hand out points.
         print(f"{stage.label}: graded by the course autograder in a separate process")
         return 0
-    from autograder.frontends import rendering as report
 
     key = (chapter.id, stage.number)
     if hidden_seed is None:

@@ -296,7 +296,7 @@ def stage_html(result: StageResult, heatmap_png: bytes | None = None, exhibit=No
         if hints[c.check.id]:
             details.append(f"<div><b>hint:</b> {_e(hints[c.check.id])}</div>")
         rows.append(f'<tr><td colspan="3" style="{cell};padding-left:24px;font-size:90%">{"".join(details)}</td></tr>')
-    parts = [f'<div class="ag-feedback" style="font-family:sans-serif;font-size:13px">',
+    parts = ['<div class="ag-feedback" style="font-family:sans-serif;font-size:13px">',
              f'<div style="font-weight:bold;color:{colour}">{_e(result.stage.label)}: '
              f'{_points(result.score)}/{_points(result.max_score)} {kind}</div>',
              f'<table style="border-collapse:collapse;margin:4px 0"><thead><tr><th style="{cell}">check</th>'
