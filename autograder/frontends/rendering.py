@@ -238,7 +238,7 @@ def attention_heatmap_png(exhibit) -> bytes:
     import numpy as np
     from matplotlib.figure import Figure  # not pyplot: the kernel's own plotting backend stays as it is
 
-    panels = [("expected", exhibit.expected)] + ([("yours", exhibit.student)] if exhibit.student is not None else [])
+    panels = [("expected", exhibit.expected)] + ([("your", exhibit.student)] if exhibit.student is not None else [])
     t = exhibit.expected.shape[-1]
     size = min(2.2 + 0.18 * t, 4.0)
     fig = Figure(figsize=(size * len(panels) + 0.6, size), dpi=90, layout="constrained")
@@ -251,6 +251,9 @@ def attention_heatmap_png(exhibit) -> bytes:
         ax.set_xlabel("key token", fontsize=8)
         ax.set_ylabel("query token", fontsize=8)
         ax.tick_params(labelsize=7)
+        ticks = range(0, t, max(1, t // 8))  # whole token positions, at most about 8 labels
+        ax.set_xticks(list(ticks))
+        ax.set_yticks(list(ticks))
         if t <= 8:
             for (i, j), v in np.ndenumerate(data):
                 ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6,

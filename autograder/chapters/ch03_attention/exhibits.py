@@ -115,8 +115,8 @@ def attention_exhibit(sub, stage_number: int, check_title: str, sizes: Sizes | N
         if close(out, variant.float(), FLOAT32) and not torch.isnan(variant).all():
             student = _weights(spec, q, k, mistake, x.shape[-1])[0]
             return AttentionExhibit(expected, student, example,
-                                    f"read off your output, which equals attention with this mistake: "
-                                    f"{R.ATTENTION_MISTAKES[mistake]}")
+                                    f"yours are read off your output, which equals attention with a known "
+                                    f"mistake ({mistake.replace('_', ' ')}; see the hint)")
     return AttentionExhibit(expected, None, example,
                             "your output matches no computation the grader knows, so your weights "
                             "cannot be read off it; compare the expected weights with yours")
