@@ -125,10 +125,11 @@ export: $(GRADEBOOK)
 
 # The server's root is the repository (a terminal opened in JupyterLab runs make test there);
 # --allow-root where make runs as root (Docker, cloud IDEs), where Jupyter refuses otherwise.
-# LAB_ARGS=... adds options, e.g. LAB_ARGS="--no-browser --port 8899".
+# LAB_ARGS=... adds options, e.g. LAB_ARGS="--no-browser --port 8899". make's own variables
+# are dropped: a make run in JupyterLab's terminal is then a top-level make, not "make[1]".
 LAB_ARGS ?=
 lab: $(STUDENT_STAMP)
-	@$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root) \
+	@env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root) \
 		$(LAB_ARGS) $(NOTEBOOK)
 
 # Only what the build makes. grading/ holds submissions, the gradebook and manual grades: an
