@@ -4,6 +4,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Students' install (make test, make lab, make ci-grade): torch, the grader, JupyterLab,
+# matplotlib, hypothesis. The instructor's ($(STAMP): make check, release, autograde, ...)
+# adds nbgrader, pytest and the linters on top, and marks both as installed.
+STUDENT_STAMP := $(VENV)/.student
 # The chapter (autograder/chapters/__init__.py's REGISTRY): its id is nbgrader's assignment id
 # and the notebooks' name. make test CHAPTER=<id> grades another registered chapter.
 CHAPTER ?= ch03_attention
@@ -21,8 +25,8 @@ JOBS ?=
 .PHONY: help test check check-fast lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader
 
 help:
-	@echo "make test [STAGE=4]   grade your notebook ($(NOTEBOOK))"
-	@echo "make lab              open the notebook in JupyterLab with this project's kernel"
+	@echo "make test [STAGE=4] [V=1]  grade your notebook ($(NOTEBOOK)); V=1 lists every failed check"
+	@echo "make lab              JupyterLab at the repository root with the notebook open"
 	@echo "make check            the repository's own tests (maintainers, CI)"
 	@echo "make check-fast       the unit layer alone (tests/unit): no worker, no notebook, seconds"
 	@echo "make release          regenerate assignments/ from solutions/ with nbgrader"
@@ -41,12 +45,24 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[notebook,dev]"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[instructor]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (ch03 attention)" >/dev/null
+	@touch $@ $(STUDENT_STAMP)
+
+$(STUDENT_STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[student]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (ch03 attention)" >/dev/null
 	@touch $@
 
-test: $(STAMP)
-	@$(BIN)/python -m autograder $(NOTEBOOK) --chapter $(CHAPTER) --device $(DEVICE) $(if $(STAGE),--stage $(STAGE))
+# A grade is not a failure: make test exits 0 whenever it printed one, so make never adds its
+# "make: *** [test] Error 1" line under a partial grade. Scripts that need the grader's exit
+# status (0 full marks, 1 some check failed, 2 could not grade) run make test STRICT=1, or the
+# grader itself: .venv/bin/python -m autograder NOTEBOOK.
+test: $(STUDENT_STAMP)
+	@$(BIN)/python -m autograder $(NOTEBOOK) --chapter $(CHAPTER) --device $(DEVICE) $(if $(STAGE),--stage $(STAGE)) \
+		$(if $(V),--verbose) $(if $(STRICT),,|| true)
 
 # ruff and the import contract (pyproject.toml) first: they take seconds, the tests minutes.
 lint: $(STAMP)
@@ -75,7 +91,7 @@ bench-grader: $(STAMP)
 # The grader exits 0 whatever the score (a low score is a grade, not a broken build), 1 below
 # PASS_MARK when one is given, 2 when the notebook could not be graded at all; make shows
 # either failure as "Error 1"/"Error 2" and itself exits 2.
-ci-grade: $(STAMP)
+ci-grade: $(STUDENT_STAMP)
 	@$(BIN)/python -m autograder.frontends.ci $(NOTEBOOK) --chapter $(CHAPTER) --device $(DEVICE) --results $(CI_REPORTS)/results.json \
 		--junit $(CI_REPORTS)/junit.xml $(if $(PASS_MARK),--pass-mark $(PASS_MARK))
 
@@ -107,8 +123,14 @@ export: $(GRADEBOOK)
 	$(NBGRADER) export --to grading/grades.csv --log-level=WARN
 	@echo "grading/grades.csv"
 
-lab: $(STAMP)
-	$(BIN)/jupyter lab $(NOTEBOOK)
+# The server's root is the repository (a terminal opened in JupyterLab runs make test there);
+# --allow-root where make runs as root (Docker, cloud IDEs), where Jupyter refuses otherwise.
+# LAB_ARGS=... adds options, e.g. LAB_ARGS="--no-browser --port 8899". make's own variables
+# are dropped: a make run in JupyterLab's terminal is then a top-level make, not "make[1]".
+LAB_ARGS ?=
+lab: $(STUDENT_STAMP)
+	@env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root) \
+		$(LAB_ARGS) $(NOTEBOOK)
 
 # Only what the build makes. grading/ holds submissions, the gradebook and manual grades: an
 # instructor's work, never removed by a make target.

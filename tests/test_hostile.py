@@ -272,7 +272,7 @@ def test_make_test_front_end(tmp_path):
     notebook = tmp_path / "exit_in_one_cell.ipynb"
     shutil.copyfile(HOSTILE / notebook.name, notebook)
     # -o: never rebuild the virtual environment here, whatever pyproject.toml's timestamp says.
-    proc = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.installed", "test",
+    proc = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.student", "test",
                            f"NOTEBOOK={notebook}", "STAGE=1 2", "DEVICE=cpu"],
                           cwd=REPO, capture_output=True, text=True, timeout=120,
                           env=_environment(uuid.uuid4().hex, tmp_path))
@@ -287,7 +287,7 @@ def test_make_ci_grade_front_end(tmp_path):
     submission = tmp_path / "os_exit_at_import.py"
     shutil.copyfile(HOSTILE / submission.name, submission)
     token = f"hostile-{uuid.uuid4().hex}"
-    proc = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.installed", "ci-grade",
+    proc = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.student", "ci-grade",
                            f"NOTEBOOK={submission}", f"CI_REPORTS={tmp_path / 'ci'}", "DEVICE=cpu"],
                           cwd=REPO, capture_output=True, text=True, timeout=120,
                           env=_environment(token, tmp_path), start_new_session=True)

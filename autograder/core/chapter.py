@@ -50,6 +50,9 @@ class Chapter:
     # (submission, stage) -> None, raising CheckFailure when the stage's code calls what the
     # stage teaches; the engine runs it before the stage's checks (see engine.call_policy_in_force)
     call_policy: Callable | None = None
+    # "module:function" giving a failing check's attention weights for the notebook's heatmap
+    # (sub, stage number, check title, failing example's sizes) -> exhibit or None; "" for none
+    attention_exhibit: str = ""
 
     # -- stages ---------------------------------------------------------------------------
     def stage(self, key: int | str) -> Stage:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -24,11 +25,19 @@ FLOAT32 = Tolerance(rtol=1e-4, atol=2e-5)
 EXACT = Tolerance(rtol=1e-5, atol=1e-6)
 
 
-def fmt(t: torch.Tensor, rows: int = 4) -> str:
-    """A compact picture of a tensor for a failure message."""
+def fmt(t: torch.Tensor, rows: int = 4, around: int | None = None) -> str:
+    """A compact picture of a tensor for a failure message: at most ``rows`` rows (of the last
+    axis, the leading axes flattened), those around row ``around`` when given, and "..." where
+    rows are left out, so a message that names a row shows it."""
     t = t.detach().to("cpu")
     if t.dim() >= 2:
-        t = t.reshape(-1, t.shape[-1])[:rows]
+        flat = t.reshape(-1, t.shape[-1])
+        start = 0 if around is None else min(max(around - rows // 2, 0), max(len(flat) - rows, 0))
+        shown = flat[start:start + rows]
+        if len(shown) < len(flat) and shown.numel() <= 64:
+            body = ", ".join(repr(r) for r in shown.double().round(decimals=4).tolist())
+            return "[" + ("..., " if start else "") + body + (", ..." if start + rows < len(flat) else "") + "]"
+        t = shown
     with torch.no_grad():
         text = repr(t.double().round(decimals=4).tolist()) if t.numel() <= 64 else (
             f"tensor of shape {list(t.shape)}, first values {t.flatten()[:6].double().round(decimals=4).tolist()}")
@@ -62,7 +71,9 @@ def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, *, hin
         at = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
         where = f" at index {list(at)}" if at else ""
         # small tensors are shown whole (four rows at most); large ones only where they differ most
-        values = f"; got {fmt(actual)}, expected {fmt(expected)}" if actual.numel() <= 64 else ""
+        # the row (leading axes flattened) of the largest difference, so the excerpt shows it
+        row = int(torch.arange(math.prod(actual.shape[:-1])).reshape(actual.shape[:-1])[at[:-1]]) if len(at) > 1 else None
+        values = f"; got {fmt(actual, around=row)}, expected {fmt(expected, around=row)}" if actual.numel() <= 64 else ""
         raise CheckFailure(
             f"{what} differs from the expected values: largest difference {diff.max().item():.4g}{where} "
             f"(got {actual64[at].item():.4g}, expected {expected64[at].item():.4g}){values}", hint)

@@ -35,6 +35,7 @@ class CheckResult:
     status: CheckStatus
     message: str = ""
     hint: str = ""
+    example: object = None  # the smallest failing example's sizes, when one was drawn (CheckFailure.example)
 
     @property
     def score(self) -> float:
@@ -147,7 +148,7 @@ def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed:
             except NotImplementedYet as failure:
                 results.append(CheckResult(chk, CheckStatus.NOT_IMPLEMENTED, failure.message, failure.hint))
             except CheckFailure as failure:
-                results.append(CheckResult(chk, CheckStatus.FAILED, failure.message, failure.hint))
+                results.append(CheckResult(chk, CheckStatus.FAILED, failure.message, failure.hint, failure.example))
             except StageAborted as stop:
                 aborted = stop
                 results.append(CheckResult(chk, CheckStatus.STOPPED, stop.message, stop.hint))

@@ -10,6 +10,9 @@ class CheckFailure(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        # the smallest failing example's sizes (a strategies.Sizes), when a drawn example failed:
+        # the notebook's feedback rebuilds that example to draw its attention weights
+        self.example = None
 
 
 class NotImplementedYet(CheckFailure):

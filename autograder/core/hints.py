@@ -28,7 +28,9 @@ _ERROR_HINTS: list[tuple[str, str]] = [
     (r"out of memory|can't allocate memory|DefaultCPUAllocator",
      "the code allocates far more memory than attention needs: check the sizes you create"),
     (r"is not defined", "the code uses a name it does not define: define it inside the function "
-     "or the class, or run the cell that defines it"),
+     "or the class, or run the cell that defines it; a name defined in a cell further down does not "
+     "exist yet when this stage's test cell runs (make test runs the whole notebook first and may find "
+     "it): move that definition above the test cell"),
     (r"object is not callable", "something is called like a function but is not one "
      "(a tensor where a layer was expected?)"),
     (r"has no attribute", "an attribute name differs from the one the stage asks for, or "

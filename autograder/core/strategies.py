@@ -200,6 +200,7 @@ def _with_example(failure: CheckFailure, args: tuple, show_input) -> CheckFailur
     if missing:
         failure.message = f"{failure.message} (smallest failing case: {'; '.join(missing)})"
     sizes = next((a for a in args if isinstance(a, Sizes)), None)
+    failure.example = sizes
     if isinstance(failure, StudentCodeError) and sizes is not None:
         failure.hint = shape_error_hint(failure.message, sizes, failure.hint)
     return failure

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from autograder.sandbox.client import Limits
+
+# The printed time is the student's wait: from here (before torch and the checks are
+# imported, before the worker starts), not only the grading itself.
+_STARTED = time.monotonic()
 
 DEFAULT_LIMITS = Limits()
 
@@ -172,10 +177,25 @@ def _grade(args, limits, worker) -> int:
     # Results are written last: every process the submission started has ended by now.
     if args.results and not save_results(args.results, reports.gradescope_json(report)):
         return 2
+    report.seconds = max(report.seconds, time.monotonic() - _STARTED)
     reports.print_console(report, verbose=args.verbose)
     for note in notes:
         print(f"note: {note}")
+    for late in late_name_warnings(args.submission):
+        print(f"warning: {late}")
     return report.exit_code
+
+
+def late_name_warnings(path: str) -> list:
+    """Functions that read a global defined only in a later cell: this grade finds it, the
+    notebook's test cell does not (autograder.frontends.cellorder)."""
+    from autograder.frontends.cellorder import late_names
+    from autograder.sandbox.loader import SubmissionError, read_cells
+
+    try:
+        return late_names(read_cells(path))
+    except (SubmissionError, OSError):
+        return []  # what cannot be read was reported as the grade's error
 
 
 if __name__ == "__main__":

@@ -40,18 +40,83 @@ def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu"
         # cell is worth 0, so a pipeline without that step cannot hand out points.
         print(f"{stage.label}: graded by the course autograder in a separate process")
         return 0
-    from autograder.frontends import rendering as report
 
     key = (chapter.id, stage.number)
     if hidden_seed is None:
         result = _run(chapter, stage, namespace, device, None)
         _last_visible[key] = result
-        print(report.stage_text(result))
-        return result.score
+        show_feedback(result, lambda: feedback_html(chapter, result, namespace, device))
+        return StagePoints(result.score)
     visible = _last_visible.pop(key, None) or _run(chapter, stage, namespace, device, None)
     result = with_hidden(visible, _run(chapter, stage, namespace, device, hidden_seed))
     print(hidden_text(result))
-    return result.score
+    return StagePoints(result.score)
+
+
+class StagePoints(float):
+    """The stage's points, returned by :func:`grade_stage` for whoever reads them (nbgrader's
+    partial credit, tests, ``score = grade_stage(...)``), shown as nothing in a notebook: the
+    report above already says them, so the cell does not end with a stray ``10``."""
+
+    def _ipython_display_(self):
+        pass
+
+
+def _in_a_kernel() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def show_feedback(result, html_of) -> None:
+    """The stage's report: in a Jupyter kernel one display with text/html (table, hints,
+    heatmap) and its text/plain fallback; anywhere else (python, IPython in a terminal) the text."""
+    from autograder.frontends import rendering as report
+
+    text = report.stage_text(result)
+    if not _in_a_kernel():
+        print(text)
+        return
+    from IPython.display import display
+
+    try:
+        html = html_of()
+    except Exception as exc:  # the feedback's looks must never cost the student the report
+        html = f"<pre>{report._e(text)}</pre><p><i>(the HTML feedback failed: {report._e(type(exc).__name__)})</i></p>"
+    display({"text/plain": text, "text/html": html}, raw=True)
+
+
+def feedback_html(chapter, result, namespace: dict, device: str) -> str:
+    """The HTML report; for a failed attention check, with the heatmap of its failing example."""
+    from autograder.frontends import rendering as report
+
+    exhibit = failing_exhibit(chapter, result, namespace, device)
+    png = report.attention_heatmap_png(exhibit) if exhibit is not None else None
+    return report.stage_html(result, png, exhibit)
+
+
+def failing_exhibit(chapter, result, namespace: dict, device: str):
+    """The attention weights of the first failed check's example (the chapter's
+    ``attention_exhibit``), or None: no such hook, no failed check, or no rebuildable example."""
+    import importlib
+
+    from autograder.core.checks import CheckStatus
+    from autograder.core.submission import LocalTransport, Submission
+
+    failed = [c for c in result.checks if c.status is CheckStatus.FAILED]
+    if not chapter.attention_exhibit or not failed:
+        return None
+    module, _, function = chapter.attention_exhibit.partition(":")
+    exhibit_of = getattr(importlib.import_module(module), function)
+    first = next((c for c in failed if c.example is not None), failed[0])
+    sub = Submission(LocalTransport(namespace, device), result.stage.label, ())
+    try:
+        return exhibit_of(sub, result.stage.number, first.check.title, first.example)
+    except Exception:  # the student's module fails on its example (the table says so): no picture
+        return None
 
 
 def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None):

@@ -47,6 +47,12 @@ def confinement_text(report: GradeReport) -> str:
     from autograder.sandbox.confinement import describe
 
     return describe(report.confinement)
+def total_line(report: GradeReport) -> str:
+    """"Total: 75/100 (+7/10 bonus)"; with only bonus stages graded (make test STAGE=8) there is
+    no total out of 100 to speak of, so the line names the bonus points alone."""
+    if report.stages and all(r.stage.bonus for r in report.stages):
+        return f"Bonus: {_points(report.bonus_score)}/{_points(report.bonus_max_score)} (outside the 100)"
+    return f"Total: {_points(report.score)}/{_points(report.max_score)}{_bonus_total(report)}"
 
 
 def stage_text(result: StageResult) -> str:
@@ -54,13 +60,14 @@ def stage_text(result: StageResult) -> str:
     kind = "bonus points (not part of the 100)" if result.stage.bonus else "points"
     lines = [f"{result.stage.label}: {_points(result.score)}/{_points(result.max_score)} {kind}"
              + (f" ({result.status.words})" if result.status is CheckStatus.NOT_IMPLEMENTED else "")]
+    hints = hints_once(result)
     for c in result.checks:
         lines.append(f"  {c.status.mark} {c.check.id} {c.check.title} "
                      f"({_points(c.score)}/{_points(c.check.points)})")
         if c.status not in (CheckStatus.PASSED, CheckStatus.NOT_IMPLEMENTED):
             lines.append(f"      {c.message}")
-            if c.hint:
-                lines.append(f"      hint: {c.hint}")
+            if hints[c.check.id]:
+                lines.append(f"      hint: {hints[c.check.id]}")
     if result.status is CheckStatus.NOT_IMPLEMENTED:
         lines.append(f"  hint: {result.hint}")
     return "\n".join(lines)
@@ -96,8 +103,7 @@ def print_console(report: GradeReport, verbose: bool = False) -> None:
                       f"{_points(result.score)}/{_points(result.max_score)}",
                       f"[{style}]{escape(summary)}[/{style}]", escape(result.hint))
     console.print(table)
-    console.print(f"[bold]Total: {_points(report.score)}/{_points(report.max_score)}{_bonus_total(report)}[/bold]"
-                  f"  [dim]({report.seconds:.1f} s)[/dim]")
+    console.print(f"[bold]{total_line(report)}[/bold]  [dim]({report.seconds:.1f} s)[/dim]")
     if report.score < report.max_score and not report.error:
         console.print("[dim]Run `make test STAGE=N` to grade one stage; each stage's test cell in the "
                       "notebook prints every check of that stage.[/dim]")
@@ -122,7 +128,7 @@ def _print_cell_errors(console, report: GradeReport, verbose: bool) -> None:
     hidden = len(report.cell_errors) - len(shown[:8])
     if shown or (verbose and hidden):
         console.print(f"[dim]{len(report.cell_errors)} cell(s) raised errors when the notebook ran top to bottom; "
-                      "the other cells still ran" + (f"; {hidden} more with -v" if hidden and not verbose else "")
+                      "the other cells still ran" + (f"; {hidden} more with -v (make test V=1)" if hidden and not verbose else "")
                       + "[/dim]")
 
 
@@ -225,3 +231,111 @@ def provisional_json(chapter, submission: str, stage_numbers) -> dict:
     from autograder.core.engine import not_graded_report
 
     return gradescope_json(not_graded_report(chapter, submission, "grading did not finish", stage_numbers))
+
+
+# -- the notebook's feedback: HTML with a text/plain fallback ---------------------------------
+
+_SMALLEST = " (smallest failing case: "
+
+
+def split_example(message: str) -> tuple[str, str]:
+    """A failure message and the smallest failing example it names ("" when none)."""
+    head, found, rest = message.partition(_SMALLEST)
+    return (head, rest[:-1] if rest.endswith(")") else rest) if found else (message, "")
+
+
+def hints_once(result: StageResult) -> dict[str, str]:
+    """Each failed check's hint, keyed by check id, or "" where an earlier check of the stage
+    already gave the same one: the reader sees each piece of advice once."""
+    seen: set[str] = set()
+    hints = {}
+    for c in result.checks:
+        hint = c.hint if c.status not in (CheckStatus.PASSED, CheckStatus.NOT_IMPLEMENTED) else ""
+        hints[c.check.id] = "" if hint in seen else hint
+        seen.add(hint)
+    return hints
+
+
+def attention_heatmap_png(exhibit) -> bytes:
+    """Expected attention weights beside the student's (when known), as a small PNG."""
+    import io
+
+    import numpy as np
+    from matplotlib.figure import Figure  # not pyplot: the kernel's own plotting backend stays as it is
+
+    panels = [("expected", exhibit.expected)] + ([("your", exhibit.student)] if exhibit.student is not None else [])
+    t = exhibit.expected.shape[-1]
+    size = min(2.2 + 0.18 * t, 4.0)
+    fig = Figure(figsize=(size * len(panels) + 0.6, size), dpi=90, layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    image = None
+    for ax, (name, weights) in zip(axes, panels):
+        data = weights.detach().double().nan_to_num(nan=-1.0).clamp(-1.0, 1.5).numpy()
+        image = ax.imshow(data, vmin=0.0, vmax=1.0, cmap="viridis")
+        ax.set_title(f"{name} attention weights", fontsize=9)
+        ax.set_xlabel("key token", fontsize=8)
+        ax.set_ylabel("query token", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ticks = range(0, t, max(1, t // 8))  # whole token positions, at most about 8 labels
+        ax.set_xticks(list(ticks))
+        ax.set_yticks(list(ticks))
+        if t <= 8:
+            for (i, j), v in np.ndenumerate(data):
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6,
+                        color="white" if v < 0.5 else "black")
+    fig.colorbar(image, ax=list(axes), shrink=0.8)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def _e(text) -> str:
+    import html
+
+    return html.escape(str(text))
+
+
+_HTML_MARK = {CheckStatus.PASSED: ("✓ passed", "#1a7f37"), CheckStatus.FAILED: ("✗ failed", "#cf222e"),
+              CheckStatus.STOPPED: ("⏱ stopped", "#cf222e"), CheckStatus.NOT_IMPLEMENTED: ("· not implemented", "#6e7781")}
+
+
+def stage_html(result: StageResult, heatmap_png: bytes | None = None, exhibit=None) -> str:
+    """The notebook's feedback for one stage: a table of checks (points, pass/fail), under each
+    failed check its message, the smallest failing example and its hint (each hint once), and
+    the attention heatmap of the failing example when there is one."""
+    import base64
+
+    kind = "bonus points (not part of the 100)" if result.stage.bonus else "points"
+    colour = "#1a7f37" if result.status is CheckStatus.PASSED else "#cf222e"
+    hints = hints_once(result)
+    cell = "padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #d0d7de"
+    rows = []
+    for c in result.checks:
+        word, tint = _HTML_MARK[c.status]
+        rows.append(f'<tr><td style="{cell}"><code>{_e(c.check.id)}</code> {_e(c.check.title)}</td>'
+                    f'<td style="{cell};text-align:right">{_points(c.score)}/{_points(c.check.points)}</td>'
+                    f'<td style="{cell};color:{tint};white-space:nowrap">{word}</td></tr>')
+        if c.status in (CheckStatus.PASSED, CheckStatus.NOT_IMPLEMENTED):
+            continue
+        message, example = split_example(c.message)
+        details = [f"<div>{_e(message)}</div>"]
+        if example:
+            details.append(f"<div><b>smallest failing example:</b> <code>{_e(example)}</code></div>")
+        if hints[c.check.id]:
+            details.append(f"<div><b>hint:</b> {_e(hints[c.check.id])}</div>")
+        rows.append(f'<tr><td colspan="3" style="{cell};padding-left:24px;font-size:90%">{"".join(details)}</td></tr>')
+    parts = ['<div class="ag-feedback" style="font-family:sans-serif;font-size:13px">',
+             f'<div style="font-weight:bold;color:{colour}">{_e(result.stage.label)}: '
+             f'{_points(result.score)}/{_points(result.max_score)} {kind}</div>',
+             f'<table style="border-collapse:collapse;margin:4px 0"><thead><tr><th style="{cell}">check</th>'
+             f'<th style="{cell}">points</th><th style="{cell}">result</th></tr></thead><tbody>{"".join(rows)}</tbody></table>']
+    if result.status is CheckStatus.NOT_IMPLEMENTED:
+        parts.append(f"<div><b>hint:</b> {_e(result.hint)}</div>")
+    if heatmap_png:
+        encoded = base64.b64encode(heatmap_png).decode("ascii")
+        caption = _e(exhibit.example) + (f"<br>{_e(exhibit.reading)}" if exhibit.reading else "")
+        parts.append(f'<figure style="margin:6px 0"><img alt="attention weights: expected and yours" '
+                     f'src="data:image/png;base64,{encoded}"/><figcaption style="font-size:90%">'
+                     f"Head 0, first sequence of the failing example: {caption}</figcaption></figure>")
+    parts.append("</div>")
+    return "".join(parts)

@@ -24,4 +24,5 @@ CHAPTER = Chapter(
         "s8_efficiency")),
     error_hints=ERROR_HINTS,
     call_policy=call_policy,
+    attention_exhibit="autograder.chapters.ch03_attention.exhibits:attention_exhibit",
 )

@@ -1,0 +1,122 @@
+"""The attention weights of a failing example, for the notebook's feedback heatmap.
+
+Computed here, in the grader, from data: the student's module is built through the same
+:class:`~autograder.core.submission.Submission` the checks use, and only its weights
+(``state()``) and its output come back. The expected weights follow from those weights and
+the input; the student's weights are the ones its output implies, which the grader can name
+when that output matches the correct attention or one of the catalogued mistakes (the same
+catalogue the hints come from). Otherwise only the expected weights are shown, and the
+caption says why. Nothing here decides a grade.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from autograder.chapters.ch03_attention import book
+from autograder.chapters.ch03_attention import reference as R
+from autograder.core.compare import FLOAT32, close
+from autograder.core.strategies import Sizes
+
+
+@dataclass
+class AttentionExhibit:
+    """Head 0 of the first sequence: (num_tokens, num_tokens) weights, rows are queries."""
+
+    expected: torch.Tensor
+    student: torch.Tensor | None  # None: the student's output matches no computation the grader knows
+    example: str  # the module call and sizes, in words
+    reading: str  # how the student's weights were obtained, or why they are missing
+
+
+def _spec(stage_number: int, check_title: str):
+    """The module a stage's failing check builds (stage 3 has two: v1 and v2)."""
+    from autograder.chapters.ch03_attention.checks import s3_self_attention, s4_causal, s5_wrapper, s6_mha
+
+    if stage_number == 3:
+        return s3_self_attention.V1 if "v1" in check_title.lower() else s3_self_attention.V2
+    return {4: s4_causal.SPEC, 5: s5_wrapper.SPEC, 6: s6_mha.SPEC}.get(stage_number)
+
+
+# The book's own call per stage: the example when the failing check drew none (x.1, structure).
+_BOOK = {
+    "SelfAttention_v1": (Sizes(1, 6, 3, 2, 6, 1, 0), (3, 2), {}, 123),
+    "SelfAttention_v2": (Sizes(1, 6, 3, 2, 6, 1, 0), (3, 2), {}, 789),
+    "CausalAttention": (Sizes(2, 6, 3, 2, 6, 1, 0), (3, 2, 6, 0.0), {}, 123),
+    "MultiHeadAttentionWrapper": (Sizes(2, 6, 3, 4, 6, 2, 0), (3, 2, 6, 0.0), {"num_heads": 2}, 123),
+    "MultiHeadAttention": (Sizes(2, 6, 3, 2, 6, 2, 0), (3, 2, 6, 0.0), {"num_heads": 2}, 123),
+}
+
+
+def _queries_keys(spec, state: dict, x: torch.Tensor, sizes: Sizes, head: int = 0):
+    """Queries and keys of one head, (batch, num_tokens, head_dim), from the student's weights."""
+    x = R.d(x)
+    if spec.v1_style:
+        q, k = x @ R.d(state["W_query"]), x @ R.d(state["W_key"])
+    elif spec.name == "MultiHeadAttentionWrapper":
+        q, k = R.linear(state, f"heads.{head}.W_query", x), R.linear(state, f"heads.{head}.W_key", x)
+    else:
+        q, k = R.linear(state, "W_query", x), R.linear(state, "W_key", x)
+        if spec.name == "MultiHeadAttention":
+            cols = slice(head * sizes.head_dim, (head + 1) * sizes.head_dim)
+            q, k = q[..., cols], k[..., cols]
+    if q.dim() == 2:
+        q, k = q.unsqueeze(0), k.unsqueeze(0)
+    return q, k
+
+
+def _weights(spec, q, k, mistake: str | None, d_in: int) -> torch.Tensor:
+    """The attention weights: attention with the identity as values returns the weights."""
+    t = q.shape[-2]
+    eye = torch.eye(t, dtype=q.dtype).expand(*q.shape[:-1], t)
+    if mistake is None:
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(k.shape[-1])
+        if spec.causal:
+            scores = scores.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), -math.inf)
+        return torch.softmax(scores, dim=-1)
+    return R.attention_variant(q, k, eye, scale=1 / math.sqrt(k.shape[-1]), causal=spec.causal,
+                               mistake=mistake, d_in=d_in)
+
+
+def attention_exhibit(sub, stage_number: int, check_title: str, sizes: Sizes | None) -> AttentionExhibit | None:
+    """The expected and the student's attention weights on the failing example, or None where
+    the stage has no attention module or the example cannot be rebuilt."""
+    spec = _spec(stage_number, check_title)
+    if spec is None:
+        return None
+    if sizes is None:
+        sizes, args, kwargs, seed = _BOOK[spec.name]
+        module = sub.build(spec.name, *args, seed=seed, **kwargs)
+        x = book.INPUTS if not spec.batched else book.BATCH
+    else:
+        module, x = spec.build(sub, sizes), spec.input(sizes)
+    out = module(x)
+    state = module.state()
+    q, k = _queries_keys(spec, state, x, sizes)
+    expected = _weights(spec, q, k, None, x.shape[-1])[0]
+    example = f"{module.what}(x), x of shape {list(x.shape)}, seed {sizes.seed}"
+    try:
+        reference = spec.reference(state, x, sizes, None)
+    except (KeyError, RuntimeError):
+        return AttentionExhibit(expected, None, example, "")
+    if close(out, reference.float(), FLOAT32):
+        return AttentionExhibit(expected, expected.clone(), example,
+                                "your output is right on this example: the check failed on something else")
+    for mistake in spec.mistakes:
+        if mistake not in R.ATTENTION_MISTAKES:
+            continue  # a mistake in how heads are split or merged: no single weight matrix to show
+        try:
+            variant = spec.reference(state, x, sizes, mistake)
+        except (KeyError, RuntimeError):
+            continue
+        if close(out, variant.float(), FLOAT32) and not torch.isnan(variant).all():
+            student = _weights(spec, q, k, mistake, x.shape[-1])[0]
+            return AttentionExhibit(expected, student, example,
+                                    f"yours are read off your output, which equals attention with a known "
+                                    f"mistake ({mistake.replace('_', ' ')}; see the hint)")
+    return AttentionExhibit(expected, None, example,
+                            "your output matches no computation the grader knows, so your weights "
+                            "cannot be read off it; compare the expected weights with yours")

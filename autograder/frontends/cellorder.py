@@ -1,0 +1,80 @@
+"""Names a notebook's functions use before the cell that defines them.
+
+``make test`` runs the whole notebook, then grades: a function in cell 12 that reads a global
+first assigned in cell 20 works there. The notebook's own test cell for that stage runs
+before cell 20 and fails with NameError. Read statically from the cells' text (the student's
+code is never run here), so the grade and the warning come from the same notebook.
+"""
+
+from __future__ import annotations
+
+import builtins
+import symtable
+from dataclasses import dataclass
+
+from autograder.sandbox.loader import strip_magics
+
+_BUILTINS = set(dir(builtins))
+
+
+@dataclass(frozen=True)
+class LateName:
+    cell: int  # the cell whose function or class uses the name
+    user: str  # that function or class
+    name: str
+    defined_in: int  # the first cell that defines it at the top level
+    test_cell: int | None  # the first test cell after ``cell`` that runs before ``defined_in``
+
+    def __str__(self) -> str:
+        text = (f"cell {self.cell}: `{self.user}` uses `{self.name}`, which is first defined further down, "
+                f"in cell {self.defined_in}")
+        if self.test_cell is not None:
+            text += (f"; the notebook's test cell {self.test_cell} runs before that and fails with NameError, "
+                     "while make test, which runs the whole notebook first, finds it")
+        return text + f". Move `{self.name}` above cell {self.cell}."
+
+
+def _table(source: str, index: int):
+    try:
+        return symtable.symtable(strip_magics(source), f"cell {index}", "exec")
+    except (SyntaxError, ValueError):
+        return None  # a cell that does not parse is reported as a cell error already
+
+
+def _defined(table) -> set[str]:
+    return {s.get_name() for s in table.get_symbols()
+            if s.is_assigned() or s.is_imported() or s.is_namespace()}
+
+
+def _uses(table, owner: str):
+    """(function or class, global name it reads) for every function and class in ``table``."""
+    for child in table.get_children():
+        name = child.get_name() if owner == "" else owner
+        for symbol in child.get_symbols():
+            if symbol.is_referenced() and symbol.is_global() and not symbol.is_declared_global():
+                yield name, symbol.get_name()
+        yield from _uses(child, name)
+
+
+def late_names(cells) -> list[LateName]:
+    """Each global a function or class reads whose first top-level definition is in a later
+    cell (none at all: a plain NameError, reported elsewhere). ``cells``: loader Cells."""
+    tables = [(c.index, c.source, _table(c.source, c.index)) for c in cells]
+    first: dict[str, int] = {}
+    for index, _, table in tables:
+        if table is not None:
+            for name in _defined(table):
+                first.setdefault(name, index)
+    tests = [index for index, source, _ in tables if "grade_stage(" in source]
+    found, seen = [], set()
+    for index, _, table in tables:
+        if table is None:
+            continue
+        for user, name in _uses(table, ""):
+            defined_in = first.get(name)
+            if name in _BUILTINS or defined_in is None or defined_in <= index or (user, name) in seen:
+                continue
+            seen.add((user, name))
+            test = next((t for t in tests if index < t < defined_in), None)
+            found.append(LateName(index, user, name, defined_in, test))
+    return found

@@ -1,0 +1,292 @@
+"""What a student sees: make test's ending, make lab, and the notebook's test-cell feedback."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import nbformat
+import pytest
+import torch
+from torch import nn
+
+from autograder.chapters import load
+from autograder.core.compare import fmt
+from autograder.frontends import cellorder, notebook, rendering
+from autograder.sandbox.loader import Cell
+from tests.conftest import REPO
+
+CHAPTER = load("ch03_attention")
+
+
+class UnscaledCausalAttention(nn.Module):
+    """The book's CausalAttention without the 1/sqrt(d_k) scale: a catalogued mistake."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        n = x.shape[1]
+        scores = self.W_query(x) @ self.W_key(x).transpose(1, 2)
+        scores = scores.masked_fill(self.mask.bool()[:n, :n], -torch.inf)
+        return self.dropout(torch.softmax(scores, dim=-1)) @ self.W_value(x)
+
+
+STAGE4_UNSCALED = {"CausalAttention": UnscaledCausalAttention, "torch": torch, "nn": nn}
+
+UNSCALED_SOURCE = '''
+import torch
+from torch import nn
+
+class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        n = x.shape[1]
+        scores = self.W_query(x) @ self.W_key(x).transpose(1, 2)
+        scores = scores.masked_fill(self.mask.bool()[:n, :n], -torch.inf)
+        return self.dropout(torch.softmax(scores, dim=-1)) @ self.W_value(x)
+'''
+
+
+@pytest.fixture(scope="module")
+def unscaled_stage4():
+    return notebook._run(CHAPTER, CHAPTER.stage(4), dict(STAGE4_UNSCALED), "cpu", None)
+
+
+# -- the feedback itself ---------------------------------------------------------------------
+
+def test_feedback_html_has_the_table_each_hint_once_and_a_heatmap(unscaled_stage4):
+    result = unscaled_stage4
+    assert 0 < result.score < result.max_score
+    html = notebook.feedback_html(CHAPTER, result, dict(STAGE4_UNSCALED), "cpu")
+    assert html.count("<table") == 1
+    for c in result.checks:
+        assert f"<code>{c.check.id}</code>" in html
+        assert f"{rendering._points(c.score)}/{rendering._points(c.check.points)}" in html
+    assert "✓ passed" in html and "✗ failed" in html
+    unscaled_hint = "the scores are not scaled: divide them by sqrt(d_k) before the softmax"
+    failed_with_it = [c for c in result.checks if c.hint == unscaled_hint]
+    assert len(failed_with_it) >= 2  # several checks name the same mistake...
+    assert html.count(rendering._e(unscaled_hint)) == 1  # ...the reader sees it once
+    assert rendering.stage_text(result).count(unscaled_hint) == 1
+    assert "smallest failing example:" in html and "num_tokens=" in html
+    assert re.search(r'<img alt="attention weights[^"]*" src="data:image/png;base64,[A-Za-z0-9+/=]{200,}"', html)
+
+
+def test_the_heatmap_shows_the_students_weights_read_off_the_output(unscaled_stage4):
+    exhibit = notebook.failing_exhibit(CHAPTER, unscaled_stage4, dict(STAGE4_UNSCALED), "cpu")
+    assert exhibit is not None and exhibit.student is not None
+    t = exhibit.expected.shape[-1]
+    # the student's weights are the unscaled softmax: causal, rows summing to 1, and not the expected ones
+    for weights in (exhibit.expected, exhibit.student):
+        assert torch.allclose(weights.sum(-1), torch.ones(t, dtype=weights.dtype))
+        assert not weights.triu(1).any()
+    assert not torch.allclose(exhibit.student, exhibit.expected)
+    assert "no scale" in exhibit.reading
+    png = rendering.attention_heatmap_png(exhibit)
+    assert png.startswith(b"\x89PNG")
+
+
+def test_unknown_mistakes_show_only_the_expected_weights():
+    class Halved(UnscaledCausalAttention):
+        def forward(self, x):
+            return super().forward(x) * 0.5
+
+    namespace = {"CausalAttention": Halved}
+    result = notebook._run(CHAPTER, CHAPTER.stage(4), namespace, "cpu", None)
+    exhibit = notebook.failing_exhibit(CHAPTER, result, namespace, "cpu")
+    assert exhibit is not None and exhibit.student is None and "matches no computation" in exhibit.reading
+    html = notebook.feedback_html(CHAPTER, result, namespace, "cpu")
+    assert "data:image/png;base64," in html and "matches no computation" in html
+
+
+def test_got_and_expected_show_the_row_that_differs_with_ellipses():
+    t = torch.arange(24.0).reshape(2, 6, 2)
+    assert fmt(t) == "[[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0], ...]"
+    assert fmt(t, around=10) == "[..., [16.0, 17.0], [18.0, 19.0], [20.0, 21.0], [22.0, 23.0]]"
+    assert fmt(torch.arange(6.0).reshape(3, 2)) == "[[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]"
+
+
+def test_no_stray_echo_in_a_kernel_but_the_points_stay_a_number(capsys):
+    points = notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": lambda x: torch.softmax(x, -1)})
+    assert points == 10 and isinstance(points, float)
+    assert hasattr(points, "_ipython_display_") and points._ipython_display_() is None
+    assert "Stage 1 (softmax): 10/10 points" in capsys.readouterr().out  # outside a kernel: the text
+
+
+@pytest.mark.slow
+def test_an_executed_notebooks_failing_test_cell_has_html_with_a_heatmap_and_plain_text(tmp_path):
+    """In a real kernel the test cell's output is one display: text/html (table, heatmap) and
+    a text/plain fallback; no `4.0` echoed after it."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(UNSCALED_SOURCE),
+                nbformat.v4.new_code_cell('from autograder.frontends.notebook import grade_stage\n'
+                                          'grade_stage("ch03_attention", 4, globals())')]
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}).execute()
+    outputs = nb.cells[1].outputs
+    assert [o.output_type for o in outputs] == ["display_data"], outputs
+    data = outputs[0].data
+    assert "<table" in data["text/html"] and "data:image/png;base64," in data["text/html"]
+    assert data["text/plain"].startswith("Stage 4 (causal): ") and "points" in data["text/plain"]
+    assert "✗ 4.3" in data["text/plain"]
+
+
+# -- one notebook, one grade -----------------------------------------------------------------
+
+LATE_CELLS = [
+    Cell(1, "import torch\n"),
+    Cell(2, "def softmax_naive(x):\n    e = torch.exp(x * SCALE)\n    return e / e.sum(-1, keepdim=True)\n"),
+    Cell(3, 'from autograder.frontends.notebook import grade_stage\ngrade_stage("ch03_attention", 1, globals())\n'),
+    Cell(4, "SCALE = 1.0\n"),
+]
+
+
+def test_a_name_defined_only_below_its_use_is_named_with_its_cells():
+    (late,) = cellorder.late_names(LATE_CELLS)
+    assert (late.cell, late.user, late.name, late.defined_in, late.test_cell) == (2, "softmax_naive", "SCALE", 4, 3)
+    assert "cell 2" in str(late) and "cell 4" in str(late) and "test cell 3" in str(late)
+    defined_first = [LATE_CELLS[0], Cell(2, "SCALE = 1.0\n"), LATE_CELLS[1]]
+    assert cellorder.late_names(defined_first) == []
+
+
+def _notebook_of(cells: list[Cell], path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c.source) for c in cells]
+    nbformat.write(nb, path)
+    return path
+
+
+def _make(*args, timeout=300):
+    # -o: use the environment as it is; never reinstall it from a test
+    return subprocess.run(["make", "--no-print-directory", "-o", ".venv/.student", "-o", ".venv/.installed", *args],
+                          cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+@pytest.mark.slow
+def test_make_test_and_the_test_cell_both_explain_a_late_definition(tmp_path):
+    submission = _notebook_of(LATE_CELLS, tmp_path / "late.ipynb")
+    proc = _make("test", f"NOTEBOOK={submission}", "STAGE=1", "DEVICE=cpu")
+    assert proc.returncode == 0 and "Total: 10/10" in proc.stdout, proc.stdout + proc.stderr
+    assert "warning: cell 2: `softmax_naive` uses `SCALE`" in proc.stdout
+    # the test cell (cell 3) runs before cell 4: SCALE does not exist yet, and the hint says why
+    namespace = {"torch": torch}
+    exec(LATE_CELLS[1].source, namespace)
+    result = notebook._run(CHAPTER, CHAPTER.stage(1), namespace, "cpu", None)
+    assert result.score == 0
+    assert any("further down" in c.hint for c in result.checks), rendering.stage_text(result)
+
+
+# -- make test and make lab ------------------------------------------------------------------
+
+PARTIAL = [Cell(1, "import torch\n"),
+           Cell(2, "def softmax_naive(x):\n    e = torch.exp(x)\n    return e / e.sum(-1, keepdim=True)\n"),
+           Cell(3, "def compute_attn_scores(inputs):\n    raise NotImplementedError\n")]
+
+
+@pytest.mark.slow
+def test_make_test_on_a_partial_notebook_prints_the_grade_and_no_make_error(tmp_path):
+    submission = _notebook_of(PARTIAL, tmp_path / "partial.ipynb")
+    proc = _make("test", f"NOTEBOOK={submission}", "STAGE=1 2", "DEVICE=cpu")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "┃ Stage" in proc.stdout and "Total: 10/25" in proc.stdout
+    assert "make: ***" not in proc.stdout + proc.stderr and "Error" not in proc.stderr
+    strict = _make("test", f"NOTEBOOK={submission}", "STAGE=1 2", "DEVICE=cpu", "STRICT=1")
+    assert strict.returncode != 0 and "Total: 10/25" in strict.stdout  # the grader's status 1, for scripts
+
+
+def test_make_test_v1_passes_verbose_and_strict_keeps_the_status():
+    plain = _make("-n", "test").stdout
+    assert "--verbose" not in plain and "|| true" in plain
+    assert "--verbose" in _make("-n", "test", "V=1").stdout
+    assert "|| true" not in _make("-n", "test", "STRICT=1").stdout
+
+
+def test_bonus_only_grading_has_no_total_out_of_zero():
+    from autograder.core.engine import GradeReport, not_graded_report
+
+    bonus = not_graded_report(CHAPTER, "x.ipynb", "reason", ["8"])
+    assert rendering.total_line(GradeReport(CHAPTER, "x.ipynb", stages=bonus.stages)).startswith("Bonus: 0/")
+    both = not_graded_report(CHAPTER, "x.ipynb", "reason", ["1", "8"])
+    assert rendering.total_line(both).startswith("Total: 0/10 (+0/")
+
+
+def test_two_installs_students_get_no_instructor_tools():
+    pyproject = (REPO / "pyproject.toml").read_text()
+    extras = {name: value for name, value in re.findall(r"^(student|instructor) = \[(.*)\]$", pyproject, re.MULTILINE)}
+    student = extras["student"].lower()
+    for needed in ("jupyterlab", "matplotlib", "ipykernel"):
+        assert needed in student
+    for tool in ("nbgrader", "pytest", "ruff", "jsonschema", "actionlint", "shellcheck"):
+        assert tool not in student
+    instructor = extras["instructor"]
+    assert "[student,dev]" in instructor and "nbgrader" in instructor
+    makefile = (REPO / "Makefile").read_text()
+    for target in ("test", "lab", "ci-grade"):
+        assert re.search(rf"^{target}: \$\(STUDENT_STAMP\)$", makefile, re.MULTILINE), target
+    for target in ("check-fast", "release", "lint", "gradescope"):
+        assert re.search(rf"^{target}: \$\(STAMP\)$", makefile, re.MULTILINE), target
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_make_lab_serves_the_repository_root_without_error_lines(tmp_path):
+    """As root here (CI, Docker) --allow-root is passed; as a user it is not (make -n)."""
+    if not (REPO / ".venv" / "bin" / "jupyter-lab").exists():
+        pytest.skip("JupyterLab is not installed in .venv")
+    port = _free_port()
+    log = tmp_path / "lab.log"
+    env = {**os.environ, "HOME": str(tmp_path), "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
+    with open(log, "w") as out:
+        proc = subprocess.Popen(["make", "--no-print-directory", "-o", ".venv/.student", "lab",
+                                 f"LAB_ARGS=--no-browser --port {port} --IdentityProvider.token="],
+                                cwd=REPO, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        status, deadline = None, time.monotonic() + 90
+        while status is None and time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents/", timeout=2) as response:
+                    status, listing = response.status, json.load(response)
+            except OSError:
+                time.sleep(0.5)
+        text = log.read_text()
+        assert status == 200, text
+        assert {"Makefile", "assignments"} <= {item["name"] for item in listing["content"]}  # the root, not assignments/
+        assert not re.search(r"^\[E ", text, re.MULTILINE), text
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(timeout=30)
+    as_user = subprocess.run(["make", "-n", "-o", ".venv/.student", "lab"], cwd=REPO, capture_output=True, text=True).stdout
+    assert f"--ServerApp.root_dir=\"{REPO}\"" in as_user and "assignments/ch03_attention/ch03_attention.ipynb" in as_user
+    assert ("--allow-root" in as_user) == (os.geteuid() == 0)
+
+
+def test_the_screenshot_script_is_runnable():
+    proc = subprocess.run([sys.executable, str(REPO / "tests" / "screenshots.py"), "--help"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "chromium" in proc.stdout.lower()
