@@ -289,10 +289,17 @@ def test_fingerprint_covers_the_locked_cells_not_the_answers(tree):
 
 # --- the trusted regrade ---------------------------------------------------------------------
 
-def notebook_with(cells: list[str]) -> str:
-    return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                                  "source": source} for source in cells],
-                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+def release_answered(answered) -> str:
+    """The release as a student hands it in: the answer cells whose grade_id ``answered``
+    accepts filled in with the solution's, everything else (the locked test cells) untouched."""
+    solution = {c["metadata"]["nbgrader"]["grade_id"]: c["source"] for c in json.loads(SOLUTION.read_text())["cells"]
+                if c["metadata"].get("nbgrader", {}).get("solution")}
+    notebook = json.loads(RELEASE.read_text())
+    for cell in notebook["cells"]:
+        grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id", "")
+        if grade_id in solution and answered(grade_id):
+            cell["source"] = solution[grade_id]
+    return json.dumps(notebook, indent=1)
 
 
 def commit_all(repo: Path, message: str) -> str:
@@ -324,9 +331,8 @@ def class_regrade(tree, tmp_path_factory):
     commits = {}
     for student in ("blank", "perfect", "partial", "tampered", "no-notebook"):
         subprocess.run(["git", "clone", "-q", str(tree), str(repos / student)], check=True)
-    shutil.copy(SOLUTION, repos / "perfect" / NOTEBOOK)
-    (repos / "partial" / NOTEBOOK).write_text(notebook_with([
-        "import torch\n\ndef softmax_naive(x):\n    return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)\n"]))
+    (repos / "perfect" / NOTEBOOK).write_text(release_answered(lambda grade_id: True))
+    (repos / "partial" / NOTEBOOK).write_text(release_answered(lambda grade_id: grade_id.startswith("stage1_")))
     # The tampered grader would give everything full marks; the regrade never runs it.
     engine = repos / "tampered" / "autograder" / "core" / "engine.py"
     engine.write_text(engine.read_text().replace("return self.check.points if self.status is CheckStatus.PASSED else 0.0",

@@ -15,7 +15,14 @@ From one :class:`~autograder.core.engine.GradeReport` it produces
 - Gradescope's ``results.json`` (:func:`autograder.frontends.rendering.gradescope_json`);
 - JUnit XML: one ``<testsuite>`` per stage, one ``<testcase>`` per check;
 - a Markdown table (stage, points, result, hint) and the total, appended to
-  ``$GITHUB_STEP_SUMMARY`` (or ``--summary``) so the run's page shows the grade.
+  ``$GITHUB_STEP_SUMMARY`` (or ``--summary``) so the run's page shows the grade; text from
+  the submission is escaped (no link, image, HTML or autolinked URL).
+
+Every output carries the grader's fingerprint beside the release's
+(:mod:`autograder.frontends.fingerprint`): "grader modified" when they differ. Everything
+printed before the annotations may quote the submission, so it is framed by
+``::stop-commands::TOKEN`` ... ``::TOKEN::`` (a fresh random token): no line a submission
+prints can start a workflow command, and the Classroom pair is printed once, last.
 
 Exit status. A low score is a grade, not a broken build:
 
