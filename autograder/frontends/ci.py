@@ -108,9 +108,10 @@ def _points(value: float) -> str:
     return f"{value:g}"
 
 
-# Markdown that text quoted from a submission must not form: links and images (``[``, ``]``),
-# code spans, emphasis, table cells; HTML is escaped apart and bare URLs are broken below.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_~\[\]|])")
+# Markdown that text quoted from a submission must not form: links and images (no ``[``
+# or ``]``), a new table cell (``|``); HTML is escaped apart and bare URLs are broken below.
+# Emphasis and code spans can only restyle the text, and the hints' `code` should render.
+_MARKDOWN_SPECIAL = re.compile(r"([\\\[\]|])")
 _AUTOLINK = re.compile(r"(?i)(?<=:)(?=//)|(?<=w)(?=ww\.)")
 
 
