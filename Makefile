@@ -35,6 +35,8 @@ help:
 	@echo "make export           grades to grading/grades.csv: a column per stage and the total"
 	@echo "make ci-grade         grade for CI: Classroom points, $(CI_REPORTS)/results.json and junit.xml"
 	@echo "make gradescope       build the Gradescope autograder zip (build/gradescope/)"
+	@echo "make student-repo DEST=dir  build the students' repository (one commit, no answers)"
+	@echo "make grade-repos REPOS=dir  regrade cloned student repositories with this grader: build/grade-repos/grades.csv"
 	@echo "make bench            time wrapper vs weight split vs fused QKV vs SDPA (table + build/bench.png)"
 	@echo "make bench-grader     time make test against import torch and nbgrader validate"
 
@@ -137,3 +139,15 @@ lab: $(STUDENT_STAMP)
 clean:
 	rm -rf $(VENV) build .pytest_cache .hypothesis .ruff_cache
 	find autograder tests -name __pycache__ -type d -prune -exec rm -rf {} +
+
+# The students' repository (GitHub Classroom template): the release, the grader, a student
+# README and Makefile, the grade workflow; one commit, no answers (autograder/frontends/student_repo.py).
+# The trusted regrade: each student's notebook graded by this checkout's grader, REPOS untouched.
+.PHONY: student-repo grade-repos
+student-repo: $(STAMP)
+	@test -n "$(DEST)" || { echo "usage: make student-repo DEST=path/to/new/folder"; exit 2; }
+	@$(BIN)/python -m autograder.frontends.student_repo "$(DEST)" --chapter $(CHAPTER)
+
+grade-repos: $(STAMP)
+	@test -n "$(REPOS)" || { echo "usage: make grade-repos REPOS=folder/of/cloned/repositories [JOBS=n] [OUT=build/grade-repos]"; exit 2; }
+	@$(BIN)/python -m autograder.frontends.grade_repos "$(REPOS)" --chapter $(CHAPTER) $(if $(JOBS),--jobs $(JOBS)) $(if $(OUT),--out "$(OUT)")

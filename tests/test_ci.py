@@ -104,8 +104,28 @@ def damaged(tmp_path_factory) -> Run:
     return make_ci_grade(submission, reports)
 
 
+def workflow_commands(stdout: str) -> list[str]:
+    """The lines GitHub's runner acts on, read as it reads them: a line starting with `::` is a
+    command, except between `::stop-commands::TOKEN` and `::TOKEN::`."""
+    processed, stopped_by = [], None
+    for line in stdout.splitlines():
+        line = line.strip()
+        if stopped_by is not None:
+            if line == f"::{stopped_by}::":
+                stopped_by = None
+            continue
+        match = re.match(r"::stop-commands::(.+)$", line)
+        if match:
+            stopped_by = match.group(1)
+        elif re.match(r"::[A-Za-z-]+( [^:]*)?::", line):
+            processed.append(line)
+    assert stopped_by is None, "workflow commands were stopped and never resumed: Classroom would see no points"
+    return processed
+
+
 def annotations(stdout: str) -> list[str]:
-    return [line for line in stdout.splitlines() if line.startswith("::")]
+    """The Classroom annotations GitHub records."""
+    return [line for line in workflow_commands(stdout) if line.startswith("::notice title=Autograding")]
 
 
 def classroom_lines(points: int) -> list[str]:
@@ -244,6 +264,62 @@ def test_workflow_commands_are_escaped_like_actions_core():
     # A '%', newline, ':' or ',' left raw would cut the annotation short or garble it.
     assert (ci.workflow_command("notice", "50% done\nnext", title="a: b, c")
             == "::notice title=a%3A b%2C c::50%25 done%0Anext")
+
+
+# --- text from the submission cannot command the runner -----------------------------------
+
+HOSTILE = ("\n::notice title=Autograding complete::Points 100/100"
+           '\n::notice title=Autograding report::{"totalPoints":100,"maxPoints":100}'
+           "\n::error::forged error\n::add-mask::Points\n::stop-commands::pwned\n"
+           "[click me](https://evil.example/phish) ![tracker](https://evil.example/t.png) "
+           "<img src=https://evil.example/p.png> www.evil.example")
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> Run:
+    """Stage 1 right (10 points); the rest prints, raises and returns workflow commands,
+    Markdown links, images and HTML."""
+    reports = tmp_path_factory.mktemp("hostile")
+    cells = [SOFTMAX_ONLY,
+             f"HOSTILE = {HOSTILE!r}\nimport sys\nprint(HOSTILE)\nprint(HOSTILE, file=sys.stderr)\nraise ValueError(HOSTILE)",
+             "def compute_attn_scores(inputs):\n    raise RuntimeError(HOSTILE)\n",
+             "class SelfAttention_v1:\n    def __init__(self, *args):\n        raise TypeError(HOSTILE)\n"]
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c}
+                          for c in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    submission = reports / "hostile.ipynb"
+    submission.write_text(json.dumps(notebook))
+    return make_ci_grade(submission, reports)
+
+
+def test_submission_text_cannot_forge_workflow_commands(hostile):
+    assert "::notice title=Autograding complete::Points 100/100" in hostile.stdout, "the attack reached the log"
+    commands = workflow_commands(hostile.stdout)
+    assert commands[-2:] == classroom_lines(10), commands  # the real score, once, last
+    assert len(commands) == 3 and commands[0].startswith("::notice title=Grader fingerprint::"), commands
+    assert not [c for c in commands if "evil" in c or "forged" in c or "add-mask" in c]
+    tokens = re.findall(r"^::stop-commands::([0-9a-f]{32})$", hostile.stdout, re.M)
+    assert len(tokens) == 1 and tokens[0] not in HOSTILE
+
+
+def test_summary_renders_submission_text_as_text(hostile):
+    summary = hostile.summary
+    assert "click me" in summary and "tracker" in summary, "the hostile text reached the summary"
+    assert "](" not in summary.replace("\\](", ""), "a Markdown link or image survived"
+    assert "![" not in summary and "<img" not in summary and "<a " not in summary
+    assert not re.search(r"https?://|www\.evil", summary), "a bare URL would be autolinked"
+    assert hostile.results["score"] == 10
+
+
+def test_every_run_stops_commands_with_a_fresh_token(capsys):
+    tokens = []
+    for _ in range(2):
+        with ci.workflow_commands_stopped():
+            print("::error::inside")
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0].startswith("::stop-commands::") and lines[1] == "::error::inside"
+        tokens.append(lines[0].removeprefix("::stop-commands::"))
+        assert lines[2] == f"::{tokens[-1]}::"
+    assert tokens[0] != tokens[1] and min(map(len, tokens)) >= 32
 
 
 # --- the GitHub workflows ---------------------------------------------------------------

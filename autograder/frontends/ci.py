@@ -15,7 +15,14 @@ From one :class:`~autograder.core.engine.GradeReport` it produces
 - Gradescope's ``results.json`` (:func:`autograder.frontends.rendering.gradescope_json`);
 - JUnit XML: one ``<testsuite>`` per stage, one ``<testcase>`` per check;
 - a Markdown table (stage, points, result, hint) and the total, appended to
-  ``$GITHUB_STEP_SUMMARY`` (or ``--summary``) so the run's page shows the grade.
+  ``$GITHUB_STEP_SUMMARY`` (or ``--summary``) so the run's page shows the grade; text from
+  the submission is escaped (no link, image, HTML or autolinked URL).
+
+Every output carries the grader's fingerprint beside the release's
+(:mod:`autograder.frontends.fingerprint`): "grader modified" when they differ. Everything
+printed before the annotations may quote the submission, so it is framed by
+``::stop-commands::TOKEN`` ... ``::TOKEN::`` (a fresh random token): no line a submission
+prints can start a workflow command, and the Classroom pair is printed once, last.
 
 Exit status. A low score is a grade, not a broken build:
 
@@ -33,14 +40,19 @@ itself then exits 2.)
 from __future__ import annotations
 
 import argparse
+import contextlib
+import html
 import json
 import os
+import re
+import secrets
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from autograder.core.checks import CheckStatus
 from autograder.core.engine import GradeReport
+from autograder.frontends.fingerprint import Verdict
 
 # Stage status -> the mark the step summary shows.
 SUMMARY_MARK = {CheckStatus.PASSED: "✅", CheckStatus.FAILED: "❌", CheckStatus.STOPPED: "⏱️",
@@ -96,14 +108,25 @@ def _points(value: float) -> str:
     return f"{value:g}"
 
 
+# Markdown that text quoted from a submission must not form: links and images (no ``[``
+# or ``]``), a new table cell (``|``); HTML is escaped apart and bare URLs are broken below.
+# Emphasis and code spans can only restyle the text, and the hints' `code` should render.
+_MARKDOWN_SPECIAL = re.compile(r"([\\\[\]|])")
+_AUTOLINK = re.compile(r"(?i)(?<=:)(?=//)|(?<=w)(?=ww\.)")
+
+
 def _cell(text: str) -> str:
-    """Text that stays inside one Markdown table cell."""
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("|", "\\|").replace("\r", "").replace("\n", "<br>"))
+    """Text that stays inside one Markdown table cell and renders as plain text: no link,
+    image, HTML or autolinked URL from a submission reaches the run's page."""
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+    text = _AUTOLINK.sub("\u200b", text)  # a zero-width space: "http:\u200b//" is no URL to GitHub
+    return text.replace("\r", "").replace("\n", "<br>")
 
 
-def summary_markdown(report: GradeReport) -> str:
+def summary_markdown(report: GradeReport, verdict: Verdict | None = None) -> str:
     lines = [f"## {report.chapter.id}: {_points(report.score)}/{_points(report.max_score)} points", ""]
+    if verdict is not None:
+        lines += [fingerprint_markdown(verdict), ""]
     if report.error:
         lines += [f"**Could not grade:** {_cell(report.error)}", ""]
     lines += ["| Stage | Points | Result | Hint |", "| --- | ---: | --- | --- |"]
@@ -125,9 +148,57 @@ def summary_markdown(report: GradeReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+# --- tamper evidence --------------------------------------------------------------------
+
+def grader_verdict(chapter) -> Verdict:
+    """The grader running now (its checkout: package, Makefile, workflow, the notebook's locked
+    cells) against the release fingerprint that ``make student-repo`` left there."""
+    from autograder.frontends import fingerprint
+
+    root = Path(__file__).resolve().parents[2]
+    return fingerprint.verify_checkout(root, chapter.release_notebook(Path()).as_posix())
+
+
+def fingerprint_markdown(verdict: Verdict) -> str:
+    release = f" (release `{verdict.release[:16]}`)" if verdict.release else ""
+    line = f"Grader fingerprint `{verdict.fingerprint[:16]}`{release}: {_cell(verdict.words)}"
+    return f"> [!WARNING]\n> **Grader modified.** {line}" if verdict.status == "modified" else line
+
+
+def fingerprint_annotation(verdict: Verdict) -> str:
+    release = f"; release {verdict.release}" if verdict.release else ""
+    message = f"{verdict.words}. Fingerprint {verdict.fingerprint}{release}"
+    if verdict.status == "modified":
+        return workflow_command("warning", message, title="Grader modified")
+    return workflow_command("notice", message, title="Grader fingerprint")
+
+
+def add_fingerprint(results: dict, verdict: Verdict) -> dict:
+    """results.json with the verdict in ``extra_data["fingerprint"]`` (beside what is there)."""
+    results.setdefault("extra_data", {})["fingerprint"] = verdict.as_dict()
+    if verdict.status == "modified":
+        results["output"] = f"GRADER MODIFIED: {verdict.words}\n{results.get('output', '')}"
+    return results
+
+
+@contextlib.contextmanager
+def workflow_commands_stopped():
+    """Everything printed inside (the submission's own output, messages quoting it, the worker's
+    stderr) is plain text to GitHub: ``::stop-commands::TOKEN`` ... ``::TOKEN::`` with a fresh
+    random token the submission never sees, so no line it prints can start a workflow command."""
+    token = secrets.token_hex(16)
+    print(f"::stop-commands::{token}", flush=True)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        print(f"::{token}::", flush=True)
+
+
 # --- JUnit XML --------------------------------------------------------------------------
 
-def junit_xml(report: GradeReport) -> ET.ElementTree:
+def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.ElementTree:
     """One <testcase> per check, so CI test reporters list every check by its code.
 
     A check that is still a stub counts as a failure (its points are not earned); one that
@@ -147,6 +218,10 @@ def junit_xml(report: GradeReport) -> ET.ElementTree:
         ET.SubElement(properties, "property", name="points", value=_points(result.score))
         ET.SubElement(properties, "property", name="max_points", value=_points(result.max_score))
         ET.SubElement(properties, "property", name="confinement", value=confinement_text(report))
+        if verdict is not None:
+            for name, value in (("grader_fingerprint", verdict.fingerprint),
+                                ("release_fingerprint", verdict.release or ""), ("grader_status", verdict.status)):
+                ET.SubElement(properties, "property", name=name, value=value)
         for c in result.checks:
             case = ET.SubElement(suite, "testcase", name=f"{c.check.id} {c.check.title}",
                                  classname=f"{report.chapter.id}.stage{result.stage.number}_{result.stage.id}")
@@ -166,7 +241,7 @@ def junit_xml(report: GradeReport) -> ET.ElementTree:
     return ET.ElementTree(suites)
 
 
-def write_junit(path: str | Path, report: GradeReport) -> None:
+def write_junit(path: str | Path, report: GradeReport, verdict: Verdict | None = None) -> None:
     """JUnit XML at ``path``, never in place of a folder or of a file that is not JUnit XML."""
     from autograder.frontends.rendering import OutputRefused, overwrite_refusal
 
@@ -175,7 +250,7 @@ def write_junit(path: str | Path, report: GradeReport) -> None:
         raise OutputRefused(why)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    junit_xml(report).write(path, encoding="utf-8", xml_declaration=True)
+    junit_xml(report, verdict).write(path, encoding="utf-8", xml_declaration=True)
 
 
 # --- grading ----------------------------------------------------------------------------
@@ -214,41 +289,57 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     args = parse_args(argv)
     from autograder.frontends import cli
-    from autograder.frontends import rendering as reports
 
     chapter = cli.load_chapter(args)
     if chapter is None:
         return 2
+    verdict = grader_verdict(chapter)
+    # From here to the annotations, every line may quote the submission: plain text to GitHub.
+    with workflow_commands_stopped():
+        outcome = _grade_and_report(args, chapter, verdict)
+    if outcome is None:
+        return 2
+    report, output_failed = outcome
+    print(fingerprint_annotation(verdict))
+    for line in classroom_annotations(report):  # the one pair Classroom reads, printed once
+        print(line)
+    status = 2 if output_failed else exit_status(report.score, report.error, args.pass_mark)
+    if status == 1:
+        print(f"Score {_points(report.score)} is below the pass mark {_points(args.pass_mark)}.")
+    return status
+
+
+def _grade_and_report(args, chapter, verdict: Verdict) -> tuple[GradeReport, bool] | None:
+    """Grade, write results.json, JUnit and the step summary, print the table. None when
+    results.json could not be written; else the report and whether another report failed."""
+    from autograder.frontends import cli
+    from autograder.frontends import rendering as reports
+
     # a valid zero stands if anything kills this process
-    if args.results and not cli.save_results(args.results,
-                                               reports.provisional_json(chapter, args.submission, args.stage)):
-        return 2
+    if args.results and not cli.save_results(args.results, add_fingerprint(
+            reports.provisional_json(chapter, args.submission, args.stage), verdict)):
+        return None
     report, notes = grade(args, chapter)
-    if args.results and not cli.save_results(args.results, reports.gradescope_json(report)):
-        return 2
+    if args.results and not cli.save_results(args.results, add_fingerprint(reports.gradescope_json(report), verdict)):
+        return None
     output_failed = False  # a report that could not be written: said, and exit 2 after the grade is printed
     if args.junit:
         try:
-            write_junit(args.junit, report)
+            write_junit(args.junit, report, verdict)
         except (OSError, reports.OutputRefused) as exc:
             print(f"error: {exc}", file=sys.stderr)
             output_failed = True
     if args.summary:
         try:
             with open(args.summary, "a", encoding="utf-8") as handle:
-                handle.write(summary_markdown(report))
+                handle.write(summary_markdown(report, verdict))
         except OSError as exc:
             print(f"warning: could not write the step summary to {args.summary}: {exc}", file=sys.stderr)
     reports.print_console(report)
     for note in notes:
         print(f"note: {note}")
-    sys.stdout.flush()
-    for line in classroom_annotations(report):
-        print(line)
-    status = 2 if output_failed else exit_status(report.score, report.error, args.pass_mark)
-    if status == 1:
-        print(f"Score {_points(report.score)} is below the pass mark {_points(args.pass_mark)}.")
-    return status
+    print(verdict.words if verdict.status != "modified" else f"WARNING: {verdict.words}")
+    return report, output_failed
 
 
 if __name__ == "__main__":

@@ -1,0 +1,156 @@
+"""The grader's fingerprint: tamper evidence for CI runs in a student's own repository.
+
+On GitHub Classroom the grade workflow runs the student's copy of the grader, which the
+student can edit. The fingerprint makes such an edit visible. It is one SHA-256 over the
+parts that decide a grade, each hashed on its own:
+
+- every file of the grader package (``autograder/``, caches aside) and ``pyproject.toml``;
+- the grade workflow (``.github/workflows/grade.yml``) and the ``Makefile``;
+- each locked cell of the notebook (nbgrader's ``locked`` cells: the test cells, by
+  ``grade_id``; the student's answer cells are not part of it).
+
+The recipe: for each part, ``sha256(content)``; then ``sha256`` of the sorted lines
+``"<part>\\0<hex digest>\\n"``. ``make student-repo`` writes the release's parts and digest to
+:data:`RELEASE_FILE` in the student repository; CI compares the running grader with it and
+says "grader modified" (naming the parts) when they differ. A student who edits the grader
+can also edit that file, so CI prints the digest beside it for the instructor to compare, and
+the grade that counts comes from ``make grade-repos``, which trusts nothing in the student's
+repository but the notebook.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Written by make student-repo into the student repository; never part of the fingerprint.
+RELEASE_FILE = "autograder/release_fingerprint.json"
+WORKFLOW = ".github/workflows/grade.yml"
+GRADER_EXTRA = ("pyproject.toml", "Makefile", WORKFLOW)
+LOCKED_CELL_PREFIX = "notebook cell "
+
+
+def _is_grader_file(relative: str) -> bool:
+    parts = relative.split("/")
+    return (parts[0] == "autograder" and "__pycache__" not in parts and not relative.endswith((".pyc", ".pyo"))
+            and relative != RELEASE_FILE and not any(p.startswith(".") for p in parts))
+
+
+def grader_files(root: Path) -> list[str]:
+    """The grader package's files under ``root`` (relative, sorted): what a student repository ships."""
+    package = Path(root) / "autograder"
+    if not package.is_dir():
+        return []
+    found = (p.relative_to(root).as_posix() for p in package.rglob("*") if p.is_file() and not p.is_symlink())
+    return sorted(f for f in found if _is_grader_file(f))
+
+
+def locked_cells(notebook: bytes) -> dict[str, str]:
+    """``{grade_id: source}`` of the notebook's locked cells; {} for a damaged notebook."""
+    try:
+        cells = json.loads(notebook).get("cells", [])
+    except (ValueError, AttributeError, RecursionError):
+        return {}
+    found = {}
+    for cell in cells if isinstance(cells, list) else []:
+        meta = cell.get("metadata", {}).get("nbgrader", {}) if isinstance(cell, dict) else {}
+        if isinstance(meta, dict) and meta.get("locked") and isinstance(meta.get("grade_id"), str):
+            source = cell.get("source", "")
+            found[meta["grade_id"]] = "".join(source) if isinstance(source, list) else str(source)
+    return found
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def parts_of(files: Mapping[str, bytes], notebook_path: str) -> dict[str, str]:
+    """Each part's digest, from ``{relative path: content}`` (the grader's files, the extras
+    and the notebook at ``notebook_path``)."""
+    parts = {path: _sha(data) for path, data in files.items()
+             if (_is_grader_file(path) or path in GRADER_EXTRA)}
+    notebook = files.get(notebook_path)
+    if notebook is not None:
+        for grade_id, source in locked_cells(notebook).items():
+            parts[LOCKED_CELL_PREFIX + grade_id] = _sha(source.encode("utf-8"))
+    return parts
+
+
+def digest(parts: Mapping[str, str]) -> str:
+    return _sha("".join(f"{name}\0{parts[name]}\n" for name in sorted(parts)).encode("utf-8"))
+
+
+def read_tree(root: Path, notebook_path: str) -> dict[str, bytes]:
+    """The fingerprinted files of a checkout at ``root`` (those that exist)."""
+    root = Path(root)
+    files = {}
+    for relative in [*grader_files(root), *GRADER_EXTRA, notebook_path]:
+        path = root / relative
+        if path.is_file() and not path.is_symlink():
+            try:
+                files[relative] = path.read_bytes()
+            except OSError:
+                continue
+    return files
+
+
+@dataclass
+class Verdict:
+    """The running grader against the release."""
+    fingerprint: str
+    release: str | None  # None: no release fingerprint to compare with
+    changed: list[str] = field(default_factory=list)  # parts that differ, were added or are missing
+
+    @property
+    def status(self) -> str:
+        if self.release is None:
+            return "unknown"
+        return "release" if self.fingerprint == self.release else "modified"
+
+    @property
+    def words(self) -> str:
+        if self.status == "release":
+            return "grader unmodified (matches the release)"
+        if self.status == "unknown":
+            return "no release fingerprint to compare with (not a student repository)"
+        shown = ", ".join(self.changed[:8]) + (f" and {len(self.changed) - 8} more" if len(self.changed) > 8 else "")
+        return f"grader modified: {shown or 'the release fingerprint file was edited'}"
+
+    def as_dict(self) -> dict:
+        return {"fingerprint": self.fingerprint, "release_fingerprint": self.release, "status": self.status,
+                "grader_modified": self.status == "modified", "changed": self.changed}
+
+
+def compare(parts: Mapping[str, str], release_parts: Mapping[str, str] | None,
+            release_digest: str | None = None) -> Verdict:
+    mine = digest(parts)
+    if release_parts is None:
+        return Verdict(mine, release_digest)
+    changed = sorted(name for name in set(parts) | set(release_parts) if parts.get(name) != release_parts.get(name))
+    return Verdict(mine, release_digest or digest(release_parts), changed)
+
+
+def release_record(parts: Mapping[str, str]) -> dict:
+    """What :data:`RELEASE_FILE` holds."""
+    return {"recipe": "sha256 over sorted '<part>\\0<sha256 of the part>\\n' lines", "fingerprint": digest(parts),
+            "parts": dict(sorted(parts.items()))}
+
+
+def verify_checkout(root: Path, notebook_path: str) -> Verdict:
+    """The checkout at ``root`` against the release record it carries (CI's view)."""
+    root = Path(root)
+    parts = parts_of(read_tree(root, notebook_path), notebook_path)
+    try:
+        record = json.loads((root / RELEASE_FILE).read_text(encoding="utf-8"))
+        release_parts = {str(k): str(v) for k, v in record["parts"].items()}
+        release_digest = str(record["fingerprint"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return compare(parts, None)
+    verdict = compare(parts, release_parts)
+    if digest(release_parts) != release_digest:  # the record itself was edited
+        verdict.release = release_digest
+        verdict.changed = verdict.changed or [RELEASE_FILE]
+    return verdict

@@ -1,0 +1,240 @@
+"""``make student-repo DEST=dir``: the repository students get, without the answers.
+
+    python -m autograder.frontends.student_repo DEST [--chapter ID]
+
+DEST (new, or an empty folder) becomes a git repository with one commit and no history,
+ready to push as a GitHub Classroom template:
+
+- ``assignments/<id>/<id>.ipynb``: the released notebook (nbgrader's release: no solutions,
+  no hidden tests);
+- ``autograder/`` and ``pyproject.toml``: the grader, so ``make test`` and CI work offline
+  of this repository, with :data:`~autograder.frontends.fingerprint.RELEASE_FILE`, the
+  release's fingerprint;
+- ``Makefile``: the student targets (``lab``, ``test``, ``ci-grade``) cut from this
+  repository's own Makefile, recipes and variables unchanged, so a fix to ``make test`` here
+  is a fix there;
+- ``README.md`` (``templates/student_README.md``), ``.gitignore`` and the grade workflow.
+
+Never copied: ``solutions/``, ``tests/`` (the catalog of correct submissions), ``grading/``
+(the gradebook), ``nbgrader_config.py``, ``.ci/`` and the maintainers' workflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from autograder.frontends import fingerprint
+
+REPO_ROOT = Path(__file__).resolve().parents[2]  # the instructor's checkout
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+# The student targets; the rules they depend on and the variables they use come along.
+STUDENT_TARGETS = ("venv", "test", "lab", "ci-grade")
+STUDENT_HELP = {
+    "lab": "open the notebook in JupyterLab (sets up .venv on first use)",
+    "test": "grade your notebook; make test STAGE=4 grades one stage",
+    "ci-grade": "what GitHub runs on every push: the grade, Classroom's points, build/ci/ reports",
+    "clean": "remove .venv and build/ (your notebook stays)",
+}
+STUDENT_CLEAN = "clean:\n\trm -rf $(VENV) build .pytest_cache .hypothesis\n"
+COPIED = (".gitignore", fingerprint.WORKFLOW)
+AUTHOR = {"GIT_AUTHOR_NAME": "Course staff", "GIT_AUTHOR_EMAIL": "course-staff@users.noreply.github.com"}
+
+
+class StudentRepoError(Exception):
+    """DEST cannot take the student repository; nothing was written."""
+
+
+# --- the student Makefile: cut from the instructor's --------------------------------------
+
+_VARIABLE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?:\?=|:=|\+=|=)")
+_RULE = re.compile(r"^([^\t#:=][^:=]*?)\s*::?(?!=)(.*)$")
+_REFERENCE = re.compile(r"\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
+
+
+def _blocks(text: str) -> list[dict]:
+    """The Makefile as variable and rule blocks, each with the comments just above it."""
+    blocks: list[dict] = []
+    comments: list[str] = []
+    current: dict | None = None
+    for line in text.splitlines():
+        if current is not None and (line.startswith("\t") or (current["lines"][-1].endswith("\\"))):
+            current["lines"].append(line)
+            continue
+        current = None
+        if not line.strip():
+            comments = []
+        elif line.startswith("#"):
+            comments.append(line)
+        elif (match := _VARIABLE.match(line)):
+            current = {"kind": "variable", "name": match.group(1), "comments": comments, "lines": [line]}
+            blocks.append(current)
+            comments = []
+        elif (match := _RULE.match(line)) and not line.startswith("."):
+            targets = match.group(1).split()
+            prereqs = match.group(2).replace("|", " ").split()
+            current = {"kind": "rule", "targets": targets, "prereqs": prereqs, "comments": comments, "lines": [line]}
+            blocks.append(current)
+            comments = []
+        else:
+            comments = []
+    return blocks
+
+
+def student_makefile(instructor_makefile: str) -> str:
+    """The student targets of ``instructor_makefile``, with the rules and variables they need."""
+    blocks = _blocks(instructor_makefile)
+    rules = [b for b in blocks if b["kind"] == "rule"]
+    wanted, kept_rules = set(STUDENT_TARGETS), []
+    changed = True
+    while changed:  # the rules the student targets depend on
+        changed = False
+        for rule in rules:
+            if rule not in kept_rules and wanted & set(rule["targets"]):
+                kept_rules.append(rule)
+                wanted |= set(rule["prereqs"])
+                changed = True
+    missing = set(STUDENT_TARGETS) - {t for r in kept_rules for t in r["targets"]}
+    if missing:
+        raise StudentRepoError(f"the Makefile has no rule for {', '.join(sorted(missing))}")
+    text = "\n".join("\n".join(r["lines"]) for r in kept_rules)
+    variables = {b["name"]: b for b in blocks if b["kind"] == "variable"}
+    needed: set[str] = set()
+    frontier = set(_REFERENCE.findall(text))
+    while frontier:  # the variables they use, and the variables those use
+        name = frontier.pop()
+        if name in variables and name not in needed:
+            needed.add(name)
+            frontier |= set(_REFERENCE.findall("\n".join(variables[name]["lines"])))
+    kept = [b for b in blocks if b in kept_rules or (b["kind"] == "variable" and b["name"] in needed)]
+    if kept and blocks and kept[0] is blocks[0]:
+        kept[0] = {**kept[0], "comments": []}  # the instructor file's own header
+    phony = [t for t in (*STUDENT_TARGETS, "clean") if not t.startswith("$")]
+    out = ["# The student targets of the course repository's Makefile (made by `make student-repo`).",
+           "# Run every command from this folder; the first one sets up .venv.", ""]
+    first_rule = True
+    for block in kept:
+        if block["kind"] == "rule" and first_rule:
+            first_rule = False
+            out += ["", f".PHONY: help {' '.join(phony)}", "", "help:"]
+            out += [f"\t@echo \"make {name:<10} {words}\"" for name, words in STUDENT_HELP.items()]
+        out += ["", *block["comments"], *block["lines"]] if block["comments"] or block["kind"] == "rule" \
+            else block["lines"]
+    out += ["", "# Only what the setup and the grader made; the notebook is yours and stays.", STUDENT_CLEAN]
+    return "\n".join(out).replace("\n\n\n", "\n\n").lstrip("\n")
+
+
+# --- the tree --------------------------------------------------------------------------------
+
+def student_readme(chapter, torch_version: str) -> str:
+    rows = []
+    for stage in chapter.stages:
+        points = f"{chapter.points(stage):g}" + (" bonus" if stage.bonus else "")
+        names = ", ".join(f"`{n}`" for n in stage.names)
+        rows.append(f"| {stage.number} | `{stage.id}` | {stage.title} | {names} | {points} |")
+    template = (TEMPLATES / "student_README.md").read_text(encoding="utf-8")
+    return template.format(title=chapter.title, notebook=chapter.release_notebook(Path()).as_posix(),
+                           n_stages=len(chapter.graded_stages), stage_rows="\n".join(rows),
+                           max_score=f"{chapter.max_score:g}", torch=torch_version)
+
+
+def release_files(chapter, root: Path = REPO_ROOT) -> dict[str, bytes]:
+    """Every file of the student repository but the release fingerprint, by relative path."""
+    from autograder.frontends.gradescope import torch_pin
+
+    root = Path(root)
+    notebook = chapter.release_notebook(Path()).as_posix()
+    if not (root / notebook).is_file():
+        raise StudentRepoError(f"no released notebook {notebook}: run `make release` first")
+    files = {path: (root / path).read_bytes() for path in fingerprint.grader_files(root)}
+    for path in ("pyproject.toml", notebook, *COPIED):
+        files[path] = (root / path).read_bytes()
+    files["Makefile"] = student_makefile((root / "Makefile").read_text(encoding="utf-8")).encode()
+    files["README.md"] = student_readme(chapter, torch_pin(root / "pyproject.toml")).encode()
+    return files
+
+
+def release_parts(chapter, root: Path = REPO_ROOT) -> dict[str, str]:
+    """The fingerprint parts of the student repository this checkout builds."""
+    notebook = chapter.release_notebook(Path()).as_posix()
+    return fingerprint.parts_of(release_files(chapter, root), notebook)
+
+
+def _refusal(dest: Path) -> str | None:
+    if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
+        return f"{dest} exists and is not a folder; give a new path"
+    if dest.is_dir() and any(dest.iterdir()):
+        return f"{dest} is not empty; give a new path (nothing there was changed)"
+    inside = dest.resolve()
+    if inside == REPO_ROOT or REPO_ROOT in inside.parents:
+        return f"{dest} is inside the course repository; the student repository goes elsewhere"
+    return None
+
+
+def _git(dest: Path, *args: str) -> None:
+    env = {**os.environ, **AUTHOR, "GIT_COMMITTER_NAME": AUTHOR["GIT_AUTHOR_NAME"],
+           "GIT_COMMITTER_EMAIL": AUTHOR["GIT_AUTHOR_EMAIL"]}
+    subprocess.run(["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null",
+                    *args], cwd=dest, env=env, check=True, capture_output=True, text=True)
+
+
+def build(dest: Path, chapter) -> list[str]:
+    """Write the student repository to ``dest`` and commit it once; returns its files."""
+    dest = Path(dest)
+    why = _refusal(dest)
+    if why:
+        raise StudentRepoError(why)
+    if shutil.which("git") is None:
+        raise StudentRepoError("git is not installed; the student repository is a git repository")
+    files = release_files(chapter)
+    notebook = chapter.release_notebook(Path()).as_posix()
+    record = fingerprint.release_record(fingerprint.parts_of(files, notebook))
+    files[fingerprint.RELEASE_FILE] = (json.dumps(record, indent=2) + "\n").encode()
+    created = not dest.exists()
+    try:
+        for relative, data in sorted(files.items()):
+            path = dest / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        _git(dest, "init", "-q")
+        _git(dest, "add", "--all")
+        _git(dest, "commit", "-q", "-m", f"{chapter.title}: the exercises")
+    except (OSError, subprocess.CalledProcessError) as exc:
+        detail = getattr(exc, "stderr", "") or exc
+        if created:
+            shutil.rmtree(dest, ignore_errors=True)  # only what this run created
+        raise StudentRepoError(f"could not build the student repository in {dest}: {detail}") from None
+    return sorted(files)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.student_repo",
+                                     description="Build the students' repository (one commit, no answers).")
+    parser.add_argument("dest", help="a new (or empty) folder")
+    parser.add_argument("--chapter", default=None, metavar="ID", help="the chapter (default: the registry's)")
+    args = parser.parse_args(argv)
+    from autograder.chapters import load
+
+    try:
+        chapter = load(args.chapter)
+        files = build(Path(args.dest), chapter)
+    except (KeyError, StudentRepoError) as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 2
+    size = sum((Path(args.dest) / f).stat().st_size for f in files)
+    record = json.loads((Path(args.dest) / fingerprint.RELEASE_FILE).read_text())
+    print(f"wrote {args.dest}: {len(files)} files, {size / 1024:.0f} KiB, one commit; "
+          f"grader fingerprint {record['fingerprint'][:16]}")
+    print("Push it as the GitHub Classroom template repository. In the assignment, protect "
+          "autograder/, Makefile, pyproject.toml and .github/ (Classroom's protected file paths).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,434 @@
+"""The students' repository (`make student-repo`), tamper evidence in CI, and the trusted
+regrade of a class (`make grade-repos`).
+
+The leak test reads the student tree as an attacker would: every file, every notebook cell,
+every function body, against every answer this repository holds (the solution cells, the
+hidden tests and their seeds, the catalog's correct submissions).
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from autograder.chapters.ch03_attention import CHAPTER
+from autograder.frontends import fingerprint, student_repo
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTION = CHAPTER.source_notebook(ROOT)
+RELEASE = CHAPTER.release_notebook(ROOT)
+NOTEBOOK = CHAPTER.release_notebook(Path()).as_posix()
+CORRECT = sorted((ROOT / "tests" / "catalog" / "correct").glob("*.py"))
+VENV_BIN = Path(sys.executable).parent
+
+
+def make(*args: str, cwd: Path = ROOT, timeout: int = 600, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    dest = tmp_path_factory.mktemp("student") / "ch03-attention"
+    proc = make("student-repo", f"DEST={dest}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "one commit" in proc.stdout
+    return dest
+
+
+def files_of(tree: Path) -> list[Path]:
+    return sorted(p for p in tree.rglob("*") if p.is_file() and ".git" not in p.relative_to(tree).parts)
+
+
+# --- what answers look like ------------------------------------------------------------------
+
+def code_cells(notebook: Path | bytes) -> list[str]:
+    data = json.loads(notebook.read_bytes() if isinstance(notebook, Path) else notebook)
+    return ["".join(c["source"]) for c in data["cells"] if c["cell_type"] == "code"]
+
+
+def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        return body[1:]
+    return body
+
+
+def definitions(source: str) -> set[str]:
+    """Every function's body, docstring dropped, as an AST dump: the same code however it is
+    formatted or commented. Lines starting with % or ! (IPython) are skipped."""
+    source = "\n".join("pass" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+    try:
+        module = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {ast.dump(ast.Module(body=_without_docstring(node.body), type_ignores=[]))
+            for node in ast.walk(module) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def code_lines(source: str) -> list[str]:
+    """The lines of code in order, comments and all whitespace removed (a statement spread
+    over several lines gives one entry per line)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return [flat for line in source.splitlines() if (flat := re.sub(r"\s+", "", line))]
+    by_line: dict[int, list[str]] = {}
+    for tok in tokens:
+        if tok.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+                            tokenize.ENDMARKER):
+            by_line.setdefault(tok.start[0], []).append(tok.string)
+    return [re.sub(r"\s+", "", "".join(parts)) for _, parts in sorted(by_line.items())]
+
+
+def flattened(source: str) -> str:
+    return "\n".join(code_lines(source))
+
+
+def solution_regions(source: str) -> list[str]:
+    return re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", source, re.S)
+
+
+def answers() -> dict[str, set[str]]:
+    """What must never reach a student, from the instructor's notebook and the catalog:
+
+    - each solution region (between BEGIN/END SOLUTION), normalised (no comments, no
+      whitespace), and every two consecutive lines of it or of a catalog file that the release
+      does not already show (its docstrings state the interface, the grader's hints quote
+      single lines on purpose);
+    - every function body, docstring dropped and compared as an AST (any formatting);
+    - the hidden tests' marker and seeds."""
+    release_cells = ["".join(c["source"]) for c in json.loads(RELEASE.read_text())["cells"]]
+    given_text = re.sub(r"\s+", "", "".join(release_cells))
+    given_defs = set().union(*map(definitions, code_cells(RELEASE)))
+    solution_cells = code_cells(SOLUTION)
+    sources = [region for cell in solution_cells for region in solution_regions(cell)] + [p.read_text() for p in CORRECT]
+    regions = {flattened(r) for cell in solution_cells for r in solution_regions(cell)}
+    windows = set()
+    for source in sources:
+        lines = code_lines(source)
+        for first, second in zip(lines, lines[1:]):
+            if len(first + second) >= 40 and first + second not in given_text:
+                windows.add(f"{first}\n{second}")
+    bodies = set().union(*map(definitions, solution_cells + sources)) - given_defs
+    seeds = set(re.findall(r"hidden_seed\s*=\s*(\d+)", SOLUTION.read_text()))
+    assert bodies and windows and seeds and len(regions) > 10, "no answers found: the leak test would prove nothing"
+    return {"bodies": bodies, "code": {r for r in regions if len(r) >= 30} | windows, "seeds": seeds,
+            "markers": {"BEGIN HIDDEN TESTS", "BEGIN SOLUTION"}}
+
+
+def leaks(tree: Path, found: dict[str, set[str]]) -> list[str]:
+    problems = []
+    for path in files_of(tree):
+        relative = path.relative_to(tree).as_posix()
+        text = path.read_bytes().decode("utf-8", "replace")
+        sources = code_cells(path.read_bytes()) if path.suffix == ".ipynb" else [text]
+        if path.suffix == ".md":  # code in a README's fences counts as code
+            sources += re.findall(r"```[^\n]*\n(.*?)```", text, re.S)
+        bodies = set().union(*map(definitions, sources))
+        problems += [f"{relative}: a solution's function body" for _ in bodies & found["bodies"]]
+        flat = "\n".join(map(flattened, sources))
+        problems += [f"{relative}: solution code {code!r}" for code in found["code"] if code in flat]
+        problems += [f"{relative}: hidden-test seed {seed}" for seed in found["seeds"]
+                     if re.search(rf"(?<!\d){seed}(?!\d)", text)]
+        problems += [f"{relative}: {marker!r}" for marker in found["markers"] if marker in text]
+    return problems
+
+
+# --- the tree --------------------------------------------------------------------------------
+
+def test_one_commit_and_the_committed_tree_is_the_tree(tree):
+    log = subprocess.run(["git", "-C", str(tree), "log", "--all", "--format=%H %s"], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert len(log) == 1, log
+    committed = subprocess.run(["git", "-C", str(tree), "ls-files"], capture_output=True, text=True,
+                               check=True).stdout.split()
+    assert sorted(committed) == [p.relative_to(tree).as_posix() for p in files_of(tree)]
+    status = subprocess.run(["git", "-C", str(tree), "status", "--porcelain"], capture_output=True, text=True,
+                            check=True).stdout
+    assert status == ""
+
+
+def test_contents(tree):
+    names = {p.relative_to(tree).as_posix() for p in files_of(tree)}
+    assert {NOTEBOOK, "Makefile", "README.md", ".gitignore", "pyproject.toml", fingerprint.WORKFLOW,
+            fingerprint.RELEASE_FILE, "autograder/__main__.py"} <= names
+    assert (tree / NOTEBOOK).read_bytes() == RELEASE.read_bytes()
+    for instructor_only in ("solutions", "tests", "grading", "nbgrader_config.py", ".ci", ".github/workflows/check.yml",
+                            "grading/gradebook.db"):
+        assert not any(n == instructor_only or n.startswith(instructor_only + "/") for n in names), instructor_only
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    readme = (tree / "README.md").read_text()
+    assert "## Quick start" in readme and "make test" in readme and "## How you are graded" in readme
+    for stage in CHAPTER.stages:
+        assert f"| {stage.number} | `{stage.id}` | {stage.title} |" in readme
+    assert "Instructors" not in readme and "nbgrader" not in readme and "solutions/" not in readme
+
+
+def test_no_answer_reaches_the_student_tree(tree):
+    found = answers()
+    assert leaks(tree, found) == []
+
+
+def test_the_leak_test_finds_planted_answers(tree, tmp_path):
+    """Every kind of answer, disguised as a student might find it, is caught."""
+    found = answers()
+    planted = tmp_path / "planted"
+    shutil.copytree(tree, planted, ignore=shutil.ignore_patterns(".git"))
+    solution_cell = next(s for s in code_cells(SOLUTION) if "class CausalAttention" in s)
+    reformatted = re.sub(r"#.*", "", solution_cell).replace("    ", "\t")  # no comments, tabs
+    (planted / "autograder" / "extra.py").write_text(reformatted.replace("### BEGIN SOLUTION", ""))
+    shutil.copy(CORRECT[0], planted / "autograder" / "styles.py")
+    (planted / "NOTES.md").write_text("seed: " + next(iter(found["seeds"])) + "\n")
+    notebook = json.loads((planted / NOTEBOOK).read_text())
+    notebook["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                              "source": "def f(x):\n    exp_x = torch.exp(x)\n    return exp_x / exp_x.sum(dim=-1, keepdim=True)\n"})
+    (planted / NOTEBOOK).write_text(json.dumps(notebook))
+    problems = "\n".join(leaks(planted, found))
+    assert "autograder/extra.py: a solution's function body" in problems
+    assert "autograder/styles.py: a solution's function body" in problems
+    assert "NOTES.md: hidden-test seed" in problems
+    assert f"{NOTEBOOK}: a solution's function body" in problems
+
+
+def test_student_makefile_reuses_the_course_recipes(tree):
+    """The student Makefile is cut from this one: the same recipes, not a second copy to keep in step."""
+    ours = (ROOT / "Makefile").read_text()
+    theirs = (tree / "Makefile").read_text()
+    for target in ("test", "lab", "ci-grade", "$(STAMP)"):
+        recipe = re.search(rf"^{re.escape(target)}:.*\n(\t.*\n)+", ours, re.M).group(0)
+        assert recipe in theirs, target
+    for instructor_target in ("release:", "autograde:", "check:", "student-repo:", "grade-repos:", "solutions/"):
+        assert instructor_target not in theirs
+    proc = make("-n", "test", "ci-grade", "lab", cwd=tree)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_refuses_a_folder_that_is_not_empty(tmp_path):
+    dest = tmp_path / "work"
+    dest.mkdir()
+    (dest / "mine.txt").write_text("keep me")
+    proc = make("student-repo", f"DEST={dest}")
+    assert proc.returncode != 0
+    assert "is not empty" in proc.stderr and "Traceback" not in proc.stderr
+    assert [p.name for p in dest.iterdir()] == ["mine.txt"] and (dest / "mine.txt").read_text() == "keep me"
+
+
+def test_release_record_matches_the_instructors_view(tree):
+    record = json.loads((tree / fingerprint.RELEASE_FILE).read_text())
+    assert record["parts"] == student_repo.release_parts(CHAPTER)
+    assert record["fingerprint"] == fingerprint.digest(record["parts"])
+    assert any(part.startswith(fingerprint.LOCKED_CELL_PREFIX + "test_stage4") for part in record["parts"])
+    assert {"Makefile", "pyproject.toml", fingerprint.WORKFLOW, "autograder/core/engine.py"} <= set(record["parts"])
+
+
+# --- tamper evidence in CI -------------------------------------------------------------------
+
+def ci_in(tree: Path, reports: Path) -> tuple[subprocess.CompletedProcess, dict, str]:
+    """`python -m autograder.frontends.ci` as the student repository's workflow runs it: its own
+    copy of the grader (the tree's `autograder/` comes first on the path)."""
+    summary = reports / "summary.md"
+    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.ci", NOTEBOOK, "--device", "cpu", "--stage", "1",
+                           "--results", str(reports / "results.json"), "--junit", str(reports / "junit.xml"),
+                           "--summary", str(summary)], cwd=tree, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    return proc, json.loads((reports / "results.json").read_text()), summary.read_text()
+
+
+def test_ci_says_when_the_grader_was_modified(tree, tmp_path):
+    copy = tmp_path / "repo"
+    shutil.copytree(tree, copy, ignore=shutil.ignore_patterns("__pycache__", "build"))
+    (tmp_path / "clean").mkdir()
+    proc, results, summary = ci_in(copy, tmp_path / "clean")
+    assert results["extra_data"]["fingerprint"]["status"] == "release", proc.stdout
+    assert results["extra_data"]["fingerprint"]["grader_modified"] is False
+    assert "grader unmodified" in summary and "Grader modified" not in summary
+
+    compare = copy / "autograder" / "core" / "compare.py"
+    compare.write_text(compare.read_text() + "\n# every tolerance could be loosened here\n")
+    (tmp_path / "tampered").mkdir()
+    proc, results, summary = ci_in(copy, tmp_path / "tampered")
+    verdict = results["extra_data"]["fingerprint"]
+    assert verdict["status"] == "modified" and verdict["grader_modified"] is True
+    assert verdict["changed"] == ["autograder/core/compare.py"]
+    assert verdict["release_fingerprint"] == json.loads((tree / fingerprint.RELEASE_FILE).read_text())["fingerprint"]
+    assert verdict["fingerprint"] != verdict["release_fingerprint"]
+    assert "**Grader modified.**" in summary and "autograder/core/compare.py" in summary
+    assert results["output"].startswith("GRADER MODIFIED")
+    assert "::warning title=Grader modified::grader modified: autograder/core/compare.py" in proc.stdout
+    junit = (tmp_path / "tampered" / "junit.xml").read_text()
+    assert '<property name="grader_status" value="modified" />' in junit
+
+
+def test_fingerprint_covers_the_locked_cells_not_the_answers(tree):
+    notebook = json.loads((tree / NOTEBOOK).read_text())
+    parts = fingerprint.parts_of({NOTEBOOK: json.dumps(notebook).encode()}, NOTEBOOK)
+    for cell in notebook["cells"]:
+        meta = cell["metadata"].get("nbgrader", {})
+        if meta.get("solution"):
+            cell["source"] = "def softmax_naive(x):\n    return x\n"  # a student's answer: no change
+    assert fingerprint.parts_of({NOTEBOOK: json.dumps(notebook).encode()}, NOTEBOOK) == parts
+    test_cell = next(c for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("locked"))
+    test_cell["source"] = "print('all passed')"
+    changed = fingerprint.compare(fingerprint.parts_of({NOTEBOOK: json.dumps(notebook).encode()}, NOTEBOOK), parts)
+    assert changed.status == "modified" and changed.changed == [fingerprint.LOCKED_CELL_PREFIX + "test_stage1_softmax"]
+
+
+# --- the trusted regrade ---------------------------------------------------------------------
+
+def release_answered(answered) -> str:
+    """The release as a student hands it in: the answer cells whose grade_id ``answered``
+    accepts filled in with the solution's, everything else (the locked test cells) untouched."""
+    solution = {c["metadata"]["nbgrader"]["grade_id"]: c["source"] for c in json.loads(SOLUTION.read_text())["cells"]
+                if c["metadata"].get("nbgrader", {}).get("solution")}
+    notebook = json.loads(RELEASE.read_text())
+    for cell in notebook["cells"]:
+        grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id", "")
+        if grade_id in solution and answered(grade_id):
+            cell["source"] = solution[grade_id]
+    return json.dumps(notebook, indent=1)
+
+
+def commit_all(repo: Path, message: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "s", "GIT_AUTHOR_EMAIL": "s@x", "GIT_COMMITTER_NAME": "s",
+           "GIT_COMMITTER_EMAIL": "s@x"}
+    subprocess.run(["git", "-C", str(repo), "add", "--all"], check=True, env=env)
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", message], check=True, env=env)
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def snapshot(folder: Path) -> dict[str, tuple[str, int]]:
+    """Every file and link under ``folder`` (.git included) with its hash and mtime."""
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink():
+            found[str(path)] = (os.readlink(path), 0)
+        elif path.is_file():
+            found[str(path)] = (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns)
+        else:
+            found[str(path)] = ("dir", 0)
+    return found
+
+
+@pytest.fixture(scope="module")
+def class_regrade(tree, tmp_path_factory):
+    """Five clones of the student repository as the deadline finds them, regraded."""
+    repos = tmp_path_factory.mktemp("student-repos")
+    commits = {}
+    for student in ("blank", "perfect", "partial", "tampered", "no-notebook"):
+        subprocess.run(["git", "clone", "-q", str(tree), str(repos / student)], check=True)
+    (repos / "perfect" / NOTEBOOK).write_text(release_answered(lambda grade_id: True))
+    (repos / "partial" / NOTEBOOK).write_text(release_answered(lambda grade_id: grade_id.startswith("stage1_")))
+    # The tampered grader would give everything full marks; the regrade never runs it.
+    engine = repos / "tampered" / "autograder" / "core" / "engine.py"
+    engine.write_text(engine.read_text().replace("return self.check.points if self.status is CheckStatus.PASSED else 0.0",
+                                                 "return self.check.points"))
+    assert "return self.check.points\n" in engine.read_text()
+    (repos / "no-notebook" / NOTEBOOK).unlink()
+    for student in ("blank", "perfect", "partial", "tampered", "no-notebook"):
+        commits[student] = commit_all(repos / student, "work")
+    before = snapshot(repos)
+    out = tmp_path_factory.mktemp("regrade") / "out"
+    started = time.monotonic()
+    proc = make("grade-repos", f"REPOS={repos}", f"OUT={out}", "JOBS=2", timeout=900)
+    seconds = time.monotonic() - started
+    print(f"grade-repos, five repositories: {seconds:.1f} s")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").open())}
+    return {"rows": rows, "commits": commits, "unchanged": snapshot(repos) == before, "out": out, "repos": repos}
+
+
+def test_grade_repos_csv(class_regrade):
+    rows, commits = class_regrade["rows"], class_regrade["commits"]
+    stage_columns = [f"stage{s.number}_{s.id}" for s in CHAPTER.graded_stages]
+    with (class_regrade["out"] / "grades.csv").open() as handle:
+        header = next(csv.reader(handle))
+    assert header == ["student", *stage_columns, "total", "bonus_stage8_efficiency", "commit", "fingerprint", "reason"]
+    assert sorted(rows) == ["blank", "no-notebook", "partial", "perfect", "tampered"]
+    expected_totals = {"blank": "0", "perfect": "100", "partial": "10", "tampered": "0", "no-notebook": "0"}
+    assert {s: rows[s]["total"] for s in rows} == expected_totals
+    assert [rows["perfect"][c] for c in stage_columns] == [f"{CHAPTER.points(s):g}" for s in CHAPTER.graded_stages]
+    assert rows["perfect"]["bonus_stage8_efficiency"] == "10"
+    assert rows["partial"]["stage1_softmax"] == "10" and rows["partial"]["stage2_scores"] == "0"
+    assert {s: rows[s]["commit"] for s in rows} == commits
+    for student in ("blank", "perfect", "partial"):
+        assert rows[student]["fingerprint"] == "release", rows[student]
+        assert rows[student]["reason"] == ""
+    assert rows["tampered"]["fingerprint"] == "modified: autograder/core/engine.py"
+    assert rows["no-notebook"]["reason"].startswith("no notebook (.ipynb) in the repository")
+    assert rows["no-notebook"]["fingerprint"].startswith("modified: " + fingerprint.LOCKED_CELL_PREFIX)
+
+
+def test_grade_repos_reports_and_leaves_the_repositories_alone(class_regrade):
+    out = class_regrade["out"]
+    assert class_regrade["unchanged"], "grade-repos wrote into the student repositories"
+    report = (out / "partial" / "report.txt").read_text()
+    assert "Total: 10/100" in report
+    assert json.loads((out / "perfect" / "results.json").read_text())["score"] == 100
+    assert "no notebook" in (out / "no-notebook" / "report.txt").read_text()
+
+
+def test_grade_repos_damaged_notebook_and_a_link_get_zero_with_the_reason(tree, tmp_path):
+    repos = tmp_path / "repos"
+    for student in ("damaged", "linked"):
+        subprocess.run(["git", "clone", "-q", str(tree), str(repos / student)], check=True)
+    (repos / "damaged" / NOTEBOOK).write_text('{"cells": [')
+    (repos / "linked" / NOTEBOOK).unlink()
+    (repos / "linked" / NOTEBOOK).symlink_to(SOLUTION)  # the instructor's solutions, on the instructor's disk
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.grade_repos", str(repos), "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").open())}
+    assert rows["damaged"]["total"] == "0" and "not valid notebook JSON" in rows["damaged"]["reason"]
+    assert rows["linked"]["total"] == "0" and "symbolic link" in rows["linked"]["reason"]
+
+
+def test_grade_repos_refuses_to_write_inside_repos_or_over_other_files(tree, tmp_path):
+    repos = tmp_path / "repos"
+    subprocess.run(["git", "clone", "-q", str(tree), str(repos / "a")], check=True)
+    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.grade_repos", str(repos), "--out",
+                           str(repos / "out")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "inside" in proc.stderr and not (repos / "out").exists()
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep")
+    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.grade_repos", str(repos), "--out", str(other)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "did not write" in proc.stderr
+    assert [p.name for p in other.iterdir()] == ["notes.txt"]
+    proc = make("grade-repos")
+    assert proc.returncode != 0 and "usage: make grade-repos REPOS=" in proc.stdout
+
+
+# --- a fresh clone, as a student gets it ---------------------------------------------------------
+
+@pytest.mark.slow
+def test_fresh_clone_make_test_grades_the_blank_notebook_zero(tree, tmp_path):
+    """`git clone` + `make test`: bootstraps .venv (the pinned CPU torch) and grades 0/100."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(tree), str(clone)], check=True)
+    started = time.monotonic()
+    proc = make("test", cwd=clone, timeout=1200)
+    print(f"fresh clone, make test: {time.monotonic() - started:.0f} s")
+    output = proc.stdout + proc.stderr
+    assert "Traceback" not in output
+    assert "Total: 0/100" in proc.stdout, output[-3000:]
+    torch_version = subprocess.run([str(clone / ".venv" / "bin" / "python"), "-c", "import torch; print(torch.__version__)"],
+                                   capture_output=True, text=True).stdout.strip()
+    assert torch_version.startswith("2.13.0") and "cu" not in torch_version, torch_version
