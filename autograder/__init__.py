@@ -1,8 +1,25 @@
 """Grading engine for the chapter "Coding Attention Mechanisms".
 
 One engine, several front ends: the CLI (``python -m autograder``), the notebook's test
-cells (:func:`autograder.frontends.notebook.grade_stage`), nbgrader and CI all run the same checks.
+cells (``from autograder import grade_stage``), nbgrader and CI all run the same checks.
 """
 
-__all__ = ["__version__"]
+import os
+
+__all__ = ["__version__", "grade_stage"]
 __version__ = "0.1.0"
+
+# In the environment of a process that runs a notebook's cells to grade or time them (the
+# sandbox's worker, the benchmark): the test cells there do nothing.
+TEST_CELLS_OFF = "AUTOGRADER_TEST_CELLS_OFF"
+
+
+def grade_stage(chapter_id: str, number, namespace: dict, **options):
+    """A notebook test cell: grade one stage on the objects in the kernel and print every check
+    (:func:`autograder.frontends.notebook.grade_stage`). Importing it costs nothing, so the cell
+    also runs inside the grading worker, which may not read the grader's front ends."""
+    if os.environ.get(TEST_CELLS_OFF):
+        return None
+    from autograder.frontends.notebook import grade_stage as grade
+
+    return grade(chapter_id, number, namespace, **options)

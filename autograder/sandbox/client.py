@@ -23,6 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder import TEST_CELLS_OFF  # in the worker's environment: test cells do not grade there
 from autograder.core.failures import StageAborted
 from autograder.sandbox.loader import Cell
 
@@ -47,9 +48,6 @@ def _preload_grader() -> None:
         _preloaded = True
         for preload in BEFORE_STUDENT_CODE:
             preload()
-# In the worker's environment: a notebook's test cells (autograder.frontends.notebook) do not
-# grade there, the worker is what is being graded.
-TEST_CELLS_OFF = "AUTOGRADER_TEST_CELLS_OFF"
 # Set by the Gradescope bundle and the CI workflow: grading without fences is refused (exit 2).
 REQUIRE_CONFINEMENT = "AUTOGRADER_REQUIRE_CONFINEMENT"
 # Variables of the grader's environment the worker gets (the rest, tokens and secrets
