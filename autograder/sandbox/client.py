@@ -173,6 +173,7 @@ class Worker:
         self.give_up_at = time.monotonic() + limits.total_seconds
         self.stage_pid: int | None = None  # the copy of the loaded worker that answers this stage
         self.stage_over_time = False
+        self._stage_over_read = False  # the loaded worker's "stage over" frame was read as an answer
         self.confinement: dict = {}  # the fences the worker reported (confinement.py)
         self.proc: subprocess.Popen | None = None
         self.fatal: dict[int, str] = {}  # cell index -> why it is skipped
@@ -343,20 +344,22 @@ class Worker:
         from autograder.sandbox import wire
 
         self.end_stage()
-        now = time.monotonic()
-        self.stage_over_time = now >= self.give_up_at
-        self.stage_deadline = min(now + self.limits.stage_seconds, self.give_up_at)
+        self.stage_over_time = time.monotonic() >= self.give_up_at
         if self.stage_over_time or not self.alive:
             return
+        # The first fork waits for the worker's warm-up import (seconds on a busy machine):
+        # not the stage's time, which starts once its copy is there.
+        forking = min(time.monotonic() + 120, self.give_up_at)
         try:
-            self._send({"op": "fork_stage"}, self.stage_deadline)
-            forked = self.reader.read(self.stage_deadline)
+            self._send({"op": "fork_stage"}, forking)
+            forked = self.reader.read(forking)
             self.stage_pid = int(forked["pid"]) if isinstance(forked, dict) and forked.get("event") == "stage" else None
         except (wire.WireError, OSError, KeyError, TypeError, ValueError):
             self.stage_pid = None
         if self.stage_pid is None:
             self.kill()  # the loaded worker no longer answers: the next stage loads afresh
             return
+        self.stage_deadline = min(time.monotonic() + self.limits.stage_seconds, self.give_up_at)
         with contextlib.suppress(StageAborted):
             self.request({"op": "reseed", "seed": int(number)})
 
@@ -368,6 +371,7 @@ class Worker:
         from autograder.sandbox import wire
 
         pid, self.stage_pid = self.stage_pid, None
+        synced, self._stage_over_read = self._stage_over_read, False
         if pid is None or not self.alive:
             return
         if ask:  # the loaded worker ignores this request, should the copy have died meanwhile
@@ -382,7 +386,7 @@ class Worker:
             os.kill(pid, signal.SIGKILL)
         loaded = self.proc.pid
         end_stray_processes(known={loaded}, belongs=self._from_worker)
-        if not _skip_to(self.proc.stdout.fileno(), wire.STAGE_OVER, time.monotonic() + 10):
+        if not synced and not _skip_to(self.proc.stdout.fileno(), wire.STAGE_OVER, time.monotonic() + 10):
             self.kill()
 
     def request(self, req: dict) -> dict:
@@ -410,14 +414,22 @@ class Worker:
                                "return tensors of the documented shape") from None
         except (wire.WireError, OSError):
             self.end_stage(ask=False)
-            raise StageAborted(
-                "the submission ended the grading process during this stage",
-                "remove sys.exit / os._exit / exit() calls; a crash inside PyTorch can also cause "
-                "this (very large tensors?)") from None
+            raise _ended_the_stage() from None
+        if answer == wire.STAGE_OVER_EVENT:  # the stage's process died between two frames
+            self._stage_over_read = True
+            self.end_stage(ask=False)
+            raise _ended_the_stage()
         if not isinstance(answer, dict):
             self.end_stage(ask=False)
             raise StageAborted("the grading process sent a malformed answer")
         return answer
+
+
+def _ended_the_stage() -> StageAborted:
+    return StageAborted(
+        "the submission ended the grading process during this stage",
+        "remove sys.exit / os._exit / exit() calls; a crash inside PyTorch can also cause "
+        "this (very large tensors?)")
 
 
 def _alive(pid: int) -> bool:

@@ -22,9 +22,6 @@ _DTYPES = {
     "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
 }
 _NAMES = {v: k for k, v in _DTYPES.items()}
-# Written by the loaded worker after each stage's process has ended: the grader skips to it,
-# past whatever a stage's process killed mid-answer left in the channel.
-STAGE_OVER = b"\x00autograder:stage-over\x00"
 
 
 class WireError(Exception):
@@ -161,3 +158,10 @@ def write(fd: int, obj, deadline: float | None = None) -> None:
             data = data[os.write(fd, data):]
         except BlockingIOError:
             continue
+
+
+# Written by the loaded worker after each stage's process has ended: a frame of its own, read
+# as the answer when the stage's process died between frames, and otherwise a mark the grader
+# skips to, past whatever a process killed mid-answer left half-written in the channel.
+STAGE_OVER_EVENT = {"event": "stage_over"}
+STAGE_OVER = encode(STAGE_OVER_EVENT)

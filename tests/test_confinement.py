@@ -1,0 +1,353 @@
+"""Issue 11: the worker's fences, what the reports say about them, and the time bounds.
+
+The probes run in the real worker (Worker + the same requests the checks use). Each attack
+is tried twice: with the fences, where it must fail, and with them switched off by the test
+switch, where the same probe must succeed; so a probe that could not have worked anyway
+proves nothing and fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import sysconfig
+import textwrap
+import threading
+import time
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from conftest import REPO
+
+from autograder.chapters.ch03_attention import CHAPTER
+from autograder.core.engine import grade_notebook_file
+from autograder.sandbox import confinement
+from autograder.sandbox.client import REQUIRE_CONFINEMENT, Limits, Worker
+from autograder.sandbox.loader import Cell
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fences are Linux's")
+SECRET = "AUTOGRADER_TEST_SECRET_TOKEN"
+
+
+def _fenced_here() -> bool:
+    """Landlock and seccomp on this kernel (the tests that need them are skipped elsewhere)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc.syscall(444, None, 0, 1) >= 1
+
+
+needs_landlock = pytest.mark.skipif(not _fenced_here(), reason="this kernel has no Landlock")
+
+PROBES = f'''
+import fcntl, os, socket, sqlite3, sys, termios
+
+REPO = {str(REPO)!r}
+SITE = {sysconfig.get_paths()["purelib"]!r}
+
+def _try(action):
+    try:
+        action()
+        return "done"
+    except BaseException as exc:
+        return type(exc).__name__
+
+def read_solutions():
+    open(REPO + "/solutions/ch03_attention/ch03_attention.ipynb").read()
+
+def read_tests():
+    open(REPO + "/tests/conftest.py").read()
+
+def read_grader_reference():
+    open(REPO + "/autograder/chapters/ch03_attention/reference.py").read()
+
+def import_reference():
+    for name in [m for m in sys.modules if m.startswith("autograder.chapters")]:
+        del sys.modules[name]
+    import autograder.chapters.ch03_attention.reference  # noqa: F401
+
+def list_repository():
+    os.listdir(REPO)
+
+def read_home():
+    os.listdir({str(Path.home())!r})
+
+def open_gradebook():
+    sqlite3.connect(REPO + "/grading/gradebook.db").execute("create table if not exists probe(x)")
+
+def write_venv():
+    path = os.path.join(SITE, "zz_probe_{os.getpid()}.pth")
+    open(path, "w").close()
+    os.unlink(path)
+
+def tcp_connect():
+    socket.create_connection(("127.0.0.1", {{port}}), timeout=2).close()
+
+def write_dev_shm():
+    path = "/dev/shm/autograder-probe-{os.getpid()}"
+    open(path, "w").close()
+    os.unlink(path)
+
+def set_owner():
+    r, w = os.pipe()
+    fcntl.fcntl(r, fcntl.F_SETOWN, os.getppid())
+
+def set_signal():
+    r, w = os.pipe()
+    fcntl.fcntl(r, 10, 9)  # F_SETSIG
+
+def ioctl_owner():
+    a, b = socket.socketpair()
+    fcntl.ioctl(a.fileno(), 0x8901, os.getpid().to_bytes(4, sys.byteorder))  # FIOSETOWN
+
+def grader_environment():
+    if {SECRET!r} not in open("/proc/%d/environ" % os.getppid(), "rb").read().decode():
+        raise LookupError("not there")
+
+def own_environment():
+    if {SECRET!r} not in os.environ:
+        raise LookupError("not passed on")
+
+def write_scratch():
+    open("scratch.txt", "w").write("allowed")
+
+def import_numpy():
+    import numpy  # noqa: F401
+
+def probe(name):
+    return _try(globals()[name])
+'''
+
+ATTACKS = ["read_solutions", "read_tests", "read_grader_reference", "import_reference", "list_repository",
+           "read_home", "write_venv", "tcp_connect", "write_dev_shm", "set_owner", "set_signal", "ioctl_owner",
+           "grader_environment", "own_environment"]
+ALLOWED = ["write_scratch", "import_numpy"]
+
+
+@pytest.fixture(scope="module")
+def listener():
+    """A TCP server on 127.0.0.1 that accepts: a connect from the worker would succeed."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    stop = threading.Event()
+
+    def accept():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                server.accept()[0].close()
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    server.close()
+
+
+def _probe_all(port: int, fences_off: bool) -> tuple[dict[str, str], dict]:
+    env = {SECRET: "1", "AUTOGRADER_TEST_FENCES_OFF": "1" if fences_off else "0"}
+    source = PROBES.replace("{port}", str(port))
+    with mock.patch.dict(os.environ, env):
+        worker = Worker([Cell(1, source, "probes.py")], "cpu", Limits())
+        try:
+            load = worker.start()
+            assert load.cells[0]["status"] == "ok", load.cells
+            worker.begin_stage(1)
+            answers = {}
+            for name in ATTACKS + ALLOWED:
+                answer = worker.request({"op": "call", "name": "probe", "args": [name]})
+                answers[name] = answer["ok"]["repr"].strip("'")
+            return answers, load.confinement
+        finally:
+            worker.close()
+
+
+@needs_landlock
+def test_every_attack_fails_in_the_worker_and_works_without_the_fences(listener, tmp_path):
+    gradebook = REPO / "grading" / "gradebook.db"
+    made_grading = not (REPO / "grading").exists()
+    existed = gradebook.exists()
+    (REPO / "grading").mkdir(exist_ok=True)
+    try:
+        fenced, fences = _probe_all(listener, fences_off=False)
+        open_answers = _probe_all(listener, fences_off=True)[0]
+    finally:
+        if not existed and gradebook.exists():
+            gradebook.unlink()
+        if made_grading:
+            (REPO / "grading").rmdir()
+    assert confinement.is_confined(fences), fences
+    print(json.dumps({"fenced": fenced, "unfenced": open_answers}, indent=1))
+    for name in ATTACKS:
+        assert fenced[name] != "done", f"{name} succeeded inside the fences"
+    for name in ATTACKS:
+        if name in ("grader_environment", "own_environment"):
+            continue  # the environment is kept minimal with or without the fences
+        assert open_answers[name] == "done", f"{name} would fail even without the fences: the probe proves nothing"
+    assert fenced["tcp_connect"] == "PermissionError" and fenced["read_solutions"] == "PermissionError"
+    for name in ALLOWED:
+        assert fenced[name] == "done", f"{name} should still work: {fenced[name]}"
+
+
+def test_the_worker_sees_a_minimal_environment():
+    names = ("GITHUB_TOKEN", SECRET, "PATH")
+    with mock.patch.dict(os.environ, {SECRET: "1", "GITHUB_TOKEN": "ghp_secret"}):
+        worker = Worker([Cell(1, "import os\ndef has(name):\n    return name in os.environ\n", "env.py")],
+                        "cpu", Limits())
+        try:
+            worker.start()
+            worker.begin_stage(1)
+            seen = {n: worker.request({"op": "call", "name": "has", "args": [n]})["ok"]["repr"] for n in names}
+        finally:
+            worker.close()
+    assert seen == {"GITHUB_TOKEN": "False", SECRET: "False", "PATH": "True"}
+
+
+@needs_landlock
+def test_reports_name_the_fences(tmp_path):
+    """results.json, the console, JUnit: the fences in force, or 'unconfined'."""
+    submission = REPO / "tests" / "hostile" / "blank_stub.py"
+    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.ci", str(submission), "--stage", "1",
+                           "--results", str(tmp_path / "results.json"), "--junit", str(tmp_path / "junit.xml")],
+                          cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "COLUMNS": "300"})
+    data = json.loads((tmp_path / "results.json").read_text())
+    words = data["extra_data"]["confinement"]
+    assert "landlock" in words and "seccomp" in words and "unconfined" not in words
+    assert f"confinement: {words}" in " ".join(proc.stdout.split())
+    assert f'name="confinement" value="{words}"' in (tmp_path / "junit.xml").read_text()
+
+
+@pytest.mark.parametrize("front_end", ["cli", "ci"])
+def test_required_confinement_refuses_an_unfenced_worker(front_end, tmp_path):
+    """The test switch turns the fences off: with AUTOGRADER_REQUIRE_CONFINEMENT=1 nothing is
+    graded, exit 2, the reason on the console and in results.json, which says 'unconfined'."""
+    module = "autograder" if front_end == "cli" else "autograder.frontends.ci"
+    marker = tmp_path / "ran"
+    submission = tmp_path / "submission.py"
+    submission.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "COLUMNS": "300",
+           confinement.FENCES_OFF: "1", REQUIRE_CONFINEMENT: "1"}
+    proc = subprocess.run([sys.executable, "-m", module, str(submission), "--stage", "1",
+                           "--results", str(tmp_path / "results.json")],
+                          cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert data["score"] == 0 and data["extra_data"]["confinement"].startswith("unconfined")
+    assert "refusing to run the submission without its fences" in " ".join(proc.stdout.split())
+    assert not marker.exists(), "the submission ran although the grading was refused"
+    # ...and without the requirement the same unfenced grading goes on, and says so
+    env.pop(REQUIRE_CONFINEMENT)
+    proc = subprocess.run([sys.executable, "-m", module, str(submission), "--stage", "1",
+                           "--results", str(tmp_path / "results.json")],
+                          cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == (1 if front_end == "cli" else 0) and marker.exists()  # ci: a low score is a grade
+    assert json.loads((tmp_path / "results.json").read_text())["extra_data"]["confinement"].startswith("unconfined")
+
+
+def test_the_gradescope_bundle_and_ci_workflow_require_confinement():
+    from autograder.frontends.gradescope import RUN_AUTOGRADER
+
+    assert f"{REQUIRE_CONFINEMENT}=\"${{{REQUIRE_CONFINEMENT}:-1}}\"" in RUN_AUTOGRADER
+    workflow = (REPO / ".github" / "workflows" / "grade.yml").read_text()
+    assert f'{REQUIRE_CONFINEMENT}: "1"' in workflow
+
+
+def test_slow_cells_run_once_whatever_the_stages_do(tmp_path):
+    """Three cells that each take 0.9x the cell limit, then stages that end their process or
+    run out of time: graded in under 5x the cell limit, which only one load can do (each
+    reload would run the three cells again: 2.7x the limit each time)."""
+    cell_limit = 12.0  # long enough that the start-up of a busy machine stays small beside it
+    import nbformat
+
+    cells = [nbformat.v4.new_code_cell(f"import time\ntime.sleep({0.9 * cell_limit})") for _ in range(3)]
+    cells.append(nbformat.v4.new_code_cell(textwrap.dedent("""
+        import os
+        def softmax_naive(x):
+            os._exit(1)
+        def compute_attn_scores(inputs):
+            while True:
+                time.sleep(1)
+        """)))
+    path = tmp_path / "slow.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    started = time.monotonic()
+    report = grade_notebook_file(str(path), CHAPTER, [1, 2, 3], "cpu",
+                                 Limits(cell_seconds=cell_limit, stage_seconds=3.0))
+    seconds = time.monotonic() - started
+    by_stage = {s.stage.number: s for s in report.stages}
+    assert "ended the grading process" in by_stage[1].checks[0].message, by_stage[1].checks[0].message
+    assert "stopped after 3 s" in by_stage[2].checks[0].message, by_stage[2].checks[0].message
+    assert by_stage[3].status.name == "NOT_IMPLEMENTED" or "not defined" in by_stage[3].checks[0].message
+    assert seconds < 5 * cell_limit, f"graded in {seconds:.1f} s"
+
+
+def test_the_overall_deadline_bounds_a_grading(tmp_path):
+    """Cells just under the cell limit, more of them than the overall limit allows: the
+    grading stops at the overall limit with a reason, never later."""
+    path = tmp_path / "many_slow_cells.py"
+    cells = "\n".join(f"# cell {i}\nimport time\ntime.sleep(1.8)" for i in range(10))
+    path.write_text(cells)
+    limits = Limits(cell_seconds=2.0, stage_seconds=2.0, total_seconds=6.0)
+    started = time.monotonic()
+    report = grade_notebook_file(str(path), CHAPTER, [1], "cpu", limits)
+    seconds = time.monotonic() - started
+    assert seconds < 6.0 + 5.0, seconds  # the limit, and the worker's start and end
+    assert report.exit_code in (1, 2) and report.score == 0
+
+
+def test_nothing_is_imported_by_the_grader_after_student_code_starts(tmp_path):
+    """With the fences off (as on a kernel without Landlock), a submission could rewrite a
+    module file the grader has not imported yet: so the grader imports everything first."""
+    script = tmp_path / "imports.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        from autograder.sandbox import client
+        seen = {{}}
+        original = client.Worker._send
+        def send(self, obj, deadline):
+            if isinstance(obj, dict) and obj.get("op") == "load_submission":
+                seen.setdefault("before", set(sys.modules))
+            return original(self, obj, deadline)
+        client.Worker._send = send
+        from autograder.frontends import ci
+        ci.main([sys.argv[1], "--results", {str(tmp_path / 'r.json')!r}, "--junit", {str(tmp_path / 'j.xml')!r},
+                 "--summary", {str(tmp_path / 's.md')!r}])
+        print("LATE IMPORTS:", sorted(set(sys.modules) - seen["before"]))
+    """))
+    for submission in (REPO / "tests" / "hostile" / "partly_wrong_random.py", REPO / "tests" / "hostile" / "blank_stub.py"):
+        proc = subprocess.run([sys.executable, str(script), str(submission)], cwd=REPO, capture_output=True, text=True,
+                              timeout=300, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path),
+                                                confinement.FENCES_OFF: "1"})
+        assert "LATE IMPORTS: []" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def test_grader_subprocesses_run_isolated():
+    """Every Python the grader starts runs with -I (no PYTHONPATH, no user site, no current folder)."""
+    sources = [p.read_text() for p in (REPO / "autograder").rglob("*.py")]
+    starts = [line for text in sources for line in text.splitlines()
+              if "sys.executable" in line and ("Popen(" in line or "run(" in line or "command = [" in line)]
+    assert starts, "no subprocess found: the test looks in the wrong place"
+    for line in starts:
+        assert '"-I"' in line, line
+
+
+def test_readable_paths_keep_the_grader_out():
+    paths = confinement.readable_paths(str(REPO))
+    assert str(REPO) not in paths and not any(p.startswith(str(REPO / "solutions")) for p in paths)
+    assert str(REPO / "autograder" / "sandbox") in paths
+    assert not any(p.startswith(str(REPO / "autograder" / "chapters")) for p in paths)
+    # a pip-installed grader: the other packages in site-packages stay readable, not the grader's modules
+    site = Path(sysconfig.get_paths()["purelib"])
+    paths = confinement.readable_paths(str(site))
+    assert str(site / "torch") in paths and str(site / "autograder" / "sandbox") in paths
+    assert str(site) not in paths and str(site / "autograder") not in paths
