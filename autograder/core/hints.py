@@ -33,6 +33,11 @@ _ERROR_HINTS: list[tuple[str, str]] = [
      "(a tensor where a layer was expected?)"),
     (r"has no attribute", "an attribute name differs from the one the stage asks for, or "
      "__init__ did not set it (did you call super().__init__()?)"),
+    (r"__init__\(\) takes 1 positional argument",
+     "the class's __init__ takes no arguments besides self: is it spelt `def __init__(self, ...)`, with two "
+     "underscores on each side, and does it take the stage's arguments? (a misspelt __init__ leaves nn.Module's own)"),
+    (r"tuple of ints,? ?but got float|must be tuple of ints",
+     "a size is a float: sizes are whole numbers, head_dim = d_out // num_heads (integer division, not /)"),
     (r"takes .* positional argument|unexpected keyword argument|missing .* required",
      "the signature differs from the one in the stage's instructions: keep the argument names "
      "and their order"),
