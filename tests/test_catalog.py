@@ -51,6 +51,10 @@ class Mistake:
     about: str  # the file's docstring: what is wrong
     defines: tuple[str, ...]  # the top-level names the file (re)defines
     check_hints: dict  # optional: check id -> words that check's own hint must contain
+    # optional: the mistaken code raises at every size, so the stages built on it cannot run
+    # at all; they may lose points only to that error (a stage built on code that never runs
+    # cannot be judged, and would be vacuous if it were excused)
+    raises_everywhere: bool = False
 
 
 def read_mistake(path: Path) -> Mistake:
@@ -58,10 +62,11 @@ def read_mistake(path: Path) -> Mistake:
     tree = ast.parse(path.read_text(), filename=str(path))
     constants = {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body
                  if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
-                 and node.targets[0].id in ("STAGE", "HINT", "CHECK_HINTS")}
+                 and node.targets[0].id in ("STAGE", "HINT", "CHECK_HINTS", "RAISES_EVERYWHERE")}
     defines = tuple(node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef)))
     return Mistake(path, constants.get("STAGE", 0), constants.get("HINT", ""),
-                   ast.get_docstring(tree) or "", defines, constants.get("CHECK_HINTS", {}))
+                   ast.get_docstring(tree) or "", defines, constants.get("CHECK_HINTS", {}),
+                   constants.get("RAISES_EVERYWHERE", False))
 
 
 @dataclass(frozen=True)
@@ -69,7 +74,7 @@ class Grade:
     """What a grading said, reduced to plain data (it crosses a process boundary)."""
     error: str
     stages: tuple[tuple[int, float, float, str, str], ...]  # number, score, max, summary, hint
-    checks: tuple[tuple[str, bool, str], ...] = ()  # id, passed, hint
+    checks: tuple[tuple[str, bool, str, str], ...] = ()  # id, passed, hint, message
 
     @property
     def score(self) -> float:
@@ -93,7 +98,7 @@ def grade(job: tuple[str, str, list[int]]) -> Grade:
     report = grade_notebook_file(path, CHAPTER, stage_numbers, "cpu")
     return Grade(report.error, tuple((r.stage.number, r.score, r.max_score, r.summary, str(r.hint))
                                      for r in report.stages),
-                 tuple((c.check.id, bool(c.score), str(c.hint)) for c in report.checks))
+                 tuple((c.check.id, bool(c.score), str(c.hint), c.message) for c in report.checks))
 
 
 def _references(source: str) -> dict[str, set[str]]:
@@ -208,7 +213,7 @@ def test_mistake_is_caught_with_its_hint(path, catalog_grades, record_property):
         f"{mistake.hint!r}:\n{graded.describe()}")
     record_property("caught", True)
     # a check named in CHECK_HINTS must fail with its own hint naming the mistake too
-    by_id = {check_id: (passed, words) for check_id, passed, words in graded.checks}
+    by_id = {check_id: (passed, words) for check_id, passed, words, _ in graded.checks}
     for check_id, words in mistake.check_hints.items():
         passed, check_hint = by_id[check_id]
         assert not passed and words.lower() in check_hint.lower(), (
@@ -216,6 +221,11 @@ def test_mistake_is_caught_with_its_hint(path, catalog_grades, record_property):
             f"expected a failure naming {words!r}")
     # no double jeopardy: the stages that use the mistaken names judge their own code only
     for other, other_score, other_top, other_summary, _ in rows.values():
+        if mistake.raises_everywhere:
+            lost = [message for check_id, passed, _, message in graded.checks
+                    if check_id.startswith(f"{other}.") and not passed]
+            assert all(" raised " in message for message in lost), (path.name, lost)
+            continue
         assert other_score == other_top, (
             f"{path.name} ({mistake.about}) also costs points in stage {other}: {other_summary}\n{graded.describe()}")
 

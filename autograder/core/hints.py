@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from autograder.core.chapter import ErrorHints
+from autograder.core.failures import Diagnosis
 
 _ERROR_HINTS: list[tuple[str, str]] = [
     (r"view size is not compatible|not contiguous",
@@ -68,18 +69,19 @@ def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
         return {a, b} == {names.get(x), names.get(y)} and names.get(x) != names.get(y)
 
     if pair("num_tokens", "context_length") and sizes.tokens < sizes.context_length:
-        return (f"the input is shorter than the context (num_tokens={sizes.tokens}, context_length="
+        return Diagnosis(f"the input is shorter than the context (num_tokens={sizes.tokens}, context_length="
                 f"{sizes.context_length}) and the mask is not sliced: use self.mask.bool()[:num_tokens, "
-                ":num_tokens]")
+                ":num_tokens]", Diagnosis.NAMED)
     if pair("num_tokens", "num_heads"):
-        return ("the head axis and the token axis are mixed up: after .view(b, num_tokens, num_heads, "
+        return Diagnosis("the head axis and the token axis are mixed up: after .view(b, num_tokens, num_heads, "
                 "head_dim) call .transpose(1, 2), so the tensors are (b, num_heads, num_tokens, head_dim)")
     which = {v: [n for n, size in names.items() if size == v] for v in (a, b)}
     if not which[a] or not which[b]:
         return fallback
     said = " and ".join(f"{v} (= {' or '.join(which[v])})" for v in (a, b))
-    return f"the sizes {said} do not fit together; {fallback}" if fallback else \
-        f"the sizes {said} do not fit together: print the shape of each intermediate tensor"
+    return Diagnosis(f"the sizes {said} do not fit together; {fallback}" if fallback else
+                     f"the sizes {said} do not fit together: print the shape of each intermediate tensor",
+                     Diagnosis.NAMED)
 
 
 def error_hint(exc_type: str, message: str, stage_hints: ErrorHints = ()) -> str:
