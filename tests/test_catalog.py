@@ -6,6 +6,13 @@ Layout (tests/catalog/):
 - mistakes/*.py: small files that declare the stage they break (``STAGE``) and words the
   stage's hint must contain (``HINT``), and redefine only that stage's names. Each is graded
   appended to correct/book_style.py, so the submission is right everywhere else.
+- policy/*.py: correct submissions that call what a stage teaches (a library softmax, PyTorch's
+  fused attention): the call policy refuses those stages, and relaxed it gives 100.
+
+No double jeopardy: a mistake is graded on its own stage and on every stage whose code uses
+the names it redefines (the wrapper uses CausalAttention, the GPT-2 builder MultiHeadAttention),
+and those other stages must stay at full marks. The stages that do not use them run the base's
+code unchanged.
 
 Every entry is graded like the CLI grades a file: ``engine.grade_notebook_file``, with the
 student code in the sandboxed worker. A mistake is graded on its own stage only (the other
@@ -43,6 +50,11 @@ class Mistake:
     hint: str
     about: str  # the file's docstring: what is wrong
     defines: tuple[str, ...]  # the top-level names the file (re)defines
+    check_hints: dict  # optional: check id -> words that check's own hint must contain
+    # optional: the mistaken code raises at every size, so the stages built on it cannot run
+    # at all; they may lose points only to that error (a stage built on code that never runs
+    # cannot be judged, and would be vacuous if it were excused)
+    raises_everywhere: bool = False
 
 
 def read_mistake(path: Path) -> Mistake:
@@ -50,10 +62,11 @@ def read_mistake(path: Path) -> Mistake:
     tree = ast.parse(path.read_text(), filename=str(path))
     constants = {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body
                  if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
-                 and node.targets[0].id in ("STAGE", "HINT")}
+                 and node.targets[0].id in ("STAGE", "HINT", "CHECK_HINTS", "RAISES_EVERYWHERE")}
     defines = tuple(node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef)))
     return Mistake(path, constants.get("STAGE", 0), constants.get("HINT", ""),
-                   ast.get_docstring(tree) or "", defines)
+                   ast.get_docstring(tree) or "", defines, constants.get("CHECK_HINTS", {}),
+                   constants.get("RAISES_EVERYWHERE", False))
 
 
 @dataclass(frozen=True)
@@ -61,6 +74,7 @@ class Grade:
     """What a grading said, reduced to plain data (it crosses a process boundary)."""
     error: str
     stages: tuple[tuple[int, float, float, str, str], ...]  # number, score, max, summary, hint
+    checks: tuple[tuple[str, bool, str, str], ...] = ()  # id, passed, hint, message
 
     @property
     def score(self) -> float:
@@ -82,18 +96,48 @@ def grade(job: tuple[str, str, list[int]]) -> Grade:
 
     Path(path).write_text(source)
     report = grade_notebook_file(path, CHAPTER, stage_numbers, "cpu")
-    return Grade(report.error, tuple((r.stage.number, r.score, r.max_score, r.summary, r.hint)
-                                     for r in report.stages))
+    return Grade(report.error, tuple((r.stage.number, r.score, r.max_score, r.summary, str(r.hint))
+                                     for r in report.stages),
+                 tuple((c.check.id, bool(c.score), str(c.hint), c.message) for c in report.checks))
+
+
+def _references(source: str) -> dict[str, set[str]]:
+    """The global names each top-level function or class of ``source`` refers to."""
+    tree = ast.parse(source)
+    return {node.name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+        b.id for b in getattr(node, "bases", []) if isinstance(b, ast.Name)}
+        for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+
+
+def stages_using(number: int) -> list[int]:
+    """The other graded stages whose code in the base uses a name of stage ``number`` (directly
+    or through another name)."""
+    refs = _references(BASE.read_text())
+    changed = set(stage(number).names)
+    uses = set()
+    while True:
+        more = {name for name, used in refs.items() if used & (changed | uses)} - changed - uses
+        if not more:
+            break
+        uses |= more
+    return [s.number for s in STAGES if s.number in GRADED and s.number != number and set(s.names) & uses]
+
+
+BONUS_BASE = CATALOG / "efficiency_base.py"  # stage 8, which the book (and so the base) lacks
 
 
 def mistake_submission(mistake: Mistake) -> str:
-    return f"{BASE.read_text()}\n\n# ---- the mistake: {mistake.path.name} ----\n{mistake.path.read_text()}"
+    base = BASE.read_text()
+    if stage(mistake.stage).bonus:
+        base += f"\n\n# ---- the bonus stage ----\n{BONUS_BASE.read_text()}"
+    return f"{base}\n\n# ---- the mistake: {mistake.path.name} ----\n{mistake.path.read_text()}"
 
 
 def grading_job(path: Path, folder: Path) -> tuple[str, str, list[int]]:
     if path.parent.name == "mistakes":
         mistake = read_mistake(path)
-        return str(folder / f"mistake_{path.name}"), mistake_submission(mistake), [mistake.stage]
+        return (str(folder / f"mistake_{path.name}"), mistake_submission(mistake),
+                [mistake.stage, *stages_using(mistake.stage)])
     return str(folder / f"correct_{path.name}"), path.read_text(), GRADED
 
 
@@ -161,13 +205,29 @@ def test_mistake_is_caught_with_its_hint(path, catalog_grades, record_property):
     record_property("catalog", "mistake")
     mistake, graded = read_mistake(path), catalog_grades[path]
     assert not graded.error, f"could not grade {path.name}: {graded.error}"
-    [(number, score, top, summary, hint)] = graded.stages
-    assert number == mistake.stage
+    rows = {row[0]: row for row in graded.stages}
+    number, score, top, summary, hint = rows.pop(mistake.stage)
     assert score < top, f"{path.name} ({mistake.about}) got full marks in stage {number}"
     assert mistake.hint.lower() in hint.lower(), (
         f"{path.name} ({mistake.about}) lost points in stage {number}, but the hint does not say "
         f"{mistake.hint!r}:\n{graded.describe()}")
     record_property("caught", True)
+    # a check named in CHECK_HINTS must fail with its own hint naming the mistake too
+    by_id = {check_id: (passed, words) for check_id, passed, words, _ in graded.checks}
+    for check_id, words in mistake.check_hints.items():
+        passed, check_hint = by_id[check_id]
+        assert not passed and words.lower() in check_hint.lower(), (
+            f"{path.name}: check {check_id} {'passed' if passed else 'says ' + repr(check_hint)}, "
+            f"expected a failure naming {words!r}")
+    # no double jeopardy: the stages that use the mistaken names judge their own code only
+    for other, other_score, other_top, other_summary, _ in rows.values():
+        if mistake.raises_everywhere:
+            lost = [message for check_id, passed, _, message in graded.checks
+                    if check_id.startswith(f"{other}.") and not passed]
+            assert all(" raised " in message for message in lost), (path.name, lost)
+            continue
+        assert other_score == other_top, (
+            f"{path.name} ({mistake.about}) also costs points in stage {other}: {other_summary}\n{graded.describe()}")
 
 
 @pytest.mark.parametrize("path", CORRECT, ids=lambda p: p.stem)
@@ -182,7 +242,8 @@ def test_correct_variant_gets_full_marks(path, catalog_grades, record_property):
 
 # -- on a GPU ----------------------------------------------------------------------------------
 
-GPU_ONLY = ["s4_mask_plain_attribute.py", "s4_mask_built_in_forward_on_cpu.py"]
+GPU_ONLY = ["s4_mask_plain_attribute.py", "s4_mask_built_in_forward_on_cpu.py", "s4_mask_in_forward_inplace_on_cpu.py",
+            "s4_arange_mask_on_cpu.py"]
 
 
 @pytest.mark.gpu
@@ -201,3 +262,40 @@ def test_on_cuda_the_book_style_is_right_and_the_device_mistakes_break(tmp_path)
         [result] = grade_notebook_file(str(path), CHAPTER, [mistake.stage], "cuda").stages
         assert result.score < result.max_score, name
         assert mistake.hint.lower() in " ".join(c.hint.lower() for c in result.failures), (name, result.hint)
+
+
+# -- the call policy -----------------------------------------------------------------------------
+
+POLICY = sorted((CATALOG / "policy").glob("*.py"))
+
+
+def _refused(path: Path) -> list[int]:
+    tree = ast.parse(path.read_text())
+    return next(ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                and getattr(node.targets[0], "id", "") == "REFUSED")
+
+
+@pytest.mark.parametrize("path", POLICY, ids=lambda p: p.stem)
+def test_the_call_policy_refuses_what_a_stage_teaches_and_relaxed_accepts_it(path, tmp_path, monkeypatch):
+    """A correct submission that calls what a stage teaches (a library softmax, PyTorch's fused
+    attention) earns 0 in that stage, with a message saying why, and nothing less elsewhere
+    (the stages that use it are not charged); with the policy relaxed it gets full marks."""
+    from autograder.core.engine import ALLOW_LIBRARY_ATTENTION, grade_notebook_file
+
+    refused = _refused(path)
+    complete = "class CausalAttention" in path.read_text()
+    submission = tmp_path / path.name
+    submission.write_text(path.read_text() if complete else f"{BASE.read_text()}\n\n{path.read_text()}")
+    users = sorted({n for r in refused for n in stages_using(r)} - set(refused))
+    monkeypatch.delenv(ALLOW_LIBRARY_ATTENTION, raising=False)
+    report = grade_notebook_file(str(submission), CHAPTER, refused + users, "cpu")
+    for result in report.stages:
+        if result.stage.number in refused:
+            assert result.score == 0, (path.name, result.stage.number, result.summary)
+            assert "does the work this stage teaches" in result.summary, result.summary
+            assert "write the attention yourself" in result.hint or "softmax itself" in result.hint, result.hint
+        else:
+            assert result.score == result.max_score, (path.name, result.stage.number, result.summary)
+    monkeypatch.setenv(ALLOW_LIBRARY_ATTENTION, "1")
+    relaxed = grade_notebook_file(str(submission), CHAPTER, refused, "cpu")
+    assert relaxed.score == relaxed.max_score, [(r.stage.number, r.summary) for r in relaxed.stages]

@@ -50,6 +50,9 @@ class Diagnosis(str):
         hint.rank = rank
         return hint
 
+    def __reduce__(self):  # crosses process boundaries (the catalog's pool) whole
+        return Diagnosis, (str(self), self.rank)
+
 
 def hint_rank(hint: str) -> int:
     return getattr(hint, "rank", Diagnosis.GENERIC) if hint else -1

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from autograder.core.chapter import ErrorHints
+from autograder.core.failures import Diagnosis
 
 _ERROR_HINTS: list[tuple[str, str]] = [
     (r"view size is not compatible|not contiguous",
@@ -35,6 +36,11 @@ _ERROR_HINTS: list[tuple[str, str]] = [
      "(a tensor where a layer was expected?)"),
     (r"has no attribute", "an attribute name differs from the one the stage asks for, or "
      "__init__ did not set it (did you call super().__init__()?)"),
+    (r"__init__\(\) takes 1 positional argument",
+     "the class's __init__ takes no arguments besides self: is it spelt `def __init__(self, ...)`, with two "
+     "underscores on each side, and does it take the stage's arguments? (a misspelt __init__ leaves nn.Module's own)"),
+    (r"tuple of ints,? ?but got float|must be tuple of ints",
+     "a size is a float: sizes are whole numbers, head_dim = d_out // num_heads (integer division, not /)"),
     (r"takes .* positional argument|unexpected keyword argument|missing .* required",
      "the signature differs from the one in the stage's instructions: keep the argument names "
      "and their order"),
@@ -65,18 +71,19 @@ def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
         return {a, b} == {names.get(x), names.get(y)} and names.get(x) != names.get(y)
 
     if pair("num_tokens", "context_length") and sizes.tokens < sizes.context_length:
-        return (f"the input is shorter than the context (num_tokens={sizes.tokens}, context_length="
+        return Diagnosis(f"the input is shorter than the context (num_tokens={sizes.tokens}, context_length="
                 f"{sizes.context_length}) and the mask is not sliced: use self.mask.bool()[:num_tokens, "
-                ":num_tokens]")
+                ":num_tokens]", Diagnosis.NAMED)
     if pair("num_tokens", "num_heads"):
-        return ("the head axis and the token axis are mixed up: after .view(b, num_tokens, num_heads, "
+        return Diagnosis("the head axis and the token axis are mixed up: after .view(b, num_tokens, num_heads, "
                 "head_dim) call .transpose(1, 2), so the tensors are (b, num_heads, num_tokens, head_dim)")
     which = {v: [n for n, size in names.items() if size == v] for v in (a, b)}
     if not which[a] or not which[b]:
         return fallback
     said = " and ".join(f"{v} (= {' or '.join(which[v])})" for v in (a, b))
-    return f"the sizes {said} do not fit together; {fallback}" if fallback else \
-        f"the sizes {said} do not fit together: print the shape of each intermediate tensor"
+    return Diagnosis(f"the sizes {said} do not fit together; {fallback}" if fallback else
+                     f"the sizes {said} do not fit together: print the shape of each intermediate tensor",
+                     Diagnosis.NAMED)
 
 
 def error_hint(exc_type: str, message: str, stage_hints: ErrorHints = ()) -> str:

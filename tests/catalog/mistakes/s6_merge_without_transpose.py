@@ -1,6 +1,7 @@
 """Merges the heads with view straight from (b, heads, tokens, head_dim)."""
 STAGE = 6
 HINT = "transpose(1, 2)"
+CHECK_HINTS = {"6.6": "transpose(1, 2)"}
 
 
 class MultiHeadAttention(MultiHeadAttention):  # the correct __init__; only forward is wrong

@@ -1,6 +1,8 @@
 """Correct, leaning on PyTorch: torch.softmax for the naive softmax, and
 F.scaled_dot_product_attention for every module (mask from the buffer, or is_causal;
-dropout passed as dropout_p in training mode only)."""
+dropout passed as dropout_p in training mode only). The call policy refuses stages 1, 3, 4
+and 6 (they call what they teach); relaxed, it gets 100."""
+REFUSED = [1, 3, 4, 6]
 
 import torch
 import torch.nn.functional as F

@@ -6,14 +6,15 @@ import math
 import zlib
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from hypothesis import strategies as st
 
 from autograder.chapters.ch03_attention import reference as R
 from autograder.core.compare import BOOK, EXACT, FLOAT32, close, expect_close, expect_shape, fmt
-from autograder.core.failures import CheckFailure, Diagnosis
+from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
+from autograder.core.hints import shape_error_hint
 from autograder.core.strategies import Sizes, explaining, tensor, variation_seed
 
 
@@ -43,7 +44,11 @@ def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dic
             matched.append(hints[name])
     if not matched:
         return ""
-    return Diagnosis(matched[0], Diagnosis.NAMED if len(set(matched)) == 1 else Diagnosis.AMBIGUOUS)
+    distinct = list(dict.fromkeys(matched))
+    if len(distinct) == 1:
+        return Diagnosis(distinct[0], Diagnosis.NAMED)
+    # two mistakes give this output at these sizes: say both
+    return Diagnosis(f"{distinct[0]}; or, as likely here: {distinct[1]}", Diagnosis.AMBIGUOUS)
 
 
 NAN_HINT = ("NaN in the output: every score of some query is hidden (-inf), so its softmax is 0/0; a token "
@@ -166,6 +171,10 @@ def expect_weights_matter(module, x: torch.Tensor, out: torch.Tensor, state: dic
         module.load(state)
         if not close(out, changed, EXACT):
             return
+    if not other:
+        raise CheckFailure(f"{module.what} has no registered parameters, so its output cannot depend on them",
+                           Diagnosis("layers kept in a plain Python list or dict, or created inside forward, are not "
+                                     "registered: assign them to self, or hold them in nn.ModuleList", Diagnosis.NAMED))
     raise CheckFailure(f"{module.what}(x) gave the same output with other weights loaded into it: the output "
                        "does not depend on the module's weights",
                        Diagnosis(WEIGHTS_IGNORED_HINT, Diagnosis.NAMED))
@@ -190,6 +199,30 @@ def expect_uses_weights(spec: ModuleSpec, sub, sizes: Sizes = STRUCTURE_SIZES) -
     """Structure earns points only when forward uses it: weights the output ignores (a module
     that returns zeros or looked-up values) are no attention module's weights."""
     judged(spec, sub, sizes)
+
+
+def works_somewhere(spec: ModuleSpec, sub) -> bool:
+    """Whether the student's module gives a real (weight-dependent) output at the structure
+    sizes: code that never runs cannot vouch for the stages built on it."""
+    for sizes in (STRUCTURE_SIZES, replace(STRUCTURE_SIZES, tokens=4),
+                  replace(STRUCTURE_SIZES, tokens=4, d_out=2, num_heads=1)):
+        try:
+            expect_uses_weights(spec, sub, sizes)
+            return True
+        except CheckFailure:
+            continue
+    return False
+
+
+def fails_alike(error: StudentCodeError, part, x: torch.Tensor, spec: ModuleSpec, sub) -> bool:
+    """Whether ``part`` (the student's own module that a later stage builds on) raises the
+    same kind of error on ``x``: then the error is the earlier stage's mistake, which costs
+    points there only, provided that module works at other sizes."""
+    try:
+        part(x)
+    except StudentCodeError as own:
+        return own.exc_type == error.exc_type and works_somewhere(spec, sub)
+    return False
 
 
 def perturbed(x: torch.Tensor, seed: int) -> torch.Tensor:
@@ -237,7 +270,11 @@ def expect_book(spec: ModuleSpec, module, x: torch.Tensor, expected: torch.Tenso
     """The book's printed output for a fixed seed. When it differs, the module's own weights
     tell why: the right attention on them means the weights are not the book's (creation order,
     initialisation); otherwise the known mistake that explains the output, if any."""
-    out = module(x)
+    try:
+        out = module(x)
+    except StudentCodeError as failure:
+        failure.hint = shape_error_hint(failure.message, sizes, failure.hint)
+        raise
     what = f"{module.what}({'batch' if spec.batched else 'inputs'})"
     expect_shape(out, spec.out_shape(sizes), what, spec.shape_hint or default_hint)
     if close(out, expected, BOOK):
@@ -416,7 +453,8 @@ def dropout_behaviour(spec: ModuleSpec, sub, sizes: Sizes, head_blocks: int) -> 
     expect_shape(samples[0], reference.shape, f"{dropped.what} in training mode")
     if close(samples.std(0).sum(), torch.tensor(0.0), EXACT):
         raise CheckFailure(f"dropout={p} in training mode never changed the output",
-                           "apply self.dropout to the attention weights in forward")
+                           "apply self.dropout to the attention weights in forward (with "
+                           "scaled_dot_product_attention: dropout_p=self.dropout.p if self.training else 0.0)")
     eval_out = reference.double()
     block = samples.shape[-1] // head_blocks
 

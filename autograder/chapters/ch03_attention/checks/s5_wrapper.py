@@ -1,6 +1,5 @@
 """Stage 5 (wrapper): MultiHeadAttentionWrapper stacks num_heads CausalAttention heads."""
 
-import math
 from dataclasses import replace
 
 import torch
@@ -8,12 +7,14 @@ import torch
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks.common import (
+    STRUCTURE_SIZES,
     ModuleSpec,
     batch_independence,
     causality,
     diagnose,
     expect_uses_weights,
     expect_weights_matter,
+    fails_alike,
     judged,
     load_grader_weights,
     load_weights,
@@ -26,7 +27,7 @@ from autograder.chapters.ch03_attention.checks.common import (
 from autograder.chapters.ch03_attention.checks.s4_causal import SPEC as CAUSAL
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
-from autograder.core.failures import CheckFailure, Diagnosis
+from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
 from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property, variation_seed
 
 NAME = "MultiHeadAttentionWrapper"
@@ -91,12 +92,26 @@ def _expect_own_heads(module, out: torch.Tensor, state: dict, x: torch.Tensor, s
                  "concatenated)", hint=hint)
 
 
+def _excusing_head_errors(sub, sizes: Sizes, x: torch.Tensor, judge) -> None:
+    """Run ``judge``; an error the student's own CausalAttention raises alike is stage 4's."""
+    try:
+        judge()
+    except StudentCodeError as error:
+        head = sub.build(CAUSAL.name, sizes.d_in, sizes.head_dim, sizes.context_length, 0.0, seed=0)
+        if not fails_alike(error, head, x, CAUSAL, sub):
+            raise
+
+
 def _book(sub, d_out: int, printed: torch.Tensor) -> None:
+    sizes = Sizes(batch=2, tokens=6, d_in=3, d_out=2 * d_out, context_length=6, num_heads=2, seed=0)
+    _excusing_head_errors(sub, sizes, book.BATCH, lambda: _judge_book(sub, d_out, printed, sizes))
+
+
+def _judge_book(sub, d_out: int, printed: torch.Tensor, sizes: Sizes) -> None:
     """The book's fixed-seed example, judged on the wrapper's own job: concatenating its heads
     (against the student's own CausalAttention), and the book's values when those heads
     reproduce the book (stage 4's example); then the same code on other inputs and weights."""
     require(sub, NAME, "class")
-    sizes = Sizes(batch=2, tokens=6, d_in=3, d_out=2 * d_out, context_length=6, num_heads=2, seed=0)
     module = sub.build(NAME, 3, d_out, 6, 0.0, num_heads=2, seed=123)
     what = f"{module.what}(batch)"
     out = module(book.BATCH)
@@ -147,17 +162,20 @@ def structure(sub):
         if info["params"].get(f"{name}.W_query.weight") != [2, 4]:
             raise CheckFailure(f"`{name}.W_query.weight` has shape {info['params'].get(f'{name}.W_query.weight')}, "
                                "expected [2, 4]", "each head is CausalAttention(d_in, d_out, ...)")
-    # the wrapper hands its dropout and qkv_bias on to every head
+    # the wrapper hands its dropout and qkv_bias on to every head (as far as the student's own
+    # CausalAttention honours them: a head that ignores qkv_bias is stage 4's mistake)
     info = sub.build(NAME, 4, 2, 5, 0.25, num_heads=2, qkv_bias=True, seed=0).info
+    own = sub.build(CAUSAL.name, 4, 2, 5, 0.25, qkv_bias=True, seed=0).info["modules"]
+    own_p, own_bias = own.get("dropout", {}).get("p"), own.get("W_query", {}).get("bias")
     for name in ("heads.0", "heads.1"):
         p = info["modules"].get(f"{name}.dropout", {}).get("p")
         bias = info["modules"].get(f"{name}.W_query", {}).get("bias")
-        if p is None or not math.isclose(p, 0.25) or not bias:
+        if p != own_p or bias != own_bias:
             raise CheckFailure(f"MultiHeadAttentionWrapper(..., dropout=0.25, qkv_bias=True) built a head with "
                                f"dropout {p} and {'a' if bias else 'no'} bias",
                                "pass dropout and qkv_bias on to every head: CausalAttention(d_in, d_out, "
                                "context_length, dropout, qkv_bias)")
-    expect_uses_weights(SPEC, sub)
+    _excusing_head_errors(sub, STRUCTURE_SIZES, SPEC.input(STRUCTURE_SIZES), lambda: expect_uses_weights(SPEC, sub))
 
 
 @check("5.4", 3, "head i fills columns [i*d_out, (i+1)*d_out) and equals causal attention on its weights")
@@ -165,8 +183,10 @@ def oracle(sub):
     require(sub, NAME, "class")
 
     def body(sizes):
-        module, state, x, out = judged(SPEC, sub, sizes)
-        _expect_own_heads(module, out, state, x, sizes, f"{module.what}(x)")
+        def judge():
+            module, state, x, out = judged(SPEC, sub, sizes)
+            _expect_own_heads(module, out, state, x, sizes, f"{module.what}(x)")
+        _excusing_head_errors(sub, sizes, SPEC.input(sizes), judge)
 
     run_property(body, attention_sizes(heads=True), examples=EXAMPLES["module"], show_input=SPEC.input)
 
@@ -186,13 +206,16 @@ def _heads_explain(sub, prop, sizes: Sizes, *rest) -> bool:
 
 
 def _wrapper_property(sub, prop):
-    def body(sizes, *rest):
+    def judge(sizes, *rest):
         try:
             prop(SPEC, sub, sizes, *rest)
+        except StudentCodeError:
+            raise
         except CheckFailure:
             if not _heads_explain(sub, prop, sizes, *rest):
                 raise
-    return body
+
+    return lambda sizes, *rest: _excusing_head_errors(sub, sizes, SPEC.input(sizes), lambda: judge(sizes, *rest))
 
 
 @check("5.5", 1, "causality and batch independence")

@@ -6,13 +6,14 @@ from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention.checks.common import (
     diagnose,
     expect_weights_matter,
+    fails_alike,
     load_grader_weights,
     require,
 )
 from autograder.chapters.ch03_attention.checks.s6_mha import SPEC as MHA
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
-from autograder.core.failures import CheckFailure
+from autograder.core.failures import CheckFailure, StudentCodeError
 from autograder.core.strategies import explaining, tensor
 
 NAME = "build_gpt2_small_mha"
@@ -24,11 +25,25 @@ def _build(sub):
     return sub.call_for_module(NAME)
 
 
-def _expect_uses_weights(module) -> None:
+def _excusing_own_errors(sub, x, judge):
+    """Run ``judge``; an error the student's own MultiHeadAttention raises alike at GPT-2's
+    sizes is stage 6's mistake, which costs points there only."""
+    try:
+        return judge()
+    except StudentCodeError as error:
+        if not fails_alike(error, _own_mha(sub), x, MHA, sub):
+            raise
+    return None
+
+
+def _expect_uses_weights(sub, module) -> None:
     """Sizes earn points only when forward uses the weights they size."""
     x = tensor((1, 3, 768), 5, -1, 1)
-    state = load_grader_weights(module, 5)
-    expect_weights_matter(module, x, module(x), state, 5)
+
+    def judge():
+        state = load_grader_weights(module, 5)
+        expect_weights_matter(module, x, module(x), state, 5)
+    _excusing_own_errors(sub, x, judge)
 
 
 def _own_mha(sub, num_heads: int = 12):
@@ -51,7 +66,7 @@ def params(sub):
             count, "d_in = d_out = 768, context_length = 1024, num_heads = 12, dropout 0.0, qkv_bias False")
         raise CheckFailure(f"{NAME}() has {count:,} parameters; your MultiHeadAttention built with GPT-2 small's "
                            f"sizes has {own:,} (the book's has {book.GPT2_SMALL_PARAMS:,})", hint)
-    _expect_uses_weights(module)
+    _expect_uses_weights(sub, module)
 
 
 def _dropout_rates(info: dict) -> list[float]:
@@ -76,10 +91,14 @@ def sizes(sub):
     rates = _dropout_rates(info)
     if any(p != 0.0 for p in rates):
         raise CheckFailure(f"dropout is {max(rates)}, expected 0.0", "pass dropout=0.0")
-    _expect_uses_weights(module)
+    _expect_uses_weights(sub, module)
 
 
-def _expect_same_as_own(sub, module, x, what: str, default_hint: str) -> torch.Tensor:
+def _expect_same_as_own(sub, module, x, what: str, default_hint: str) -> None:
+    _excusing_own_errors(sub, x, lambda: _judge_same_as_own(sub, module, x, what, default_hint))
+
+
+def _judge_same_as_own(sub, module, x, what: str, default_hint: str) -> torch.Tensor:
     """The module's output on ``x`` with the grader's weights equals the student's own
     12-head MultiHeadAttention with the same weights, and depends on those weights; when it
     differs, say which other head count it matches."""
