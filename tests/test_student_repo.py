@@ -273,6 +273,21 @@ def test_ci_says_when_the_grader_was_modified(tree, tmp_path):
     assert '<property name="grader_status" value="modified" />' in junit
 
 
+def test_a_deleted_or_edited_release_record_is_a_modification(tree, tmp_path):
+    copy = tmp_path / "repo"
+    shutil.copytree(tree, copy, ignore=shutil.ignore_patterns(".git"))
+    assert fingerprint.verify_checkout(copy, NOTEBOOK).status == "release"
+    record = json.loads((copy / fingerprint.RELEASE_FILE).read_text())
+    record["fingerprint"] = "0" * 64
+    (copy / fingerprint.RELEASE_FILE).write_text(json.dumps(record))
+    verdict = fingerprint.verify_checkout(copy, NOTEBOOK)
+    assert verdict.status == "modified" and verdict.changed == [fingerprint.RELEASE_FILE]
+    (copy / fingerprint.RELEASE_FILE).unlink()
+    verdict = fingerprint.verify_checkout(copy, NOTEBOOK)
+    assert verdict.status == "modified" and verdict.changed == [fingerprint.RELEASE_FILE]
+    assert fingerprint.verify_checkout(ROOT, NOTEBOOK).status == "unknown", "the course repository has no release"
+
+
 def test_fingerprint_covers_the_locked_cells_not_the_answers(tree):
     notebook = json.loads((tree / NOTEBOOK).read_text())
     parts = fingerprint.parts_of({NOTEBOOK: json.dumps(notebook).encode()}, NOTEBOOK)

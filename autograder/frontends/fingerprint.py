@@ -148,7 +148,10 @@ def verify_checkout(root: Path, notebook_path: str) -> Verdict:
         release_parts = {str(k): str(v) for k, v in record["parts"].items()}
         release_digest = str(record["fingerprint"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return compare(parts, None)
+        if (root / "solutions").is_dir():  # the course repository itself: no release to compare with
+            return compare(parts, None)
+        # a student repository whose record is gone or unreadable: that is an edit too
+        return Verdict(digest(parts), "missing", [RELEASE_FILE])
     verdict = compare(parts, release_parts)
     if digest(release_parts) != release_digest:  # the record itself was edited
         verdict.release = release_digest

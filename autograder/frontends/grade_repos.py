@@ -106,7 +106,8 @@ def fingerprint_status(repo: Path, chapter, release_parts: dict[str, str]) -> st
     verdict = fingerprint.compare(parts, release_parts)
     if verdict.status == "release":
         return "release"
-    return "modified: " + "; ".join(verdict.changed)
+    shown = "; ".join(verdict.changed[:6])
+    return f"modified: {shown}" + (f" and {len(verdict.changed) - 6} more" if len(verdict.changed) > 6 else "")
 
 
 def grade_one(repo: Path, out: Path, chapter, release_parts: dict[str, str]) -> Row:

@@ -152,12 +152,25 @@ def release_files(chapter, root: Path = REPO_ROOT) -> dict[str, bytes]:
     notebook = chapter.release_notebook(Path()).as_posix()
     if not (root / notebook).is_file():
         raise StudentRepoError(f"no released notebook {notebook}: run `make release` first")
-    files = {path: (root / path).read_bytes() for path in fingerprint.grader_files(root)}
+    files = {path: (root / path).read_bytes() for path in _committable(root, fingerprint.grader_files(root))}
     for path in ("pyproject.toml", notebook, *COPIED):
         files[path] = (root / path).read_bytes()
     files["Makefile"] = student_makefile((root / "Makefile").read_text(encoding="utf-8")).encode()
     files["README.md"] = student_readme(chapter, torch_pin(root / "pyproject.toml")).encode()
     return files
+
+
+def _committable(root: Path, paths: list[str]) -> list[str]:
+    """Of ``paths``, those git tracks in the checkout at ``root`` (all of them outside git): a
+    scratch file beside the grader never reaches the students."""
+    try:
+        proc = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "autograder"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return paths
+    if proc.returncode != 0:
+        return paths
+    tracked = set(proc.stdout.decode("utf-8", "replace").split("\0"))
+    return [p for p in paths if p in tracked]
 
 
 def release_parts(chapter, root: Path = REPO_ROOT) -> dict[str, str]:
@@ -227,6 +240,9 @@ def main(argv=None) -> int:
     except (KeyError, StudentRepoError) as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2
+    skipped = sorted(set(fingerprint.grader_files(REPO_ROOT)) - set(files))
+    if skipped:
+        print(f"note: not copied, git does not track them: {', '.join(skipped)}")
     size = sum((Path(args.dest) / f).stat().st_size for f in files)
     record = json.loads((Path(args.dest) / fingerprint.RELEASE_FILE).read_text())
     print(f"wrote {args.dest}: {len(files)} files, {size / 1024:.0f} KiB, one commit; "
