@@ -79,9 +79,12 @@ class Sizes:
         return self.d_out // self.num_heads
 
     def __str__(self) -> str:
-        heads = f", num_heads={self.num_heads}" if self.num_heads > 1 else ""
-        return (f"batch={self.batch}, num_tokens={self.tokens}, d_in={self.d_in}, d_out={self.d_out}, "
-                f"context_length={self.context_length}{heads}, seed={self.seed}")
+        # With heads, d_out means the whole width for MultiHeadAttention but one head's for the
+        # wrapper: the sizes are said in words that fit both constructor calls.
+        width = f"d_out={self.d_out}" if self.num_heads == 1 else \
+            f"num_heads={self.num_heads}, head_dim={self.head_dim}, output width={self.d_out}"
+        return (f"batch={self.batch}, num_tokens={self.tokens}, d_in={self.d_in}, {width}, "
+                f"context_length={self.context_length}, seed={self.seed}")
 
 
 @dataclass(frozen=True)

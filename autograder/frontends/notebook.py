@@ -46,17 +46,24 @@ def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu"
         result = _run(chapter, stage, namespace, device, None)
         _last_visible[key] = result
         show_feedback(result, lambda: feedback_html(chapter, result, namespace, device))
-        return StagePoints(result.score)
+        return _points(result.score)
     visible = _last_visible.pop(key, None) or _run(chapter, stage, namespace, device, None)
     result = with_hidden(visible, _run(chapter, stage, namespace, device, hidden_seed))
     print(hidden_text(result))
-    return StagePoints(result.score)
+    return _points(result.score)
+
+
+def _points(score: float):
+    """What the cell returns. Under nbgrader (validate; autograde returned earlier) the plain
+    number: nbgrader reads the cell's partial credit from its echo. In a student's kernel,
+    points that display as nothing: the report already says them."""
+    return score if os.environ.get("NBGRADER_EXECUTION") else StagePoints(score)
 
 
 class StagePoints(float):
-    """The stage's points, returned by :func:`grade_stage` for whoever reads them (nbgrader's
-    partial credit, tests, ``score = grade_stage(...)``), shown as nothing in a notebook: the
-    report above already says them, so the cell does not end with a stray ``10``."""
+    """The stage's points, returned by :func:`grade_stage` for whoever reads them (tests,
+    ``score = grade_stage(...)``), shown as nothing in a notebook: the report above already
+    says them, so the cell does not end with a stray ``10``."""
 
     def _ipython_display_(self):
         pass
