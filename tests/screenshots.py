@@ -44,7 +44,7 @@ class CausalAttention(nn.Module):
         scores = scores.masked_fill(self.mask.bool()[:n, :n], -torch.inf)
         return self.dropout(torch.softmax(scores, dim=-1)) @ self.W_value(x)
 '''
-TEST_CELL = 'from autograder.frontends.notebook import grade_stage\ngrade_stage("ch03_attention", 4, globals())'
+TEST_CELL = 'from autograder import grade_stage\ngrade_stage("ch03_attention", 4, globals())'
 
 
 def find_browser() -> str | None:

@@ -144,7 +144,7 @@ def test_an_executed_notebooks_failing_test_cell_has_html_with_a_heatmap_and_pla
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(UNSCALED_SOURCE),
-                nbformat.v4.new_code_cell('from autograder.frontends.notebook import grade_stage\n'
+                nbformat.v4.new_code_cell('from autograder import grade_stage\n'
                                           'grade_stage("ch03_attention", 4, globals())')]
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}).execute()
     outputs = nb.cells[1].outputs
@@ -160,7 +160,7 @@ def test_an_executed_notebooks_failing_test_cell_has_html_with_a_heatmap_and_pla
 LATE_CELLS = [
     Cell(1, "import torch\n"),
     Cell(2, "def softmax_naive(x):\n    e = torch.exp(x * SCALE)\n    return e / e.sum(-1, keepdim=True)\n"),
-    Cell(3, 'from autograder.frontends.notebook import grade_stage\ngrade_stage("ch03_attention", 1, globals())\n'),
+    Cell(3, 'from autograder import grade_stage\ngrade_stage("ch03_attention", 1, globals())\n'),
     Cell(4, "SCALE = 1.0\n"),
 ]
 
