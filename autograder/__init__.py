@@ -6,12 +6,10 @@ cells (``from autograder import grade_stage``), nbgrader and CI all run the same
 
 import os
 
+from autograder.sandbox import TEST_CELLS_OFF
+
 __all__ = ["__version__", "grade_stage"]
 __version__ = "0.1.0"
-
-# In the environment of a process that runs a notebook's cells to grade or time them (the
-# sandbox's worker, the benchmark): the test cells there do nothing.
-TEST_CELLS_OFF = "AUTOGRADER_TEST_CELLS_OFF"
 
 
 def grade_stage(chapter_id: str, number, namespace: dict, **options):

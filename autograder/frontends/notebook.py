@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from autograder.sandbox.client import TEST_CELLS_OFF  # set where cells run to be graded or timed
+from autograder.sandbox import TEST_CELLS_OFF  # set where cells run to be graded or timed
 
 # The visible result of each stage, kept for the hidden call in the same cell just below.
 _last_visible: dict[tuple[str, int], object] = {}

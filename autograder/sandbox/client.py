@@ -23,8 +23,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import TEST_CELLS_OFF  # in the worker's environment: test cells do not grade there
 from autograder.core.failures import StageAborted
+from autograder.sandbox import TEST_CELLS_OFF  # in the worker's environment: test cells do not grade there
 from autograder.sandbox.loader import Cell
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])

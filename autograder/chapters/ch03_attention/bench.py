@@ -129,7 +129,7 @@ def load_implementations(notebook: Path) -> tuple[dict, list[str]]:
     take the four classes from it. Missing ones are reported, not fatal."""
     import torch
 
-    from autograder.sandbox.client import TEST_CELLS_OFF
+    from autograder.sandbox import TEST_CELLS_OFF
     from autograder.sandbox.loader import read_cells, strip_magics
 
     os.environ.setdefault("MPLBACKEND", "Agg")
