@@ -203,6 +203,7 @@ def test_hostile_submission_is_graded_honestly(case: Case, graded):
     assert "Traceback" not in shown, f"the grader showed a traceback:\n{shown[-3000:]}"
     assert got.results is not None, f"no results file:\n{shown[-3000:]}"
     jsonschema.validate(got.results, SCHEMA)
+    assert got.results["extra_data"]["confinement"], "results.json does not name the confinement"
     assert got.results["score"] == case.score, shown[-3000:]
     assert got.results["score"] == sum(t["score"] for t in got.results["tests"])
     assert {t["number"].split(".")[0] for t in got.results["tests"]} == {"1", "2"}
