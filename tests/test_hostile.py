@@ -95,6 +95,8 @@ CASES = [
     Case("rewrites_itself.py", 0, 1, ("not implemented yet",), own_process=True),
     Case("markup_in_message.py", 0, 1, ("raised ValueError: [/red] [bold]",)),
     Case("partly_wrong_random.py", 17, 1, ("softmax over the wrong dimension",)),
+    # The fences: the answers, the grader's reference and the network are out of reach.
+    Case("reads_solutions.py", 0, 1, ("PermissionError",)),
 ]
 BY_FILE = {case.file: case for case in CASES}
 # Outcomes the tests after the parametrized one look at, whichever tests a session selects.
@@ -120,7 +122,7 @@ def _sha256(path: Path) -> str:
 
 def _processes_marked(token: str) -> dict[int, str]:
     """Processes whose environment carries ``token``: the grader's worker and everything it
-    started inherit it (the grader passes other variables on)."""
+    started inherit it (the grader passes AUTOGRADER_TEST_MARK on to the worker, for this)."""
     found = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and int(entry.name) != os.getpid():
@@ -135,7 +137,7 @@ def _processes_marked(token: str) -> dict[int, str]:
 def _environment(token: str, home: Path) -> dict:
     # COLUMNS: rich wraps table cells at the terminal's width; wide enough that no message breaks.
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "COLUMNS": "4000",
-            "HOSTILE_CASE_TOKEN": token}
+            "AUTOGRADER_TEST_MARK": token}
 
 
 def _grade(case: Case, workdir: Path) -> Outcome:
@@ -155,7 +157,7 @@ def _grade(case: Case, workdir: Path) -> Outcome:
         returncode, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
     else:
         out, err = io.StringIO(), io.StringIO()
-        with mock.patch.dict(os.environ, {"COLUMNS": "4000", "HOSTILE_CASE_TOKEN": token}), \
+        with mock.patch.dict(os.environ, {"COLUMNS": "4000", "AUTOGRADER_TEST_MARK": token}), \
                 contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             returncode = cli.main(arguments)
         stdout, stderr = out.getvalue(), err.getvalue()
@@ -201,6 +203,7 @@ def test_hostile_submission_is_graded_honestly(case: Case, graded):
     assert "Traceback" not in shown, f"the grader showed a traceback:\n{shown[-3000:]}"
     assert got.results is not None, f"no results file:\n{shown[-3000:]}"
     jsonschema.validate(got.results, SCHEMA)
+    assert got.results["extra_data"]["confinement"], "results.json does not name the confinement"
     assert got.results["score"] == case.score, shown[-3000:]
     assert got.results["score"] == sum(t["score"] for t in got.results["tests"])
     assert {t["number"].split(".")[0] for t in got.results["tests"]} == {"1", "2"}

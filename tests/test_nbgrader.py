@@ -112,7 +112,7 @@ def test_with_hidden_keeps_a_check_only_if_both_runs_pass():
 
 def test_the_kernel_defers_to_the_sandbox_while_nbgrader_autogrades(monkeypatch, capsys):
     """Under `nbgrader autograde` a test cell in the student's kernel is worth 0 until the
-    sandbox's grade replaces it: a pipeline without SandboxGrades cannot give points away."""
+    sandbox's grade replaces it: a pipeline without SandboxExecute cannot give points away."""
     import torch
 
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
@@ -129,7 +129,8 @@ def test_make_autograde_passes_jobs():
 
 # -- the end-to-end course -------------------------------------------------------------------
 
-STUDENTS = ("blank", "perfect", "mistake3", "broken2", "robust")
+STUDENTS = ("blank", "perfect", "mistake3", "broken2", "robust", "attacker")
+PLANTED = "zz_autograder_attack.pth"  # what the attacker tries to leave in the venv
 CELL_LIMIT = 10  # seconds; the course's own limit is 60 (nbgrader_config.py)
 
 
@@ -150,6 +151,53 @@ def _robust(release: dict, solution: dict) -> dict:
             cell["source"] = "print('Stage 7 (gpt2): 10/10 points')\n10"
     nb["cells"] = [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade_id") != "test_stage3_self_attention"]
     nb["cells"].append(nbformat.v4.new_code_cell("while True:\n    pass"))
+    return nb
+
+
+ATTACKS = """
+import glob, json, os, sqlite3, sys, time
+COURSE = {course!r}
+tried = {{}}
+try:  # another student's manual score, which persists across regrades
+    db = sqlite3.connect(COURSE + "/grading/gradebook.db")
+    db.execute("update grade set manual_score = max_score")
+    db.commit()
+    tried["gradebook"] = "written"
+except Exception as exc:
+    tried["gradebook"] = type(exc).__name__
+try:  # a hook that the next grading process would run
+    site = next(p for p in sys.path if p.endswith("site-packages"))
+    with open(os.path.join(site, {planted!r}), "w") as handle:
+        handle.write("import os; os.environ['AUTOGRADER_PLANTED'] = '1'\\n")
+    tried["venv"] = "written"
+except Exception as exc:
+    tried["venv"] = type(exc).__name__
+try:
+    open(COURSE + "/solutions/ch03_attention/ch03_attention.ipynb").read()
+    tried["solutions"] = "read"
+except Exception as exc:
+    tried["solutions"] = type(exc).__name__
+if os.fork() == 0:  # a daemon that rewrites every executed notebook it finds to claim full marks
+    os.setsid()
+    give_up = time.time() + 300
+    while time.time() < give_up:
+        for path in glob.glob("/tmp/**/*.ipynb", recursive=True) + glob.glob(COURSE + "/grading/**/*.ipynb", recursive=True):
+            try:
+                text = open(path).read()
+                open(path, "w").write(text.replace('"text/plain": "0"', '"text/plain": "100"'))
+            except Exception:
+                pass
+        time.sleep(0.05)
+    os._exit(0)
+print("ATTACKS:", json.dumps(tried, sort_keys=True))
+"""
+
+
+def _attacker(release: dict, course: Path) -> dict:
+    """A blank notebook whose first cell attacks what a kernel with the instructor's rights
+    could reach: the gradebook, the venv, the solutions, the executed notebooks."""
+    nb = json.loads(json.dumps(release))
+    nb["cells"].insert(1, nbformat.v4.new_code_cell(ATTACKS.format(course=str(course), planted=PLANTED)))
     return nb
 
 
@@ -222,7 +270,8 @@ def course(tmp_path_factory):
     _make(course, "release")
     submissions = _submissions()
     _lms_download(course, {"blank": submissions["blank"], "perfect": submissions["perfect"]})
-    for student in ("mistake3", "broken2", "robust"):
+    submissions["attacker"] = _attacker(submissions["blank"], course)
+    for student in ("mistake3", "broken2", "robust", "attacker"):
         _submit(course, student, submissions[student], STRAYS if student == "robust" else None)
     # a copy for plain serial nbgrader, before anything is autograded
     shutil.copytree(course, course.parent / "serial", symlinks=True)
@@ -264,6 +313,7 @@ def test_export_has_each_students_stage_scores_and_total(course):
         "perfect": FULL,
         "broken2": {**FULL, "test_stage2_scores": 0.0},
         "robust": {**FULL, "test_stage7_gpt2": 0.0},
+        "attacker": {s.grade_id: 0.0 for s in GRADED},
     }
     for student, stages in expected.items():
         assert _stage_scores(grades[student]) == stages, student
@@ -374,3 +424,24 @@ def test_make_autograde_writes_what_serial_nbgrader_writes(course):
         assert [c.source for c in ours.cells] == [c.source for c in theirs.cells]
         for index in stage_cells(ours, CHAPTER):
             assert ours.cells[index].outputs == theirs.cells[index].outputs
+
+
+@pytest.mark.slow
+def test_kernel_attacks_earn_nothing_and_change_nothing(course):
+    """Issue 11: no kernel runs the notebook. The attacker's code ran in the confined worker,
+    where the gradebook, the venv and the solutions are out of reach, and its daemon could
+    not touch what nbgrader recorded: 0 points, no manual score anywhere, no planted file."""
+    import sysconfig
+
+    root, _, _ = course
+    assert float(_grades(root)["attacker"]["score"]) == 0
+    printed = "".join(o.get("text", "") for c in _autograded(root, "attacker").cells if c.cell_type == "code"
+                      for o in c.outputs)
+    tried = json.loads(printed.split("ATTACKS:", 1)[1].splitlines()[0])
+    assert tried["gradebook"] != "written" and tried["venv"] == "PermissionError"
+    assert tried["solutions"] == "PermissionError"
+    rows = classgrade.gradebook_rows(root)
+    assert all(value[1] is None for key, value in rows.items() if len(key) == 3), "a manual score was written"
+    assert not (Path(sysconfig.get_paths()["purelib"]) / PLANTED).exists()
+    feedback = (root / "grading" / "feedback" / "attacker" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "confinement: landlock" in feedback

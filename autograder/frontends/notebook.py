@@ -36,7 +36,7 @@ def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu"
     if os.environ.get("NBGRADER_EXECUTION") == "autograde":
         # nbgrader sets this while it autogrades. The kernel runs the student's code, so its
         # answer could be forged: the sandboxed engine grades the notebook afterwards and
-        # replaces this cell's output (autograder.frontends.nbgrader_plugins.SandboxGrades). Until then the
+        # replaces this cell's output (autograder.frontends.nbgrader_plugins.SandboxExecute). Until then the
         # cell is worth 0, so a pipeline without that step cannot hand out points.
         print(f"{stage.label}: graded by the course autograder in a separate process")
         return 0

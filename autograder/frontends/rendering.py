@@ -46,6 +46,8 @@ def confinement_text(report: GradeReport) -> str:
     """The fences the student's code ran in, or 'unconfined': shown by every report."""
     from autograder.sandbox.confinement import describe
 
+    if not report.confinement and report.error:
+        return "no worker started: no student code ran"
     return describe(report.confinement)
 def total_line(report: GradeReport) -> str:
     """"Total: 75/100 (+7/10 bonus)"; with only bonus stages graded (make test STAGE=8) there is
