@@ -74,7 +74,8 @@ def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
                          ":num_tokens]", Diagnosis.NAMED)
     if pair("num_tokens", "num_heads"):
         return Diagnosis("the head axis and the token axis are mixed up: after .view(b, num_tokens, num_heads, "
-                         "head_dim) call .transpose(1, 2), so the tensors are (b, num_heads, num_tokens, head_dim)",
+                         "head_dim) call .transpose(1, 2), so the tensors are (b, num_heads, num_tokens, head_dim), "
+                         "and take the scores with the keys' last two axes swapped, keys.transpose(2, 3)",
                          Diagnosis.NAMED)
     which = {v: [n for n, size in names.items() if size == v] for v in (a, b)}
     if not which[a] or not which[b]:
