@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from autograder.core.failures import CheckFailure
+from autograder.core.failures import CheckFailure, Diagnosis
 
 
 @dataclass(frozen=True)
@@ -64,8 +64,9 @@ def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, *, hin
     if bad.any():
         where = bad.nonzero()[0].tolist()
         raise CheckFailure(f"{what} contains {'NaN' if actual64.isnan().any() else 'inf'} "
-                           f"(first at index {where})", hint or "NaN usually means a whole row "
-                           "of scores was masked with -inf, or an overflow in exp()")
+                           f"(first at index {where})", hint or Diagnosis(
+                               "NaN usually means a whole row of scores was masked with -inf, or an overflow "
+                               "in exp()", Diagnosis.NAMED))
     if not torch.allclose(actual64, expected64, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
         diff = (actual64 - expected64).abs().nan_to_num(0.0)
         at = _unravel(int(diff.argmax()), diff.shape)

@@ -72,11 +72,13 @@ def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
 
     if pair("num_tokens", "context_length") and sizes.tokens < sizes.context_length:
         return Diagnosis(f"the input is shorter than the context (num_tokens={sizes.tokens}, context_length="
-                f"{sizes.context_length}) and the mask is not sliced: use self.mask.bool()[:num_tokens, "
-                ":num_tokens]", Diagnosis.NAMED)
+                         f"{sizes.context_length}) and the mask is not sliced: use self.mask.bool()[:num_tokens, "
+                         ":num_tokens]", Diagnosis.NAMED)
     if pair("num_tokens", "num_heads"):
         return Diagnosis("the head axis and the token axis are mixed up: after .view(b, num_tokens, num_heads, "
-                "head_dim) call .transpose(1, 2), so the tensors are (b, num_heads, num_tokens, head_dim)")
+                         "head_dim) call .transpose(1, 2), so the tensors are (b, num_heads, num_tokens, head_dim), "
+                         "and take the scores with the keys' last two axes swapped, keys.transpose(2, 3)",
+                         Diagnosis.NAMED)
     which = {v: [n for n, size in names.items() if size == v] for v in (a, b)}
     if not which[a] or not which[b]:
         return fallback
