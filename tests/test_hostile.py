@@ -94,7 +94,7 @@ CASES = [
     Case("forks_daemon.py", 0, 1, ("not implemented yet",), own_process=True),
     Case("rewrites_itself.py", 0, 1, ("not implemented yet",), own_process=True),
     Case("markup_in_message.py", 0, 1, ("raised ValueError: [/red] [bold]",)),
-    Case("partly_wrong_random.py", 17, 1, ("softmax over the wrong dimension",)),
+    Case("partly_wrong_random.py", 10, 1, ("softmax over the wrong dimension",)),
     # The fences: the answers, the grader's reference and the network are out of reach.
     Case("reads_solutions.py", 0, 1, ("PermissionError",)),
 ]

@@ -110,16 +110,16 @@ def call_policy_in_force(chapter: Chapter) -> bool:
     return chapter.call_policy is not None and os.environ.get(ALLOW_LIBRARY_ATTENTION, "") not in ("1", "true", "yes")
 
 
-def _policy_refusal(chapter: Chapter, stage: Stage, sub: Submission) -> CheckFailure | None:
+def _policy_refusal(chapter: Chapter, stage: Stage, sub: Submission) -> CheckFailure | StageAborted | None:
+    """The policy's refusal, or the stop (a time limit, an exit) the student's code met while
+    the policy ran it, which ends the stage as it would in a check."""
     if not call_policy_in_force(chapter):
         return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             chapter.call_policy(sub, stage)
-    except StageAborted:
-        return None  # the checks meet the same stop and report it
-    except CheckFailure as refusal:
+    except (CheckFailure, StageAborted) as refusal:
         return refusal
     return None
 
@@ -132,8 +132,13 @@ def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed:
     results: list[CheckResult] = []
     aborted: StageAborted | None = None
     refusal = _policy_refusal(chapter, stage, sub)
+    if isinstance(refusal, StageAborted):
+        aborted, refusal = refusal, None
+        first, *rest = chapter.checks_for(stage) or [None]
+        if first is not None:
+            results.append(CheckResult(first, CheckStatus.STOPPED, aborted.message, aborted.hint))
     with strategies.examples_seed(examples_seed):
-        for chk in chapter.checks_for(stage):
+        for chk in chapter.checks_for(stage)[len(results):]:
             if refusal is not None:
                 results.append(CheckResult(chk, CheckStatus.FAILED, refusal.message, refusal.hint))
                 continue
