@@ -7,9 +7,15 @@ import os
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.converters import Autograde
-from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades
+from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades, OverwriteCells, SaveAutoGrades
 
-from autograder.frontends.nbgrader_plugins import SandboxExecute, StageCsvExport
+from autograder.frontends.nbgrader_plugins import (
+    LatePenalty,
+    QuietOverwriteCells,
+    SandboxExecute,
+    SaveExtraCredit,
+    StageCsvExport,
+)
 
 c = get_config()
 
@@ -41,7 +47,23 @@ c.OverwriteCells.add_missing_cells = True
 # instructor's rights, next to the gradebook; its test cells' output could be forged).
 _steps = list(Autograde.class_traits()["autograde_preprocessors"].default())  # nbgrader's own list
 _steps[_steps.index(Execute)] = SandboxExecute
+# An untouched test cell lacks the hidden tests its gradebook checksum covers: no warning for it.
+_steps[_steps.index(OverwriteCells)] = QuietOverwriteCells
+# Stage 8 (the bonus) is recorded as nbgrader extra credit, before the late penalty is computed.
+_steps.insert(_steps.index(SaveAutoGrades) + 1, SaveExtraCredit)
 c.Autograde.autograde_preprocessors = _steps
+
+# Late work: the due date is the assignment's in the gradebook (make duedate DUE="..."), the
+# submission time timestamp.txt in the student's folder (nbgrader's format, e.g.
+# "2026-11-20 14:05:00 UTC"). Penalty: per_day of the score per day or part of one late,
+# at most cap of it. Re-run make autograde after changing either.
+c.AssignLatePenalties.plugin_class = LatePenalty
+c.LatePenalty.per_day = 0.1
+c.LatePenalty.cap = 0.5
+
+# Formgrader (make formgrader): this course uses no exchange (submissions come from an LMS
+# download or by hand), so formgrader does not look for one.
+c.Exchange.root = os.path.abspath("grading/exchange")
 
 # Feedback: nbgrader renders the autograded notebook, hidden tests included, unless told not to.
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
