@@ -12,6 +12,7 @@ from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades, Overwri
 from autograder.frontends.nbgrader_plugins import (
     LatePenalty,
     QuietOverwriteCells,
+    ReadableFeedback,
     SandboxExecute,
     SaveExtraCredit,
     StageCsvExport,
@@ -47,11 +48,13 @@ c.OverwriteCells.add_missing_cells = True
 # instructor's rights, next to the gradebook; its test cells' output could be forged).
 _steps = list(Autograde.class_traits()["autograde_preprocessors"].default())  # nbgrader's own list
 _steps[_steps.index(Execute)] = SandboxExecute
-# An untouched test cell lacks the hidden tests its gradebook checksum covers: no warning for it.
-_steps[_steps.index(OverwriteCells)] = QuietOverwriteCells
 # Stage 8 (the bonus) is recorded as nbgrader extra credit, before the late penalty is computed.
 _steps.insert(_steps.index(SaveAutoGrades) + 1, SaveExtraCredit)
 c.Autograde.autograde_preprocessors = _steps
+# An untouched test cell lacks the hidden tests its gradebook checksum covers: no warning for it.
+_sanitize = list(Autograde.class_traits()["sanitize_preprocessors"].default())
+_sanitize[_sanitize.index(OverwriteCells)] = QuietOverwriteCells
+c.Autograde.sanitize_preprocessors = _sanitize
 
 # Late work: the due date is the assignment's in the gradebook (make duedate DUE="..."), the
 # submission time timestamp.txt in the student's folder (nbgrader's format, e.g.
@@ -66,7 +69,8 @@ c.LatePenalty.cap = 0.5
 c.Exchange.root = os.path.abspath("grading/exchange")
 
 # Feedback: nbgrader renders the autograded notebook, hidden tests included, unless told not to.
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+# ReadableFeedback: stage headings, each hint once, wrapped lines, formulas drawn offline (MathML).
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor, ReadableFeedback]
 
 # LMS downloads (nbgrader zip_collect): the zip goes in grading/downloaded/<assignment>/archive/.
 # The student id comes from the file name (nbgrader matches the whole path); this pattern
