@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -63,8 +64,6 @@ def instructor_class(tmp_path_factory):
     course.mkdir()
     for name in ("Makefile", "nbgrader_config.py", "pyproject.toml"):
         (course / name).write_bytes((REPO / name).read_bytes())
-    import shutil
-
     shutil.copytree(REPO / "solutions", course / "solutions", ignore=shutil.ignore_patterns(".*"))
     (course / ".stamp").touch()  # the environment is this test's; make must not install one
     _make(course, "release")
@@ -92,6 +91,9 @@ def instructor_class(tmp_path_factory):
     autograde = _make(course, "autograde", "JOBS=2", check=False)
     seconds = time.monotonic() - started
     _make(course, "export")
+    _make(course, "feedback")
+    if os.environ.get("INSTRUCTOR_CLASS_KEEP"):  # screenshots, the closing note's log
+        shutil.copytree(course, os.environ["INSTRUCTOR_CLASS_KEEP"], dirs_exist_ok=True)
     print(f"\nmake autograde (6 submissions, JOBS=2): {seconds:.0f} s\n{autograde.stdout}{autograde.stderr}")
     with open(course / "grading" / "grades.csv", newline="") as handle:
         grades = {row["student_id"]: row for row in csv.DictReader(handle)}
@@ -143,7 +145,7 @@ def test_two_notebooks_are_a_clear_error_never_a_silent_zero(instructor_class):
     _, autograde, grades, _ = instructor_class
     row = grades["two"]
     assert row["score"] == "0"
-    assert "not graded: 2 notebooks and none named" in row["warnings"] and "draft.ipynb, final.ipynb" in row["warnings"]
+    assert row["warnings"].startswith(f"not graded: 2 notebooks and none named {ASSIGNMENT}.ipynb (draft.ipynb, final.ipynb)")
     assert autograde.returncode == 1  # make autograde says not everyone was graded
     assert "draft.ipynb, final.ipynb" in autograde.stdout
 
@@ -153,7 +155,8 @@ def test_autograde_log_shows_what_matters(instructor_class):
     _, autograde, _, _ = instructor_class
     out = autograde.stdout + autograde.stderr
     assert "has changed" not in out  # no checksum warning for untouched test cells (renamed2 is the release)
-    assert "Traceback" not in out
+    assert "Traceback" not in out and "seconds late" not in out
+    assert "not graded: not graded" not in out.lower()
     table = out[out.index("one row per student, problems first"):]
     order = [name for line in table.splitlines() for name in ("two", "late", "renamed1", "renamed2", "ontime", "bonus")
              if line.strip("│┃ ").startswith(name + " ")]
@@ -194,3 +197,15 @@ def test_late_penalty_rule():
     assert rule.late_submission_penalty("s", 100.0, 1) == 10
     assert rule.late_submission_penalty("s", 100.0, 36 * 3600) == 20
     assert rule.late_submission_penalty("s", 80.0, 30 * 86400) == 40  # capped at half
+
+
+@pytest.mark.slow
+def test_feedback_is_readable(instructor_class):
+    course, _, _, _ = instructor_class
+    html = (course / "grading" / "feedback" / "renamed1" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    for stage in CHAPTER.stages:
+        assert f'<h3 class="stage-heading">{stage.label}' in html, stage.label
+    assert "<math" in html and "\\frac" not in html and "\\sqrt" not in html  # formulas drawn without MathJax
+    assert "white-space: pre-wrap" in html
+    assert "Out[" not in html  # no bare score under the test cells
+    assert "HIDDEN TESTS" not in html and "hidden_seed" not in html

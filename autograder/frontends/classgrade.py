@@ -298,6 +298,10 @@ def running_description(total: int, jobs: int, running: dict[str, float]) -> str
     return f"running {named}" + (f" (+{len(longest) - 4})" if len(longest) > 4 else "")
 
 
+# nbgrader's and LatePenalty's lines about lateness: the table's "late (penalty)" column says it.
+LATE_NOTICE = re.compile(r"seconds late$|Late submission penalty|hours late, \d+ day")
+
+
 def summary_rows(db_url: str, assignment: str, students: list[str], failed: dict[str, str], notes: dict[str, str],
                  log: str) -> list[dict]:
     """One row per student for the end of make autograde: score (as the gradebook has it),
@@ -312,8 +316,8 @@ def summary_rows(db_url: str, assignment: str, students: list[str], failed: dict
                 problems.append("NOT GRADED: " + last_line(failed[student]))
             if notes.get(student) and student not in failed:
                 problems.append(notes[student])
-            problems += sorted({line.split(": ", 1)[1] for line in log.splitlines()
-                                if line.startswith(f"{student}: ") and "[WARNING]" in line and " late, " not in line
+            problems += sorted({line.split("[WARNING] ", 1)[1] for line in log.splitlines()
+                                if line.startswith(f"{student}: ") and "[WARNING] " in line and not LATE_NOTICE.search(line)
                                 and not re.search(r"Removing existing (assignment|notebook)", line)})
             row = {"student": student, "score": "", "extra": "", "late": "", "problems": problems}
             try:
@@ -323,13 +327,14 @@ def summary_rows(db_url: str, assignment: str, students: list[str], failed: dict
             if submission is not None and student not in failed:
                 extra = sum(g.extra_credit or 0.0 for nb in submission.notebooks for g in nb.grades)
                 penalty = submission.late_submission_penalty or 0.0
-                row.update(score=f"{max(0.0, submission.score - penalty):g}/{submission.max_score:g}",
+                # out of the maximum (100): the bonus is its own column
+                row.update(score=f"{max(0.0, submission.score - extra - penalty):g}/{submission.max_score:g}",
                            extra=f"+{extra:g}" if extra else "")
                 if submission.total_seconds_late:
                     row["late"] = f"{submission.total_seconds_late / 3600:.1f} h, -{penalty:g}"
             rows.append(row)
-    return sorted(rows, key=lambda r: (not any(p.startswith("NOT GRADED") for p in r["problems"]), not r["problems"],
-                                       r["student"]))
+    return sorted(rows, key=lambda r: (not any(p.startswith("NOT GRADED") for p in r["problems"]),
+                                       not (r["problems"] or r["late"]), r["student"]))
 
 
 def last_line(error: str) -> str:
@@ -347,7 +352,8 @@ def print_summary(summary: Summary, jobs: int, console, verbose: bool = False) -
     for line in notes if verbose else []:  # each student's warnings are in the table's problems column
         console.print(line, markup=False, style="yellow")
     for student, error in summary.failed.items():
-        shown = error.strip() if verbose else last_line(error) + "  (V=1: the whole error)"
+        one_line = len(error.strip().splitlines()) <= 1
+        shown = error.strip() if verbose or one_line else last_line(error) + "  (V=1: the whole error)"
         console.print(f"{student}: not autograded: {shown}", markup=False, style="red")
     table = Table(title="make autograde: one row per student, problems first", title_justify="left")
     for column in ("student", "score", "extra credit", "late (penalty)", "problems"):

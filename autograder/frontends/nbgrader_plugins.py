@@ -310,7 +310,7 @@ def submitted_notebook(folder: Path, assignment: str) -> tuple[Path | None, str]
         return found[0], f"renamed notebook: graded {found[0].name} as {expected}"
     if not found:
         return None, f"no notebook in the submission folder (expected {expected})"
-    return None, (f"not graded: {len(found)} notebooks and none named {expected} ({', '.join(names)}); "
+    return None, (f"{len(found)} notebooks and none named {expected} ({', '.join(names)}): "
                   f"keep one, or rename the one to grade to {expected}")
 
 
@@ -348,7 +348,10 @@ class StageCsvExport(ExportPlugin):
                        "last_name": getattr(student, "last_name", None) or "",
                        "first_name": getattr(student, "first_name", None) or "", "email": getattr(student, "email", None) or "",
                        "max_score": f"{assignment.max_score:g}", **{c: "0" for c in stage_columns}}
-                notes = [submitted_notebook(folders[student_id], assignment.name)[1]] if student_id in folders else []
+                notes = []
+                if student_id in folders:
+                    chosen, note = submitted_notebook(folders[student_id], assignment.name)
+                    notes.append(note if chosen else f"not graded: {note}")
                 try:
                     submission = gradebook.find_submission(assignment.name, student_id)
                 except MissingEntry:  # nothing submitted (or nothing gradable): zero everywhere
@@ -360,7 +363,8 @@ class StageCsvExport(ExportPlugin):
                         for grade in notebook.grades:
                             stage = stages.get(grade.name)
                             if stage is not None and csv_column(stage) in row:  # no score yet (a manual grade pending): left empty
-                                row[csv_column(stage)] = "" if grade.score is None else f"{grade.score:g}"
+                                # the stage's own score: extra credit (the bonus) has its own column
+                                row[csv_column(stage)] = "" if grade.score is None else f"{grade.score - (grade.extra_credit or 0):g}"
                     penalty = submission.late_submission_penalty or 0.0
                     extra = sum(g.extra_credit or 0.0 for nb in submission.notebooks for g in nb.grades)
                     row.update(timestamp=str(submission.timestamp or ""), raw_score=f"{submission.score:g}",
