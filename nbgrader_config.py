@@ -65,8 +65,10 @@ c.LatePenalty.per_day = 0.1
 c.LatePenalty.cap = 0.5
 
 # Formgrader (make formgrader): this course uses no exchange (submissions come from an LMS
-# download or by hand), so formgrader does not look for one.
+# download or by hand). An exchange folder inside grading/ and the gradebook's own default
+# course id keep formgrader from warning about a missing exchange or course id.
 c.Exchange.root = os.path.abspath("grading/exchange")
+c.CourseDirectory.course_id = "default_course"
 
 # Feedback: nbgrader renders the autograded notebook, hidden tests included, unless told not to.
 # ReadableFeedback: stage headings, each hint once, wrapped lines, formulas drawn offline (MathML).

@@ -146,7 +146,7 @@ def test_two_notebooks_are_a_clear_error_never_a_silent_zero(instructor_class):
     row = grades["two"]
     assert row["score"] == "0"
     assert row["warnings"].startswith(f"not graded: 2 notebooks and none named {ASSIGNMENT}.ipynb (draft.ipynb, final.ipynb)")
-    assert autograde.returncode == 1  # make autograde says not everyone was graded
+    assert autograde.returncode != 0  # make autograde says not everyone was graded
     assert "draft.ipynb, final.ipynb" in autograde.stdout
 
 
