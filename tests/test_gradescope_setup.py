@@ -34,7 +34,7 @@ def test_setup_sh_venv_grades_the_solutions_full_marks(tmp_path):
         (root / "source" / script).chmod(0o755)
     (root / "noindex").mkdir()  # an empty index: pip takes torch from its configured local wheels
     python_bin = Path(sys.base_prefix) / "bin"  # python3 of the interpreter the tests run on (torch has a wheel for it)
-    env = {"PATH": f"{python_bin}{os.pathsep}/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path)),  # pip reads its configuration there
+    env = {"PATH": f"{python_bin}{os.pathsep}/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path)),  # pip config
            "AUTOGRADER_ROOT": str(root), "TORCH_INDEX_URL": (root / "noindex").as_uri(),
            **{k: v for k, v in os.environ.items() if k.startswith("PIP_")}}
     started = time.monotonic()
