@@ -122,9 +122,12 @@ def test_the_kernel_defers_to_the_sandbox_while_nbgrader_autogrades(monkeypatch,
 
 def test_make_autograde_passes_jobs():
     dry = subprocess.run(["make", "-n", "autograde", "JOBS=3"], cwd=REPO, capture_output=True, text=True)
-    assert re.search(r"-m autograder\.frontends\.classgrade autograde ch03_attention --jobs 3$", dry.stdout, re.MULTILINE), dry.stdout
+    assert re.search(r"-m autograder\.frontends\.classgrade autograde ch03_attention --jobs 3\b", dry.stdout), dry.stdout
+    assert "--student" not in dry.stdout and "--verbose" not in dry.stdout
     dry = subprocess.run(["make", "-n", "autograde"], cwd=REPO, capture_output=True, text=True)
     assert "--jobs" not in dry.stdout  # the default is the number of cores (classgrade.default_jobs)
+    dry = subprocess.run(["make", "-n", "autograde", "STUDENT=doejane", "V=1"], cwd=REPO, capture_output=True, text=True)
+    assert re.search(r"--student doejane\s+--verbose", dry.stdout), dry.stdout
 
 
 # -- the end-to-end course -------------------------------------------------------------------
