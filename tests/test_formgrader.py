@@ -57,7 +57,9 @@ def _serve_and_get(course: Path, venv: Path, env: dict, user: str | None = None)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and server.poll() is None:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/formgrader?token={TOKEN}", timeout=10) as reply:
+                # the token logs in; the cookie it sets follows formgrader's redirect
+                opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+                with opener.open(f"http://127.0.0.1:{port}/formgrader?token={TOKEN}", timeout=10) as reply:
                     status, page = reply.status, reply.read().decode()
                 break
             except OSError:
@@ -108,7 +110,9 @@ def _user_venv(tmp_path: Path, user: str) -> Path:
     user_venv = tmp_path / "venv"
     subprocess.run([base / "bin" / "python3", "-m", "venv", "--without-pip", user_venv], check=True)
     site = next((user_venv / "lib").glob("python3*/site-packages"))
-    (site / "test-venv.pth").write_text(str(next((venv / "lib").glob("python3*/site-packages"))) + "\n")
+    # addsitedir, not a path line: the test venv's own .pth files (the editable install) count too
+    packages = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "test-venv.pth").write_text(f"import site; site.addsitedir({str(packages)!r})\n")
     for command, module in (("jupyter", "jupyter_core.command"), ("nbgrader", "nbgrader.apps.nbgraderapp")):
         script = user_venv / "bin" / command
         script.write_text(f"#!{user_venv / 'bin' / 'python'}\nimport sys\nfrom {module} import main\nsys.exit(main())\n")

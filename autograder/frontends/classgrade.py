@@ -359,7 +359,8 @@ def print_summary(summary: Summary, jobs: int, console, verbose: bool = False) -
     for column in ("student", "score", "extra credit", "late (penalty)", "problems"):
         table.add_column(column, overflow="fold")
     for row in summary.rows:
-        table.add_row(row["student"], row["score"] or "-", row["extra"], row["late"], "; ".join(row["problems"]) or "ok",
+        table.add_row(row["student"], row["score"] or "-", row["extra"], row["late"],
+                      "; ".join(row["problems"]) or ("late" if row["late"] else "ok"),
                       style="red" if any(p.startswith("NOT GRADED") for p in row["problems"]) else None)
     if summary.rows:
         console.print(table)
