@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -57,15 +58,24 @@ def _serve_and_get(course: Path, venv: Path, env: dict, user: str | None = None)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and server.poll() is None:
             try:
-                # the token logs in; the cookie it sets follows formgrader's redirect
-                opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
-                with opener.open(f"http://127.0.0.1:{port}/formgrader?token={TOKEN}", timeout=10) as reply:
+                # the token in a header: it follows /formgrader's redirect to its first page
+                request = urllib.request.Request(f"http://127.0.0.1:{port}/formgrader",
+                                                 headers={"Authorization": f"token {TOKEN}"})
+                with urllib.request.urlopen(request, timeout=10) as reply:
                     status, page = reply.status, reply.read().decode()
+                # the page lists the assignments from formgrader's API, read from the course's gradebook
+                request = urllib.request.Request(f"http://127.0.0.1:{port}/formgrader/api/assignments",
+                                                 headers={"Authorization": f"token {TOKEN}"})
+                with urllib.request.urlopen(request, timeout=30) as reply:
+                    page += reply.read().decode()
                 break
             except OSError:
                 time.sleep(1)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)  # the server this test started, and its children
+        try:
+            os.killpg(server.pid, signal.SIGTERM)  # the server this test started, and its children
+        except ProcessLookupError:  # it had already stopped (its log says why)
+            pass
         log = server.communicate(timeout=30)[0]
     return status, page, log
 
@@ -78,7 +88,7 @@ def _env(home: Path) -> dict:
 
 def _check(status: int, page: str, log: str) -> None:
     assert status == 200, log[-3000:]
-    assert "Manage Assignments" in page and "ch03_attention" in page, page[:2000]
+    assert "<h1>Manage Assignments</h1>" in page and '"name": "ch03_attention"' in page, page[-2000:]
     assert "warning-exchange" not in page, "the course uses no exchange: no exchange warning"
     assert "127.0.0.1" in log and "0.0.0.0" not in log
 
@@ -113,7 +123,8 @@ def _user_venv(tmp_path: Path, user: str) -> Path:
     # addsitedir, not a path line: the test venv's own .pth files (the editable install) count too
     packages = next((venv / "lib").glob("python3*/site-packages"))
     (site / "test-venv.pth").write_text(f"import site; site.addsitedir({str(packages)!r})\n")
-    for command, module in (("jupyter", "jupyter_core.command"), ("nbgrader", "nbgrader.apps.nbgraderapp")):
+    for command, module in (("jupyter", "jupyter_core.command"), ("nbgrader", "nbgrader.apps.nbgraderapp"),
+                            ("alembic", "alembic.config")):  # nbgrader runs alembic from PATH
         script = user_venv / "bin" / command
         script.write_text(f"#!{user_venv / 'bin' / 'python'}\nimport sys\nfrom {module} import main\nsys.exit(main())\n")
         script.chmod(0o755)
@@ -121,11 +132,14 @@ def _user_venv(tmp_path: Path, user: str) -> Path:
 
 
 @pytest.mark.slow
-def test_formgrader_as_a_user(tmp_path):
+def test_formgrader_as_a_user(request):
     if os.geteuid() != 0 or not shutil.which("runuser"):
         pytest.skip("needs root to start the server as another account (runuser)")
     user = "nobody"
+    # pytest's own temporary folders are root's alone: a folder the user can reach
+    tmp_path = Path(tempfile.mkdtemp(prefix="formgrader-user-"))
     tmp_path.chmod(0o755)
+    request.addfinalizer(lambda: shutil.rmtree(tmp_path, ignore_errors=True))
     venv = _user_venv(tmp_path, user)
     course = _course(tmp_path, venv)
     uid, gid = pwd.getpwnam(user).pw_uid, pwd.getpwnam(user).pw_gid
