@@ -124,6 +124,7 @@ def _user_venv(tmp_path: Path, user: str) -> Path:
     packages = next((venv / "lib").glob("python3*/site-packages"))
     (site / "test-venv.pth").write_text(f"import site; site.addsitedir({str(packages)!r})\n")
     for command, module in (("jupyter", "jupyter_core.command"), ("nbgrader", "nbgrader.apps.nbgraderapp"),
+                            ("jupyter-lab", "jupyterlab.labapp"),  # `jupyter lab` runs jupyter-lab
                             ("alembic", "alembic.config")):  # nbgrader runs alembic from PATH
         script = user_venv / "bin" / command
         script.write_text(f"#!{user_venv / 'bin' / 'python'}\nimport sys\nfrom {module} import main\nsys.exit(main())\n")
