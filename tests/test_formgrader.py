@@ -151,6 +151,8 @@ def test_formgrader_as_a_user(request):
     env = _env(home)
     if venv != Path(sys.executable).parent.parent:  # the copied interpreter loads its own libpython
         env["LD_LIBRARY_PATH"] = str(tmp_path / "python" / "lib")
+        # the server extensions (formgrader) are enabled in the test venv's etc/jupyter
+        env["JUPYTER_CONFIG_PATH"] = str(Path(sys.executable).parent.parent / "etc" / "jupyter")
     status, page, log = _serve_and_get(course, venv, env, user=user)
     _check(status, page, log)
     dry = subprocess.run(["runuser", "-u", user, "--", "make", "-n", "formgrader", f"VENV={venv}",
