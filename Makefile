@@ -30,7 +30,10 @@ help:
 	@echo "make check            the repository's own tests (maintainers, CI)"
 	@echo "make check-fast       the unit layer alone (tests/unit): no worker, no notebook, seconds"
 	@echo "make release          regenerate assignments/ from solutions/ with nbgrader"
-	@echo "make autograde [JOBS=n]  nbgrader autograde grading/submitted/*/$(ASSIGNMENT), n at a time"
+	@echo "make autograde [JOBS=n] [STUDENT=id] [V=1]  nbgrader autograde grading/submitted/*/$(ASSIGNMENT), n at a time"
+	@echo "make duedate DUE=\"2026-11-20 23:59:00 UTC\"  the due date (late penalties), then make autograde"
+	@echo "make students ROSTER=class.csv  import the class list (id,first_name,last_name,email)"
+	@echo "make formgrader       JupyterLab with nbgrader's formgrader (manual grading, overrides), localhost"
 	@echo "make feedback         nbgrader feedback (HTML, hidden tests removed) in grading/feedback/"
 	@echo "make export           grades to grading/grades.csv: a column per stage and the total"
 	@echo "make ci-grade         grade for CI: Classroom points, $(CI_REPORTS)/results.json and junit.xml"
@@ -115,8 +118,10 @@ $(GRADEBOOK): $(SOURCE) | $(STAMP)
 	@mkdir -p grading
 	$(NBGRADER) generate_assignment $(ASSIGNMENT) --force --log-level=WARN
 
+# make autograde STUDENT=id regrades one student (STUDENT="a b" several); V=1 shows whole errors.
 autograde: $(GRADEBOOK)
-	@PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m autograder.frontends.classgrade autograde $(ASSIGNMENT) $(if $(JOBS),--jobs $(JOBS))
+	@PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m autograder.frontends.classgrade autograde $(ASSIGNMENT) $(if $(JOBS),--jobs $(JOBS)) \
+		$(if $(STUDENT),--student $(STUDENT)) $(if $(V),--verbose)
 
 feedback: $(GRADEBOOK)
 	$(NBGRADER) generate_feedback $(ASSIGNMENT) --force --log-level=WARN
@@ -151,3 +156,25 @@ student-repo: $(STAMP)
 grade-repos: $(STAMP)
 	@test -n "$(REPOS)" || { echo "usage: make grade-repos REPOS=folder/of/cloned/repositories [JOBS=n] [OUT=build/grade-repos]"; exit 2; }
 	@$(BIN)/python -m autograder.frontends.grade_repos "$(REPOS)" --chapter $(CHAPTER) $(if $(JOBS),--jobs $(JOBS)) $(if $(OUT),--out "$(OUT)")
+
+# Instructors: the due date (late penalties: nbgrader_config.py's LatePenalty), the class list
+# and formgrader. README: "Due dates and late work", "Formgrader: manual grading and overrides".
+.PHONY: duedate students formgrader
+duedate: $(GRADEBOOK)
+	@test -n "$(DUE)" || { echo 'usage: make duedate DUE="2026-11-20 23:59:00 UTC"  (then make autograde)'; exit 2; }
+	@$(NBGRADER) db assignment add $(ASSIGNMENT) --duedate="$(DUE)" --log-level=WARN
+	@$(NBGRADER) db assignment list --log-level=WARN | grep -F "$(ASSIGNMENT) "
+
+students: $(GRADEBOOK)
+	@test -n "$(ROSTER)" || { echo "usage: make students ROSTER=class.csv  (columns: id,first_name,last_name,email)"; exit 2; }
+	@$(NBGRADER) db student import "$(ROSTER)" --log-level=WARN
+	@$(NBGRADER) db student list --log-level=WARN
+
+# JupyterLab with nbgrader's formgrader, at the course root, on this machine only
+# (127.0.0.1); open the printed URL and go to /formgrader. As root: --allow-root.
+FORMGRADER_ARGS ?=
+formgrader: $(GRADEBOOK)
+	@mkdir -p grading/exchange
+	@env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS PATH="$(abspath $(BIN)):$$PATH" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" \
+		--ServerApp.ip=127.0.0.1 --no-browser $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root) \
+		--ServerApp.default_url=/formgrader $(FORMGRADER_ARGS)

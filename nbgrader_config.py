@@ -7,9 +7,16 @@ import os
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.converters import Autograde
-from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades
+from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades, OverwriteCells, SaveAutoGrades
 
-from autograder.frontends.nbgrader_plugins import SandboxExecute, StageCsvExport
+from autograder.frontends.nbgrader_plugins import (
+    LatePenalty,
+    QuietOverwriteCells,
+    ReadableFeedback,
+    SandboxExecute,
+    SaveExtraCredit,
+    StageCsvExport,
+)
 
 c = get_config()
 
@@ -41,10 +48,31 @@ c.OverwriteCells.add_missing_cells = True
 # instructor's rights, next to the gradebook; its test cells' output could be forged).
 _steps = list(Autograde.class_traits()["autograde_preprocessors"].default())  # nbgrader's own list
 _steps[_steps.index(Execute)] = SandboxExecute
+# Stage 8 (the bonus) is recorded as nbgrader extra credit, before the late penalty is computed.
+_steps.insert(_steps.index(SaveAutoGrades) + 1, SaveExtraCredit)
 c.Autograde.autograde_preprocessors = _steps
+# An untouched test cell lacks the hidden tests its gradebook checksum covers: no warning for it.
+_sanitize = list(Autograde.class_traits()["sanitize_preprocessors"].default())
+_sanitize[_sanitize.index(OverwriteCells)] = QuietOverwriteCells
+c.Autograde.sanitize_preprocessors = _sanitize
+
+# Late work: the due date is the assignment's in the gradebook (make duedate DUE="..."), the
+# submission time timestamp.txt in the student's folder (nbgrader's format, e.g.
+# "2026-11-20 14:05:00 UTC"). Penalty: per_day of the score per day or part of one late,
+# at most cap of it. Re-run make autograde after changing either.
+c.AssignLatePenalties.plugin_class = LatePenalty
+c.LatePenalty.per_day = 0.1
+c.LatePenalty.cap = 0.5
+
+# Formgrader (make formgrader): this course uses no exchange (submissions come from an LMS
+# download or by hand). An exchange folder inside grading/ and the gradebook's own default
+# course id keep formgrader from warning about a missing exchange or course id.
+c.Exchange.root = os.path.abspath("grading/exchange")
+c.CourseDirectory.course_id = "default_course"
 
 # Feedback: nbgrader renders the autograded notebook, hidden tests included, unless told not to.
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+# ReadableFeedback: stage headings, each hint once, wrapped lines, formulas drawn offline (MathML).
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor, ReadableFeedback]
 
 # LMS downloads (nbgrader zip_collect): the zip goes in grading/downloaded/<assignment>/archive/.
 # The student id comes from the file name (nbgrader matches the whole path); this pattern

@@ -122,9 +122,12 @@ def test_the_kernel_defers_to_the_sandbox_while_nbgrader_autogrades(monkeypatch,
 
 def test_make_autograde_passes_jobs():
     dry = subprocess.run(["make", "-n", "autograde", "JOBS=3"], cwd=REPO, capture_output=True, text=True)
-    assert re.search(r"-m autograder\.frontends\.classgrade autograde ch03_attention --jobs 3$", dry.stdout, re.MULTILINE), dry.stdout
+    assert re.search(r"-m autograder\.frontends\.classgrade autograde ch03_attention --jobs 3\b", dry.stdout), dry.stdout
+    assert "--student" not in dry.stdout and "--verbose" not in dry.stdout
     dry = subprocess.run(["make", "-n", "autograde"], cwd=REPO, capture_output=True, text=True)
     assert "--jobs" not in dry.stdout  # the default is the number of cores (classgrade.default_jobs)
+    dry = subprocess.run(["make", "-n", "autograde", "STUDENT=doejane", "V=1"], cwd=REPO, capture_output=True, text=True)
+    assert re.search(r"--student doejane\s+--verbose", dry.stdout), dry.stdout
 
 
 # -- the end-to-end course -------------------------------------------------------------------
@@ -317,11 +320,13 @@ def test_export_has_each_students_stage_scores_and_total(course):
     }
     for student, stages in expected.items():
         assert _stage_scores(grades[student]) == stages, student
-        assert float(grades[student]["score"]) == sum(stages.values()), student
+        # stage 8's bonus is extra credit on top of the stages (the solutions earn all of it)
+        assert float(grades[student]["score"]) == sum(stages.values()) + float(grades[student]["extra_credit"]), student
+    assert float(grades["perfect"]["extra_credit"]) == CHAPTER.points(STAGES[-1]) and grades["blank"]["extra_credit"] == "0"
     wrong = _stage_scores(grades["mistake3"])
     assert 0 < wrong["test_stage3_self_attention"] < 15
     assert wrong == {**FULL, "test_stage3_self_attention": wrong["test_stage3_self_attention"]}
-    assert float(grades["mistake3"]["score"]) == sum(wrong.values())
+    assert float(grades["mistake3"]["score"]) == sum(wrong.values()) + float(grades["mistake3"]["extra_credit"])
     assert all(row["max_score"] == "100" for row in grades.values())
 
 

@@ -37,8 +37,8 @@ import tempfile
 import time
 import traceback
 import warnings
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -114,12 +114,14 @@ def sqlite_path(db_url: str) -> Path | None:
 _worker: dict = {}
 
 
-def _start_worker(assignment: str, scratch: str, executed: str) -> None:
+def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, started=None) -> None:
     # Kernels and nbgrader write to stderr; that would tear the progress bar apart.
     log = os.open(Path(scratch, f"worker-{os.getpid()}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(log, 1)
     os.dup2(log, 2)
     app = _app(assignment, "--log-level=ERROR")
+    app.coursedir.submitted_directory = submitted
+    _worker["started"] = started
     private = Path(scratch, f"gradebook-{os.getpid()}.db")
     shutil.copyfile(sqlite_path(app.coursedir.db_url), private)
     app.coursedir.db_url = f"sqlite:///{private}"
@@ -142,6 +144,8 @@ def _execute_one(student: str) -> tuple[str, bool, str, tuple[str, dict] | None]
             computed["run"] = (cells_key(nb), result)
             return result
 
+    if _worker.get("started") is not None:  # the progress display names the students being graded
+        _worker["started"].put((student, time.time()))
     app = _worker["app"]
     steps = list(app.config.Autograde.autograde_preprocessors)
     steps[-1] = Keep
@@ -159,12 +163,38 @@ class Summary:
     failed: dict[str, str]
     replayed: int
     log: str
+    notes: dict[str, str] = field(default_factory=dict)  # student -> what the grader should know (renamed notebook)
+    rows: list[dict] = field(default_factory=list)  # the summary table, read back from the gradebook
+
+
+def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str], dict[str, str], dict[str, str]]:
+    """A copy of each student's submission folder for nbgrader to read, with the submission
+    under the assignment's notebook name (a renamed notebook is graded as the assignment's;
+    the student's own folder is never changed). Returns the students to grade, a note per
+    student, and the students who cannot be graded with the reason (two candidate notebooks)."""
+    from autograder.frontends.nbgrader_plugins import submitted_notebook
+
+    assignment = app.coursedir.assignment_id
+    gradable, notes, refused = [], {}, {}
+    for student in students:
+        folder = Path(app.coursedir.format_path(app.coursedir.submitted_directory, student, assignment))
+        chosen, note = submitted_notebook(folder, assignment)
+        if note:
+            notes[student] = note
+        if chosen is None:
+            refused[student] = note
+            continue
+        copy = mirror / student / assignment
+        shutil.copytree(folder, copy, symlinks=True, ignore=shutil.ignore_patterns("*.ipynb"))
+        shutil.copyfile(chosen, copy / f"{assignment}.ipynb")
+        gradable.append(student)
+    return gradable, notes, refused
 
 
 def submitted_students(app) -> list[str]:
     """Students with a notebook under submitted/<student>/<assignment>/, as nbgrader finds them."""
     pattern = app.coursedir.format_path(app.coursedir.submitted_directory, "*", app.coursedir.assignment_id)
-    return sorted(Path(folder).parent.name for folder in glob.glob(pattern) if glob.glob(os.path.join(folder, "*.ipynb")))
+    return sorted(Path(folder).parent.name for folder in glob.glob(pattern) if glob.glob(os.path.join(glob.escape(folder), "*.ipynb")))
 
 
 def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: list[str] | None = None,
@@ -181,6 +211,11 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
     jobs = jobs or default_jobs()
     app = _app(assignment, "--log-level=CRITICAL")  # warnings are collected per student instead
     everyone = submitted_students(app)
+    unknown = sorted(set(students or []) - set(everyone))
+    if unknown:
+        raise SystemExit(f"no submission for {', '.join(unknown)} under "
+                         f"{app.coursedir.format_path(app.coursedir.submitted_directory, '<student>', assignment)} "
+                         f"(submissions: {', '.join(everyone) or 'none'})")
     students = [s for s in everyone if not students or s in students]
     if not students:
         raise SystemExit(f"no submissions under {app.coursedir.format_path(app.coursedir.submitted_directory, '<student>', assignment)}")
@@ -199,23 +234,40 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
     SandboxExecute.reused = 0
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
         executed = str(Path(scratch, "executed"))
-        if jobs > 1:
+        # nbgrader reads the submissions from a copy in which a renamed notebook has the
+        # assignment's name; the students' folders stay as they were handed in.
+        submitted = str(Path(scratch, "submitted"))
+        students, notes_by_student, refused = mirror_submissions(app, students, Path(submitted))
+        failed.update(refused)
+        app.coursedir.submitted_directory = submitted
+        if jobs > 1 and students:
+            context = get_context("spawn")
+            started_queue = context.Queue()
             task = progress.add_task(f"running {len(students)} notebooks, {jobs} at a time", total=len(students)) \
                 if progress else None
-            with ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=_start_worker,
-                                     initargs=(assignment, scratch, executed)) as pool:
+            with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
+                                     initargs=(assignment, scratch, executed, submitted, started_queue)) as pool:
                 futures = {pool.submit(_execute_one, s): s for s in students}
-                for done in as_completed(futures):
-                    try:
-                        _, ok, notes, run = done.result()
-                    except Exception as exc:
-                        ok, notes, run = False, f"the worker process failed ({type(exc).__name__}: {exc})", None
-                    if not ok:
-                        failed[futures[done]] = notes
-                    if run is not None:
-                        SandboxExecute.precomputed[futures[done]] = run
+                pending, running = set(futures), {}
+                while pending:
+                    finished, pending = wait(pending, timeout=1, return_when=FIRST_COMPLETED)
+                    while not started_queue.empty():
+                        student, since = started_queue.get()
+                        running[student] = since
+                    for done in finished:
+                        running.pop(futures[done], None)
+                        try:
+                            _, ok, notes, run = done.result()
+                        except Exception as exc:
+                            ok, notes, run = False, f"the worker process failed ({type(exc).__name__}: {exc})", None
+                        if not ok:
+                            failed[futures[done]] = notes
+                        if run is not None:
+                            SandboxExecute.precomputed[futures[done]] = run
+                        if progress:
+                            progress.advance(task)
                     if progress:
-                        progress.advance(task)
+                        progress.update(task, description=running_description(len(students), jobs, running))
         # nbgrader's own serial pass records everything, with the runs the workers computed.
         record = progress.add_task("recording in the gradebook" if jobs > 1 else "autograding serially",
                                    total=len(students)) if progress else None
@@ -230,20 +282,90 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
             if progress:
                 progress.advance(record)
     SandboxExecute.precomputed.clear()
-    return Summary(students, time.monotonic() - started, failed, SandboxExecute.reused, "".join(logs))
+    everyone_graded = sorted(set(students) | set(refused))
+    return Summary(everyone_graded, time.monotonic() - started, failed, SandboxExecute.reused, "".join(logs),
+                   notes_by_student, summary_rows(app.coursedir.db_url, assignment, everyone_graded, failed,
+                                                  notes_by_student, "".join(logs)))
 
 
-def print_summary(summary: Summary, jobs: int, console) -> None:
+def running_description(total: int, jobs: int, running: dict[str, float]) -> str:
+    """The progress line: the students whose notebook is running now, longest first, with how long."""
+    if not running:
+        return f"running {total} notebooks, {jobs} at a time"
+    now = time.time()
+    longest = sorted(running.items(), key=lambda item: item[1])
+    named = ", ".join(f"{student} {int(now - since) // 60}:{int(now - since) % 60:02d}" for student, since in longest[:4])
+    return f"running {named}" + (f" (+{len(longest) - 4})" if len(longest) > 4 else "")
+
+
+# nbgrader's and LatePenalty's lines about lateness: the table's "late (penalty)" column says it.
+LATE_NOTICE = re.compile(r"seconds late$|Late submission penalty|hours late, \d+ day")
+
+
+def summary_rows(db_url: str, assignment: str, students: list[str], failed: dict[str, str], notes: dict[str, str],
+                 log: str) -> list[dict]:
+    """One row per student for the end of make autograde: score (as the gradebook has it),
+    extra credit, late penalty and problems; the students with problems first."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    rows = []
+    with Gradebook(db_url) as gb:
+        for student in students:
+            problems = []
+            if student in failed:
+                problems.append("NOT GRADED: " + last_line(failed[student]))
+            if notes.get(student) and student not in failed:
+                problems.append(notes[student])
+            problems += sorted({line.split("[WARNING] ", 1)[1] for line in log.splitlines()
+                                if line.startswith(f"{student}: ") and "[WARNING] " in line and not LATE_NOTICE.search(line)
+                                and not re.search(r"Removing existing (assignment|notebook)", line)})
+            row = {"student": student, "score": "", "extra": "", "late": "", "problems": problems}
+            try:
+                submission = gb.find_submission(assignment, student)
+            except MissingEntry:
+                submission = None
+            if submission is not None and student not in failed:
+                extra = sum(g.extra_credit or 0.0 for nb in submission.notebooks for g in nb.grades)
+                penalty = submission.late_submission_penalty or 0.0
+                # out of the maximum (100): the bonus is its own column
+                row.update(score=f"{max(0.0, submission.score - extra - penalty):g}/{submission.max_score:g}",
+                           extra=f"+{extra:g}" if extra else "")
+                if submission.total_seconds_late:
+                    row["late"] = f"{submission.total_seconds_late / 3600:.1f} h, -{penalty:g}"
+            rows.append(row)
+    return sorted(rows, key=lambda r: (not any(p.startswith("NOT GRADED") for p in r["problems"]),
+                                       not (r["problems"] or r["late"]), r["student"]))
+
+
+def last_line(error: str) -> str:
+    """The reason of a failure (its last non-empty line), without the traceback above it."""
+    lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "unknown error"
+
+
+def print_summary(summary: Summary, jobs: int, console, verbose: bool = False) -> None:
+    from rich.table import Table
+
     # --force removes the previous autograded copy of every submission: expected, not news.
     notes = [line for line in summary.log.splitlines()
              if line.strip() and not re.search(r"Removing existing (assignment|notebook)", line)]
-    for line in notes:
+    for line in notes if verbose else []:  # each student's warnings are in the table's problems column
         console.print(line, markup=False, style="yellow")
     for student, error in summary.failed.items():
-        tail = "\n".join(error.strip().splitlines()[-6:])
-        console.print(f"{student}: not autograded\n{tail}", markup=False, style="red")
+        one_line = len(error.strip().splitlines()) <= 1
+        shown = error.strip() if verbose or one_line else last_line(error) + "  (V=1: the whole error)"
+        console.print(f"{student}: not autograded: {shown}", markup=False, style="red")
+    table = Table(title="make autograde: one row per student, problems first", title_justify="left")
+    for column in ("student", "score", "extra credit", "late (penalty)", "problems"):
+        table.add_column(column, overflow="fold")
+    for row in summary.rows:
+        table.add_row(row["student"], row["score"] or "-", row["extra"], row["late"],
+                      "; ".join(row["problems"]) or ("late" if row["late"] else "ok"),
+                      style="red" if any(p.startswith("NOT GRADED") for p in row["problems"]) else None)
+    if summary.rows:
+        console.print(table)
     graded = len(summary.students) - len(summary.failed)
-    how = f"JOBS={jobs}" + (f", {len(summary.students) - summary.replayed} executed serially"
+    how = f"JOBS={jobs}" + (f", {graded - summary.replayed} executed serially"
                             if jobs > 1 and summary.replayed < graded else "")
     console.print(f"Autograded {graded}/{len(summary.students)} submissions in {summary.seconds:.0f} s ({how}). "
                   "Scores: make export; feedback: make feedback.")
@@ -263,7 +385,7 @@ def autograde_command(args) -> int:
     jobs = args.jobs or default_jobs()
     with _progress(console) as progress:
         summary = autograde(args.assignment, jobs, args.student, progress)
-    print_summary(summary, jobs, console)
+    print_summary(summary, jobs, console, verbose=args.verbose)
     return 1 if summary.failed else 0
 
 
@@ -429,7 +551,8 @@ def main(argv=None) -> int:
     run = commands.add_parser("autograde", help="autograde every submission (make autograde)")
     run.add_argument("assignment", nargs="?", default=ASSIGNMENT)
     run.add_argument("--jobs", "-j", type=int, default=None, help="submissions at a time (default: CPU cores)")
-    run.add_argument("--student", nargs="+", help="only these students")
+    run.add_argument("--student", nargs="+", help="only these students (make autograde STUDENT=id)")
+    run.add_argument("--verbose", "-v", action="store_true", help="whole errors (tracebacks), not their last line")
     timing = commands.add_parser("bench", help="serial nbgrader autograde against make autograde")
     timing.add_argument("--submissions", type=int, default=40)
     timing.add_argument("--jobs", "-j", type=int, default=None)

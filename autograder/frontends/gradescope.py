@@ -30,23 +30,33 @@ NOTEBOOK_NAME = f"{ASSIGNMENT}.ipynb"
 REPO_ROOT = Path(__file__).resolve().parents[2]  # the checkout
 DEFAULT_ZIP = Path("build") / "gradescope" / f"{ASSIGNMENT}_autograder.zip"
 CPU_WHEELS = "https://download.pytorch.org/whl/cpu"
+# pyproject.toml's extra with what the notebook imports beyond the grader's own dependencies;
+# the students' install ([student]) includes it, and so does the bundle's setup.sh.
+NOTEBOOK_EXTRA = "notebook"
 
 SETUP_SH = """\
 #!/usr/bin/env bash
 # Gradescope runs this once, as root with network access, when it builds the autograder
 # image; the zip's contents are in /autograder/source. Choose an Ubuntu base image whose
-# python3 has a torch {torch} wheel (Ubuntu 24.04: Python 3.12).
+# python3 has a torch {torch} wheel (Ubuntu 24.04: Python 3.12). AUTOGRADER_ROOT (instead
+# of /autograder, skipping apt-get) and TORCH_INDEX_URL let the repository's own tests build
+# this very venv offline.
 set -euxo pipefail
-export DEBIAN_FRONTEND=noninteractive
-apt-get update
-apt-get install -y --no-install-recommends python3 python3-venv python3-pip
-python3 -m venv /autograder/venv
-/autograder/venv/bin/python -m pip install --upgrade pip
+root="${{AUTOGRADER_ROOT:-/autograder}}"
+if [ -z "${{AUTOGRADER_ROOT:-}}" ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    apt-get install -y --no-install-recommends python3 python3-venv python3-pip
+fi
+python3 -m venv "$root/venv"
+"$root/venv/bin/python" -m pip install --upgrade pip
 # The CPU build first, from PyTorch's CPU index: Gradescope has no GPU, and the default
 # wheel pulls several GB of CUDA libraries. The package below pins the same version.
-/autograder/venv/bin/python -m pip install "torch=={torch}" --index-url {cpu_wheels}
-/autograder/venv/bin/python -m pip install /autograder/source
-/autograder/venv/bin/python -c "import autograder.frontends.cli"
+"$root/venv/bin/python" -m pip install "torch=={torch}" --index-url "${{TORCH_INDEX_URL:-{cpu_wheels}}}"
+# [{extra}]: what the notebook imports besides torch (matplotlib), the same list the
+# students' install uses (pyproject.toml).
+"$root/venv/bin/python" -m pip install "$root/source[{extra}]"
+"$root/venv/bin/python" -c "import autograder.frontends.cli"
 """
 
 RUN_AUTOGRADER = """\
@@ -88,7 +98,7 @@ def build(out: Path = DEFAULT_ZIP) -> Path:
     pyproject = REPO_ROOT / "pyproject.toml"
     if not pyproject.is_file():
         raise SystemExit(f"no {pyproject}: build the zip from a checkout of the repository")
-    setup = SETUP_SH.format(torch=torch_pin(pyproject), cpu_wheels=CPU_WHEELS)
+    setup = SETUP_SH.format(torch=torch_pin(pyproject), cpu_wheels=CPU_WHEELS, extra=NOTEBOOK_EXTRA)
     out = Path(out)
     from autograder.frontends.rendering import overwrite_refusal
 
@@ -139,7 +149,9 @@ def run(root: Path) -> int:
         return 0
     # Gradescope has no GPU. The exit status is the CLI's (1 below full marks), which is no
     # failure here: the grade is results.json, always written.
-    cli.main([str(notebook), "--results", str(results), "--device", "cpu"])
+    # --verbose: every failed check and cell error is listed (a student on Gradescope cannot
+    # pass a flag to see more).
+    cli.main([str(notebook), "--results", str(results), "--device", "cpu", "--verbose"])
     if notebook.name != NOTEBOOK_NAME or len(found) > 1:
         data = json.loads(results.read_text(encoding="utf-8"))
         others = [str(p.relative_to(submission)) for p in found if p != notebook]

@@ -1,0 +1,160 @@
+"""Issue 15: make formgrader serves nbgrader's formgrader, as root and as a user.
+
+A temporary course (this repository's Makefile, config and sources) after make release; the
+real make formgrader on a free port with a known token; GET /formgrader must answer 200
+with formgrader's page and no exchange warning. As a user: the same course owned by an
+unprivileged account, the server started by that account (no --allow-root).
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+TOKEN = "formgrader-test-token"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _course(root: Path, venv: Path) -> Path:
+    course = root / "course"
+    course.mkdir()
+    for name in ("Makefile", "nbgrader_config.py", "pyproject.toml"):
+        shutil.copy(REPO / name, course)
+    shutil.copytree(REPO / "solutions", course / "solutions", ignore=shutil.ignore_patterns(".*"))
+    (course / ".stamp").touch()
+    subprocess.run(["make", "--no-print-directory", "release", f"VENV={venv}", f"STAMP={course / '.stamp'}"], cwd=course,
+                   check=True, capture_output=True, timeout=300,
+                   env={k: v for k, v in os.environ.items() if not k.startswith("MAKE")})
+    return course
+
+
+def _serve_and_get(course: Path, venv: Path, env: dict, user: str | None = None) -> tuple[int, str, str]:
+    port = _free_port()
+    command = ["make", "--no-print-directory", "formgrader", f"VENV={venv}", f"STAMP={course / '.stamp'}",
+               f"FORMGRADER_ARGS=--port={port} --IdentityProvider.token={TOKEN}"]
+    if user:
+        command = ["runuser", "-u", user, "--", *command]
+    server = subprocess.Popen(command, cwd=course, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, start_new_session=True)
+    status, page = 0, ""
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                # the token in a header: it follows /formgrader's redirect to its first page
+                request = urllib.request.Request(f"http://127.0.0.1:{port}/formgrader",
+                                                 headers={"Authorization": f"token {TOKEN}"})
+                with urllib.request.urlopen(request, timeout=10) as reply:
+                    status, page = reply.status, reply.read().decode()
+                # the page lists the assignments from formgrader's API, read from the course's gradebook
+                request = urllib.request.Request(f"http://127.0.0.1:{port}/formgrader/api/assignments",
+                                                 headers={"Authorization": f"token {TOKEN}"})
+                with urllib.request.urlopen(request, timeout=30) as reply:
+                    page += reply.read().decode()
+                break
+            except OSError:
+                time.sleep(1)
+    finally:
+        try:
+            os.killpg(server.pid, signal.SIGTERM)  # the server this test started, and its children
+        except ProcessLookupError:  # it had already stopped (its log says why)
+            pass
+        log = server.communicate(timeout=30)[0]
+    return status, page, log
+
+
+def _env(home: Path) -> dict:
+    home.mkdir(parents=True, exist_ok=True)
+    return {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "JUPYTER"))} | {
+        "HOME": str(home), "JUPYTER_RUNTIME_DIR": str(home / "runtime")}
+
+
+def _check(status: int, page: str, log: str) -> None:
+    assert status == 200, log[-3000:]
+    assert "<h1>Manage Assignments</h1>" in page and '"name": "ch03_attention"' in page, page[-2000:]
+    assert "warning-exchange" not in page, "the course uses no exchange: no exchange warning"
+    assert "127.0.0.1" in log and "0.0.0.0" not in log
+
+
+@pytest.mark.slow
+def test_formgrader_as_root(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("runs as root here (CI containers, cloud IDEs); the user case is the other test")
+    venv = Path(sys.executable).parent.parent
+    course = _course(tmp_path, venv)
+    status, page, log = _serve_and_get(course, venv, _env(tmp_path / "home"))
+    _check(status, page, log)
+    dry = subprocess.run(["make", "-n", "-o", str(course / ".stamp"), "formgrader", f"VENV={venv}"], cwd=course,
+                         capture_output=True, text=True).stdout
+    assert "--allow-root" in dry and "--ServerApp.ip=127.0.0.1" in dry
+
+
+def _user_venv(tmp_path: Path, user: str) -> Path:
+    """This test's environment, for an unprivileged user: where the interpreter sits in a
+    folder only root may enter (pyenv under /root), a copy of it, with the test venv's
+    packages on its path and the venv's `jupyter` and `nbgrader` commands."""
+    venv = Path(sys.executable).parent.parent
+    probe = subprocess.run(["runuser", "-u", user, "--", str(venv / "bin" / "python"), "-c", "import nbgrader"],
+                           capture_output=True)
+    if probe.returncode == 0:
+        return venv
+    base = tmp_path / "python"
+    shutil.copytree(sys.base_prefix, base, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "test", "tests"))
+    user_venv = tmp_path / "venv"
+    subprocess.run([base / "bin" / "python3", "-m", "venv", "--without-pip", user_venv], check=True)
+    site = next((user_venv / "lib").glob("python3*/site-packages"))
+    # addsitedir, not a path line: the test venv's own .pth files (the editable install) count too
+    packages = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "test-venv.pth").write_text(f"import site; site.addsitedir({str(packages)!r})\n")
+    for command, module in (("jupyter", "jupyter_core.command"), ("nbgrader", "nbgrader.apps.nbgraderapp"),
+                            ("jupyter-lab", "jupyterlab.labapp"),  # `jupyter lab` runs jupyter-lab
+                            ("alembic", "alembic.config")):  # nbgrader runs alembic from PATH
+        script = user_venv / "bin" / command
+        script.write_text(f"#!{user_venv / 'bin' / 'python'}\nimport sys\nfrom {module} import main\nsys.exit(main())\n")
+        script.chmod(0o755)
+    return user_venv
+
+
+@pytest.mark.slow
+def test_formgrader_as_a_user(request):
+    if os.geteuid() != 0 or not shutil.which("runuser"):
+        pytest.skip("needs root to start the server as another account (runuser)")
+    user = "nobody"
+    # pytest's own temporary folders are root's alone: a folder the user can reach
+    tmp_path = Path(tempfile.mkdtemp(prefix="formgrader-user-"))
+    tmp_path.chmod(0o755)
+    request.addfinalizer(lambda: shutil.rmtree(tmp_path, ignore_errors=True))
+    venv = _user_venv(tmp_path, user)
+    course = _course(tmp_path, venv)
+    uid, gid = pwd.getpwnam(user).pw_uid, pwd.getpwnam(user).pw_gid
+    home = tmp_path / "home"
+    home.mkdir()
+    for path in [course, home, *course.rglob("*"), *home.rglob("*")]:
+        os.chown(path, uid, gid)
+    env = _env(home)
+    if venv != Path(sys.executable).parent.parent:  # the copied interpreter loads its own libpython
+        env["LD_LIBRARY_PATH"] = str(tmp_path / "python" / "lib")
+        # the server extensions (formgrader) are enabled in the test venv's etc/jupyter
+        env["JUPYTER_CONFIG_PATH"] = str(Path(sys.executable).parent.parent / "etc" / "jupyter")
+    status, page, log = _serve_and_get(course, venv, env, user=user)
+    _check(status, page, log)
+    dry = subprocess.run(["runuser", "-u", user, "--", "make", "-n", "formgrader", f"VENV={venv}",
+                          f"STAMP={course / '.stamp'}"], cwd=course, capture_output=True, text=True).stdout
+    assert "--allow-root" not in dry and "--ServerApp.ip=127.0.0.1" in dry, dry

@@ -1,0 +1,218 @@
+"""Issue 15: an instructor's class through the real nbgrader flow.
+
+One temporary course built from this repository (sources, config, Makefile), graded with
+the real commands: make release, make duedate, make students, then six submissions: on time,
+late (timestamp.txt after the due date), a bonus earner, two renamed notebooks
+(``ch03_attention (1).ipynb`` beside a Jupyter checkpoint, ``Copy_of_ch03_attention.ipynb``
+untouched) and a folder with two notebooks; make autograde JOBS=2, make export, and one
+student regraded with make autograde STUDENT=.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import RELEASE, REPO, SOLUTION
+
+from autograder.chapters.ch03_attention import CHAPTER
+from autograder.frontends import classgrade
+from autograder.frontends.nbgrader_plugins import LatePenalty, csv_column, submitted_notebook
+
+ASSIGNMENT = CHAPTER.id
+GRADED = [s for s in CHAPTER.stages if not s.bonus]
+BONUS_MAX = sum(CHAPTER.points(s) for s in CHAPTER.stages if s.bonus)
+DUE = "2026-11-20 12:00:00 UTC"
+ON_TIME = "2026-11-20 11:59:00 UTC"
+LATE = "2026-11-22 00:00:00 UTC"  # 36 hours late: two days started, 2 x 10% of the score
+ROSTER = "id,first_name,last_name,email\nontime,Ada,Lovelace,ada@example.org\nlate,Alan,Turing,alan@example.org\n"
+
+
+def _make(course: Path, *args: str, timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess:
+    venv = Path(sys.executable).parent.parent
+    proc = subprocess.run(["make", "--no-print-directory", *args, f"VENV={venv}", f"STAMP={course / '.stamp'}"],
+                          cwd=course, capture_output=True, text=True, timeout=timeout,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("MAKE")} | {"COLUMNS": "160"})
+    if check:
+        assert proc.returncode == 0, f"make {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def _folder(course: Path, student: str) -> Path:
+    folder = course / "grading" / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True)
+    return folder
+
+
+def _write(path: Path, notebook: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(notebook, indent=1))
+
+
+@pytest.fixture(scope="module")
+def instructor_class(tmp_path_factory):
+    release, solution = json.loads(RELEASE.read_text()), json.loads(SOLUTION.read_text())
+    graded_only = classgrade.student_notebook(release, solution, done={s.number for s in GRADED})
+    course = tmp_path_factory.mktemp("instructor") / "course"
+    course.mkdir()
+    for name in ("Makefile", "nbgrader_config.py", "pyproject.toml"):
+        (course / name).write_bytes((REPO / name).read_bytes())
+    shutil.copytree(REPO / "solutions", course / "solutions", ignore=shutil.ignore_patterns(".*"))
+    (course / ".stamp").touch()  # the environment is this test's; make must not install one
+    _make(course, "release")
+    _make(course, "duedate", f"DUE={DUE}")
+    (course / "roster.csv").write_text(ROSTER)
+    _make(course, "students", "ROSTER=roster.csv")
+
+    ontime = _folder(course, "ontime")
+    _write(ontime / f"{ASSIGNMENT}.ipynb", graded_only)
+    (ontime / "timestamp.txt").write_text(ON_TIME)
+    late = _folder(course, "late")
+    _write(late / f"{ASSIGNMENT}.ipynb", graded_only)
+    (late / "timestamp.txt").write_text(LATE)
+    _write(_folder(course, "bonus") / f"{ASSIGNMENT}.ipynb", solution)
+    renamed = _folder(course, "renamed1")
+    _write(renamed / f"{ASSIGNMENT} (1).ipynb", classgrade.student_notebook(release, solution, mistake=3))
+    _write(renamed / ".ipynb_checkpoints" / f"{ASSIGNMENT}-checkpoint.ipynb", release)
+    _write(_folder(course, "renamed2") / f"Copy_of_{ASSIGNMENT}.ipynb", release)
+    two = _folder(course, "two")
+    _write(two / "draft.ipynb", graded_only)
+    _write(two / "final.ipynb", solution)
+    handed_in = {p: p.read_bytes() for p in (course / "grading" / "submitted").rglob("*") if p.is_file()}
+
+    started = time.monotonic()
+    autograde = _make(course, "autograde", "JOBS=2", check=False)
+    seconds = time.monotonic() - started
+    _make(course, "export")
+    _make(course, "feedback")
+    if os.environ.get("INSTRUCTOR_CLASS_KEEP"):  # screenshots, the closing note's log
+        shutil.copytree(course, os.environ["INSTRUCTOR_CLASS_KEEP"], dirs_exist_ok=True)
+    print(f"\nmake autograde (6 submissions, JOBS=2): {seconds:.0f} s\n{autograde.stdout}{autograde.stderr}")
+    with open(course / "grading" / "grades.csv", newline="") as handle:
+        grades = {row["student_id"]: row for row in csv.DictReader(handle)}
+    return course, autograde, grades, handed_in
+
+
+def _total(row: dict) -> float:
+    return sum(float(row[csv_column(s)]) for s in GRADED)
+
+
+@pytest.mark.slow
+def test_late_work_is_penalised_by_the_configured_rule(instructor_class):
+    _, _, grades, _ = instructor_class
+    ontime, late = grades["ontime"], grades["late"]
+    assert (ontime["raw_score"], ontime["late_submission_penalty"], ontime["score"]) == ("100", "0", "100")
+    assert ontime["timestamp"].startswith("2026-11-20 11:59")
+    assert "late" not in ontime["warnings"]
+    assert late["raw_score"] == "100" and late["late_submission_penalty"] == "20" and late["score"] == "80"
+    assert "late by 36.0 h" in late["warnings"]
+    assert (late["first_name"], late["last_name"]) == ("Alan", "Turing")  # make students
+
+
+@pytest.mark.slow
+def test_bonus_is_extra_credit_beside_the_100(instructor_class):
+    _, _, grades, _ = instructor_class
+    bonus = grades["bonus"]
+    assert _total(bonus) == 100 and bonus["max_score"] == "100"
+    assert float(bonus["extra_credit"]) == BONUS_MAX > 0
+    assert float(bonus["raw_score"]) == float(bonus["score"]) == 100 + BONUS_MAX
+    assert grades["ontime"]["extra_credit"] == "0"
+
+
+@pytest.mark.slow
+def test_renamed_notebooks_are_graded_with_a_warning(instructor_class):
+    course, autograde, grades, handed_in = instructor_class
+    one, two = grades["renamed1"], grades["renamed2"]
+    assert 0 < float(one[csv_column(GRADED[2])]) < CHAPTER.points(GRADED[2])  # stage 3's mistake, graded
+    assert 80 < float(one["score"]) < 100
+    assert one["warnings"] == f"renamed notebook: graded {ASSIGNMENT} (1).ipynb as {ASSIGNMENT}.ipynb"
+    assert two["score"] == "0" and two["warnings"] == f"renamed notebook: graded Copy_of_{ASSIGNMENT}.ipynb as {ASSIGNMENT}.ipynb"
+    assert (course / "grading" / "autograded" / "renamed2" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+    # the students' folders are as they were handed in
+    now = {p: p.read_bytes() for p in (course / "grading" / "submitted").rglob("*") if p.is_file()}
+    assert now == handed_in
+
+
+@pytest.mark.slow
+def test_two_notebooks_are_a_clear_error_never_a_silent_zero(instructor_class):
+    _, autograde, grades, _ = instructor_class
+    row = grades["two"]
+    assert row["score"] == "0"
+    assert row["warnings"].startswith(f"not graded: 2 notebooks and none named {ASSIGNMENT}.ipynb (draft.ipynb, final.ipynb)")
+    assert autograde.returncode != 0  # make autograde says not everyone was graded
+    assert "draft.ipynb, final.ipynb" in autograde.stdout
+
+
+@pytest.mark.slow
+def test_autograde_log_shows_what_matters(instructor_class):
+    _, autograde, _, _ = instructor_class
+    out = autograde.stdout + autograde.stderr
+    assert "has changed" not in out  # no checksum warning for untouched test cells (renamed2 is the release)
+    assert "Traceback" not in out and "seconds late" not in out
+    assert "not graded: not graded" not in out.lower()
+    table = out[out.index("one row per student, problems first"):]
+    order = [name for line in table.splitlines() for name in ("two", "late", "renamed1", "renamed2", "ontime", "bonus")
+             if line.strip("│┃ ").startswith(name + " ")]
+    assert order[0] == "two", table  # the one not graded first
+    assert set(order[1:4]) == {"late", "renamed1", "renamed2"} and set(order[4:]) == {"ontime", "bonus"}, table
+    assert "Autograded 5/6 submissions" in out
+
+
+@pytest.mark.slow
+def test_one_student_is_regraded_alone(instructor_class):
+    course, _, _, _ = instructor_class
+    again = _make(course, "autograde", "STUDENT=late", "JOBS=1")
+    assert "Autograded 1/1 submissions" in again.stdout
+    assert "late" in again.stdout and "renamed1" not in again.stdout
+    unknown = _make(course, "autograde", "STUDENT=nobody", check=False)
+    assert unknown.returncode != 0 and "no submission for nobody" in unknown.stdout + unknown.stderr
+    assert "Traceback" not in unknown.stdout + unknown.stderr
+
+
+def test_which_notebook_is_the_submission(tmp_path):
+    assert submitted_notebook(tmp_path, ASSIGNMENT) == (None, f"no notebook in the submission folder (expected {ASSIGNMENT}.ipynb)")
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    (tmp_path / ".ipynb_checkpoints" / "x-checkpoint.ipynb").write_text("{}")
+    (tmp_path / "._Copy.ipynb").write_text("{}")
+    (tmp_path / "Copy.ipynb").write_text("{}")
+    assert submitted_notebook(tmp_path, ASSIGNMENT)[0] == tmp_path / "Copy.ipynb"
+    (tmp_path / "b.ipynb").write_text("{}")
+    chosen, note = submitted_notebook(tmp_path, ASSIGNMENT)
+    assert chosen is None and "Copy.ipynb, b.ipynb" in note
+    (tmp_path / f"{ASSIGNMENT}.ipynb").write_text("{}")
+    assert submitted_notebook(tmp_path, ASSIGNMENT) == (tmp_path / f"{ASSIGNMENT}.ipynb",
+                                                        f"graded {ASSIGNMENT}.ipynb; not graded: Copy.ipynb, b.ipynb")
+
+
+def test_late_penalty_rule():
+    rule = LatePenalty(per_day=0.1, cap=0.5)
+    assert rule.late_submission_penalty("s", 100.0, 0) is None
+    assert rule.late_submission_penalty("s", 100.0, 1) == 10
+    assert rule.late_submission_penalty("s", 100.0, 36 * 3600) == 20
+    assert rule.late_submission_penalty("s", 80.0, 30 * 86400) == 40  # capped at half
+
+
+@pytest.mark.slow
+def test_feedback_is_readable(instructor_class):
+    course, _, _, _ = instructor_class
+    html = (course / "grading" / "feedback" / "renamed1" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    for stage in CHAPTER.stages:
+        assert f'<h3 class="stage-heading">{stage.label}' in html, stage.label
+    assert "<math" in html and "\\frac" not in html and "\\sqrt" not in html  # formulas drawn without MathJax
+    assert "white-space: pre-wrap" in html
+    assert "Out[" not in html  # no bare score under the test cells
+    assert "HIDDEN TESTS" not in html and "hidden_seed" not in html
+
+
+def test_progress_names_the_students_still_running(monkeypatch):
+    monkeypatch.setattr(classgrade.time, "time", lambda: 1000.0)
+    assert classgrade.running_description(10, 2, {}) == "running 10 notebooks, 2 at a time"
+    line = classgrade.running_description(10, 2, {"s07_loop": 1000.0 - 431, "s09": 1000.0 - 12})
+    assert line == "running s07_loop 7:11, s09 0:12"  # longest first, minutes:seconds
