@@ -109,17 +109,22 @@ class Pump:
 
     def __init__(self, fd: int):
         self.chunks: queue.Queue = queue.Queue()
-        threading.Thread(target=self._run, args=(fd,), name="autograder-pipe", daemon=True).start()
+        # Its own copy of the descriptor: once the worker's pipe is closed, its number may be
+        # reused for the next worker's, which this thread must never read from.
+        threading.Thread(target=self._run, args=(os.dup(fd),), name="autograder-pipe", daemon=True).start()
 
     def _run(self, fd: int) -> None:
-        while True:
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except OSError:
-                chunk = b""
-            self.chunks.put(chunk)
-            if not chunk:
-                return
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except OSError:
+                    chunk = b""
+                self.chunks.put(chunk)
+                if not chunk:
+                    return
+        finally:
+            os.close(fd)
 
     def get(self, deadline: float | None) -> bytes | None:
         """The next chunk (``b""``: the pipe closed), or ``None`` when the deadline passed."""
@@ -136,14 +141,17 @@ def write_with_deadline(fd: int, data: bytes, deadline: float) -> bool:
     when it has not finished by ``deadline`` (the reader stopped reading; it is then killed,
     which ends the write)."""
     failure: list[BaseException] = []
+    own = os.dup(fd)  # as in Pump: a number reused after a close is never written to
 
     def write_all() -> None:
         view = memoryview(data)
         try:
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(own, view):]
         except OSError as exc:
             failure.append(exc)
+        finally:
+            os.close(own)
 
     thread = threading.Thread(target=write_all, name="autograder-write", daemon=True)
     thread.start()

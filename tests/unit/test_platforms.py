@@ -74,7 +74,7 @@ def test_device_mps_here_exits_2_naming_mps(tmp_path, capsys):
 
 def test_device_mps_is_a_choice_of_every_front_end():
     assert cli.parse_args(["x.ipynb", "--device", "mps"]).device == "mps"
-    makefile = (REPO / "Makefile").read_text()
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"--device \$\(DEVICE\)", makefile)
 
 
@@ -179,7 +179,7 @@ def test_linux_only_modules_are_imported_only_in_the_os_layers():
                "wire.py": {"import select"},  # behind oslayer.is_posix()
                "child.py": {"os.fork()"}}  # behind oslayer.stages_fork()
     for path in sorted((REPO / "autograder").rglob("*.py")):
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
         found = {w for w in ("import resource", "import ctypes", "os.killpg", "SIGKILL", "import select",
                              "os.fork()", "prctl", "/proc/") if w in text}
         if path.parent.name == "sandbox" and path.name in allowed:
@@ -193,10 +193,10 @@ def test_linux_only_modules_are_imported_only_in_the_os_layers():
 # --- the PyTorch range and the pin ---------------------------------------------------------
 
 def test_pyproject_declares_a_range_and_make_pins_the_release():
-    pyproject = (REPO / "pyproject.toml").read_text()
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert '"torch>=2.3"' in pyproject and "torch==" not in pyproject
-    assert re.search(r"^torch==2\.13\.0$", (REPO / "constraints.txt").read_text(), re.M)
-    makefile = (REPO / "Makefile").read_text()
+    assert re.search(r"^torch==2\.13\.0$", (REPO / "constraints.txt").read_text(encoding="utf-8"), re.M)
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     installs = re.findall(r"pip install .*", makefile)
     assert installs and all("-c $(CONSTRAINTS)" in line for line in installs if "-e" in line), installs
 
