@@ -42,7 +42,7 @@ help:
 	@echo "make export           grades to grading/grades.csv: a column per stage and the total"
 	@echo "make ci-grade         grade for CI: Classroom points, $(CI_REPORTS)/results.json and junit.xml"
 	@echo "make gradescope       build the Gradescope autograder zip (build/gradescope/)"
-	@echo "make student-repo DEST=dir  build the students' repository (one commit, no answers)"
+	@echo "make student-repo DEST=dir [URL=git-url]  build the students' repository (one commit, no answers)"
 	@echo "make grade-repos REPOS=dir  regrade cloned student repositories with this grader: build/grade-repos/grades.csv"
 	@echo "make bench            time wrapper vs weight split vs fused QKV vs SDPA (table + build/bench.png)"
 	@echo "make bench-grader     time make test against import torch and nbgrader validate"

@@ -55,7 +55,8 @@ class StudentRepoError(Exception):
 
 _VARIABLE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?:\?=|:=|\+=|=)")
 _RULE = re.compile(r"^([^\t#:=][^:=]*?)\s*::?(?!=)(.*)$")
-_REFERENCE = re.compile(r"\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
+# $(NAME), ${NAME}, and $(call NAME,...) for a make function such as quote.
+_REFERENCE = re.compile(r"\$[({](?:call\s+)?([A-Za-z_][A-Za-z0-9_]*)[)},]")
 
 
 def _blocks(text: str) -> list[dict]:

@@ -220,3 +220,26 @@ def test_make_passes_any_notebook_name_as_one_argument(name):
         assert words[words.index(module) + 1] == name
         if target == "ci-grade":
             assert words[words.index("--results") + 1] == f"build/odd ({name[:4]})/results.json"
+
+
+# --- Colab: the address the setup cell installs from -----------------------------------------
+
+@pytest.mark.parametrize("url, written", [
+    ("https://github.com/org/ch03-template", "git+https://github.com/org/ch03-template"),
+    ("git+https://gitlab.example/course/ch03.git", "git+https://gitlab.example/course/ch03.git"),
+    ("/srv/ch03 (copy)", "/srv/ch03 (copy)"),
+])
+def test_student_repo_writes_its_address_into_the_setup_cell(url, written):
+    import json
+
+    from autograder.frontends.student_repo import colab_link, with_install_source
+
+    release = (REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb").read_bytes()
+    before, after = json.loads(release)["cells"], json.loads(with_install_source(release, url))["cells"]
+    changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+    assert len(before) == len(after) and len(changed) == 1
+    source = "".join(after[changed[0]]["source"])
+    assert f"GRADER_SOURCE = {json.dumps(written)}" in source and "AUTOGRADER_INSTALL_SOURCE" in source
+    assert "GRADER_SOURCE = \"\"" in "".join(before[changed[0]]["source"])
+    link = colab_link(url, "assignments/ch03_attention/ch03_attention.ipynb")
+    assert ("colab.research.google.com/github/org/ch03-template/blob/main/assignments/" in link) == ("github.com" in url)
