@@ -136,7 +136,7 @@ def _processes_marked(token: str) -> dict[int, str]:
 def _environment(token: str, home: Path) -> dict:
     # COLUMNS: rich wraps table cells at the terminal's width; wide enough that no message breaks.
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "COLUMNS": "4000",
-            "HOSTILE_CASE_TOKEN": token}
+            "HOSTILE_CASE_TOKEN": token, "AUTOGRADER_TEST_MARK": token}  # the one the grader passes to its worker
 
 
 def _grade(case: Case, workdir: Path) -> Outcome:
@@ -156,7 +156,7 @@ def _grade(case: Case, workdir: Path) -> Outcome:
         returncode, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
     else:
         out, err = io.StringIO(), io.StringIO()
-        with mock.patch.dict(os.environ, {"COLUMNS": "4000", "HOSTILE_CASE_TOKEN": token}), \
+        with mock.patch.dict(os.environ, {"COLUMNS": "4000", "HOSTILE_CASE_TOKEN": token, "AUTOGRADER_TEST_MARK": token}), \
                 contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             returncode = cli.main(arguments)
         stdout, stderr = out.getvalue(), err.getvalue()
