@@ -1,7 +1,7 @@
 """Where students run the grader (issue 17), end to end: the portable fallback graded through
 the CLI, Colab simulated by a fresh venv that has PyTorch but not the grader, the grader
 installed beside an existing torch, and a checkout under an odd path. Slow: each builds
-venvs or grades whole notebooks (the fast part is tests/unit/test_platforms.py)."""
+venvs or grades whole notebooks (the fast part is tests/unit/test_platform_layer.py)."""
 
 from __future__ import annotations
 
