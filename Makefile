@@ -21,6 +21,13 @@ CI_REPORTS ?= build/ci
 PASS_MARK ?=
 # make autograde JOBS=n: submissions graded at a time (default: the number of CPU cores).
 JOBS ?=
+# Every install takes its PyTorch from here (pyproject.toml declares only the supported range).
+CONSTRAINTS := constraints.txt
+# $(call quote,TEXT): TEXT as one shell word, whatever it holds (spaces, parentheses, quotes,
+# non-ASCII), for paths such as "Copy of ch03_attention (1).ipynb" or "My Courses/Übung 3".
+quote = '$(subst ','\'',$(1))'
+# The venv's bin as an absolute path that survives spaces (make's abspath splits on them).
+ABS_BIN = $(call quote,$(CURDIR)/$(BIN))
 
 .PHONY: help test check check-fast lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader
 
@@ -38,26 +45,26 @@ help:
 	@echo "make export           grades to grading/grades.csv: a column per stage and the total"
 	@echo "make ci-grade         grade for CI: Classroom points, $(CI_REPORTS)/results.json and junit.xml"
 	@echo "make gradescope       build the Gradescope autograder zip (build/gradescope/)"
-	@echo "make student-repo DEST=dir  build the students' repository (one commit, no answers)"
+	@echo "make student-repo DEST=dir [URL=git-url]  build the students' repository (one commit, no answers)"
 	@echo "make grade-repos REPOS=dir  regrade cloned student repositories with this grader: build/grade-repos/grades.csv"
 	@echo "make bench            time wrapper vs weight split vs fused QKV vs SDPA (table + build/bench.png)"
 	@echo "make bench-grader     time make test against import torch and nbgrader validate"
 
 venv: $(STAMP)
 
-# torch is pinned in pyproject.toml: the exact version resolves to the CPU wheel where
+# torch is pinned in constraints.txt: the exact version resolves to the CPU wheel where
 # there is no GPU, instead of a multi-GB CUDA download.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(CONSTRAINTS)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[instructor]"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(CONSTRAINTS) -e ".[instructor]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (ch03 attention)" >/dev/null
 	@touch $@ $(STUDENT_STAMP)
 
-$(STUDENT_STAMP): pyproject.toml
+$(STUDENT_STAMP): pyproject.toml $(CONSTRAINTS)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[student]"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(CONSTRAINTS) -e ".[student]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (ch03 attention)" >/dev/null
 	@touch $@
 
@@ -66,7 +73,7 @@ $(STUDENT_STAMP): pyproject.toml
 # status (0 full marks, 1 some check failed, 2 could not grade) run make test STRICT=1, or the
 # grader itself: .venv/bin/python -m autograder NOTEBOOK.
 test: $(STUDENT_STAMP)
-	@$(BIN)/python -m autograder $(NOTEBOOK) --chapter $(CHAPTER) --device $(DEVICE) $(if $(STAGE),--stage $(STAGE)) \
+	@$(BIN)/python -m autograder $(call quote,$(NOTEBOOK)) --chapter $(CHAPTER) --device $(DEVICE) $(if $(STAGE),--stage $(STAGE)) \
 		$(if $(V),--verbose) $(if $(STRICT),,|| true)
 
 # ruff and the import contract (pyproject.toml) first: they take seconds, the tests minutes.
@@ -83,7 +90,7 @@ check-fast: $(STAMP)
 # Benchmarks print Markdown tables (README: Speed, Efficiency lab). They time the solutions
 # notebook unless NOTEBOOK=... is given on the command line; bench-grader's must earn full marks.
 # make bench THREADS=1 times on one CPU thread (steadier on a machine busy with other work).
-BENCH_NOTEBOOK = $(if $(filter command line,$(origin NOTEBOOK)),--notebook $(NOTEBOOK))
+BENCH_NOTEBOOK = $(if $(filter command line,$(origin NOTEBOOK)),--notebook $(call quote,$(NOTEBOOK)))
 
 bench: $(STAMP)
 	@$(BIN)/python -m autograder.chapters.ch03_attention.bench attention --device $(DEVICE) $(BENCH_NOTEBOOK) $(if $(THREADS),--threads $(THREADS))
@@ -97,14 +104,14 @@ bench-grader: $(STAMP)
 # PASS_MARK when one is given, 2 when the notebook could not be graded at all; make shows
 # either failure as "Error 1"/"Error 2" and itself exits 2.
 ci-grade: $(STUDENT_STAMP)
-	@$(BIN)/python -m autograder.frontends.ci $(NOTEBOOK) --chapter $(CHAPTER) --device $(DEVICE) --results $(CI_REPORTS)/results.json \
-		--junit $(CI_REPORTS)/junit.xml $(if $(PASS_MARK),--pass-mark $(PASS_MARK))
+	@$(BIN)/python -m autograder.frontends.ci $(call quote,$(NOTEBOOK)) --chapter $(CHAPTER) --device $(DEVICE) \
+		--results $(call quote,$(CI_REPORTS)/results.json) --junit $(call quote,$(CI_REPORTS)/junit.xml) $(if $(PASS_MARK),--pass-mark $(PASS_MARK))
 
 gradescope: $(STAMP)
 	@$(BIN)/python -m autograder.frontends.gradescope build
 
 # nbgrader runs alembic from PATH, so the venv's bin goes first.
-NBGRADER := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/nbgrader
+NBGRADER := PATH=$(ABS_BIN):"$$PATH" $(BIN)/nbgrader
 
 release: $(STAMP)
 	@mkdir -p grading
@@ -120,7 +127,7 @@ $(GRADEBOOK): $(SOURCE) | $(STAMP)
 
 # make autograde STUDENT=id regrades one student (STUDENT="a b" several); V=1 shows whole errors.
 autograde: $(GRADEBOOK)
-	@PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m autograder.frontends.classgrade autograde $(ASSIGNMENT) $(if $(JOBS),--jobs $(JOBS)) \
+	@PATH=$(ABS_BIN):"$$PATH" $(BIN)/python -m autograder.frontends.classgrade autograde $(ASSIGNMENT) $(if $(JOBS),--jobs $(JOBS)) \
 		$(if $(STUDENT),--student $(STUDENT)) $(if $(V),--verbose)
 
 feedback: $(GRADEBOOK)
@@ -136,8 +143,8 @@ export: $(GRADEBOOK)
 # are dropped: a make run in JupyterLab's terminal is then a top-level make, not "make[1]".
 LAB_ARGS ?=
 lab: $(STUDENT_STAMP)
-	@env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root) \
-		$(LAB_ARGS) $(NOTEBOOK)
+	@env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS $(BIN)/jupyter lab --ServerApp.root_dir=$(call quote,$(CURDIR)) $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root) \
+		$(LAB_ARGS) $(call quote,$(NOTEBOOK))
 
 # Only what the build makes. grading/ holds submissions, the gradebook and manual grades: an
 # instructor's work, never removed by a make target.
@@ -150,12 +157,12 @@ clean:
 # The trusted regrade: each student's notebook graded by this checkout's grader, REPOS untouched.
 .PHONY: student-repo grade-repos
 student-repo: $(STAMP)
-	@test -n "$(DEST)" || { echo "usage: make student-repo DEST=path/to/new/folder"; exit 2; }
-	@$(BIN)/python -m autograder.frontends.student_repo "$(DEST)" --chapter $(CHAPTER)
+	@test -n $(call quote,$(DEST)) || { echo "usage: make student-repo DEST=path/to/new/folder"; exit 2; }
+	@$(BIN)/python -m autograder.frontends.student_repo $(call quote,$(DEST)) --chapter $(CHAPTER) $(if $(URL),--url $(call quote,$(URL)))
 
 grade-repos: $(STAMP)
-	@test -n "$(REPOS)" || { echo "usage: make grade-repos REPOS=folder/of/cloned/repositories [JOBS=n] [OUT=build/grade-repos]"; exit 2; }
-	@$(BIN)/python -m autograder.frontends.grade_repos "$(REPOS)" --chapter $(CHAPTER) $(if $(JOBS),--jobs $(JOBS)) $(if $(OUT),--out "$(OUT)")
+	@test -n $(call quote,$(REPOS)) || { echo "usage: make grade-repos REPOS=folder/of/cloned/repositories [JOBS=n] [OUT=build/grade-repos]"; exit 2; }
+	@$(BIN)/python -m autograder.frontends.grade_repos $(call quote,$(REPOS)) --chapter $(CHAPTER) $(if $(JOBS),--jobs $(JOBS)) $(if $(OUT),--out $(call quote,$(OUT)))
 
 # Instructors: the due date (late penalties: nbgrader_config.py's LatePenalty), the class list
 # and formgrader. README: "Due dates and late work", "Formgrader: manual grading and overrides".
@@ -167,7 +174,7 @@ duedate: $(GRADEBOOK)
 
 students: $(GRADEBOOK)
 	@test -n "$(ROSTER)" || { echo "usage: make students ROSTER=class.csv  (columns: id,first_name,last_name,email)"; exit 2; }
-	@$(NBGRADER) db student import "$(ROSTER)" --log-level=WARN
+	@$(NBGRADER) db student import $(call quote,$(ROSTER)) --log-level=WARN
 	@$(NBGRADER) db student list --log-level=WARN
 
 # JupyterLab with nbgrader's formgrader, at the course root, on this machine only
@@ -175,6 +182,6 @@ students: $(GRADEBOOK)
 FORMGRADER_ARGS ?=
 formgrader: $(GRADEBOOK)
 	@mkdir -p grading/exchange
-	@env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS PATH="$(abspath $(BIN)):$$PATH" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" \
+	@env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS PATH=$(ABS_BIN):"$$PATH" $(BIN)/jupyter lab --ServerApp.root_dir=$(call quote,$(CURDIR)) \
 		--ServerApp.ip=127.0.0.1 --no-browser $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root) \
 		--ServerApp.default_url=/formgrader $(FORMGRADER_ARGS)

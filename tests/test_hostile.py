@@ -128,7 +128,8 @@ def _processes_marked(token: str) -> dict[int, str]:
         if entry.name.isdigit() and int(entry.name) != os.getpid():
             try:
                 if token.encode() in (entry / "environ").read_bytes():
-                    found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:120]
+                    # Whole: the worker's command line holds the checkout's path twice, of any length.
+                    found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             except OSError:
                 continue
     return found

@@ -1,4 +1,4 @@
-"""python -m autograder SUBMISSION [--results FILE] [--stage N ...] [--device auto|cpu|cuda] [--chapter ID]"""
+"""python -m autograder SUBMISSION [--results FILE] [--stage N ...] [--device auto|cpu|cuda|mps] [--chapter ID]"""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("submission", help="the notebook (.ipynb) or a Python file (.py)")
     parser.add_argument("--results", metavar="FILE", help="write Gradescope's results.json here")
     parser.add_argument("--stage", nargs="+", metavar="N", help="grade only these stages (number or id)")
-    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
-                        help="where the student's code runs (auto: CUDA when present)")
+    parser.add_argument("--device", choices=DEVICES, default="auto",
+                        help="where the student's code runs (auto: CUDA, else Apple's MPS, else the CPU)")
     parser.add_argument("--chapter", default=DEFAULT, metavar="ID",
                         help=f"the chapter: a registered id or a module defining CHAPTER (default {DEFAULT})")
     parser.add_argument("--stage-timeout", type=float, default=DEFAULT_LIMITS.stage_seconds, metavar="S",
@@ -51,12 +51,26 @@ class NoDevice(Exception):
     pass
 
 
+# The devices --device takes. auto: CUDA, then Apple's MPS, then the CPU (as the book's code picks).
+DEVICES = ["auto", "cpu", "cuda", "mps"]
+
+
+def _mps_available() -> bool:
+    """Apple's GPU (Metal): a macOS build of torch on Apple silicon or an AMD GPU."""
+    import torch
+
+    backend = getattr(torch.backends, "mps", None)
+    return bool(backend is not None and backend.is_available())
+
+
 def _torch_may_use_a_gpu() -> bool:
     """False for a CPU-only build of torch, read from torch/version.py without importing
     torch (1.5 s): `--device auto` then means the CPU and the worker can start at once."""
     import importlib.util
     import re
 
+    if sys.platform == "darwin":
+        return True  # Apple's MPS: a macOS build says nothing of it in version.py
     try:
         spec = importlib.util.find_spec("torch")
         text = (Path(spec.origin).parent / "version.py").read_text()
@@ -73,8 +87,13 @@ def resolve_device(choice: str) -> str:
 
     if choice == "cuda" and not torch.cuda.is_available():
         raise NoDevice("--device cuda: no CUDA device is available here (use --device cpu or auto)")
+    if choice == "mps" and not _mps_available():
+        raise NoDevice("--device mps: Apple's MPS (Metal) GPU is not available here; it needs macOS on Apple "
+                       "silicon or an AMD GPU and a macOS build of PyTorch (use --device cpu or auto)")
     if choice == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        if torch.cuda.is_available():
+            return "cuda"
+        return "mps" if _mps_available() else "cpu"
     return choice
 
 
@@ -101,7 +120,7 @@ def _prestart(args, limits):
     from autograder.sandbox.client import Worker
     from autograder.sandbox.loader import SubmissionError, read_cells
 
-    if args.device == "cuda" or (args.device == "auto" and _torch_may_use_a_gpu()):
+    if args.device in ("cuda", "mps") or (args.device == "auto" and _torch_may_use_a_gpu()):
         return None
     try:
         worker = Worker(read_cells(args.submission), "cpu", limits)

@@ -29,7 +29,7 @@ from pathlib import Path
 # Written by make student-repo into the student repository; never part of the fingerprint.
 RELEASE_FILE = "autograder/release_fingerprint.json"
 WORKFLOW = ".github/workflows/grade.yml"
-GRADER_EXTRA = ("pyproject.toml", "Makefile", WORKFLOW)
+GRADER_EXTRA = ("pyproject.toml", "constraints.txt", "Makefile", WORKFLOW)
 LOCKED_CELL_PREFIX = "notebook cell "
 
 

@@ -73,11 +73,12 @@ exec "$python" -m autograder.frontends.gradescope run --root "$root"
 """
 
 
-def torch_pin(pyproject: Path = REPO_ROOT / "pyproject.toml") -> str:
-    """The torch version pyproject.toml pins (one pin, read by the zip and by the tests)."""
-    match = re.search(r'"torch==([^"\s;]+)"', pyproject.read_text(encoding="utf-8"))
+def torch_pin(constraints: Path = REPO_ROOT / "constraints.txt") -> str:
+    """The torch version constraints.txt pins for every install (one pin, read by the zip, the
+    student repository and the tests); pyproject.toml declares only the supported range."""
+    match = re.search(r"^torch==(\S+)\s*$", constraints.read_text(encoding="utf-8"), re.M)
     if not match:
-        raise SystemExit(f"{pyproject}: no exact torch pin (\"torch==X\") among the dependencies")
+        raise SystemExit(f"{constraints}: no exact torch pin (torch==X)")
     return match.group(1)
 
 
@@ -98,7 +99,7 @@ def build(out: Path = DEFAULT_ZIP) -> Path:
     pyproject = REPO_ROOT / "pyproject.toml"
     if not pyproject.is_file():
         raise SystemExit(f"no {pyproject}: build the zip from a checkout of the repository")
-    setup = SETUP_SH.format(torch=torch_pin(pyproject), cpu_wheels=CPU_WHEELS, extra=NOTEBOOK_EXTRA)
+    setup = SETUP_SH.format(torch=torch_pin(), cpu_wheels=CPU_WHEELS, extra=NOTEBOOK_EXTRA)
     out = Path(out)
     from autograder.frontends.rendering import overwrite_refusal
 

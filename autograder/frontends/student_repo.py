@@ -55,7 +55,8 @@ class StudentRepoError(Exception):
 
 _VARIABLE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?:\?=|:=|\+=|=)")
 _RULE = re.compile(r"^([^\t#:=][^:=]*?)\s*::?(?!=)(.*)$")
-_REFERENCE = re.compile(r"\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
+# $(NAME), ${NAME}, and $(call NAME,...) for a make function such as quote.
+_REFERENCE = re.compile(r"\$[({](?:call\s+)?([A-Za-z_][A-Za-z0-9_]*)[)},]")
 
 
 def _blocks(text: str) -> list[dict]:
@@ -132,7 +133,37 @@ def student_makefile(instructor_makefile: str) -> str:
 
 # --- the tree --------------------------------------------------------------------------------
 
-def student_readme(chapter, torch_version: str) -> str:
+# The notebook's setup cell installs the grader on Colab and Kaggle from this address.
+SOURCE_LINE = re.compile(r'^GRADER_SOURCE = ".*?"', re.M)
+
+
+def with_install_source(notebook: bytes, url: str) -> bytes:
+    """The release notebook with ``url`` (the student repository) as its setup cell's
+    ``GRADER_SOURCE``: the address pip installs the grader from where it is missing."""
+    source = url if "+" in url.split("://")[0] or not url.startswith(("https://", "http://")) else f"git+{url}"
+    data = json.loads(notebook)
+    for cell in data["cells"]:
+        text = "".join(cell["source"])
+        if cell["cell_type"] == "code" and SOURCE_LINE.search(text):
+            text = SOURCE_LINE.sub(lambda _: f"GRADER_SOURCE = {json.dumps(source)}", text, count=1)
+            cell["source"] = text.splitlines(keepends=True)
+            return (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode()
+    raise StudentRepoError("the release notebook has no setup cell with GRADER_SOURCE (run `make release`)")
+
+
+def colab_link(url: str | None, notebook: str) -> str:
+    """The notebook on Colab, for a repository on GitHub; a how-to otherwise."""
+    match = re.match(r"^(?:git\+)?https://github\.com/([^/]+)/([^/]+?)(?:\.git)?/?$", url or "")
+    if not match:
+        return ("Open the notebook in Colab (File > Open notebook > GitHub) or upload it to Kaggle; "
+                "its first code cell installs the grader.")
+    owner, name = match.groups()
+    return (f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+            f"(https://colab.research.google.com/github/{owner}/{name}/blob/main/{notebook}) "
+            "(the notebook's first code cell installs the grader there, keeping Colab's PyTorch).")
+
+
+def student_readme(chapter, torch_version: str, url: str | None = None) -> str:
     rows = []
     for stage in chapter.stages:
         points = f"{chapter.points(stage):g}" + (" bonus" if stage.bonus else "")
@@ -141,10 +172,11 @@ def student_readme(chapter, torch_version: str) -> str:
     template = (TEMPLATES / "student_README.md").read_text(encoding="utf-8")
     return template.format(title=chapter.title, notebook=chapter.release_notebook(Path()).as_posix(),
                            n_stages=len(chapter.graded_stages), stage_rows="\n".join(rows),
-                           max_score=f"{chapter.max_score:g}", torch=torch_version)
+                           max_score=f"{chapter.max_score:g}", torch=torch_version,
+                           colab=colab_link(url, chapter.release_notebook(Path()).as_posix()))
 
 
-def release_files(chapter, root: Path = REPO_ROOT) -> dict[str, bytes]:
+def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None) -> dict[str, bytes]:
     """Every file of the student repository but the release fingerprint, by relative path."""
     from autograder.frontends.gradescope import torch_pin
 
@@ -153,10 +185,12 @@ def release_files(chapter, root: Path = REPO_ROOT) -> dict[str, bytes]:
     if not (root / notebook).is_file():
         raise StudentRepoError(f"no released notebook {notebook}: run `make release` first")
     files = {path: (root / path).read_bytes() for path in _committable(root, fingerprint.grader_files(root))}
-    for path in ("pyproject.toml", notebook, *COPIED):
+    for path in ("pyproject.toml", "constraints.txt", notebook, *COPIED):
         files[path] = (root / path).read_bytes()
+    if url:
+        files[notebook] = with_install_source(files[notebook], url)
     files["Makefile"] = student_makefile((root / "Makefile").read_text(encoding="utf-8")).encode()
-    files["README.md"] = student_readme(chapter, torch_pin(root / "pyproject.toml")).encode()
+    files["README.md"] = student_readme(chapter, torch_pin(root / "constraints.txt"), url).encode()
     return files
 
 
@@ -197,7 +231,7 @@ def _git(dest: Path, *args: str) -> None:
                     *args], cwd=dest, env=env, check=True, capture_output=True, text=True)
 
 
-def build(dest: Path, chapter) -> list[str]:
+def build(dest: Path, chapter, url: str | None = None) -> list[str]:
     """Write the student repository to ``dest`` and commit it once; returns its files."""
     dest = Path(dest)
     why = _refusal(dest)
@@ -205,7 +239,7 @@ def build(dest: Path, chapter) -> list[str]:
         raise StudentRepoError(why)
     if shutil.which("git") is None:
         raise StudentRepoError("git is not installed; the student repository is a git repository")
-    files = release_files(chapter)
+    files = release_files(chapter, url=url)
     notebook = chapter.release_notebook(Path()).as_posix()
     record = fingerprint.release_record(fingerprint.parts_of(files, notebook))
     files[fingerprint.RELEASE_FILE] = (json.dumps(record, indent=2) + "\n").encode()
@@ -231,12 +265,15 @@ def main(argv=None) -> int:
                                      description="Build the students' repository (one commit, no answers).")
     parser.add_argument("dest", help="a new (or empty) folder")
     parser.add_argument("--chapter", default=None, metavar="ID", help="the chapter (default: the registry's)")
+    parser.add_argument("--url", default=None, metavar="URL",
+                        help="where students' copies come from (the template's git URL): the notebook installs the "
+                             "grader from it on Colab and Kaggle, and the README links the notebook on Colab")
     args = parser.parse_args(argv)
     from autograder.chapters import load
 
     try:
         chapter = load(args.chapter)
-        files = build(Path(args.dest), chapter)
+        files = build(Path(args.dest), chapter, args.url)
     except (KeyError, StudentRepoError) as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2

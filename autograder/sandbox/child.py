@@ -88,27 +88,26 @@ def _limit_resources() -> dict:
     (a worker and each child it starts get the same budget; cgroup v2 would make it one
     budget, README). Processes: RLIMIT_NPROC counts every process of the user, so the limit
     is what the user already runs plus :data:`PROCESS_ROOM` (the kernel exempts root)."""
-    import resource
+    from autograder.sandbox import oslayer
 
     applied = {}
     limit = int(os.environ.get("AUTOGRADER_MEMORY_LIMIT", "0") or 0)
-    if limit > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    if limit > 0 and oslayer.set_resource_limit("AS", limit):
         applied["memory"] = f"{limit / 2**30:g} GiB per process"
     # A file that grows without end fills the disk of every grader on the machine; past the
     # limit a write fails with "File too large" (Python ignores SIGXFSZ).
-    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
-    applied["file size"] = f"{FILE_SIZE_LIMIT / 2**30:g} GiB"
-    if sys.platform.startswith("linux") and os.getuid() != 0:
+    if oslayer.set_resource_limit("FSIZE", FILE_SIZE_LIMIT):
+        applied["file size"] = f"{FILE_SIZE_LIMIT / 2**30:g} GiB"
+    if oslayer.is_linux() and os.getuid() != 0:
         processes = _processes_of(os.getuid()) + PROCESS_ROOM
-        resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
-        applied["processes"] = f"{PROCESS_ROOM} more"
+        if oslayer.set_resource_limit("NPROC", processes):
+            applied["processes"] = f"{PROCESS_ROOM} more"
     return applied
 
 
 def _follow_grader() -> None:
     """Die with the grader: a worker looping in student code must not outlive it."""
-    from autograder.sandbox.confinement import die_with_parent
+    from autograder.sandbox.oslayer import die_with_parent
 
     die_with_parent()
     if str(os.getppid()) != os.environ.get("AUTOGRADER_GRADER_PID", str(os.getppid())):
@@ -211,7 +210,8 @@ def _fence_stage_process() -> None:
     """A stage's copy leads a process group of its own and signals only itself: the seccomp
     filter it inherits names the loaded worker's pid as "itself", so a second filter (filters
     stack, each must allow) names its own. It dies with the loaded worker."""
-    from autograder.sandbox.confinement import die_with_parent, refilter_signals
+    from autograder.sandbox.confinement import refilter_signals
+    from autograder.sandbox.oslayer import die_with_parent
 
     os.setpgid(0, 0)
     die_with_parent()
@@ -225,12 +225,12 @@ def main() -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
     import torch
 
-    from autograder.sandbox import wire
+    from autograder.sandbox import oslayer, wire
     from autograder.sandbox.confinement import confine
     from autograder.sandbox.workspace import Workspace
 
     torch.set_num_threads(int(os.environ.get("AUTOGRADER_THREADS", "1")))
-    reader = wire.Reader(proto_in)
+    reader = wire.Reader(proto_in, deadlines=False)
     write = os.write  # the submission may patch os.write; the protocol keeps its own
 
     def send_raw(data) -> None:
@@ -282,6 +282,12 @@ def main() -> None:
             if warm_up is not None:
                 warm_up.join()
                 warm_up = None
+            if not oslayer.stages_fork():
+                # The portable fallback (oslayer): this process answers the stage itself, and
+                # reseeds for it as a copy would; a stage that ends it costs that stage only.
+                stage_copy = False
+                send({"event": "stage", "pid": os.getpid(), "in_place": True})
+                continue
             pid = os.fork()
             if pid == 0:
                 stage_copy = True
@@ -296,6 +302,8 @@ def main() -> None:
         elif op == "end_stage":
             if stage_copy:
                 os._exit(0)
+            if not oslayer.stages_fork():
+                send_raw(wire.STAGE_OVER)
         else:
             answer = workspace.dispatch(request)
             _capture_prints()

@@ -12,9 +12,7 @@ with ``AUTOGRADER_REQUIRE_CONFINEMENT=1`` a worker without fences is refused bef
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -24,7 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.core.failures import StageAborted
-from autograder.sandbox import TEST_CELLS_OFF  # in the worker's environment: test cells do not grade there
+from autograder.sandbox import (
+    TEST_CELLS_OFF,  # in the worker's environment: test cells do not grade there
+    oslayer,
+)
 from autograder.sandbox.loader import Cell
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
@@ -33,7 +34,6 @@ PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 # last on the path, for a checkout that is not pip-installed.
 _BOOT = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
          "from autograder.sandbox.child import main; main()")
-_PR_SET_CHILD_SUBREAPER = 36
 # Called once per process before the first submission's code runs: each imports what the
 # grader would otherwise import lazily later (rendering, hypothesis internals), so that no
 # module file is read after student code could have touched it (defence in depth where
@@ -54,17 +54,11 @@ REQUIRE_CONFINEMENT = "AUTOGRADER_REQUIRE_CONFINEMENT"
 # included, stays out); CUDA's and the locale's by prefix. AUTOGRADER_TEST_MARK lets the
 # repository's tests find the worker's processes.
 _PASSED_ON = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "AUTOGRADER_DEBUG", "AUTOGRADER_TEST_MARK",
-              "AUTOGRADER_TEST_FENCES_OFF")
+              "AUTOGRADER_TEST_FENCES_OFF", oslayer.PORTABLE)
 _PASSED_ON_PREFIXES = ("LC_", "CUDA_", "NVIDIA_")
 
 
-def become_subreaper() -> None:
-    """Orphans of the worker (a daemon it forked) are re-parented to us, so we can end them."""
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
+become_subreaper = oslayer.become_subreaper
 
 
 def _children_of(pid: int) -> set[int]:
@@ -108,8 +102,7 @@ def end_stray_processes(known: set[int] | None = None, seconds: float = 5.0, bel
         if not strays:
             return
         for pid in strays:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+            oslayer.kill_pid(pid)
         for pid in strays:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
@@ -172,6 +165,7 @@ class Worker:
         self.keep_outputs = keep_outputs  # each cell's printed output in the load report (nbgrader)
         self.give_up_at = time.monotonic() + limits.total_seconds
         self.stage_pid: int | None = None  # the copy of the loaded worker that answers this stage
+        self.stage_in_place = False  # the portable fallback: the loaded worker answers the stage itself
         self.stage_over_time = False
         self._stage_over_read = False  # the loaded worker's "stage over" frame was read as an answer
         self.confinement: dict = {}  # the fences the worker reported (confinement.py)
@@ -210,7 +204,7 @@ class Worker:
             stderr=self._stderr, cwd=scratch, env=env, start_new_session=True)
         self._sessions.add(self.proc.pid)
         # Requests are written with a deadline: a worker that stops reading cannot block us.
-        os.set_blocking(self.proc.stdin.fileno(), False)
+        oslayer.set_nonblocking(self.proc.stdin.fileno())
 
     def prestart(self) -> None:
         """Start the process now and load the submission later, in :meth:`start`. Its Python
@@ -303,8 +297,7 @@ class Worker:
         self.stage_pid = None
         if self.proc is None:
             return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        oslayer.kill_process_tree(self.proc)
         self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout):
             with contextlib.suppress(OSError):
@@ -354,6 +347,7 @@ class Worker:
             self._send({"op": "fork_stage"}, forking)
             forked = self.reader.read(forking)
             self.stage_pid = int(forked["pid"]) if isinstance(forked, dict) and forked.get("event") == "stage" else None
+            self.stage_in_place = isinstance(forked, dict) and forked.get("in_place") is True
         except (wire.WireError, OSError, KeyError, TypeError, ValueError):
             self.stage_pid = None
         if self.stage_pid is None:
@@ -374,6 +368,15 @@ class Worker:
         synced, self._stage_over_read = self._stage_over_read, False
         if pid is None or not self.alive:
             return
+        if self.stage_in_place:  # the loaded worker itself: it stays unless it stopped answering
+            try:
+                in_step = ask and (wire.write(self.proc.stdin.fileno(), {"op": "end_stage"}, time.monotonic() + 2)
+                                   or self.reader.skip_to(wire.STAGE_OVER, time.monotonic() + 10))
+            except (wire.WireError, OSError):
+                in_step = False
+            if not in_step:
+                self.kill()
+            return
         if ask:  # the loaded worker ignores this request, should the copy have died meanwhile
             try:
                 wire.write(self.proc.stdin.fileno(), {"op": "end_stage"}, time.monotonic() + 2)
@@ -382,11 +385,10 @@ class Worker:
         give_up = time.monotonic() + (2 if ask else 0)
         while _alive(pid) and time.monotonic() < give_up:
             time.sleep(0.002)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+        oslayer.kill_pid(pid)
         loaded = self.proc.pid
         end_stray_processes(known={loaded}, belongs=self._from_worker)
-        if not synced and not _skip_to(self.proc.stdout.fileno(), wire.STAGE_OVER, time.monotonic() + 10):
+        if not synced and not self.reader.skip_to(wire.STAGE_OVER, time.monotonic() + 10):
             self.kill()
 
     def request(self, req: dict) -> dict:
@@ -438,25 +440,6 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
-def _skip_to(fd: int, marker: bytes, deadline: float) -> bool:
-    """Read ``fd`` up to and including ``marker``; False when it does not come in time or
-    more follows it (the channel is then no longer in step)."""
-    import select
-
-    seen = b""
-    while time.monotonic() < deadline:
-        if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
-            return False
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return False
-        seen = (seen + chunk)[-(len(marker) + (1 << 16)):]
-        at = seen.find(marker)
-        if at >= 0:
-            return at + len(marker) == len(seen)
-    return False
 
 
 def confinement_refusal(fences) -> str | None:

@@ -31,7 +31,6 @@ import platform
 import struct
 import sys
 
-_PR_SET_PDEATHSIG = 1
 _PR_CAPBSET_DROP = 24
 _PR_SET_SECCOMP = 22
 _PR_SET_NO_NEW_PRIVS = 38
@@ -44,13 +43,6 @@ FENCES_OFF = "AUTOGRADER_TEST_FENCES_OFF"
 
 def _libc():
     return ctypes.CDLL(None, use_errno=True)
-
-
-def die_with_parent(signal_number: int = 9) -> None:
-    """The kernel kills this process when the grader dies (even by SIGKILL), so a worker
-    stuck in an endless loop never outlives a grader that was stopped from outside."""
-    if sys.platform.startswith("linux"):
-        _libc().prctl(_PR_SET_PDEATHSIG, signal_number, 0, 0, 0)
 
 
 # -- seccomp ---------------------------------------------------------------------------------
@@ -243,10 +235,12 @@ def confine(writable: str | None, package_parent: str | None = None, devices: tu
     """Apply every fence this system offers; returns which ones hold (for the report).
     ``writable=None`` keeps the file system open and fences signals only (for a process,
     such as a Jupyter kernel, that must read and write where it likes)."""
+    from autograder.sandbox.oslayer import forced_portable, is_linux
+
     if os.environ.get(FENCES_OFF) == "1":
         return {"platform": sys.platform, "switched_off": True}
-    if not sys.platform.startswith("linux"):
-        return {"platform": sys.platform}
+    if not is_linux():
+        return {"platform": sys.platform, "portable": forced_portable() or None}
     # Required to install either fence without privileges; it also stops set-uid programs
     # from gaining rights, which the worker never needs.
     if _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
@@ -261,7 +255,9 @@ def confine(writable: str | None, package_parent: str | None = None, devices: tu
 
 def refilter_signals() -> bool:
     """In a process forked from a confined one: signals only to this process from now on."""
-    return sys.platform.startswith("linux") and os.environ.get(FENCES_OFF) != "1" and _install_seccomp()
+    from autograder.sandbox.oslayer import is_linux
+
+    return is_linux() and os.environ.get(FENCES_OFF) != "1" and _install_seccomp()
 
 
 def describe(fences: dict | None) -> str:

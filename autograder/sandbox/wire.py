@@ -14,6 +14,8 @@ import time
 
 import torch
 
+from autograder.sandbox import oslayer
+
 MAX_FRAME = 512 * 1024 * 1024   # tensor bytes in one frame (the worker refuses to send half that)
 MAX_HEADER = 64 * 1024 * 1024   # JSON part of one frame
 _DTYPES = {
@@ -110,17 +112,58 @@ def decode(header: bytes, blobs: list[bytes]):
 class Reader:
     """Reads frames from a file descriptor, with an optional deadline."""
 
-    def __init__(self, fd: int):
+    def __init__(self, fd: int, deadlines: bool = True):
         self.fd = fd
+        # Without select on pipes (oslayer), a thread reads for the deadlines; a reader that
+        # never waits with one (the worker's) reads the pipe itself.
+        self._pump = oslayer.Pump(fd) if deadlines and not oslayer.is_posix() else None
+        self._buffer = bytearray()
+        self._closed = False
+
+    def read_some(self, deadline: float | None, most: int = 1 << 20) -> bytes:
+        """What has arrived, up to ``most`` bytes (``b""``: the other side closed the channel);
+        :class:`WireTimeout` when nothing came before ``deadline``."""
+        if not self._buffer and self._pump is not None:
+            if self._closed:
+                return b""
+            chunk = self._pump.get(deadline)
+            if chunk is None:
+                raise WireTimeout("no answer before the time limit")
+            self._buffer += chunk
+            if not chunk:
+                self._closed = True
+                return b""
+        if self._buffer:
+            taken = bytes(self._buffer[:most])
+            del self._buffer[:most]
+            return taken
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                raise WireTimeout("no answer before the time limit")
+        return os.read(self.fd, most)
+
+    def skip_to(self, marker: bytes, deadline: float) -> bool:
+        """Read up to and including ``marker``; False when it does not come in time or more
+        follows it (the channel is then no longer in step)."""
+        seen = b""
+        while time.monotonic() < deadline:
+            try:
+                chunk = self.read_some(deadline, 1 << 16)
+            except WireTimeout:
+                return False
+            if not chunk:
+                return False
+            seen = (seen + chunk)[-(len(marker) + (1 << 16)):]
+            at = seen.find(marker)
+            if at >= 0:
+                return at + len(marker) == len(seen) and not self._buffer
+        return False
 
     def _exact(self, n: int, deadline: float | None) -> bytes:
         chunks, got = [], 0
         while got < n:
-            if deadline is not None:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([self.fd], [], [], left)[0]:
-                    raise WireTimeout("no answer before the time limit")
-            chunk = os.read(self.fd, min(n - got, 1 << 20))
+            chunk = self.read_some(deadline, min(n - got, 1 << 20))
             if not chunk:
                 raise WireError("the other side closed the channel")
             chunks.append(chunk)
@@ -149,6 +192,10 @@ def write(fd: int, obj, deadline: float | None = None) -> None:
     """Write one frame. With a ``deadline`` the fd must be non-blocking: a reader that stops
     reading (a worker stuck in student code) then raises :class:`WireTimeout`, not a hang."""
     data = memoryview(encode(obj))
+    if deadline is not None and not oslayer.is_posix():
+        if not oslayer.write_with_deadline(fd, data, deadline):
+            raise WireTimeout("the other side stopped reading before the time limit")
+        return
     while data:
         if deadline is not None:
             left = deadline - time.monotonic()

@@ -73,6 +73,14 @@ def _short_repr(value) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+def on_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """``tensor`` moved to ``device``. Apple's MPS has no float64: a float64 input becomes
+    float32 on the CPU first (the grader's own float64 maths never leaves its process)."""
+    if device.type == "mps" and tensor.dtype == torch.float64:
+        tensor = tensor.float()
+    return tensor.to(device)
+
+
 class Workspace:
     def __init__(self, namespace: dict, device: str = "cpu"):
         self.namespace = namespace
@@ -102,7 +110,7 @@ class Workspace:
 
     def _to_device(self, value):
         if isinstance(value, torch.Tensor):
-            return value.to(self.device)
+            return on_device(value, self.device)
         if isinstance(value, list):
             return [self._to_device(v) for v in value]
         return value
@@ -248,7 +256,7 @@ class Workspace:
             raise _Missing(", ".join(unknown))
         with torch.no_grad():
             for name, value in tensors.items():
-                named[name].copy_(value.to(named[name].device, named[name].dtype))
+                named[name].copy_(on_device(value.to(named[name].dtype), named[name].device))
         return {"loaded": sorted(tensors)}
 
     def op_grads(self, handle: int, x, upstream):
