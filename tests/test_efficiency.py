@@ -101,7 +101,8 @@ def test_large_example_overflows_the_naive_formula():
     from autograder.chapters.ch03_attention.checks.s8_efficiency import LARGE_EXAMPLE
 
     naive = torch.exp(LARGE_EXAMPLE) / torch.exp(LARGE_EXAMPLE).sum(dim=-1, keepdim=True)
-    assert torch.isnan(naive).all(dim=-1).all()
+    # NaN in the three far-off rows, not in the moderate one: a pattern that names the mistake
+    assert torch.isnan(naive).all(dim=-1).tolist() == [True, True, True, False]
     assert torch.isfinite(torch.softmax(LARGE_EXAMPLE, dim=-1)).all()
 
 
@@ -125,7 +126,7 @@ def test_gradescope_score_is_out_of_100_and_the_bonus_is_reported_apart():
     schema = json.loads((REPO / "tests" / "schemas" / "gradescope_results.schema.json").read_text())
     jsonschema.validate(data, schema)
     assert data["score"] == 100
-    assert data["extra_data"] == {"bonus_score": 10, "bonus_max_score": 10}
+    assert {k: data["extra_data"][k] for k in ("bonus_score", "bonus_max_score")} == {"bonus_score": 10, "bonus_max_score": 10}
     bonus_tests = [t for t in data["tests"] if t["number"].startswith("8.")]
     assert bonus_tests and all("(bonus)" in t["name"] and t["tags"] == ["bonus"] for t in bonus_tests)
     graded = [t for t in data["tests"] if "bonus" not in t.get("tags", [])]

@@ -79,14 +79,17 @@ def test_hidden_tests_catch_a_submission_fitted_to_the_visible_examples(capsys):
 
     seen_shapes = set()
 
+    def softmax(x, dim):  # written out: the call policy refuses torch.softmax in stage 1
+        return torch.exp(x) / torch.exp(x).sum(dim=dim, keepdim=True)
+
     def recording(x):
         seen_shapes.add(tuple(x.shape))
-        return torch.softmax(x, dim=-1)
+        return softmax(x, -1)
 
     notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": recording})
 
     def fitted(x):
-        return torch.softmax(x, dim=-1) if tuple(x.shape) in seen_shapes else torch.softmax(x, dim=0)
+        return softmax(x, -1) if tuple(x.shape) in seen_shapes else softmax(x, 0)
 
     namespace = {"softmax_naive": fitted}
     capsys.readouterr()

@@ -126,7 +126,7 @@ def test_got_and_expected_show_the_row_that_differs_with_ellipses():
 
 
 def test_no_stray_echo_in_a_kernel_but_the_points_stay_a_number(capsys, monkeypatch):
-    right = {"softmax_naive": lambda x: torch.softmax(x, -1)}
+    right = {"softmax_naive": lambda x: torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)}
     points = notebook.grade_stage(CHAPTER.id, 1, right)
     assert points == 10 and isinstance(points, float)
     assert hasattr(points, "_ipython_display_") and points._ipython_display_() is None

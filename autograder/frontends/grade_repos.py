@@ -131,7 +131,7 @@ def grade_one(repo: Path, out: Path, chapter, release_parts: dict[str, str]) -> 
     if results.exists():
         results.unlink()  # our own file from an earlier run (the folder is ours: see _refusal)
     env = {**os.environ, "COLUMNS": "140", "NO_COLOR": "1", "TERM": "dumb", "PYTHONPATH": str(REPO_ROOT)}
-    command = [sys.executable, "-m", "autograder", str(copy), "--results", str(results), "--device", "cpu",
+    command = [sys.executable, "-I", "-m", "autograder", str(copy), "--results", str(results), "--device", "cpu",
                "--chapter", chapter.id]
     try:
         proc = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=GRADING_SECONDS)

@@ -60,10 +60,12 @@ STABLE_MISTAKES: R.FunctionMistakes = {
                   "subtract the maximum, not the minimum: exp(x - max) is at most 1 and cannot overflow"),
 }
 STABLE_HINT = "exp(x - m) / exp(x - m).sum(dim=-1, keepdim=True) with m = x.max(dim=-1, keepdim=True).values"
-# Rows far apart, one of them 200 wide: the naive formula gives NaN in every row (inf / inf,
-# 0 / 0), subtracting the global maximum NaN in the second row, subtracting the minimum in the third.
+# Rows far apart, one of them 200 wide, and one of moderate values: the naive formula gives NaN
+# in the first three rows (inf / inf, 0 / 0), subtracting the global maximum in the second and
+# the fourth, subtracting the minimum in the third. Each mistake leaves its own pattern (an
+# output that is NaN everywhere would identify no mistake).
 LARGE_EXAMPLE = torch.tensor([[1000.0, 1001.0, 1002.0, 1003.0], [-1000.0, -999.0, -998.0, -997.0],
-                              [900.0, 1000.0, 1100.0, 1050.0]])
+                              [900.0, 1000.0, 1100.0, 1050.0], [0.0, 1.0, 2.0, 3.0]])
 
 
 def large_input(shape: tuple, seed: int) -> torch.Tensor:
@@ -96,7 +98,7 @@ def stable_large(sub):
                         default_hint=STABLE_HINT)
 
     expect_stable(LARGE_EXAMPLE.clone(), f"softmax_stable(x) for x = {LARGE_EXAMPLE.tolist()} (exp(x) "
-                  "overflows here: the naive formula gives NaN in every row)")
+                  "overflows here: the naive formula gives NaN in three of its rows)")
     run_property(lambda shape, seed: expect_stable(large_input(shape, seed), f"softmax_stable(x) for x of shape "
                                                    f"{list(shape)} with rows around offsets up to 10^4"),
                  distinct_shape(), st.integers(0, 2**16), examples=EXAMPLES["function"] // 3)
