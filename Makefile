@@ -27,7 +27,7 @@ CONSTRAINTS := constraints.txt
 # non-ASCII), for paths such as "Copy of ch03_attention (1).ipynb" or "My Courses/Übung 3".
 quote = '$(subst ','\'',$(1))'
 # The venv's bin as an absolute path that survives spaces (make's abspath splits on them).
-ABS_BIN = $(call quote,$(CURDIR)/$(BIN))
+ABS_BIN = $(call quote,$(if $(filter /%,$(BIN)),$(BIN),$(CURDIR)/$(BIN)))
 
 .PHONY: help test check check-fast lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader
 
