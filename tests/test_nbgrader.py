@@ -382,7 +382,9 @@ def test_stray_modules_are_not_copied_and_not_imported(course):
     folder = root / "grading" / "autograded" / "robust" / ASSIGNMENT
     assert sorted(p.name for p in folder.iterdir()) == [f"{ASSIGNMENT}.ipynb"]
     cells = [c for c in _autograded(root, "robust").cells if c.cell_type == "code"]
-    assert "import torch" in cells[0].source and not any(o.output_type == "error" for o in cells[0].outputs)
+    # the Colab setup cell (a no-op where the grader is installed) and the imports run cleanly
+    imports = next(i for i, c in enumerate(cells) if "import torch" in c.source)
+    assert not any(o.output_type == "error" for c in cells[:imports + 1] for o in c.outputs)
     assert "stray" not in json.dumps([c.outputs for c in cells])
 
 

@@ -12,7 +12,7 @@ import torch
 from autograder.core import strategies
 from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import Check, CheckStatus
-from autograder.core.failures import CheckFailure, NotImplementedYet, StageAborted, hint_rank
+from autograder.core.failures import CheckFailure, Diagnosis, NotImplementedYet, StageAborted, hint_rank
 from autograder.core.submission import Submission
 from autograder.sandbox.client import BEFORE_STUDENT_CODE
 
@@ -162,7 +162,20 @@ def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed:
                     chk, CheckStatus.FAILED,
                     f"the output could not be checked ({type(exc).__name__}: {str(exc)[:300]})",
                     "compare the output's type and shape with the docstring"))
-    return StageResult(stage, results, time.monotonic() - started)
+    return StageResult(stage, _settle_ambiguous_hints(results), time.monotonic() - started)
+
+
+def _settle_ambiguous_hints(results: list[CheckResult]) -> list[CheckResult]:
+    """A check whose output fits two known mistakes ("A; or, as likely here: B") names A alone
+    when another check of the stage named A for certain: the stage's evidence settles it, and
+    the student reads one hint instead of variations of it."""
+    named = {c.hint for c in results if hint_rank(c.hint) == Diagnosis.NAMED}
+    for c in results:
+        if hint_rank(c.hint) == Diagnosis.AMBIGUOUS:
+            settled = [a for a in getattr(c.hint, "alternatives", ()) if a in named]
+            if len(settled) == 1:
+                c.hint = next(h for h in named if h == settled[0])
+    return results
 
 
 @dataclass

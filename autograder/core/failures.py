@@ -45,13 +45,14 @@ class Diagnosis(str):
 
     GENERIC, AMBIGUOUS, NAMED, POLICY = 0, 1, 2, 3
 
-    def __new__(cls, text: str, rank: int):
+    def __new__(cls, text: str, rank: int, alternatives: tuple[str, ...] = ()):
         hint = super().__new__(cls, text)
         hint.rank = rank
+        hint.alternatives = alternatives  # AMBIGUOUS: the hints of the mistakes it could be
         return hint
 
     def __reduce__(self):  # crosses process boundaries (the catalog's pool) whole
-        return Diagnosis, (str(self), self.rank)
+        return Diagnosis, (str(self), self.rank, self.alternatives)
 
 
 def hint_rank(hint: str) -> int:

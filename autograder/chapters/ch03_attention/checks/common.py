@@ -49,7 +49,7 @@ def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dic
     if len(distinct) == 1:
         return Diagnosis(distinct[0], Diagnosis.NAMED)
     # two mistakes give this output at these sizes: say both
-    return Diagnosis(f"{distinct[0]}; or, as likely here: {distinct[1]}", Diagnosis.AMBIGUOUS)
+    return Diagnosis(f"{distinct[0]}; or, as likely here: {distinct[1]}", Diagnosis.AMBIGUOUS, tuple(distinct))
 
 
 NAN_HINT = ("NaN in the output: every score of some query is hidden (-inf), so its softmax is 0/0; a token "
