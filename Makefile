@@ -44,7 +44,7 @@ help:
 	@echo "make feedback         nbgrader feedback (HTML, hidden tests removed) in grading/feedback/"
 	@echo "make export           grades to grading/grades.csv: a column per stage and the total"
 	@echo "make ci-grade         grade for CI: Classroom points, $(CI_REPORTS)/results.json and junit.xml"
-	@echo "make gradescope       build the Gradescope autograder zip (build/gradescope/)"
+	@echo "make gradescope [HIDDEN_EXAMPLES=1]  build the Gradescope autograder zip (build/gradescope/)"
 	@echo "make student-repo DEST=dir [URL=git-url]  build the students' repository (one commit, no answers)"
 	@echo "make grade-repos REPOS=dir  regrade cloned student repositories with this grader: build/grade-repos/grades.csv"
 	@echo "make bench            time wrapper vs weight split vs fused QKV vs SDPA (table + build/bench.png)"
@@ -108,7 +108,7 @@ ci-grade: $(STUDENT_STAMP)
 		--results $(call quote,$(CI_REPORTS)/results.json) --junit $(call quote,$(CI_REPORTS)/junit.xml) $(if $(PASS_MARK),--pass-mark $(PASS_MARK))
 
 gradescope: $(STAMP)
-	@$(BIN)/python -m autograder.frontends.gradescope build
+	@$(BIN)/python -m autograder.frontends.gradescope build $(if $(HIDDEN_EXAMPLES),--hidden-examples)
 
 # nbgrader runs alembic from PATH, so the venv's bin goes first.
 NBGRADER := PATH=$(ABS_BIN):"$$PATH" $(BIN)/nbgrader

@@ -25,6 +25,7 @@ import jsonschema
 import pytest
 
 from autograder.chapters.ch03_attention import CHAPTER
+from autograder.core.engine import HIDDEN_FAILURE
 from autograder.frontends import ci, gradescope
 
 STAGES, checks_for = CHAPTER.stages, CHAPTER.checks_for
@@ -149,7 +150,7 @@ def check_results_json(results: dict, score: float) -> None:
     graded = [t for t in results["tests"] if "bonus" not in t.get("tags", [])]  # bonus: beside the 100
     assert sum(t["score"] for t in graded) == score
     assert sum(t["max_score"] for t in graded) == 100
-    numbers = [t["number"] for t in results["tests"]]
+    numbers = [t["number"] for t in results["tests"] if "hidden examples" not in t.get("tags", [])]
     assert numbers == [c.id for s in STAGES for c in checks_for(s)]
 
 
@@ -456,3 +457,88 @@ def test_gradescope_without_a_notebook_records_zero_with_the_reason(tmp_path, ca
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     check_results_json(results, 0)
     assert "no notebook (.ipynb) in the submission" in results["output"]
+
+
+def _fitted_to_the_visible_examples() -> str:
+    """A softmax right only on the input shapes the visible stage-1 checks use (recorded here,
+    in this process): full marks on the visible examples, caught only by hidden ones."""
+    import torch
+
+    from autograder.frontends import notebook as test_cells
+
+    seen: set[tuple] = set()
+
+    def recording(x):
+        seen.add(tuple(x.shape))
+        return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
+
+    test_cells.grade_stage(CHAPTER.id, 1, {"softmax_naive": recording})
+    return (f"import torch\nSEEN = {sorted(seen)!r}\n\n\ndef softmax_naive(x):\n"
+            "    axis = -1 if tuple(x.shape) in SEEN else 0\n"
+            "    return torch.exp(x) / torch.exp(x).sum(dim=axis, keepdim=True)\n")
+
+
+def _gradescope_run(tmp_path: Path, source_cell: str, seed: int | None) -> dict:
+    """run_autograder of a zip built with this hidden seed (or none) on a one-cell notebook."""
+    root = tmp_path / ("seed" if seed is not None else "plain")
+    zip_path = gradescope.build(root / "bundle.zip", seed)
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(root / "source")
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                           "source": source_cell}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (root / "submission").mkdir()
+    (root / "submission" / "ch03_attention.ipynb").write_text(json.dumps(notebook))
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable,
+           "PYTHONPATH": str(root / "source")}
+    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, cwd=root,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return {"results": json.loads((root / "results" / "results.json").read_text()), "stdout": proc.stdout}
+
+
+HIDDEN_SEED = 20261123
+
+
+def test_gradescope_hidden_examples_catch_a_fit_and_show_after_the_due_date(tmp_path):
+    fitted = _fitted_to_the_visible_examples()
+    plain = _gradescope_run(tmp_path, fitted, None)["results"]
+    check_results_json(plain, 10)  # without hidden examples the fit earns the whole stage
+    assert not [t for t in plain["tests"] if "hidden examples" in t.get("tags", [])]
+
+    run = _gradescope_run(tmp_path, fitted, HIDDEN_SEED)
+    results = run["results"]
+    hidden = [t for t in results["tests"] if "hidden examples" in t.get("tags", [])]
+    failed = [t for t in hidden if t["status"] == "failed"]
+    check_results_json(results, results["score"])  # the tests add up to the grade, maxima to 100
+    assert 0 <= results["score"] < 10 and failed
+    assert results["extra_data"]["hidden_examples"] == {"visible_score": 10, "points_lost": 10 - results["score"]}
+    assert {t["visibility"] for t in hidden} == {"after_due_date"}
+    assert all(t["max_score"] == 0 and t["score"] < 0 for t in failed)
+    # what students see before the due date is their visible run, word for word
+    visible = [t for t in results["tests"] if t not in hidden]
+    assert visible == plain["tests"] and results["output"] == plain["output"]
+    assert HIDDEN_FAILURE not in run["stdout"] and str(HIDDEN_SEED) not in json.dumps(results)
+
+
+def test_gradescope_hidden_examples_keep_honest_points_and_their_seed_unreadable(tmp_path):
+    seed_file = tmp_path / "seed" / "source" / gradescope.HIDDEN_EXAMPLES_FILE
+    # an honest softmax that turns wrong if the student's code can read the bundle's seed
+    probe = f"try:\n    open({str(seed_file)!r}).read()\n    LEAKED = True\nexcept OSError:\n    LEAKED = False\n"
+    honest_unless_leaked = SOFTMAX_ONLY.replace("    return", "    if LEAKED:\n        return x\n    return")
+    results = _gradescope_run(tmp_path, probe + honest_unless_leaked, HIDDEN_SEED)["results"]
+    if "landlock" not in results["extra_data"]["confinement"]:
+        pytest.skip(f"reads are not fenced here ({results['extra_data']['confinement']})")
+    check_results_json(results, 10)
+    hidden = [t for t in results["tests"] if "hidden examples" in t.get("tags", [])]
+    assert len(hidden) == len(checks_for(STAGES[0])) and {t["status"] for t in hidden} == {"passed"}
+
+
+def test_a_broken_hidden_examples_file_is_a_zero_with_the_reason(tmp_path, capsys):
+    (tmp_path / "source").mkdir()
+    (tmp_path / "source" / gradescope.HIDDEN_EXAMPLES_FILE).write_text('{"seed": "x"}')
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "ch03_attention.ipynb").write_text("{}")
+    assert gradescope.run(tmp_path) == 0
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    check_results_json(results, 0)
+    assert "the autograder is misconfigured" in results["output"] and "whole number" in results["output"]

@@ -190,6 +190,9 @@ class GradeReport:
     seconds: float = 0.0
     # The worker's fences, as it reported them (autograder.sandbox.confinement.describe: words)
     confinement: dict = field(default_factory=dict)
+    # Graded on hidden examples too (Gradescope's bundle with a secret seed): each stage's result
+    # over both runs (with_hidden). The stages above stay the visible ones, which students see.
+    hidden_examples: dict[int, StageResult] = field(default_factory=dict)
 
     # The grade is out of 100: bonus stages (stage 8) are counted apart and never lower it.
     @property
@@ -273,6 +276,59 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
         torch.set_num_threads(threads)
     report.seconds = time.monotonic() - started
     return report
+
+
+HIDDEN_FAILURE = "passes on the visible examples but fails on hidden ones (other sizes and seeds)"
+
+
+def with_hidden(visible: StageResult, hidden: StageResult) -> StageResult:
+    """One stage result from the visible and the hidden run: a check keeps its visible
+    result unless that passed and the hidden run did not. The hidden run's message names
+    its inputs, so it is replaced by a plain one; its hint (the likely mistake) is kept."""
+    by_id = {c.check.id: c for c in hidden.checks}
+    checks = []
+    for seen in visible.checks:
+        other = by_id.get(seen.check.id)
+        if seen.status is CheckStatus.PASSED and other is not None and other.status is not CheckStatus.PASSED:
+            status = CheckStatus.FAILED if other.status is CheckStatus.NOT_IMPLEMENTED else other.status
+            checks.append(CheckResult(seen.check, status, HIDDEN_FAILURE, other.hint))
+        else:
+            checks.append(seen)
+    return StageResult(visible.stage, checks, visible.seconds + hidden.seconds)
+
+
+def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list | None, seeds: dict[int, int],
+                               device: str = "cpu", limits=None, *, worker=None, keep_outputs: bool = False,
+                               ) -> tuple[GradeReport, dict[int, StageResult]]:
+    """The visible grading, then one run on hidden examples per distinct seed (``seeds``: stage
+    number -> secret seed) over the stages that earned points (a hidden run can only take
+    points away), all in one loaded worker: the notebook runs once. Returns the visible
+    report and each graded stage's result over both runs (:func:`with_hidden`); with
+    ``keep_outputs``, the report's cells carry what each printed (nbgrader stores it);
+    ``worker``: one already started for this file (the CLI's)."""
+    from autograder.sandbox.client import Limits, Worker
+    from autograder.sandbox.loader import SubmissionError, read_cells
+
+    if worker is None:
+        try:
+            worker = Worker(read_cells(path), device, limits or Limits(), keep_outputs=keep_outputs)
+        except SubmissionError:
+            pass  # grade_notebook_file reports why
+    try:
+        visible = grade_notebook_file(path, chapter, stage_numbers, device, limits, worker=worker, close=False)
+        combined = {r.stage.number: r for r in visible.stages}
+        for seed in sorted(set(seeds.values())):
+            rerun = [n for n, s in seeds.items() if s == seed and n in combined and combined[n].score > 0]
+            if not rerun or visible.error:
+                continue
+            hidden = grade_notebook_file(path, chapter, rerun, device, limits, worker=worker, examples_seed=seed,
+                                         close=False)
+            for result in hidden.stages:
+                combined[result.stage.number] = with_hidden(combined[result.stage.number], result)
+    finally:
+        if worker is not None:
+            worker.close()
+    return visible, combined
 
 
 def _one_thread() -> int:

@@ -23,6 +23,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                     "Exit status: 0 full marks, 1 some check failed, 2 could not grade.")
     add_grading_arguments(parser)
     parser.add_argument("--verbose", "-v", action="store_true", help="list every failed check")
+    parser.add_argument("--hidden-examples-seed", type=int, metavar="SEED",
+                        help="grade again on examples drawn from this secret seed; only results.json has them, "
+                             "as tests visible after the due date (Gradescope's bundle: make gradescope HIDDEN_EXAMPLES=1)")
     return parser.parse_args(argv)
 
 
@@ -145,15 +148,22 @@ def grade_report(args, chapter, limits, worker, stages, *, show_traceback: bool)
     """One grading, shared by this CLI and ``autograder.frontends.ci``: the submitted file left as it
     was, and no device or a grader failure turned into a report that says so (0 points).
     Returns the report and notes for the student (e.g. the submission changed its file)."""
-    from autograder.core.engine import grade_notebook_file, not_graded_report
+    from autograder.core.engine import grade_notebook_file, grade_with_hidden_examples, not_graded_report
     from autograder.sandbox.client import submission_kept
 
     notes: list[str] = []
+    seed = getattr(args, "hidden_examples_seed", None)
     try:
         device = resolve_device(args.device)
+        worker = worker if device == "cpu" else None
         with submission_kept(args.submission) as notes:
-            report = grade_notebook_file(args.submission, chapter, stages, device, limits,
-                                         worker=worker if device == "cpu" else None)
+            if seed is None:
+                report = grade_notebook_file(args.submission, chapter, stages, device, limits, worker=worker)
+            else:
+                every_stage = {s.number: seed for s in chapter.select(stages)}
+                report, over_both = grade_with_hidden_examples(
+                    args.submission, chapter, stages, every_stage, device, limits, worker=worker)
+                report.hidden_examples = over_both
     except Exception as exc:
         why = str(exc) if isinstance(exc, NoDevice) else (
             f"the grader itself failed ({type(exc).__name__}: {exc}); please tell the course staff")

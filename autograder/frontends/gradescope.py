@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import secrets
 import sys
 import zipfile
 from pathlib import Path
@@ -33,6 +34,10 @@ CPU_WHEELS = "https://download.pytorch.org/whl/cpu"
 # pyproject.toml's extra with what the notebook imports beyond the grader's own dependencies;
 # the students' install ([student]) includes it, and so does the bundle's setup.sh.
 NOTEBOOK_EXTRA = "notebook"
+# In the zip only with hidden examples on (build --hidden-examples): {"seed": N}. It stays in
+# /autograder/source, which the confined worker cannot read (the package itself is installed
+# into the venv); the students' repository and this checkout never hold it.
+HIDDEN_EXAMPLES_FILE = "hidden_examples.json"
 
 SETUP_SH = """\
 #!/usr/bin/env bash
@@ -95,7 +100,9 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = Fa
     archive.writestr(info, data)
 
 
-def build(out: Path = DEFAULT_ZIP) -> Path:
+def build(out: Path = DEFAULT_ZIP, hidden_seed: int | None = None) -> Path:
+    """The zip; with ``hidden_seed``, every submission is graded a second time on examples drawn
+    from it, and results.json carries those results as tests shown after the due date."""
     pyproject = REPO_ROOT / "pyproject.toml"
     if not pyproject.is_file():
         raise SystemExit(f"no {pyproject}: build the zip from a checkout of the repository")
@@ -112,6 +119,8 @@ def build(out: Path = DEFAULT_ZIP) -> Path:
         _add(archive, "setup.sh", setup.encode(), executable=True)
         _add(archive, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
         _add(archive, "pyproject.toml", pyproject.read_bytes())
+        if hidden_seed is not None:
+            _add(archive, HIDDEN_EXAMPLES_FILE, json.dumps({"seed": hidden_seed}).encode())
         for path in _package_files():
             _add(archive, path.relative_to(REPO_ROOT).as_posix(), path.read_bytes())
     partial.replace(out)
@@ -134,6 +143,20 @@ def find_notebook(submission: Path) -> tuple[Path | None, list[Path]]:
     return pick, found
 
 
+def hidden_examples_seed(source: Path) -> int | None:
+    """The secret seed the bundle carries (build --hidden-examples), or None: visible examples only."""
+    path = source / HIDDEN_EXAMPLES_FILE
+    if not path.is_file():
+        return None
+    try:
+        seed = json.loads(path.read_text(encoding="utf-8"))["seed"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"{path}: not a hidden-examples file ({exc}); rebuild the zip with make gradescope") from None
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise SystemExit(f"{path}: the seed must be a whole number; rebuild the zip with make gradescope")
+    return seed
+
+
 def run(root: Path) -> int:
     from autograder.core.engine import not_graded_report
     from autograder.frontends import cli
@@ -152,7 +175,16 @@ def run(root: Path) -> int:
     # failure here: the grade is results.json, always written.
     # --verbose: every failed check and cell error is listed (a student on Gradescope cannot
     # pass a flag to see more).
-    cli.main([str(notebook), "--results", str(results), "--device", "cpu", "--verbose"])
+    try:
+        seed = hidden_examples_seed(root / "source")
+    except SystemExit as exc:  # the bundle is broken, not the submission: a 0 that says so
+        report = not_graded_report(load(ASSIGNMENT), str(notebook), f"the autograder is misconfigured ({exc}); "
+                                   "please tell the course staff")
+        reports.write_json(results, reports.gradescope_json(report))
+        reports.print_console(report)
+        return 0
+    cli.main([str(notebook), "--results", str(results), "--device", "cpu", "--verbose",
+              *(["--hidden-examples-seed", str(seed)] if seed is not None else [])])
     if notebook.name != NOTEBOOK_NAME or len(found) > 1:
         data = json.loads(results.read_text(encoding="utf-8"))
         others = [str(p.relative_to(submission)) for p in found if p != notebook]
@@ -169,13 +201,22 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     build_cmd = commands.add_parser("build", help="build the Gradescope autograder zip")
     build_cmd.add_argument("--out", type=Path, default=DEFAULT_ZIP, help=f"where (default {DEFAULT_ZIP})")
+    hidden = build_cmd.add_mutually_exclusive_group()
+    hidden.add_argument("--hidden-examples", action="store_true",
+                        help="grade each submission on hidden examples too, from a new secret seed "
+                             "(their tests are shown after the due date)")
+    hidden.add_argument("--hidden-seed", type=int, metavar="N", help="the same, with this seed (rebuild a bundle)")
     run_cmd = commands.add_parser("run", help="grade the submission inside Gradescope (run_autograder)")
     run_cmd.add_argument("--root", type=Path, default=Path("/autograder"), help="default /autograder")
     args = parser.parse_args(argv)
     if args.command == "build":
-        out = build(args.out)
+        seed = secrets.randbits(48) if args.hidden_examples else args.hidden_seed
+        out = build(args.out, seed)
         print(f"wrote {out} ({out.stat().st_size // 1024} KiB): upload it as the assignment's "
               "autograder on Gradescope (base image Ubuntu 24.04)")
+        if seed is not None:
+            print(f"hidden examples on: seed {seed}, in the zip only (keep the zip private; "
+                  f"--hidden-seed {seed} rebuilds it)")
         return 0
     return run(args.root)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 
+from autograder.core.engine import HIDDEN_FAILURE, with_hidden
 from autograder.sandbox import TEST_CELLS_OFF  # set where cells run to be graded or timed
 
 # The visible result of each stage, kept for the hidden call in the same cell just below.
@@ -132,28 +133,6 @@ def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None
 
     sub = Submission(LocalTransport(namespace, device), stage.label, chapter.error_hints.get(stage.id, ()))
     return run_stage(chapter, stage, sub, examples_seed=examples_seed)
-
-
-HIDDEN_FAILURE = "passes on the visible examples but fails on hidden ones (other sizes and seeds)"
-
-
-def with_hidden(visible, hidden):
-    """One stage result from the visible and the hidden run: a check keeps its visible
-    result unless that passed and the hidden run did not. The hidden run's message names
-    its inputs, so it is replaced by a plain one; its hint (the likely mistake) is kept."""
-    from autograder.core.checks import CheckStatus
-    from autograder.core.engine import CheckResult, StageResult
-
-    by_id = {c.check.id: c for c in hidden.checks}
-    checks = []
-    for seen in visible.checks:
-        other = by_id.get(seen.check.id)
-        if seen.status is CheckStatus.PASSED and other is not None and other.status is not CheckStatus.PASSED:
-            status = CheckStatus.FAILED if other.status is CheckStatus.NOT_IMPLEMENTED else other.status
-            checks.append(CheckResult(seen.check, status, HIDDEN_FAILURE, other.hint))
-        else:
-            checks.append(seen)
-    return StageResult(visible.stage, checks, visible.seconds + hidden.seconds)
 
 
 def hidden_text(result) -> str:

@@ -169,7 +169,41 @@ def gradescope_json(report: GradeReport) -> dict:
         results["output"] = "\n".join(summary)
         results["extra_data"] = {"bonus_score": report.bonus_score, "bonus_max_score": report.bonus_max_score}
     results.setdefault("extra_data", {})["confinement"] = confinement_text(report)
+    if report.hidden_examples:
+        _add_hidden_examples(results, report)
     return results
+
+
+def _add_hidden_examples(results: dict, report: GradeReport) -> None:
+    """The grade over the visible and the hidden examples: the top-level score (which Gradescope
+    takes as the grade) and, per check that passed on the visible examples, a test shown only
+    after the due date, worth minus its points where the hidden examples fail it. The visible
+    tests and the output stay as the student's own runs show them."""
+    final = [report.hidden_examples.get(r.stage.number, r) for r in report.stages]
+    lost = 0.0
+    for visible, both in zip(report.stages, final):
+        for seen, c in zip(visible.checks, both.checks):
+            if seen.status is not CheckStatus.PASSED:
+                continue
+            failed = c.status is not CheckStatus.PASSED
+            lost += c.check.points if failed and not visible.stage.bonus else 0.0
+            results["tests"].append({
+                "name": f"{visible.stage.label} {c.check.id}: {c.check.title} (hidden examples)"
+                        + (" (bonus)" if visible.stage.bonus else ""),
+                "number": f"{c.check.id}h",
+                "score": -c.check.points if failed else 0.0,
+                "max_score": 0.0,
+                "status": "failed" if failed else "passed",
+                "output": f"{c.message}" + (f"\nhint: {c.hint}" if c.hint else "") if failed
+                          else "passed on the hidden examples too",
+                "visibility": "after_due_date",
+                "tags": ["hidden examples", *(["bonus"] if visible.stage.bonus else [])],
+            })
+    results["score"] = sum(r.score for r in final if not r.stage.bonus)
+    extra = results["extra_data"]
+    extra["hidden_examples"] = {"visible_score": report.score, "points_lost": lost}
+    if "bonus_score" in extra:
+        extra["bonus_score"] = sum(r.score for r in final if r.stage.bonus)
 
 
 def write_json(path: str | Path, data: dict) -> None:

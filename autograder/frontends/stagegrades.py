@@ -7,7 +7,7 @@ worker could reach). The notebook is loaded once, in the confined worker: what e
 (or the error it raised) becomes nbgrader's cell outputs, and the stages are graded like
 ``python -m autograder`` (the same engine, limits and defaults), then again on the hidden examples
 of the instructor's test cells, in the same loaded worker; a check keeps its points only where
-it passed both (:func:`autograder.frontends.notebook.with_hidden`).
+it passed both (:func:`autograder.core.engine.with_hidden`).
 """
 
 from __future__ import annotations
@@ -23,30 +23,10 @@ def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], 
     """Visible run, then one hidden run per distinct seed over the stages that earned points
     (a hidden run can only take points away), all in one loaded worker. Returns
     {error, confinement, cells: [{index, status, stdout, stderr, error}], stages: {number: score, max_score, text}}."""
-    from autograder.core.engine import grade_notebook_file
+    from autograder.core.engine import grade_with_hidden_examples
     from autograder.frontends import rendering as reports
-    from autograder.frontends.notebook import with_hidden
-    from autograder.sandbox.client import Worker
-    from autograder.sandbox.loader import SubmissionError, read_cells
 
-    try:
-        worker = Worker(read_cells(path), device, limits, keep_outputs=True)
-    except SubmissionError:
-        worker = None  # grade_notebook_file reports why
-    try:
-        visible = grade_notebook_file(path, chapter, numbers, device, limits, worker=worker, close=False)
-        results = {r.stage.number: r for r in visible.stages}
-        for seed in sorted(set(seeds.values())):
-            rerun = [n for n, s in seeds.items() if s == seed and n in results and results[n].score > 0]
-            if not rerun or visible.error:
-                continue
-            hidden = grade_notebook_file(path, chapter, rerun, device, limits, worker=worker, examples_seed=seed,
-                                         close=False)
-            for result in hidden.stages:
-                results[result.stage.number] = with_hidden(results[result.stage.number], result)
-    finally:
-        if worker is not None:
-            worker.close()
+    visible, results = grade_with_hidden_examples(path, chapter, numbers, seeds, device, limits, keep_outputs=True)
     fences = reports.confinement_text(visible)
 
     def note(number: int) -> str:
