@@ -7,6 +7,14 @@
 2. jupyterlab.png: JupyterLab (started as `make lab` starts it) with an executed notebook
    whose stage 4 test cell fails.
 
+With --instructor, what an instructor sees instead, from a generated class of four (full
+marks, blank, stages 1-4, one mistake) autograded by `make autograde`'s code:
+
+3. formgrader_gradebook.png: nbgrader's formgrader (as `make formgrader` serves it), the
+   notebook's gradebook with each student's score.
+4. nbgrader_feedback.png: `make feedback`'s HTML for the student with the mistake, at the
+   failing stage's test cell.
+
 Without a Chromium binary it prints why and exits 0 (tests/test_student_experience.py skips).
 """
 
@@ -116,10 +124,76 @@ def lab_screenshot(browser: str, notebook: Path, png: Path) -> None:
             lab.wait(timeout=30)
 
 
+FROM_STAGE_3 = """<script>
+const graded = document.getElementsByName("test_stage3_self_attention")[0].closest(".cell");
+for (let el = graded.previousElementSibling.previousElementSibling; el; el = el.previousElementSibling) {
+  if (el.classList.contains("cell")) el.style.display = "none";
+}
+</script>
+"""
+
+
+def _serve(command: list[str], cwd: Path, env: dict, probe: str) -> subprocess.Popen:
+    """A Jupyter server started in its own session, once ``probe`` answers (or 60 s passed)."""
+    server = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(probe, timeout=2).close()
+            break
+        except OSError:
+            time.sleep(0.5)
+    return server
+
+
+def instructor_screenshots(browser: str, out: Path) -> list[Path]:
+    from autograder.frontends import classgrade
+
+    course = out / "course"
+    if course.exists():
+        raise SystemExit(f"{course} exists: give another --out (this never replaces a course)")
+    kinds = classgrade.class_of(7)
+    chosen = {name: nb for name, nb in kinds.items() if name.split("_", 1)[1] in
+              ("perfect", "blank", "stages1to4", "mistake3")}
+    classgrade.new_course(course, chosen)
+    env = classgrade.nbgrader_env()
+    subprocess.run([sys.executable, "-I", "-m", "autograder.frontends.classgrade", "autograde", "ch03_attention"],
+                   cwd=course, env=env, check=True, capture_output=True)
+    classgrade.nbgrader(course, "generate_feedback", "ch03_attention", "--force")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    bin_dir = Path(sys.executable).parent
+    command = [str(bin_dir / "jupyter"), "lab", f"--ServerApp.root_dir={course}", "--no-browser", f"--port={port}",
+               "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=", "--ServerApp.default_url=/formgrader",
+               *(["--allow-root"] if os.geteuid() == 0 else [])]
+    gradebook = out / "formgrader_gradebook.png"
+    with tempfile.TemporaryDirectory() as home:
+        server = _serve(command, course, {**env, "HOME": home}, f"http://127.0.0.1:{port}/api/status")
+        try:
+            shoot(browser, f"http://127.0.0.1:{port}/formgrader/gradebook/ch03_attention/ch03_attention", gradebook,
+                  "1300,700", 15000)
+        finally:
+            os.killpg(server.pid, 15)
+            server.wait(timeout=30)
+    student = next(name for name in chosen if name.endswith("mistake3"))
+    feedback = next((course / "grading" / "feedback" / student / "ch03_attention").glob("*.html"))
+    page = out / "nbgrader_feedback.png"
+    # The failing stage's test cell under the page's score table: a copy of the page whose
+    # earlier cells are hidden (a headless screenshot starts at the top, whatever the anchor).
+    excerpt = out / "nbgrader_feedback_stage3.html"
+    excerpt.write_text(feedback.read_text(encoding="utf-8") + FROM_STAGE_3, encoding="utf-8")
+    shoot(browser, excerpt.as_uri(), page, "1100,1400", 3000)
+    return [gradebook, page]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Screenshots of the feedback HTML and of JupyterLab with a failing "
                                                  "test cell, taken with headless Chromium (apt-get install chromium).")
     parser.add_argument("--out", default=str(REPO / "build" / "screenshots"), help="folder for the PNGs")
+    parser.add_argument("--instructor", action="store_true",
+                        help="formgrader's gradebook and nbgrader's feedback for a generated class instead")
     args = parser.parse_args(argv)
     browser = find_browser()
     if browser is None:
@@ -127,6 +201,10 @@ def main(argv=None) -> int:
         return 0
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    if args.instructor:
+        for png in instructor_screenshots(browser, out):
+            print(png)
+        return 0
     shoot(browser, feedback_page(out).as_uri(), out / "feedback.png", "1000,1700", 2000)
     print(out / "feedback.png")
     notebook = executed_notebook(out)

@@ -308,4 +308,4 @@ def test_make_lab_serves_the_repository_root_without_error_lines(tmp_path):
 def test_the_screenshot_script_is_runnable():
     proc = subprocess.run([sys.executable, str(REPO / "tests" / "screenshots.py"), "--help"],
                           capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0 and "chromium" in proc.stdout.lower()
+    assert proc.returncode == 0 and "chromium" in proc.stdout.lower() and "--instructor" in proc.stdout
