@@ -119,6 +119,11 @@ def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, 
     log = os.open(Path(scratch, f"worker-{os.getpid()}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(log, 1)
     os.dup2(log, 2)
+    from autograder.sandbox.client import become_subreaper
+
+    # This worker grades its notebooks itself (grade_file below): the orphans a submission
+    # leaves become its children, which it ends after each grading.
+    become_subreaper()
     app = _app(assignment, "--log-level=ERROR")
     app.coursedir.submitted_directory = submitted
     _worker["started"] = started
@@ -137,6 +142,17 @@ def _execute_one(student: str) -> tuple[str, bool, str, tuple[str, dict] | None]
     computed = {}
 
     class Keep(SandboxExecute):
+        def grade_file(self, notebook, chapter, numbers, seeds):
+            # In this worker, which has torch, the grader and the checks imported already (no
+            # process start and imports per notebook); the student's code still runs only in
+            # the confined worker that grading starts.
+            from autograder.frontends.stagegrades import grade_and_end_strays
+            from autograder.sandbox.client import Limits
+
+            limits = Limits(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout,
+                            total_seconds=self.total_timeout)
+            return grade_and_end_strays(str(notebook), chapter, numbers, seeds, self.device, limits)
+
         def run_in_sandbox(self, nb, chapter):
             from autograder.frontends.nbgrader_plugins import cells_key
 
@@ -490,10 +506,26 @@ def total_scores(rows: dict[tuple, tuple]) -> dict[str, float]:
     return totals
 
 
-# Appended to the baseline course's nbgrader_config.py: nbgrader's own kernel execution, no sandbox.
+# Appended to the baseline course's nbgrader_config.py: nbgrader's own kernel execution, no
+# sandbox, the test cells grading in the kernel as plain nbgrader would have them grade (the
+# visible and the hidden examples). Under autograde a test cell defers to the sandbox and
+# grades nothing (notebook.grade_stage); the kernel is told it runs under nbgrader's validate
+# instead, so the baseline does the grading work it would do without this repository.
 PLAIN_NBGRADER = """
 from nbgrader.converters import Autograde as _Autograde
-c.Autograde.autograde_preprocessors = list(_Autograde.class_traits()["autograde_preprocessors"].default())
+from nbgrader.preprocessors import Execute as _Execute
+
+
+class _KernelGrades(_Execute):
+    async def async_start_new_kernel(self, **kwargs):
+        import os
+        kwargs["env"] = {**os.environ, "NBGRADER_EXECUTION": "validate"}
+        return await super().async_start_new_kernel(**kwargs)
+
+
+c.Autograde.autograde_preprocessors = [
+    _KernelGrades if step is _Execute else step
+    for step in _Autograde.class_traits()["autograde_preprocessors"].default()]
 c.Execute.timeout = 60
 """
 

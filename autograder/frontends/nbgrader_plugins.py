@@ -143,13 +143,20 @@ class SandboxExecute(NbGraderPreprocessor):
         with tempfile.TemporaryDirectory(prefix="sandbox-run-") as scratch:
             notebook = Path(scratch, "submission.ipynb")
             nbformat.write(nb, notebook)
-            # -I: the grader's own subprocess reads no PYTHON* variable and no current folder.
-            command = [sys.executable, "-I", "-m", "autograder.frontends.stagegrades", str(notebook),
-                       "--device", self.device, "--cell-timeout", str(self.cell_timeout),
-                       "--stage-timeout", str(self.stage_timeout), "--total-timeout", str(self.total_timeout),
-                       *(["--chapter", chapter.id, "--stage", *map(str, numbers)] if chapter and numbers else []),
-                       *[f"--hidden-seed={n}={s}" for n, s in sorted(seeds.items())]]
-            proc = subprocess.run(command, capture_output=True, text=True)
+            result = self.grade_file(notebook, chapter if numbers else None, numbers, seeds)
+        if not (chapter and numbers):
+            result["stages"] = {}
+        return result
+
+    def grade_file(self, notebook: Path, chapter: Chapter | None, numbers: list[int], seeds: dict[int, int]) -> dict:
+        """The sandboxed run of ``notebook``, by a grading process of its own (stagegrades):
+        this process may be nbgrader's, with the gradebook open."""
+        # -I: the grader's own subprocess reads no PYTHON* variable and no current folder.
+        command = [sys.executable, "-I", "-m", "autograder.frontends.stagegrades", str(notebook),
+                   "--device", self.device, *self.limit_arguments(),
+                   *(["--chapter", chapter.id, "--stage", *map(str, numbers)] if chapter else []),
+                   *[f"--hidden-seed={n}={s}" for n, s in sorted(seeds.items())]]
+        proc = subprocess.run(command, capture_output=True, text=True)
         try:
             result = json.loads(proc.stdout) if proc.returncode == 0 else None
         except ValueError:
@@ -157,9 +164,11 @@ class SandboxExecute(NbGraderPreprocessor):
         if not isinstance(result, dict):
             tail = "\n".join((proc.stdout[-2000:] + proc.stderr).strip().splitlines()[-20:])
             raise RuntimeError(f"the sandboxed grader failed (exit status {proc.returncode}):\n{tail}")
-        if not (chapter and numbers):
-            result["stages"] = {}
         return result
+
+    def limit_arguments(self) -> list[str]:
+        return ["--cell-timeout", str(self.cell_timeout), "--stage-timeout", str(self.stage_timeout),
+                "--total-timeout", str(self.total_timeout)]
 
 
 def apply_run(nb, chapter: Chapter | None, result: dict) -> None:

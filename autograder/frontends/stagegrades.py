@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from autograder.sandbox.client import Limits
@@ -39,6 +40,23 @@ def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], 
                                 "text": f"{reports.stage_text(r)}\n{note(n)}"} for n, r in results.items()}}
 
 
+def grade_and_end_strays(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, limits) -> dict:
+    """:func:`grade_stages`, then every process the submission started is ended (this process
+    must be a subreaper, :func:`~autograder.sandbox.client.become_subreaper`, for the orphans
+    among them to be its children). Only processes started during the grading are touched, so
+    a process that grades many notebooks (``make autograde``'s workers) can call it for each;
+    the answer is what the JSON on stdout would carry."""
+    from autograder.chapters import load
+    from autograder.sandbox.client import _children_of, end_stray_processes
+
+    before = _children_of(os.getpid())
+    try:
+        graded = grade_stages(path, chapter or load(None), numbers, seeds, device, limits)
+    finally:
+        end_stray_processes(before)
+    return json.loads(json.dumps(graded))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.frontends.stagegrades",
                                      description="Run and grade a notebook for nbgrader (SandboxExecute).")
@@ -52,16 +70,13 @@ def main(argv=None) -> int:
     parser.add_argument("--total-timeout", type=float, default=Limits().total_seconds)
     args = parser.parse_args(argv)
     from autograder.chapters import load
-    from autograder.sandbox.client import become_subreaper, end_stray_processes
+    from autograder.sandbox.client import become_subreaper
 
     seeds = {int(n): int(s) for n, s in (item.split("=", 1) for item in args.hidden_seed)}
     become_subreaper()
-    try:
-        graded = grade_stages(args.notebook, load(args.chapter), args.stage, seeds, args.device,
-                              Limits(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout,
-                                     total_seconds=args.total_timeout))
-    finally:
-        end_stray_processes()
+    graded = grade_and_end_strays(args.notebook, load(args.chapter), args.stage, seeds, args.device,
+                                  Limits(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout,
+                                         total_seconds=args.total_timeout))
     # Only now, every process the submission started having ended, the answer is written.
     sys.stdout.write(json.dumps(graded))
     sys.stdout.flush()
