@@ -81,8 +81,9 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
 
+# --durations: the slowest tests, listed at the end of every run (make check's time is watched).
 check: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=15
 
 check-fast: $(STAMP)
 	$(BIN)/python -m pytest tests/unit -q
