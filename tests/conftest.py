@@ -23,6 +23,15 @@ class CliRun:
     results: dict | None
 
 
+def link_venv(course: Path, venv: Path | None = None) -> None:
+    """``venv`` (default: this test's) as ``course/.venv``, where the Makefile looks by default.
+    Make cannot take a path with spaces as VENV (its rules name the venv's stamp files), and a
+    checkout under "My Courses (2027)/..." would hand it one."""
+    link = course / ".venv"
+    if not link.exists():
+        link.symlink_to(venv or Path(sys.executable).parent.parent, target_is_directory=True)
+
+
 def run_grader(submission: Path, tmp_path: Path, *args: str, timeout: float = 600) -> CliRun:
     """Grade through the real command line, as a student or CI would."""
     results = tmp_path / "results.json"

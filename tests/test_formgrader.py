@@ -21,7 +21,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, link_venv
 
 TOKEN = "formgrader-test-token"
 
@@ -39,15 +39,16 @@ def _course(root: Path, venv: Path) -> Path:
         shutil.copy(REPO / name, course)
     shutil.copytree(REPO / "solutions", course / "solutions", ignore=shutil.ignore_patterns(".*"))
     (course / ".stamp").touch()
-    subprocess.run(["make", "--no-print-directory", "release", f"VENV={venv}", f"STAMP={course / '.stamp'}"], cwd=course,
+    link_venv(course, venv)
+    subprocess.run(["make", "--no-print-directory", "release", f"STAMP={course / '.stamp'}"], cwd=course,
                    check=True, capture_output=True, timeout=300,
                    env={k: v for k, v in os.environ.items() if not k.startswith("MAKE")})
     return course
 
 
-def _serve_and_get(course: Path, venv: Path, env: dict, user: str | None = None) -> tuple[int, str, str]:
+def _serve_and_get(course: Path, env: dict, user: str | None = None) -> tuple[int, str, str]:
     port = _free_port()
-    command = ["make", "--no-print-directory", "formgrader", f"VENV={venv}", f"STAMP={course / '.stamp'}",
+    command = ["make", "--no-print-directory", "formgrader", f"STAMP={course / '.stamp'}",
                f"FORMGRADER_ARGS=--port={port} --IdentityProvider.token={TOKEN}"]
     if user:
         command = ["runuser", "--preserve-environment", "-u", user, "--", *command]  # HOME stays the test's
@@ -99,9 +100,9 @@ def test_formgrader_as_root(tmp_path):
         pytest.skip("runs as root here (CI containers, cloud IDEs); the user case is the other test")
     venv = Path(sys.executable).parent.parent
     course = _course(tmp_path, venv)
-    status, page, log = _serve_and_get(course, venv, _env(tmp_path / "home"))
+    status, page, log = _serve_and_get(course, _env(tmp_path / "home"))
     _check(status, page, log)
-    dry = subprocess.run(["make", "-n", "-o", str(course / ".stamp"), "formgrader", f"VENV={venv}"], cwd=course,
+    dry = subprocess.run(["make", "-n", "-o", str(course / ".stamp"), "formgrader"], cwd=course,
                          capture_output=True, text=True).stdout
     assert "--allow-root" in dry and "--ServerApp.ip=127.0.0.1" in dry
 
@@ -147,7 +148,8 @@ def test_formgrader_as_a_user(request):
     home = tmp_path / "home"
     home.mkdir()
     for path in [course, home, *course.rglob("*"), *home.rglob("*")]:
-        os.chown(path, uid, gid)
+        if not path.is_symlink():  # course/.venv: the venv stays root's
+            os.chown(path, uid, gid)
     env = _env(home)
     if venv != Path(sys.executable).parent.parent:  # the copied interpreter loads its own libpython
         env["LD_LIBRARY_PATH"] = str(tmp_path / "python" / "lib")
@@ -156,8 +158,8 @@ def test_formgrader_as_a_user(request):
         test_venv = Path(sys.executable).parent.parent
         env["JUPYTER_CONFIG_PATH"] = str(test_venv / "etc" / "jupyter")
         env["JUPYTER_PATH"] = str(test_venv / "share" / "jupyter")
-    status, page, log = _serve_and_get(course, venv, env, user=user)
+    status, page, log = _serve_and_get(course, env, user=user)
     _check(status, page, log)
-    dry = subprocess.run(["runuser", "-u", user, "--", "make", "-n", "formgrader", f"VENV={venv}",
+    dry = subprocess.run(["runuser", "-u", user, "--", "make", "-n", "formgrader",
                           f"STAMP={course / '.stamp'}"], cwd=course, capture_output=True, text=True).stdout
     assert "--allow-root" not in dry and "--ServerApp.ip=127.0.0.1" in dry, dry

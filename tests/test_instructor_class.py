@@ -15,12 +15,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import RELEASE, REPO, SOLUTION
+from conftest import RELEASE, REPO, SOLUTION, link_venv
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.frontends import classgrade
@@ -36,8 +35,8 @@ ROSTER = "id,first_name,last_name,email\nontime,Ada,Lovelace,ada@example.org\nla
 
 
 def _make(course: Path, *args: str, timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess:
-    venv = Path(sys.executable).parent.parent
-    proc = subprocess.run(["make", "--no-print-directory", *args, f"VENV={venv}", f"STAMP={course / '.stamp'}"],
+    link_venv(course)
+    proc = subprocess.run(["make", "--no-print-directory", *args, f"STAMP={course / '.stamp'}"],
                           cwd=course, capture_output=True, text=True, timeout=timeout,
                           env={k: v for k, v in os.environ.items() if not k.startswith("MAKE")} | {"COLUMNS": "160"})
     if check:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import RELEASE, REPO, SOLUTION, run_grader
+from conftest import RELEASE, REPO, SOLUTION, link_venv, run_grader
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core import strategies
@@ -220,8 +220,8 @@ def _submissions() -> dict[str, dict]:
 
 def _make(course: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     """The repository's Makefile, run in the course, with this test's Python environment."""
-    venv = Path(sys.executable).parent.parent
-    proc = subprocess.run(["make", "--no-print-directory", *args, f"VENV={venv}", f"STAMP={course / '.stamp'}"],
+    link_venv(course)
+    proc = subprocess.run(["make", "--no-print-directory", *args, f"STAMP={course / '.stamp'}"],
                           cwd=course, capture_output=True, text=True, timeout=timeout,
                           env={k: v for k, v in os.environ.items() if not k.startswith("MAKE")} | {"COLUMNS": "120"})
     assert proc.returncode == 0, f"make {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
