@@ -285,8 +285,7 @@ def hostile(tmp_path_factory) -> Run:
              f"HOSTILE = {HOSTILE!r}\nimport sys\nprint(HOSTILE)\nprint(HOSTILE, file=sys.stderr)\nraise ValueError(HOSTILE)",
              "def compute_attn_scores(inputs):\n    raise RuntimeError(HOSTILE)\n",
              "class SelfAttention_v1:\n    def __init__(self, *args):\n        raise TypeError(HOSTILE)\n"]
-    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c}
-                          for c in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = code_notebook(*cells)
     submission = reports / "hostile.ipynb"
     submission.write_text(json.dumps(notebook))
     return make_ci_grade(submission, reports)
@@ -378,6 +377,25 @@ def test_grade_workflow_triggers_and_uploads_the_reports():
 
 # --- Gradescope -------------------------------------------------------------------------
 
+def code_notebook(*sources: str) -> dict:
+    """A notebook of these code cells, as a student's upload holds them (never executed)."""
+    return {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c}
+                      for c in sources], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def run_autograder(root: Path) -> tuple[subprocess.CompletedProcess, dict]:
+    """The bundle's run_autograder on ``root`` laid out like /autograder (the zip extracted in
+    ``source``, which is also the package's path), as Gradescope runs it: its output and results.json."""
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable,
+           "PYTHONPATH": str(root / "source")}
+    started = time.monotonic()
+    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, cwd=root,
+                          capture_output=True, text=True, timeout=300)
+    print(f"run_autograder: {time.monotonic() - started:.1f} s")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc, json.loads((root / "results" / "results.json").read_text())
+
+
 @pytest.fixture(scope="module")
 def gradescope_zip() -> Path:
     proc = subprocess.run(["make", "--no-print-directory", "gradescope"], cwd=ROOT,
@@ -417,9 +435,7 @@ def test_run_autograder_grades_like_gradescope(gradescope_zip, tmp_path):
     and macOS zip debris beside it."""
     with zipfile.ZipFile(gradescope_zip) as archive:
         archive.extractall(tmp_path / "source")
-    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                           "source": SOFTMAX_ONLY}],
-                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = code_notebook(SOFTMAX_ONLY)
     submission = tmp_path / "submission"
     for place in ("work/ch03_attention.ipynb", "work/.ipynb_checkpoints/ch03_attention-checkpoint.ipynb"):
         (submission / place).parent.mkdir(parents=True, exist_ok=True)
@@ -427,14 +443,7 @@ def test_run_autograder_grades_like_gradescope(gradescope_zip, tmp_path):
     (submission / "scratch.ipynb").write_text(json.dumps({"cells": [], "nbformat": 4}))
     (submission / "__MACOSX" / "work").mkdir(parents=True)
     (submission / "__MACOSX" / "work" / "._ch03_attention.ipynb").write_bytes(b"\0\5\26\7")
-    env = {**os.environ, "AUTOGRADER_ROOT": str(tmp_path), "AUTOGRADER_PYTHON": sys.executable,
-           "PYTHONPATH": str(tmp_path / "source")}
-    started = time.monotonic()
-    proc = subprocess.run(["bash", str(tmp_path / "source" / "run_autograder")], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)
-    print(f"run_autograder: {time.monotonic() - started:.1f} s")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    _, results = run_autograder(tmp_path)
     check_results_json(results, 10)
     assert results["output"].startswith("Graded work/ch03_attention.ipynb "
                                         "(also in the submission, not graded: scratch.ipynb)")
@@ -484,16 +493,10 @@ def _gradescope_run(tmp_path: Path, source_cell: str, seed: int | None) -> dict:
     zip_path = gradescope.build(root / "bundle.zip", seed)
     with zipfile.ZipFile(zip_path) as archive:
         archive.extractall(root / "source")
-    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                           "source": source_cell}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (root / "submission").mkdir()
-    (root / "submission" / "ch03_attention.ipynb").write_text(json.dumps(notebook))
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable,
-           "PYTHONPATH": str(root / "source")}
-    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, cwd=root,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return {"results": json.loads((root / "results" / "results.json").read_text()), "stdout": proc.stdout}
+    (root / "submission" / "ch03_attention.ipynb").write_text(json.dumps(code_notebook(source_cell)))
+    proc, results = run_autograder(root)
+    return {"results": results, "stdout": proc.stdout}
 
 
 HIDDEN_SEED = 20261123

@@ -147,11 +147,8 @@ def _execute_one(student: str) -> tuple[str, bool, str, tuple[str, dict] | None]
             # process start and imports per notebook); the student's code still runs only in
             # the confined worker that grading starts.
             from autograder.frontends.stagegrades import grade_and_end_strays
-            from autograder.sandbox.client import Limits
 
-            limits = Limits(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout,
-                            total_seconds=self.total_timeout)
-            return grade_and_end_strays(str(notebook), chapter, numbers, seeds, self.device, limits)
+            return grade_and_end_strays(str(notebook), chapter, numbers, seeds, self.device, self.limits())
 
         def run_in_sandbox(self, nb, chapter):
             from autograder.frontends.nbgrader_plugins import cells_key

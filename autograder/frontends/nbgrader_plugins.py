@@ -166,9 +166,13 @@ class SandboxExecute(NbGraderPreprocessor):
             raise RuntimeError(f"the sandboxed grader failed (exit status {proc.returncode}):\n{tail}")
         return result
 
+    def limits(self) -> Limits:
+        return Limits(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout, total_seconds=self.total_timeout)
+
     def limit_arguments(self) -> list[str]:
-        return ["--cell-timeout", str(self.cell_timeout), "--stage-timeout", str(self.stage_timeout),
-                "--total-timeout", str(self.total_timeout)]
+        limits = self.limits()
+        return ["--cell-timeout", str(limits.cell_seconds), "--stage-timeout", str(limits.stage_seconds),
+                "--total-timeout", str(limits.total_seconds)]
 
 
 def apply_run(nb, chapter: Chapter | None, result: dict) -> None:
