@@ -33,6 +33,7 @@ import pytest
 import torch
 
 from autograder.chapters.ch03_attention import CHAPTER
+from autograder.sandbox.client import start_fork_server
 
 STAGES, stage = CHAPTER.stages, CHAPTER.stage
 
@@ -162,9 +163,12 @@ def catalog_grades(request, tmp_path_factory) -> Grades:
         return Grades(folder, {})
     wanted = sorted(_catalog_paths(request.session.items))
     jobs = [grading_job(path, folder) for path in wanted]
-    # spawn, not fork: the test process has torch's thread pools running
+    # spawn, not fork: the test process has torch's thread pools running. Each process's
+    # workers are forks of a preloaded server, as make autograde's are: the whole catalog is
+    # graded through that path too (tests/test_forkserver.py compares it with fresh workers).
     workers = max(1, min(len(jobs), os.cpu_count() or 1, 4))
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=start_fork_server) as pool:
         return Grades(folder, dict(zip(wanted, pool.map(grade, jobs))))
 
 

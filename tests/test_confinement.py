@@ -27,6 +27,7 @@ from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import grade_notebook_file
 from autograder.sandbox import confinement
 from autograder.sandbox.client import REQUIRE_CONFINEMENT, Limits, Worker
+from autograder.sandbox.forkserver import ForkedProcess
 from autograder.sandbox.loader import Cell
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fences are Linux's")
@@ -153,13 +154,14 @@ def listener():
     server.close()
 
 
-def _probe_all(port: int, fences_off: bool) -> tuple[dict[str, str], dict]:
+def _probe_all(port: int, fences_off: bool, forked: bool = False) -> tuple[dict[str, str], dict]:
     env = {SECRET: "1", "AUTOGRADER_TEST_FENCES_OFF": "1" if fences_off else "0"}
     source = PROBES.replace("{port}", str(port))
     with mock.patch.dict(os.environ, env):
         worker = Worker([Cell(1, source, "probes.py")], "cpu", Limits())
         try:
             load = worker.start()
+            assert isinstance(worker.proc, ForkedProcess) == forked
             assert load.cells[0]["status"] == "ok", load.cells
             worker.begin_stage(1)
             answers = {}
@@ -172,14 +174,29 @@ def _probe_all(port: int, fences_off: bool) -> tuple[dict[str, str], dict]:
 
 
 @needs_landlock
-def test_every_attack_fails_in_the_worker_and_works_without_the_fences(listener, tmp_path):
+@pytest.mark.parametrize("start", ["fresh", "forked"])
+def test_every_attack_fails_in_the_worker_and_works_without_the_fences(start, listener, tmp_path):
+    """``forked``: the worker is a fork of the preloaded server (make autograde's pool workers)."""
+    from autograder.sandbox import client, forkserver
+
+    if start == "forked":
+        if not forkserver.available():
+            pytest.skip("no fork server here")
+        assert client.start_fork_server()
+    try:
+        _attacks_fail_only_with_fences(listener, forked=start == "forked")
+    finally:
+        client.stop_fork_server()
+
+
+def _attacks_fail_only_with_fences(listener, forked: bool) -> None:
     gradebook = REPO / "grading" / "gradebook.db"
     made_grading = not (REPO / "grading").exists()
     existed = gradebook.exists()
     (REPO / "grading").mkdir(exist_ok=True)
     try:
-        fenced, fences = _probe_all(listener, fences_off=False)
-        open_answers = _probe_all(listener, fences_off=True)[0]
+        fenced, fences = _probe_all(listener, fences_off=False, forked=forked)
+        open_answers = _probe_all(listener, fences_off=True, forked=forked)[0]
     finally:
         if not existed and gradebook.exists():
             gradebook.unlink()
@@ -351,3 +368,46 @@ def test_readable_paths_keep_the_grader_out():
     paths = confinement.readable_paths(str(site))
     assert str(site / "torch") in paths and str(site / "autograder" / "sandbox") in paths
     assert str(site) not in paths and str(site / "autograder") not in paths
+
+
+FILL = '''
+import os, time
+
+def fill(files):
+    for i in range(files):
+        with open(f"fill{i}.bin", "wb") as handle:
+            handle.write(os.urandom(1 << 20) * 8)  # 8 MiB of data, not a sparse hole
+        time.sleep(0.01)
+    return "done"
+'''
+
+
+def test_the_scratch_folder_has_a_total_size():
+    """Each file may hold 1 GiB (RLIMIT_FSIZE); all of them together the scratch limit: past it
+    the stage's process ends with the reason, its files go, and the next stage still runs."""
+    from autograder.core.failures import StageAborted
+
+    worker = Worker([Cell(1, FILL, "fill.py")], "cpu", Limits(scratch_bytes=48 * 2**20))
+    try:
+        worker.start()
+        worker.begin_stage(1)
+        with pytest.raises(StageAborted) as stopped:
+            worker.request({"op": "call", "name": "fill", "args": [400]})  # 3.2 GiB unless stopped
+        assert "wrote more than 0.046875 GiB of files" in stopped.value.message, stopped.value.message
+        worker.end_stage()
+        worker.begin_stage(2)  # the loaded worker stayed
+        assert worker.request({"op": "call", "name": "fill", "args": [2]})["ok"]["repr"] == "'done'"
+    finally:
+        worker.close()
+
+
+def test_a_cell_that_fills_the_scratch_folder_is_skipped():
+    cells = [Cell(1, FILL, "fill.py"), Cell(2, "fill(400)\n", "big.py"), Cell(3, "after = 1\n", "after.py")]
+    worker = Worker(cells, "cpu", Limits(scratch_bytes=48 * 2**20))
+    try:
+        load = worker.start()
+    finally:
+        worker.close()
+    by_index = {c["index"]: c for c in load.cells}
+    assert by_index[2]["status"] == "error" and "wrote more than" in by_index[2]["error"]["message"], by_index[2]
+    assert by_index[1]["status"] == by_index[3]["status"] == "ok"

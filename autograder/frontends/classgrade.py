@@ -119,11 +119,14 @@ def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, 
     log = os.open(Path(scratch, f"worker-{os.getpid()}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(log, 1)
     os.dup2(log, 2)
-    from autograder.sandbox.client import become_subreaper
+    from autograder.sandbox.client import become_subreaper, start_fork_server
 
     # This worker grades its notebooks itself (grade_file below): the orphans a submission
     # leaves become its children, which it ends after each grading.
     become_subreaper()
+    # Each notebook's confined worker is a fork of one preloaded process: no Python and
+    # PyTorch start-up per notebook (autograder.sandbox.forkserver).
+    start_fork_server()
     app = _app(assignment, "--log-level=ERROR")
     app.coursedir.submitted_directory = submitted
     _worker["started"] = started
@@ -253,6 +256,22 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
         students, notes_by_student, refused = mirror_submissions(app, students, Path(submitted))
         failed.update(refused)
         app.coursedir.submitted_directory = submitted
+        logs: dict[str, str] = {}
+
+        def record(student: str) -> None:
+            """nbgrader's own converter records the student, with the run a worker computed."""
+            ok, notes = _run_converter(app, student)
+            if ok:
+                failed.pop(student, None)  # the workers failed, the serial pass did not
+                logs[student] = "".join(f"{student}: {line}\n" for line in notes.splitlines())
+            else:
+                failed[student] = notes
+            if progress:
+                progress.advance(record_task)
+
+        record_task = progress.add_task("recording in the gradebook" if jobs > 1 else "autograding serially",
+                                        total=len(students)) if progress else None
+        waiting = list(students)  # to be recorded, in this order unless a run finishes first
         if jobs > 1 and students:
             context = get_context("spawn")
             started_queue = context.Queue()
@@ -267,6 +286,7 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
                     while not started_queue.empty():
                         student, since = started_queue.get()
                         running[student] = since
+                    ran = []
                     for done in finished:
                         running.pop(futures[done], None)
                         try:
@@ -277,28 +297,26 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
                             failed[futures[done]] = notes
                         if run is not None:
                             SandboxExecute.precomputed[futures[done]] = run
+                            ran.append(futures[done])
                         if progress:
                             progress.advance(task)
                     if progress:
                         progress.update(task, description=running_description(len(students), jobs, running))
-        # nbgrader's own serial pass records everything, with the runs the workers computed.
-        record = progress.add_task("recording in the gradebook" if jobs > 1 else "autograding serially",
-                                   total=len(students)) if progress else None
-        logs = []
-        for student in students:
-            ok, notes = _run_converter(app, student)
-            if ok:
-                failed.pop(student, None)  # the workers failed, the serial pass did not
-                logs.append("".join(f"{student}: {line}\n" for line in notes.splitlines()))
-            else:
-                failed[student] = notes
-            if progress:
-                progress.advance(record)
+                    # Recorded while the other notebooks run: the gradebook has one writer (this
+                    # process), and this work no longer waits for the slowest notebook.
+                    for student in sorted(ran):
+                        waiting.remove(student)
+                        record(student)
+        # nbgrader's own serial pass records everyone else (a run the workers could not finish
+        # runs here, in the sandbox, as in a serial nbgrader autograde).
+        for student in waiting:
+            record(student)
     SandboxExecute.precomputed.clear()
     everyone_graded = sorted(set(students) | set(refused))
-    return Summary(everyone_graded, time.monotonic() - started, failed, SandboxExecute.reused, "".join(logs),
+    log = "".join(logs[s] for s in sorted(logs))
+    return Summary(everyone_graded, time.monotonic() - started, failed, SandboxExecute.reused, log,
                    notes_by_student, summary_rows(app.coursedir.db_url, assignment, everyone_graded, failed,
-                                                  notes_by_student, "".join(logs)))
+                                                  notes_by_student, log))
 
 
 def running_description(total: int, jobs: int, running: dict[str, float]) -> str:

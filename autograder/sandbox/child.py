@@ -10,6 +10,7 @@ Started by :mod:`autograder.sandbox.client` as ``python -I``; talks over two pri
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import sys
@@ -288,6 +289,9 @@ def main() -> None:
                 stage_copy = False
                 send({"event": "stage", "pid": os.getpid(), "in_place": True})
                 continue
+            # Objects that exist now are never collected in a copy: a collection there
+            # would touch (and so copy) every page of the loaded worker's heap.
+            gc.freeze()
             pid = os.fork()
             if pid == 0:
                 stage_copy = True

@@ -11,6 +11,7 @@ with ``AUTOGRADER_REQUIRE_CONFINEMENT=1`` a worker without fences is refused bef
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import subprocess
@@ -26,6 +27,7 @@ from autograder.sandbox import (
     TEST_CELLS_OFF,  # in the worker's environment: test cells do not grade there
     oslayer,
 )
+from autograder.sandbox.forkserver import ForkServerError
 from autograder.sandbox.loader import Cell
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
@@ -59,6 +61,70 @@ _PASSED_ON_PREFIXES = ("LC_", "CUDA_", "NVIDIA_")
 
 
 become_subreaper = oslayer.become_subreaper
+
+
+def worker_environment(scratch: str, device: str, limits: Limits) -> dict:
+    """The whole environment of a worker (and of the fork server its copies come from)."""
+    env = {k: v for k, v in os.environ.items() if k in _PASSED_ON or k.startswith(_PASSED_ON_PREFIXES)}
+    # Caches and temporary files go to the scratch folder, the only place the worker may write.
+    env.update(MPLBACKEND="Agg", PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1",
+               HOME=scratch, TMPDIR=scratch, MPLCONFIGDIR=scratch, XDG_CACHE_HOME=scratch,
+               AUTOGRADER_GRADER_PID=str(os.getpid()), **{TEST_CELLS_OFF: "1"},
+               AUTOGRADER_DEVICE=device,
+               AUTOGRADER_THREADS=str(limits.threads), OMP_NUM_THREADS=str(limits.threads))
+    if device == "cpu":
+        env["AUTOGRADER_MEMORY_LIMIT"] = str(limits.memory_bytes)
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    return env
+
+
+# -- the fork server (autograder.sandbox.forkserver) -------------------------------------------
+_fork_server = None  # a ForkServer, once start_fork_server() has started one
+_fork_server_scratch: tempfile.TemporaryDirectory | None = None
+
+
+def start_fork_server(limits: Limits | None = None) -> bool:
+    """Start the fork server for this process's CPU workers: each Worker then starts as a
+    fork of it, without Python's and PyTorch's start-up (for processes that grade many
+    notebooks, such as make autograde's pool workers). False where it cannot run (not Linux,
+    no pidfds) or did not start; workers then start as before."""
+    global _fork_server, _fork_server_scratch
+    from autograder.sandbox import forkserver
+
+    limits = limits or Limits()
+    if _fork_server is not None and _fork_server.alive:
+        return True
+    if not forkserver.available():
+        return False
+    _fork_server_scratch = tempfile.TemporaryDirectory(prefix="autograder-forkserver-", ignore_cleanup_errors=True)
+    env = worker_environment(_fork_server_scratch.name, "cpu", limits)
+    become_subreaper()
+    try:
+        _fork_server = forkserver.ForkServer(env, _fork_server_scratch.name,
+                                             None if os.environ.get("AUTOGRADER_DEBUG") else subprocess.DEVNULL,
+                                             limits.threads)
+    except forkserver.ForkServerError:
+        _fork_server = None
+        return False
+    atexit.register(stop_fork_server)
+    return True
+
+
+def stop_fork_server() -> None:
+    global _fork_server
+    server, _fork_server = _fork_server, None
+    if server is not None:
+        server.close()
+
+
+def _fork_server_for(device: str, limits: Limits):
+    server = _fork_server
+    if server is None or device != "cpu" or server.threads != limits.threads:
+        return None
+    if not server.alive:
+        stop_fork_server()
+        return None
+    return server
 
 
 def _children_of(pid: int) -> set[int]:
@@ -95,7 +161,7 @@ def end_stray_processes(known: set[int] | None = None, seconds: float = 5.0, bel
     ``belongs(pid)`` holds, when given): with :func:`become_subreaper` they include every
     orphaned descendant of the worker (a daemon it forked, even after ``setsid``). Repeats
     until none is left, because a dying process may have forked again."""
-    known = known or set()
+    known = (known or set()) | ({_fork_server.pid} if _fork_server is not None else set())
     give_up = time.monotonic() + seconds
     while time.monotonic() < give_up:
         strays = {pid for pid in _children_of(os.getpid()) - known if belongs is None or belongs(pid)}
@@ -139,12 +205,21 @@ def _free_name(path: Path) -> Path:
     return candidate
 
 
+def _bytes_from_env(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, "")) or default
+    except ValueError:
+        return default
+
+
 @dataclass
 class Limits:
     cell_seconds: float = 60.0      # one notebook cell while loading
     stage_seconds: float = 60.0     # all checks of one stage
     memory_bytes: int = 8 * 2**30   # address space of the worker (CPU only: CUDA reserves far more)
     threads: int = 1
+    # All the files the submission writes (its scratch folder); each file has 1 GiB at most.
+    scratch_bytes: int = field(default_factory=lambda: _bytes_from_env("AUTOGRADER_SCRATCH_LIMIT", 2 * 2**30))
     # The whole grading of one submission, loading included: below Gradescope's default
     # timeout (10 min) and the CI job's (20 min), so a grade is always written.
     total_seconds: float = 480.0
@@ -155,6 +230,66 @@ class LoadReport:
     cells: list[dict] = field(default_factory=list)  # per cell: index, status, error, seconds
     output: str = ""
     confinement: dict = field(default_factory=dict)  # which fences held (see confinement.py)
+
+
+def scratch_usage(folder: str, stop_above: int, most_entries: int = 100_000) -> int:
+    """Bytes the files beneath ``folder`` take on disk (sparse holes are free), counted until
+    the total passes ``stop_above``; a tree of more than ``most_entries`` entries counts as
+    over (it would make the count itself slow)."""
+    total, entries, folders = 0, 0, [folder]
+    while folders and total <= stop_above:
+        try:
+            with os.scandir(folders.pop()) as found:
+                for entry in found:
+                    entries += 1
+                    if entries > most_entries:
+                        return stop_above + 1
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    total += getattr(info, "st_blocks", 0) * 512 or info.st_size
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+        except OSError:
+            continue
+    return total
+
+
+class ScratchWatch:
+    """The total size of the worker's scratch folder: Landlock keeps its writes there and
+    RLIMIT_FSIZE bounds each file, this bounds them all. A thread of the grading process
+    measures the folder four times a second and, past the limit, calls ``over`` (which ends
+    the process that writes); a fast writer may pass the limit by what it writes meanwhile."""
+
+    def __init__(self, folder: str, limit: int, over, every: float = 0.25):
+        import threading
+
+        self.folder, self.limit, self.over, self.every = folder, limit, over, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="autograder-scratch-watch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            if scratch_usage(self.folder, self.limit) > self.limit:
+                self.over()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _empty_folder(folder: str) -> None:
+    """Remove what the submission wrote into its scratch folder (the folder stays)."""
+    import shutil
+
+    for entry in list(os.scandir(folder)) if os.path.isdir(folder) else []:
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
 
 
 class Worker:
@@ -181,27 +316,29 @@ class Worker:
         self._sessions: set[int] = set()  # each worker leads a session its children stay in
         self._filters = _seccomp_filters("self")
         self._prestarted = False  # a process is running but has not loaded the submission yet
+        self.scratch_full: str | None = None  # why the watch ended a process, until reported
+        self._watch = ScratchWatch(self._workdir.name, limits.scratch_bytes, self._scratch_over)
 
     # -- life cycle ---------------------------------------------------------------------
     def _spawn(self) -> None:
-        env = {k: v for k, v in os.environ.items() if k in _PASSED_ON or k.startswith(_PASSED_ON_PREFIXES)}
         scratch = self._workdir.name
-        # Caches and temporary files go to the scratch folder, the only place the worker may write.
-        env.update(MPLBACKEND="Agg", PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1",
-                   HOME=scratch, TMPDIR=scratch, MPLCONFIGDIR=scratch, XDG_CACHE_HOME=scratch,
-                   AUTOGRADER_GRADER_PID=str(os.getpid()), AUTOGRADER_WORKER_TOKEN=self._token,
-                   **{TEST_CELLS_OFF: "1"},
-                   AUTOGRADER_DEVICE=self.device,
-                   AUTOGRADER_THREADS=str(self.limits.threads), OMP_NUM_THREADS=str(self.limits.threads))
-        if self.device == "cpu":
-            env["AUTOGRADER_MEMORY_LIMIT"] = str(self.limits.memory_bytes)
-            env["CUDA_VISIBLE_DEVICES"] = ""
+        env = worker_environment(scratch, self.device, self.limits)
+        env["AUTOGRADER_WORKER_TOKEN"] = self._token
         self._stderr.seek(0)
         self._stderr.truncate()
         become_subreaper()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", _BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self._stderr, cwd=scratch, env=env, start_new_session=True)
+        self.proc = None
+        server = _fork_server_for(self.device, self.limits)
+        if server is not None:
+            try:
+                self.proc = server.spawn({**env, "AUTOGRADER_GRADER_PID": str(server.pid)}, scratch,
+                                         self._stderr.fileno())
+            except ForkServerError:
+                stop_fork_server()  # workers start afresh from now on
+        if self.proc is None:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-c", _BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=self._stderr, cwd=scratch, env=env, start_new_session=True)
         self._sessions.add(self.proc.pid)
         # Requests are written with a deadline: a worker that stops reading cannot block us.
         oslayer.set_nonblocking(self.proc.stdin.fileno())
@@ -268,8 +405,10 @@ class Worker:
                     raise RuntimeError(self._over_time("loading the notebook")) from None
                 if running is None or running in self.fatal:
                     raise self._startup_failure(str(exc)) from None
+                full = self._scratch_note()
                 self.fatal[running] = (
-                    f"stopped after {self.limits.cell_seconds:g} s (an endless loop?); skipped, the "
+                    f"{full}; skipped, the other cells still ran" if full
+                    else f"stopped after {self.limits.cell_seconds:g} s (an endless loop?); skipped, the "
                     "other cells still ran" if isinstance(exc, wire.WireTimeout)
                     else "ended the grading process (sys.exit in a thread, os._exit, os.kill or a "
                          "crash); skipped, the other cells still ran")
@@ -320,7 +459,27 @@ class Worker:
         except OSError:
             return False
 
+    def _scratch_over(self) -> None:
+        """The watch's action (its thread): end the stage's copy when a stage runs (the loaded
+        worker stays for the next stage), else the worker, and empty the folder."""
+        limit = self.limits.scratch_bytes
+        self.scratch_full = (f"the submission wrote more than {limit / 2**30:g} GiB of files (the limit of its "
+                             "scratch folder); they were removed")
+        stage = self.stage_pid
+        if stage is not None and not self.stage_in_place:
+            with contextlib.suppress(OSError):
+                os.killpg(stage, 9)
+            oslayer.kill_pid(stage)
+        elif self.proc is not None:
+            oslayer.kill_process_tree(self.proc)
+        _empty_folder(self._workdir.name)
+
+    def _scratch_note(self) -> str | None:
+        note, self.scratch_full = self.scratch_full, None
+        return note
+
     def close(self) -> None:
+        self._watch.stop()
         self.kill()
         self._stderr.close()
         self._workdir.cleanup()
@@ -416,18 +575,20 @@ class Worker:
                                "return tensors of the documented shape") from None
         except (wire.WireError, OSError):
             self.end_stage(ask=False)
-            raise _ended_the_stage() from None
+            raise _ended_the_stage(self._scratch_note()) from None
         if answer == wire.STAGE_OVER_EVENT:  # the stage's process died between two frames
             self._stage_over_read = True
             self.end_stage(ask=False)
-            raise _ended_the_stage()
+            raise _ended_the_stage(self._scratch_note())
         if not isinstance(answer, dict):
             self.end_stage(ask=False)
             raise StageAborted("the grading process sent a malformed answer")
         return answer
 
 
-def _ended_the_stage() -> StageAborted:
+def _ended_the_stage(why: str | None = None) -> StageAborted:
+    if why:
+        return StageAborted(why, "write large files nowhere, or far smaller ones; nothing needs more than a few MB")
     return StageAborted(
         "the submission ended the grading process during this stage",
         "remove sys.exit / os._exit / exit() calls; a crash inside PyTorch can also cause "

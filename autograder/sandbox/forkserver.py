@@ -1,0 +1,250 @@
+"""Fresh workers without the start-up: a clean process that has imported PyTorch and the
+worker's modules once forks one worker per submission.
+
+A worker started as ``python -I`` spends about 3.5 s of CPU before it runs a cell: the
+interpreter, ``import torch`` and the PyTorch internals its first forward pass on the
+``meta`` device imports (:func:`autograder.sandbox.child._warm_up_meta_device`). A process
+that grades many notebooks (``make autograde``'s pool workers) starts a :class:`ForkServer`
+once; each :class:`~autograder.sandbox.client.Worker` it then starts is a fork of the server,
+ready at once, that fences itself in exactly as a fresh worker does (it runs the same
+:func:`autograder.sandbox.child.main`).
+
+The server is no less clean than a fresh worker: it is started like one (``python -I``, the
+worker's minimal environment, no grading data ever reaches it) and runs no student code; it
+only imports and forks. It holds no thread when it forks (it checks, and refuses to serve
+otherwise), so each copy starts with consistent locks. Each worker it forks leads a session
+of its own, dies with the server, and the server dies with the grading process. The grader
+watches a forked worker through a pidfd (``os.pidfd_open``: no pid reuse race), as it would
+watch its own child. Linux only (fork, pidfds, ``SCM_RIGHTS``); elsewhere, or if the server
+cannot start, workers start as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+
+READY = b"ready"
+_REQUEST_LIMIT = 1 << 20  # bytes of one request (an environment and a folder)
+
+
+class ForkServerError(Exception):
+    """The server could not start, or stopped answering."""
+
+
+def available() -> bool:
+    from autograder.sandbox import oslayer
+
+    return (oslayer.stages_fork() and hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal")
+            and hasattr(socket, "send_fds"))
+
+
+class ForkedProcess:
+    """A worker forked by the server, with the part of ``subprocess.Popen``'s interface the
+    client uses: ``pid``, ``stdin``, ``stdout``, ``poll``, ``wait``, ``kill``. It is not our
+    child (the server reaps it), so its exit status is unknown: ``returncode`` is -9 once it
+    has ended, whatever ended it."""
+
+    def __init__(self, pid: int, pidfd: int, stdin, stdout):
+        self.pid, self._pidfd, self.stdin, self.stdout = pid, pidfd, stdin, stdout
+        self.returncode: int | None = None
+
+    def _ended(self, timeout: float | None) -> bool:
+        if self.returncode is not None:
+            return True
+        poller = select.poll()
+        poller.register(self._pidfd, select.POLLIN)
+        if poller.poll(None if timeout is None else max(0, int(timeout * 1000))):
+            self.returncode = -signal.SIGKILL
+            os.close(self._pidfd)
+            return True
+        return False
+
+    def poll(self) -> int | None:
+        self._ended(0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._ended(timeout):
+            raise subprocess.TimeoutExpired("forked worker", timeout)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError, OSError):
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+
+
+class ForkServer:
+    """The client's side: starts the server and asks it for workers."""
+
+    def __init__(self, env: dict, cwd: str, stderr, threads: int, start_seconds: float = 120):
+        self.threads = threads
+        self._asking = threading.Lock()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        boot = (f"import sys; sys.path.append({_package_parent()!r}); "
+                f"from autograder.sandbox.forkserver import serve; serve({theirs.fileno()})")
+        env = {**env, "AUTOGRADER_GRADER_PID": str(os.getpid())}
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-I", "-c", boot], stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=stderr, cwd=cwd, env=env,
+                                         pass_fds=(theirs.fileno(),), start_new_session=True)
+        finally:
+            theirs.close()
+        self._sock = ours
+        self._sock.settimeout(start_seconds)
+        try:
+            first = self._sock.recv(_REQUEST_LIMIT)
+        except OSError as exc:
+            self.close()
+            raise ForkServerError(f"the fork server did not start ({exc})") from None
+        if first != READY:
+            self.close()
+            raise ForkServerError(f"the fork server did not start ({first[:200].decode('utf-8', 'replace')})")
+        self._sock.settimeout(30)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def spawn(self, env: dict, cwd: str, stderr_fd: int) -> ForkedProcess:
+        """A fresh worker in ``cwd`` with exactly ``env``, its stderr to ``stderr_fd``, talking
+        over two new pipes; raises :class:`ForkServerError` when the server does not answer."""
+        to_worker_r, to_worker_w = os.pipe()
+        from_worker_r, from_worker_w = os.pipe()
+        try:
+            request = json.dumps({"env": env, "cwd": cwd}).encode()
+            with self._asking:  # one request and its answer at a time
+                socket.send_fds(self._sock, [request], [to_worker_r, from_worker_w, stderr_fd])
+                answer, fds, _, _ = socket.recv_fds(self._sock, _REQUEST_LIMIT, 1)
+            pid = int(json.loads(answer)["pid"])
+            if len(fds) != 1:
+                raise ValueError("no pidfd")
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            for fd in (to_worker_w, from_worker_r):
+                os.close(fd)
+            raise ForkServerError(f"the fork server stopped answering ({exc})") from None
+        finally:
+            os.close(to_worker_r)
+            os.close(from_worker_w)
+        return ForkedProcess(pid, fds[0], os.fdopen(to_worker_w, "wb", buffering=0),
+                             os.fdopen(from_worker_r, "rb", buffering=0))
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._sock.close()
+        with contextlib.suppress(OSError, ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.kill()
+        self.proc.wait()
+
+
+def _package_parent() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+# -- the server ------------------------------------------------------------------------------
+
+def serve(fd: int) -> None:
+    """The server's loop (``python -I -c``): import once, then fork a worker per request."""
+    from autograder.sandbox import child  # noqa: F401 - imported here once, for every fork
+    from autograder.sandbox.oslayer import die_with_parent
+
+    die_with_parent()
+    sock = socket.socket(fileno=fd)
+    if str(os.getppid()) != os.environ.get("AUTOGRADER_GRADER_PID"):
+        os._exit(3)  # the grader ended before the line above took effect
+    try:
+        _import_what_workers_use()
+    except Exception as exc:
+        sock.send(f"imports failed: {type(exc).__name__}: {exc}".encode()[:4000])
+        os._exit(1)
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:  # a fork copies one thread: another's locks would stay held in every copy
+        sock.send(f"the server runs {threads} threads; forking it would not be safe".encode())
+        os._exit(1)
+    gc.freeze()  # as child.py does before a stage's fork: no copy touches the server's pages to collect them
+    sock.send(READY)
+    while True:
+        try:
+            request, fds, _, _ = socket.recv_fds(sock, _REQUEST_LIMIT, 3)
+        except OSError:
+            os._exit(0)
+        if not request:  # the grading process closed its end
+            os._exit(0)
+        _reap()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _become_worker(sock, request, fds)
+            finally:
+                os._exit(70)
+        for received in fds:
+            os.close(received)
+        pidfd = os.pidfd_open(pid)
+        try:
+            socket.send_fds(sock, [json.dumps({"pid": pid}).encode()], [pidfd])
+        finally:
+            os.close(pidfd)
+
+
+def _import_what_workers_use() -> None:
+    import torch
+
+    from autograder.sandbox import confinement, loader, oslayer, wire, workspace  # noqa: F401
+
+    torch.set_num_threads(int(os.environ.get("AUTOGRADER_THREADS", "1")))
+    # What the first forward pass on the meta device imports (child._warm_up_meta_device).
+    import torch._dynamo
+    import torch.fx.experimental.symbolic_shapes  # noqa: F401
+
+
+def _reap() -> None:
+    """Collect the workers that ended (they are the server's children)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _become_worker(sock: socket.socket, request: bytes, fds: list[int]) -> None:
+    """In the fork: the pipes become fds 0-2, the requested folder and environment replace
+    the server's, and the worker's own main runs (fences first, as in a fresh worker)."""
+    import tempfile
+
+    from autograder.sandbox.child import main
+
+    sock.close()  # the copy must not be able to ask the server for anything
+    os.setsid()
+    asked = json.loads(request)
+    if len(fds) != 3:
+        os._exit(71)
+    for target, received in enumerate(fds):
+        os.dup2(received, target)
+    for received in fds:
+        if received > 2:
+            os.close(received)
+    os.chdir(asked["cwd"])
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in asked["env"].items()})
+    tempfile.tempdir = None  # computed again from TMPDIR, the worker's scratch folder
+    main()
+    os._exit(0)
+
