@@ -411,3 +411,63 @@ def test_a_cell_that_fills_the_scratch_folder_is_skipped():
     by_index = {c["index"]: c for c in load.cells}
     assert by_index[2]["status"] == "error" and "wrote more than" in by_index[2]["error"]["message"], by_index[2]
     assert by_index[1]["status"] == by_index[3]["status"] == "ok"
+
+
+LIAR = '''
+import os
+_grader = os.getppid()  # in the loaded worker: the grading process (or the fork server)
+os.getpid = {fake}  # what the stage's copy will report as its pid
+'''
+GRADE_A_LIAR = '''
+import sys
+from autograder.core.failures import StageAborted
+from autograder.sandbox.client import Limits, Worker
+from autograder.sandbox.loader import Cell
+
+worker = Worker([Cell(1, sys.argv[1], "liar.py")], "cpu", Limits())
+try:
+    for stage in (1, 2):
+        if worker.needs_start:  # as the engine does: the first stage, or after the worker was ended
+            worker.start()
+        worker.begin_stage(stage)
+        try:
+            worker.request({{"op": "call", "name": "len", "args": [[1, 2]]}})
+            print("answered")
+        except StageAborted as exc:
+            print("aborted:", exc.message)
+        worker.end_stage()
+finally:
+    worker.close()
+print("grader alive")
+'''
+
+
+@pytest.mark.parametrize("fake", ["lambda: _grader", "lambda: 0", "lambda: os.getppid()"],
+                         ids=["the grader", "pid 0", "the loaded worker"])
+def test_a_worker_that_lies_about_its_stage_pid_harms_nobody(fake):
+    """The loaded worker names its stage's copy after student code ran in it: a pid that is
+    not a copy of it in a group of its own (the grader's, 0: the grader's group, the loaded
+    worker itself) is never signalled, and the stage says why it got nothing. The grading
+    runs in a session of its own, so a regression kills that process, not the test run."""
+    done = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(REPO)!r})\n"
+                           + GRADE_A_LIAR.replace("{{", "{").replace("}}", "}"), LIAR.format(fake=fake)],
+                          capture_output=True, text=True, timeout=300, start_new_session=True)
+    assert done.returncode == 0 and done.stdout.endswith("grader alive\n"), (done.returncode, done.stdout, done.stderr)
+    lines = done.stdout.splitlines()
+    assert lines[:2] == ["aborted: the grading process named a process that is not its stage's copy"] * 2, lines
+
+
+def test_the_scratch_count_takes_what_files_hold_on_disk(tmp_path):
+    """A sparse file costs the blocks it holds; a tree of too many entries counts as full
+    (``None``), so that counting it never slows the grader."""
+    from autograder.sandbox.client import scratch_usage
+
+    with open(tmp_path / "sparse.bin", "wb") as handle:
+        handle.truncate(2**30)  # 1 GiB of holes: no blocks
+    (tmp_path / "data.bin").write_bytes(os.urandom(1 << 20))
+    assert 1 << 20 <= scratch_usage(str(tmp_path), 2**31) < 2 << 20
+    (tmp_path / "many").mkdir()
+    for i in range(20):
+        (tmp_path / "many" / str(i)).touch()
+    assert scratch_usage(str(tmp_path), 2**31, most_entries=20) is None
+    assert scratch_usage(str(tmp_path), 2**31, most_entries=30) is not None

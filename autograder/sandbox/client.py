@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -232,10 +233,15 @@ class LoadReport:
     confinement: dict = field(default_factory=dict)  # which fences held (see confinement.py)
 
 
-def scratch_usage(folder: str, stop_above: int, most_entries: int = 100_000) -> int:
+# Entries of the scratch folder past which it counts as full: no honest notebook writes
+# thousands of files, and counting a larger tree four times a second would cost the grader.
+SCRATCH_MOST_ENTRIES = 10_000
+
+
+def scratch_usage(folder: str, stop_above: int, most_entries: int = SCRATCH_MOST_ENTRIES) -> int | None:
     """Bytes the files beneath ``folder`` take on disk (sparse holes are free), counted until
-    the total passes ``stop_above``; a tree of more than ``most_entries`` entries counts as
-    over (it would make the count itself slow)."""
+    the total passes ``stop_above``; ``None`` for a tree of more than ``most_entries`` entries
+    (counting it would itself be slow)."""
     total, entries, folders = 0, 0, [folder]
     while folders and total <= stop_above:
         try:
@@ -243,12 +249,13 @@ def scratch_usage(folder: str, stop_above: int, most_entries: int = 100_000) -> 
                 for entry in found:
                     entries += 1
                     if entries > most_entries:
-                        return stop_above + 1
+                        return None
                     try:
                         info = entry.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    total += getattr(info, "st_blocks", 0) * 512 or info.st_size
+                    # st_blocks: what the file takes on disk (a sparse file of 0 blocks takes none)
+                    total += info.st_blocks * 512 if hasattr(info, "st_blocks") else info.st_size
                     if entry.is_dir(follow_symlinks=False):
                         folders.append(entry.path)
         except OSError:
@@ -259,12 +266,11 @@ def scratch_usage(folder: str, stop_above: int, most_entries: int = 100_000) -> 
 class ScratchWatch:
     """The total size of the worker's scratch folder: Landlock keeps its writes there and
     RLIMIT_FSIZE bounds each file, this bounds them all. A thread of the grading process
-    measures the folder four times a second and, past the limit, calls ``over`` (which ends
-    the process that writes); a fast writer may pass the limit by what it writes meanwhile."""
+    measures the folder four times a second and, past the limit, calls ``over(why)`` (which
+    ends the process that writes); a fast writer may pass the limit by what it writes
+    meanwhile. Files deleted while still open no longer count (README: known limits)."""
 
     def __init__(self, folder: str, limit: int, over, every: float = 0.25):
-        import threading
-
         self.folder, self.limit, self.over, self.every = folder, limit, over, every
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="autograder-scratch-watch", daemon=True)
@@ -272,8 +278,13 @@ class ScratchWatch:
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
-            if scratch_usage(self.folder, self.limit) > self.limit:
-                self.over()
+            used = scratch_usage(self.folder, self.limit)
+            if used is None:
+                self.over(f"the submission wrote more than {SCRATCH_MOST_ENTRIES} files (the limit of its "
+                          "scratch folder); they were removed")
+            elif used > self.limit:
+                self.over(f"the submission wrote more than {self.limit / 2**30:g} GiB of files (the limit of "
+                          "its scratch folder); they were removed")
 
     def stop(self) -> None:
         self._stop.set()
@@ -317,6 +328,10 @@ class Worker:
         self._filters = _seccomp_filters("self")
         self._prestarted = False  # a process is running but has not loaded the submission yet
         self.scratch_full: str | None = None  # why the watch ended a process, until reported
+        self._stage_failure: StageAborted | None = None  # why this stage's copy ended before its checks
+        # The scratch watch's thread ends processes too: it and this thread take turns on
+        # ``proc`` and ``stage_pid``, so that neither signals a process the other has let go.
+        self._processes = threading.Lock()
         self._watch = ScratchWatch(self._workdir.name, limits.scratch_bytes, self._scratch_over)
 
     # -- life cycle ---------------------------------------------------------------------
@@ -327,21 +342,23 @@ class Worker:
         self._stderr.seek(0)
         self._stderr.truncate()
         become_subreaper()
-        self.proc = None
+        proc = None
         server = _fork_server_for(self.device, self.limits)
         if server is not None:
             try:
-                self.proc = server.spawn({**env, "AUTOGRADER_GRADER_PID": str(server.pid)}, scratch,
-                                         self._stderr.fileno())
+                proc = server.spawn({**env, "AUTOGRADER_GRADER_PID": str(server.pid)}, scratch,
+                                    self._stderr.fileno())
             except ForkServerError:
                 stop_fork_server()  # workers start afresh from now on
-        if self.proc is None:
-            self.proc = subprocess.Popen(
+        if proc is None:
+            proc = subprocess.Popen(
                 [sys.executable, "-I", "-c", _BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=self._stderr, cwd=scratch, env=env, start_new_session=True)
-        self._sessions.add(self.proc.pid)
+        self._sessions.add(proc.pid)
         # Requests are written with a deadline: a worker that stops reading cannot block us.
-        oslayer.set_nonblocking(self.proc.stdin.fileno())
+        oslayer.set_nonblocking(proc.stdin.fileno())
+        with self._processes:
+            self.proc, self.scratch_full = proc, None
 
     def prestart(self) -> None:
         """Start the process now and load the submission later, in :meth:`start`. Its Python
@@ -433,15 +450,18 @@ class Worker:
         return self.proc is not None and self.proc.poll() is None
 
     def kill(self) -> None:
-        self.stage_pid = None
-        if self.proc is None:
+        with self._processes:
+            proc, self.proc, self.stage_pid = self.proc, None, None
+        if proc is None:
             return
-        oslayer.kill_process_tree(self.proc)
-        self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
+        oslayer.kill_process_tree(proc)
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
             with contextlib.suppress(OSError):
                 stream.close()
-        self.proc = None
+        release = getattr(proc, "release", None)  # a forked worker's pidfd (forkserver.py)
+        if release is not None:
+            release()
         end_stray_processes(belongs=self._from_worker)
 
     def _from_worker(self, pid: int) -> bool:
@@ -459,20 +479,34 @@ class Worker:
         except OSError:
             return False
 
-    def _scratch_over(self) -> None:
+    def _scratch_over(self, why: str) -> None:
         """The watch's action (its thread): end the stage's copy when a stage runs (the loaded
         worker stays for the next stage), else the worker, and empty the folder."""
-        limit = self.limits.scratch_bytes
-        self.scratch_full = (f"the submission wrote more than {limit / 2**30:g} GiB of files (the limit of its "
-                             "scratch folder); they were removed")
-        stage = self.stage_pid
-        if stage is not None and not self.stage_in_place:
-            with contextlib.suppress(OSError):
-                os.killpg(stage, 9)
-            oslayer.kill_pid(stage)
-        elif self.proc is not None:
-            oslayer.kill_process_tree(self.proc)
+        with self._processes:
+            self.scratch_full = why
+            if self.stage_pid is not None and not self.stage_in_place:
+                self._kill_stage_copy(self.stage_pid)
+            elif self.proc is not None:
+                oslayer.kill_process_tree(self.proc)
         _empty_folder(self._workdir.name)
+
+    def _is_stage_copy(self, pid) -> bool:
+        """Whether ``pid`` is a copy of the loaded worker leading its own process group, as a
+        stage's copy does. The loaded worker reports the pid, after student code ran in it:
+        the grader checks it in ``/proc`` before it ever signals it (never 0, 1 or the
+        grader's own, whatever the worker says)."""
+        return (type(pid) is int and pid > 1 and self.proc is not None
+                and oslayer.parent_and_group(pid) == (self.proc.pid, pid))
+
+    def _kill_stage_copy(self, pid: int) -> None:
+        """Kill the stage's copy and its process group, if it is still the loaded
+        worker's child (if it has ended, its pid may be another process's by now)."""
+        found = oslayer.parent_and_group(pid) if self.proc is not None else None
+        if found is None or found[0] != self.proc.pid:
+            return
+        if found[1] == pid:
+            oslayer.kill_group(pid)
+        oslayer.kill_pid(pid)
 
     def _scratch_note(self) -> str | None:
         note, self.scratch_full = self.scratch_full, None
@@ -496,25 +530,37 @@ class Worker:
         from autograder.sandbox import wire
 
         self.end_stage()
+        self._stage_failure = None
         self.stage_over_time = time.monotonic() >= self.give_up_at
         if self.stage_over_time or not self.alive:
             return
         # The first fork waits for the worker's warm-up import (seconds on a busy machine):
         # not the stage's time, which starts once its copy is there.
         forking = min(time.monotonic() + 120, self.give_up_at)
+        stage, forked = None, None
         try:
             self._send({"op": "fork_stage"}, forking)
             forked = self.reader.read(forking)
-            self.stage_pid = int(forked["pid"]) if isinstance(forked, dict) and forked.get("event") == "stage" else None
-            self.stage_in_place = isinstance(forked, dict) and forked.get("in_place") is True
-        except (wire.WireError, OSError, KeyError, TypeError, ValueError):
-            self.stage_pid = None
-        if self.stage_pid is None:
-            self.kill()  # the loaded worker no longer answers: the next stage loads afresh
+            if isinstance(forked, dict) and forked.get("event") == "stage":
+                in_place = forked.get("in_place") is True
+                if (forked.get("pid") == self.proc.pid) if in_place else self._is_stage_copy(forked.get("pid")):
+                    stage, self.stage_in_place = forked["pid"], in_place
+        except (wire.WireError, OSError):
+            forked = None
+        if stage is None:
+            self.kill()  # the loaded worker no longer answers, or lies: the next stage loads afresh
+            if forked is not None:
+                self._stage_failure = StageAborted(
+                    "the grading process named a process that is not its stage's copy",
+                    "the notebook changed what os.getpid (or the grader's channel) reports; leave os alone")
             return
+        with self._processes:
+            self.stage_pid, self.scratch_full, self._stage_failure = stage, None, None
         self.stage_deadline = min(time.monotonic() + self.limits.stage_seconds, self.give_up_at)
-        with contextlib.suppress(StageAborted):
+        try:
             self.request({"op": "reseed", "seed": int(number)})
+        except StageAborted as exc:
+            self._stage_failure = exc  # what the stage's first check reports
 
     def end_stage(self, ask: bool = True) -> None:
         """End this stage's copy (asked to exit when ``ask``, killed otherwise or when it does
@@ -523,7 +569,8 @@ class Worker:
         ended too."""
         from autograder.sandbox import wire
 
-        pid, self.stage_pid = self.stage_pid, None
+        with self._processes:
+            pid, self.stage_pid = self.stage_pid, None
         synced, self._stage_over_read = self._stage_over_read, False
         if pid is None or not self.alive:
             return
@@ -544,7 +591,8 @@ class Worker:
         give_up = time.monotonic() + (2 if ask else 0)
         while _alive(pid) and time.monotonic() < give_up:
             time.sleep(0.002)
-        oslayer.kill_pid(pid)
+        with self._processes:
+            self._kill_stage_copy(pid)
         loaded = self.proc.pid
         end_stray_processes(known={loaded}, belongs=self._from_worker)
         if not synced and not self.reader.skip_to(wire.STAGE_OVER, time.monotonic() + 10):
@@ -556,7 +604,11 @@ class Worker:
         if self.stage_over_time:
             raise StageAborted(self._over_time("grading"), "the stages before this one took the time")
         if not self.alive or self.stage_pid is None:
-            raise StageAborted("the grading process for this stage had already stopped")
+            if self._stage_failure is not None:
+                raise self._stage_failure
+            full = self._scratch_note()
+            raise _ended_the_stage(full) if full else StageAborted(
+                "the grading process for this stage had already stopped")
         deadline = self.stage_deadline or (time.monotonic() + self.limits.stage_seconds)
         try:
             self._send(req, deadline)

@@ -64,7 +64,6 @@ class ForkedProcess:
         poller.register(self._pidfd, select.POLLIN)
         if poller.poll(None if timeout is None else max(0, int(timeout * 1000))):
             self.returncode = -signal.SIGKILL
-            os.close(self._pidfd)
             return True
         return False
 
@@ -78,9 +77,16 @@ class ForkedProcess:
         return self.returncode
 
     def kill(self) -> None:
-        if self.returncode is None:
+        if self.returncode is None and self._pidfd >= 0:
             with contextlib.suppress(ProcessLookupError, OSError):
                 signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+
+    def release(self) -> None:
+        """Close the pidfd, once the process has ended and nothing will signal it again (closed
+        earlier, its number could be reused for another file that a late ``kill`` would hit)."""
+        pidfd, self._pidfd = self._pidfd, -1
+        if pidfd >= 0:
+            os.close(pidfd)
 
 
 class ForkServer:
@@ -124,16 +130,19 @@ class ForkServer:
         over two new pipes; raises :class:`ForkServerError` when the server does not answer."""
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
+        fds: list[int] = []  # what the server sent back: the new worker's pidfd
         try:
             request = json.dumps({"env": env, "cwd": cwd}).encode()
             with self._asking:  # one request and its answer at a time
                 socket.send_fds(self._sock, [request], [to_worker_r, from_worker_w, stderr_fd])
                 answer, fds, _, _ = socket.recv_fds(self._sock, _REQUEST_LIMIT, 1)
+            for received in fds:
+                os.set_inheritable(received, False)
             pid = int(json.loads(answer)["pid"])
             if len(fds) != 1:
                 raise ValueError("no pidfd")
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            for fd in (to_worker_w, from_worker_r):
+            for fd in (to_worker_w, from_worker_r, *fds):
                 os.close(fd)
             raise ForkServerError(f"the fork server stopped answering ({exc})") from None
         finally:
@@ -145,9 +154,9 @@ class ForkServer:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self._sock.close()
-        with contextlib.suppress(OSError, ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.kill()
+        from autograder.sandbox import oslayer
+
+        oslayer.kill_process_tree(self.proc)
         self.proc.wait()
 
 

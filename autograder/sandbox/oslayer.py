@@ -93,6 +93,26 @@ def kill_process_tree(proc) -> None:
         proc.kill()
 
 
+def kill_group(pgid: int) -> None:
+    """SIGKILL to a process group (POSIX); callers check ``pgid`` first: never 0, 1 or ours."""
+    if is_posix() and pgid > 1 and pgid != os.getpgrp():
+        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+def parent_and_group(pid: int) -> tuple[int, int] | None:
+    """``(parent pid, process group)`` of a live process, from ``/proc`` (Linux); ``None`` when
+    it has ended, is a zombie, or cannot be read."""
+    if not is_linux():
+        return None
+    try:
+        with open(f"/proc/{int(pid)}/stat", encoding="utf-8", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[1]), int(fields[2])) if fields[0] not in ("Z", "X") else None
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def kill_pid(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
         os.kill(pid, signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)
