@@ -72,6 +72,47 @@ def test_a_hidden_seed_draws_other_examples():
     assert len(set(map(str, hidden)) - set(map(str, visible))) >= 5
 
 
+def test_a_check_that_never_reads_the_seed_repeats_its_visible_run_request_for_request():
+    """A hidden run skips the checks that did not read the examples seed (engine.run_stage notes
+    each read). That is sound only if such a check asks the submission exactly the same on
+    another seed: checked here, request by request, for every graded check on a correct
+    submission; and a check that reads the seed must ask something else."""
+    import runpy
+
+    from autograder.core.engine import run_stage
+    from autograder.core.submission import LocalTransport, Submission
+    from autograder.sandbox import wire
+
+    namespace = runpy.run_path(str(REPO / "tests" / "catalog" / "correct" / "book_style.py"))
+
+    class Recording(LocalTransport):
+        def __init__(self):
+            super().__init__(namespace)
+            self.asked = []
+
+        def request(self, req):
+            self.asked.append(wire.encode(req))
+            return super().request(req)
+
+    seed, independent, dependent = _source_seeds()[1][0], [], []
+    for stage in GRADED:
+        for check in CHAPTER.checks_for(stage):
+            runs = {}
+            for examples_seed in (None, seed):
+                transport = Recording()
+                result = run_stage(CHAPTER, stage, Submission(transport, stage.label), examples_seed=examples_seed,
+                                   only=frozenset({check.id}))
+                assert [c.status for c in result.checks] == [CheckStatus.PASSED], (check.id, result.checks)
+                runs[examples_seed] = (transport.asked, result.checks[0].seed_dependent)
+            (visible, reads), (hidden, _) = runs[None], runs[seed]
+            (dependent if reads else independent).append(check.id)
+            if reads:
+                assert visible != hidden, f"{check.id} reads the seed but asks the same on another one"
+            else:
+                assert visible == hidden, f"{check.id} draws other examples without reading the seed"
+    assert independent and len(dependent) > len(independent), (independent, dependent)
+
+
 def test_hidden_tests_catch_a_submission_fitted_to_the_visible_examples(capsys):
     """A softmax that is right only on the inputs the visible checks use scores 10/10 on
     them, and loses points in the hidden block of the instructor's cell."""

@@ -36,6 +36,9 @@ class CheckResult:
     message: str = ""
     hint: str = ""
     example: object = None  # the smallest failing example's sizes, when one was drawn (CheckFailure.example)
+    # Whether the check read the examples seed (strategies.noting_seed_reads): one that did not
+    # would repeat its visible run exactly on hidden examples. Unknown (not run) counts as read.
+    seed_dependent: bool = True
 
     @property
     def score(self) -> float:
@@ -124,45 +127,55 @@ def _policy_refusal(chapter: Chapter, stage: Stage, sub: Submission) -> CheckFai
     return None
 
 
-def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed: int | None = None) -> StageResult:
-    """Every check of ``stage``; ``examples_seed`` draws other examples (nbgrader's hidden tests).
-    A stage whose code calls what it teaches (the chapter's call policy) earns no points: every
-    check fails with the policy's message."""
+def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed: int | None = None,
+              only: frozenset[str] | None = None) -> StageResult:
+    """Every check of ``stage`` (or the ``only`` ones, by id); ``examples_seed`` draws other
+    examples (nbgrader's hidden tests). A stage whose code calls what it teaches (the chapter's
+    call policy) earns no points: every check fails with the policy's message."""
     started = time.monotonic()
+    checks = [c for c in chapter.checks_for(stage) if only is None or c.id in only]
     results: list[CheckResult] = []
     aborted: StageAborted | None = None
-    refusal = _policy_refusal(chapter, stage, sub)
+    refusal = _policy_refusal(chapter, stage, sub) if checks else None
     if isinstance(refusal, StageAborted):
         aborted, refusal = refusal, None
-        first, *rest = chapter.checks_for(stage) or [None]
-        if first is not None:
-            results.append(CheckResult(first, CheckStatus.STOPPED, aborted.message, aborted.hint))
+        results.append(CheckResult(checks[0], CheckStatus.STOPPED, aborted.message, aborted.hint))
     with strategies.examples_seed(examples_seed):
-        for chk in chapter.checks_for(stage)[len(results):]:
+        for chk in checks[len(results):]:
             if refusal is not None:
                 results.append(CheckResult(chk, CheckStatus.FAILED, refusal.message, refusal.hint))
                 continue
             if aborted is not None:
                 results.append(CheckResult(chk, CheckStatus.STOPPED, f"not run: {aborted.message}", aborted.hint))
                 continue
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    chk.run(sub)
-                results.append(CheckResult(chk, CheckStatus.PASSED))
-            except NotImplementedYet as failure:
-                results.append(CheckResult(chk, CheckStatus.NOT_IMPLEMENTED, failure.message, failure.hint))
-            except CheckFailure as failure:
-                results.append(CheckResult(chk, CheckStatus.FAILED, failure.message, failure.hint, failure.example))
-            except StageAborted as stop:
-                aborted = stop
-                results.append(CheckResult(chk, CheckStatus.STOPPED, stop.message, stop.hint))
-            except Exception as exc:  # an output the check did not foresee
-                results.append(CheckResult(
-                    chk, CheckStatus.FAILED,
-                    f"the output could not be checked ({type(exc).__name__}: {str(exc)[:300]})",
-                    "compare the output's type and shape with the docstring"))
+            with strategies.noting_seed_reads() as seed_reads:
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        chk.run(sub)
+                    result = CheckResult(chk, CheckStatus.PASSED)
+                except NotImplementedYet as failure:
+                    result = CheckResult(chk, CheckStatus.NOT_IMPLEMENTED, failure.message, failure.hint)
+                except CheckFailure as failure:
+                    result = CheckResult(chk, CheckStatus.FAILED, failure.message, failure.hint, failure.example)
+                except StageAborted as stop:
+                    aborted = stop
+                    result = CheckResult(chk, CheckStatus.STOPPED, stop.message, stop.hint)
+                except Exception as exc:  # an output the check did not foresee
+                    result = CheckResult(
+                        chk, CheckStatus.FAILED,
+                        f"the output could not be checked ({type(exc).__name__}: {str(exc)[:300]})",
+                        "compare the output's type and shape with the docstring")
+            result.seed_dependent = bool(seed_reads)
+            results.append(result)
     return StageResult(stage, _settle_ambiguous_hints(results), time.monotonic() - started)
+
+
+def checks_hidden_examples_could_fail(result: StageResult) -> frozenset[str]:
+    """The checks of a visible stage result worth a run on hidden examples: those that passed (a
+    hidden run only takes points away) and read the examples seed (any other would repeat its
+    visible run exactly, and so its result)."""
+    return frozenset(c.check.id for c in result.checks if c.status is CheckStatus.PASSED and c.seed_dependent)
 
 
 def _settle_ambiguous_hints(results: list[CheckResult]) -> list[CheckResult]:
@@ -231,12 +244,13 @@ class GradeReport:
 
 def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None = None, device: str = "cpu",
                         limits=None, worker=None, examples_seed: int | None = None,
-                        close: bool = True) -> GradeReport:
+                        close: bool = True, only: dict[int, frozenset[str]] | None = None) -> GradeReport:
     """Grade a submission file in the sandboxed worker (the CLI, CI and nbgrader path).
 
     ``worker``: a :class:`~autograder.sandbox.client.Worker` for this file, maybe prestarted
     (see ``cli._prestart``); grading loads the submission into it and closes it (unless not
-    ``close``: another run, on hidden examples, then uses the same loaded worker)."""
+    ``close``: another run, on hidden examples, then uses the same loaded worker). ``only``: stage
+    number -> the ids of the checks to run (a run on hidden examples)."""
     from autograder.sandbox.client import Limits, Worker
     from autograder.sandbox.loader import SubmissionError, read_cells
 
@@ -261,7 +275,8 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
                 report.cells, report.output, report.confinement = load.cells, report.output or load.output, load.confinement
             worker.begin_stage(stage.number)
             sub = Submission(worker, stage.label, chapter.error_hints.get(stage.id, ()))
-            result = run_stage(chapter, stage, sub, examples_seed=examples_seed)
+            result = run_stage(chapter, stage, sub, examples_seed=examples_seed,
+                               only=None if only is None else only.get(stage.number, frozenset()))
             worker.end_stage()
             _point_at_cell_errors(result, report.cell_errors)
             report.stages.append(result)
@@ -301,8 +316,8 @@ def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list 
                                device: str = "cpu", limits=None, *, worker=None, keep_outputs: bool = False,
                                ) -> tuple[GradeReport, dict[int, StageResult]]:
     """The visible grading, then one run on hidden examples per distinct seed (``seeds``: stage
-    number -> secret seed) over the stages that earned points (a hidden run can only take
-    points away), all in one loaded worker: the notebook runs once. Returns the visible
+    number -> secret seed) of the checks it could fail (:func:`checks_hidden_examples_could_fail`),
+    all in one loaded worker: the notebook runs once. Returns the visible
     report and each graded stage's result over both runs (:func:`with_hidden`); with
     ``keep_outputs``, the report's cells carry what each printed (nbgrader stores it);
     ``worker``: one already started for this file (the CLI's)."""
@@ -318,11 +333,13 @@ def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list 
         visible = grade_notebook_file(path, chapter, stage_numbers, device, limits, worker=worker, close=False)
         combined = {r.stage.number: r for r in visible.stages}
         for seed in sorted(set(seeds.values())):
-            rerun = [n for n, s in seeds.items() if s == seed and n in combined and combined[n].score > 0]
+            rerun = {n: checks_hidden_examples_could_fail(combined[n]) for n, s in seeds.items()
+                     if s == seed and n in combined}
+            rerun = {n: ids for n, ids in rerun.items() if ids}
             if not rerun or visible.error:
                 continue
-            hidden = grade_notebook_file(path, chapter, rerun, device, limits, worker=worker, examples_seed=seed,
-                                         close=False)
+            hidden = grade_notebook_file(path, chapter, sorted(rerun), device, limits, worker=worker,
+                                         examples_seed=seed, close=False, only=rerun)
             for result in hidden.stages:
                 combined[result.stage.number] = with_hidden(combined[result.stage.number], result)
     finally:

@@ -47,6 +47,12 @@ EXAMPLES = {"function": 15, "module": 6, "cheap_module": 9}
 _EXAMPLES_SEED: ContextVar[int | None] = ContextVar("examples_seed", default=None)
 
 
+# Set while a check runs (engine.run_stage): each read of the examples seed adds to it. A check
+# that never reads the seed draws the same examples whatever it is, so a run of it on hidden
+# examples would repeat its visible run request for request, and is skipped.
+_SEED_READS: ContextVar[list | None] = ContextVar("seed_reads", default=None)
+
+
 @contextmanager
 def examples_seed(value: int | None):
     """Inside, every property draws its examples from ``value`` (None: the visible examples)."""
@@ -57,10 +63,29 @@ def examples_seed(value: int | None):
         _EXAMPLES_SEED.reset(token)
 
 
+def _read_examples_seed() -> int | None:
+    """The one way to the examples seed: every example that depends on it is drawn after this."""
+    reads = _SEED_READS.get()
+    if reads is not None:
+        reads.append(1)
+    return _EXAMPLES_SEED.get()
+
+
+@contextmanager
+def noting_seed_reads():
+    """Yields a list that grows each time the code inside reads the examples seed."""
+    reads: list = []
+    token = _SEED_READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _SEED_READS.reset(token)
+
+
 def variation_seed() -> int:
     """The seed of the variations on a fixed example (the book's input perturbed, the grader's
     weights): 0 for the visible checks, the hidden tests' own seed for nbgrader's hidden tests."""
-    seed = _EXAMPLES_SEED.get()
+    seed = _read_examples_seed()
     return 0 if seed is None else int(seed)
 
 
@@ -177,8 +202,9 @@ def run_property(body, *strategies, examples: int, show_input=None) -> None:
             failing[:] = [args]  # hypothesis replays the smallest failing example last
             raise
 
-    if _EXAMPLES_SEED.get() is not None:
-        prop = hypothesis_seed(_EXAMPLES_SEED.get())(prop)
+    seed = _read_examples_seed()
+    if seed is not None:
+        prop = hypothesis_seed(seed)(prop)
     try:
         prop()
     except _Stop as stop:

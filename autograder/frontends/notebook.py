@@ -11,15 +11,16 @@ and from feedback)::
     grade_stage("ch03_attention", 4, globals(), hidden_seed=...)
 
 It runs the stage's checks again on examples the student never saw (hypothesis draws other
-sizes and tensors from the secret seed). The cell's value is then the stage's score over
-both runs (:func:`with_hidden`): a check earns its points only if it passes on both.
+sizes and tensors from the secret seed): those that passed and read the seed, the only ones the
+hidden run could fail. The cell's value is then the stage's score over both runs
+(:func:`with_hidden`): a check earns its points only if it passes on both.
 """
 
 from __future__ import annotations
 
 import os
 
-from autograder.core.engine import HIDDEN_FAILURE, with_hidden
+from autograder.core.engine import HIDDEN_FAILURE, checks_hidden_examples_could_fail, with_hidden
 from autograder.sandbox import TEST_CELLS_OFF  # set where cells run to be graded or timed
 
 # The visible result of each stage, kept for the hidden call in the same cell just below.
@@ -49,7 +50,8 @@ def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu"
         show_feedback(result, lambda: feedback_html(chapter, result, namespace, device))
         return _points(result.score)
     visible = _last_visible.pop(key, None) or _run(chapter, stage, namespace, device, None)
-    result = with_hidden(visible, _run(chapter, stage, namespace, device, hidden_seed))
+    rerun = checks_hidden_examples_could_fail(visible)
+    result = with_hidden(visible, _run(chapter, stage, namespace, device, hidden_seed, rerun)) if rerun else visible
     print(hidden_text(result))
     return _points(result.score)
 
@@ -127,12 +129,12 @@ def failing_exhibit(chapter, result, namespace: dict, device: str):
         return None
 
 
-def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None):
+def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None, only=None):
     from autograder.core.engine import run_stage
     from autograder.core.submission import LocalTransport, Submission
 
     sub = Submission(LocalTransport(namespace, device), stage.label, chapter.error_hints.get(stage.id, ()))
-    return run_stage(chapter, stage, sub, examples_seed=examples_seed)
+    return run_stage(chapter, stage, sub, examples_seed=examples_seed, only=only)
 
 
 def hidden_text(result) -> str:

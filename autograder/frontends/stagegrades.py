@@ -21,8 +21,8 @@ from autograder.sandbox.client import Limits
 
 
 def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, limits) -> dict:
-    """Visible run, then one hidden run per distinct seed over the stages that earned points
-    (a hidden run can only take points away), all in one loaded worker. Returns
+    """Visible run, then one hidden run per distinct seed over the checks it could fail (those
+    that passed and read the seed: engine.checks_hidden_examples_could_fail), all in one loaded worker. Returns
     {error, confinement, cells: [{index, status, stdout, stderr, error}], stages: {number: score, max_score, text}}."""
     from autograder.core.engine import grade_with_hidden_examples
     from autograder.frontends import rendering as reports
