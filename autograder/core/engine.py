@@ -267,7 +267,7 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
         worker = Worker(cells, device, limits or Limits())
     threads = _one_thread()
     try:
-        for stage in stages:
+        for stage in chapter.grading_order(stages):
             if worker.needs_start:
                 worker.start()
             if worker.report is not None:
@@ -285,6 +285,7 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
         done = {r.stage.number for r in report.stages}
         report.stages += [_not_graded(chapter, s, report.error) for s in stages if s.number not in done]
     finally:
+        report.stages.sort(key=lambda result: stages.index(result.stage))
         report.confinement = report.confinement or dict(getattr(worker, "confinement", None) or {})
         if close:
             worker.close()

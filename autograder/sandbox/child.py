@@ -175,36 +175,39 @@ def _frame(answer, wire) -> bytes:
                                   "where": ""}})
 
 
-def _warm_up_meta_device():
-    """Import, in a background thread, what PyTorch imports on the first forward pass on the
-    'meta' device (torch._dynamo and symbolic shapes: about 1.5 s of CPU, as much as
-    ``import torch``). The checks of stages 4 to 6 run the submission there; started once the
-    submission is loaded, the import uses the time this process waits while the grader draws
-    examples and computes references. Importing changes no random state. The interpreter
-    switches threads every 0.5 ms meanwhile (instead of 5 ms), so that a request answered in
-    between barely waits. Returns the thread: a stage's process is forked only after it ends
-    (a fork in the middle of an import would leave the child's import locks held)."""
-    import threading
+def _warm_up_meta_device() -> None:
+    """Import what PyTorch imports on the first forward pass on the 'meta' device
+    (torch._dynamo and symbolic shapes: about 1.3 s of CPU, as much as ``import torch``). The
+    checks of stages 4 to 6 run the submission there, each stage in a copy of this process:
+    imported here once, every later copy has it. The loaded worker imports it right after it
+    forked the first stage's copy, while it would only wait for that copy: the import overlaps
+    the first stages' checks instead of delaying them, and no thread is ever running when the
+    worker forks (a fork in the middle of an import would leave the child's import locks
+    held). A worker forked from the fork server has it already. Importing changes no random
+    state."""
+    try:
+        import torch._dynamo
+        import torch.fx.experimental.symbolic_shapes  # noqa: F401
+    except Exception:
+        pass
 
-    default = sys.getswitchinterval()
 
-    def warm() -> None:
+# What the course's notebooks import besides torch (pyproject's "notebook" extra): imported
+# before the fences and before any cell, while the grader still imports its own modules (or
+# once, in the fork server), instead of inside the first cell (about 0.5 s of CPU). A worker
+# without it (a plain install) imports nothing here; the notebook's own import then fails as
+# it would anywhere.
+NOTEBOOK_IMPORTS = ("matplotlib.pyplot",)
+
+
+def preload_notebook_imports() -> None:
+    import importlib
+
+    for name in NOTEBOOK_IMPORTS:
         try:
-            import torch._dynamo
-            import torch.fx.experimental.symbolic_shapes  # noqa: F401
+            importlib.import_module(name)
         except Exception:
             pass
-        finally:
-            sys.setswitchinterval(default)
-
-    try:
-        sys.setswitchinterval(0.0005)
-        thread = threading.Thread(target=warm, name="meta-warm-up", daemon=True)
-        thread.start()
-        return thread
-    except Exception:
-        sys.setswitchinterval(default)
-        return None
 
 
 def _fence_stage_process() -> None:
@@ -231,6 +234,7 @@ def main() -> None:
     from autograder.sandbox.workspace import Workspace
 
     torch.set_num_threads(int(os.environ.get("AUTOGRADER_THREADS", "1")))
+    preload_notebook_imports()
     reader = wire.Reader(proto_in, deadlines=False)
     write = os.write  # the submission may patch os.write; the protocol keeps its own
 
@@ -258,7 +262,7 @@ def main() -> None:
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__,
                        "display": lambda *a, **k: None}
     workspace: Workspace | None = None
-    warm_up = None
+    warmed_up = False
     stage_copy = False  # True in a stage's copy of the loaded worker
     send({"event": "ready", "confinement": fences})
     while True:
@@ -274,18 +278,17 @@ def main() -> None:
             statuses = run_cells(request["cells"], namespace, send, bool(request.get("outputs")))
             workspace = Workspace(namespace, request.get("device", "cpu"))
             send({"event": "loaded", "cells": statuses, "output": CAPTURED.take() + CAPTURED_ERR.take()})
-            warm_up = _warm_up_meta_device()
         elif workspace is None:
             send({"error": {"kind": "protocol", "type": "", "message": "load first", "where": ""}})
         elif op == "fork_stage":
             # Each stage runs in a copy of the loaded worker: a stage that exits, crashes or
             # runs out of time ends its copy only, and no cell ever runs twice.
-            if warm_up is not None:
-                warm_up.join()
-                warm_up = None
             if not oslayer.stages_fork():
                 # The portable fallback (oslayer): this process answers the stage itself, and
                 # reseeds for it as a copy would; a stage that ends it costs that stage only.
+                if not warmed_up:
+                    _warm_up_meta_device()
+                    warmed_up = True
                 stage_copy = False
                 send({"event": "stage", "pid": os.getpid(), "in_place": True})
                 continue
@@ -298,6 +301,9 @@ def main() -> None:
                 _fence_stage_process()
                 send({"event": "stage", "pid": os.getpid()})
                 continue  # this copy answers the stage's requests, until "end_stage"
+            if not warmed_up:
+                _warm_up_meta_device()
+                warmed_up = True
             try:
                 os.waitpid(pid, 0)
             except ChildProcessError:

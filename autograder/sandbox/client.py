@@ -534,8 +534,8 @@ class Worker:
         self.stage_over_time = time.monotonic() >= self.give_up_at
         if self.stage_over_time or not self.alive:
             return
-        # The first fork waits for the worker's warm-up import (seconds on a busy machine):
-        # not the stage's time, which starts once its copy is there.
+        # A fork may wait for the worker's warm-up import (seconds on a busy machine): not the
+        # stage's time, which starts once its copy is there.
         forking = min(time.monotonic() + 120, self.give_up_at)
         stage, forked = None, None
         try:
@@ -595,7 +595,10 @@ class Worker:
             self._kill_stage_copy(pid)
         loaded = self.proc.pid
         end_stray_processes(known={loaded}, belongs=self._from_worker)
-        if not synced and not self.reader.skip_to(wire.STAGE_OVER, time.monotonic() + 10):
+        # The loaded worker says the stage is over once it has collected the copy; after the
+        # first stage's copy it imports the meta device's modules first (child._warm_up_meta_device:
+        # seconds on a busy machine), so it gets the time a fork gets.
+        if not synced and not self.reader.skip_to(wire.STAGE_OVER, min(time.monotonic() + 120, self.give_up_at)):
             self.kill()
 
     def request(self, req: dict) -> dict:

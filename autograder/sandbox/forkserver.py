@@ -221,6 +221,10 @@ def _import_what_workers_use() -> None:
     import torch._dynamo
     import torch.fx.experimental.symbolic_shapes  # noqa: F401
 
+    from autograder.sandbox.child import preload_notebook_imports
+
+    preload_notebook_imports()
+
 
 def _reap() -> None:
     """Collect the workers that ended (they are the server's children)."""

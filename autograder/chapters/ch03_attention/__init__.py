@@ -25,4 +25,6 @@ CHAPTER = Chapter(
     error_hints=ERROR_HINTS,
     call_policy=call_policy,
     attention_exhibit="autograder.chapters.ch03_attention.exhibits:attention_exhibit",
+    # GPT-2-size forward passes at 1,024 tokens: the worker's longest stage
+    run_first=("gpt2",),
 )

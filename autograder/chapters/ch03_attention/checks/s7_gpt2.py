@@ -42,7 +42,7 @@ def _expect_uses_weights(sub, module) -> None:
 
     def judge():
         state = load_grader_weights(module, 5)
-        expect_weights_matter(module, x, module(x), state, 5)
+        expect_weights_matter(module, x, module(x), state, 5, restore=False)
     _excusing_own_errors(sub, x, judge)
 
 
@@ -105,7 +105,7 @@ def _judge_same_as_own(sub, module, x, what: str, default_hint: str) -> torch.Te
     state = load_grader_weights(module, 7)
     out = module(x)
     expect_shape(out, x.shape, what, "d_in = d_out = 768: the output has the input's shape")
-    expect_weights_matter(module, x, out, state, 7)
+    expect_weights_matter(module, x, out, state, 7, restore=False)  # `own` runs from here on
     own = _own_mha(sub)
     own.load(state)
     expected = own(x)
