@@ -94,3 +94,32 @@ def test_a_result_that_changes_between_runs_is_named():
     with pytest.raises(CheckFailure) as failure:
         run_property(fails_only_the_first_time, st.integers(0, 10), examples=20)
     assert "failed once and passed the next time" in failure.value.message
+
+
+def test_the_order_stages_are_graded_in_changes_no_grade(tmp_path):
+    """The chapter grades stage 7 first (``run_first``, for speed); graded in the chapter's
+    order instead, every check has the same result, down to its message and hint, and the
+    report lists the stages in the chapter's order either way."""
+    import dataclasses
+
+    from autograder.chapters import load
+    from autograder.core.engine import grade_notebook_file
+
+    chapter = load("ch03_attention")
+    assert chapter.run_first == ("gpt2",)
+    submission = tmp_path / "mixed.py"
+    submission.write_text((CATALOG / "correct" / "book_style.py").read_text() + NOISY
+                          + (CATALOG / "mistakes" / "s4_mask_plain_attribute.py").read_text()
+                          + (CATALOG / "mistakes" / "s7_eight_heads.py").read_text())
+    stages = [3, 4, 7]
+
+    def graded(in_order) -> list[tuple]:
+        report = grade_notebook_file(str(submission), in_order, stages, "cpu")
+        assert [s.stage.number for s in report.stages] == stages
+        return [(c.check.id, c.status, c.message, str(c.hint)) for c in report.checks]
+
+    as_declared = graded(chapter)
+    plain = graded(dataclasses.replace(chapter, run_first=()))
+    assert as_declared == plain
+    lost = {check_id.split(".")[0] for check_id, status, *_ in as_declared if status.value != "passed"}
+    assert lost == {"3", "4", "7"}, as_declared

@@ -1,9 +1,10 @@
 """Fresh workers without the start-up: a clean process that has imported PyTorch and the
 worker's modules once forks one worker per submission.
 
-A worker started as ``python -I`` spends about 3.5 s of CPU before it runs a cell: the
-interpreter, ``import torch`` and the PyTorch internals its first forward pass on the
-``meta`` device imports (:func:`autograder.sandbox.child._warm_up_meta_device`). A process
+A worker started as ``python -I`` spends about 4 s of CPU on imports: the interpreter,
+``import torch``, what the notebook imports (:data:`autograder.sandbox.child.NOTEBOOK_IMPORTS`)
+and the PyTorch internals its first forward pass on the ``meta`` device imports
+(:func:`autograder.sandbox.child._warm_up_meta_device`). A process
 that grades many notebooks (``make autograde``'s pool workers) starts a :class:`ForkServer`
 once; each :class:`~autograder.sandbox.client.Worker` it then starts is a fork of the server,
 ready at once, that fences itself in exactly as a fresh worker does (it runs the same

@@ -130,6 +130,11 @@ def test_select_keeps_the_chapters_order():
     assert [s.number for s in CHAPTER.select(None)] == STAGE_IDS
 
 
+def test_grading_order_puts_run_first_stages_first_and_keeps_the_rest_in_order():
+    assert [s.number for s in CHAPTER.grading_order(CHAPTER.select(None))] == [7, 1, 2, 3, 4, 5, 6, 8]
+    assert [s.number for s in CHAPTER.grading_order(CHAPTER.select([2, 4]))] == [2, 4]  # gpt2 not selected
+
+
 def test_check_ids_must_be_stage_dot_number():
     for bad in ("4", "4.", "a.1", "4.3.1", " 4.3"):
         with pytest.raises(ValueError):
