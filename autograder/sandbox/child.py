@@ -188,7 +188,7 @@ def _warm_up_meta_device() -> None:
     try:
         import torch._dynamo
         import torch.fx.experimental.symbolic_shapes  # noqa: F401
-    except Exception:
+    except BaseException:  # the submission's import hooks may raise anything: its stages then import lazily
         pass
 
 
