@@ -370,3 +370,17 @@ def test_an_import_hook_that_ends_the_warm_up_costs_no_other_stage(tmp_path):
     assert [s.stage.number for s in report.stages] == [4, 7]
     assert by_stage[7].score == by_stage[7].max_score, [(c.check.id, c.message) for c in by_stage[7].checks]
     assert all(c.status.value in ("passed", "failed", "stopped") for c in by_stage[4].checks)
+
+
+def test_a_notebook_that_raises_torchs_thread_count_loses_nothing(tmp_path):
+    """A cell that sets torch.set_num_threads(2) and multiplies large matrices starts an
+    OpenMP pool in the loaded worker; each stage's copy is pinned back to one thread, so its
+    GPT-2-size passes run instead of waiting for pool threads the copy does not have."""
+    from autograder.core.engine import grade_notebook_file
+
+    catalog = Path(__file__).resolve().parent / "catalog"
+    submission = tmp_path / "threads.py"
+    submission.write_text((catalog / "correct" / "book_style.py").read_text()
+                          + "\ntorch.set_num_threads(2)\n_big = torch.rand(1500, 1500) @ torch.rand(1500, 1500)\n")
+    report = grade_notebook_file(str(submission), CHAPTER, [7], "cpu", Limits(stage_seconds=30))
+    assert report.score == 10, [(c.check.id, c.message) for c in report.checks]

@@ -210,16 +210,29 @@ def preload_notebook_imports() -> None:
             pass
 
 
+def pin_threads() -> None:
+    """PyTorch's thread count back to the worker's (``AUTOGRADER_THREADS``), whatever the
+    notebook set: the same speed for every submission, and no hang in a stage's copy. A copy
+    forked after the notebook ran parallel work on several threads inherits a thread pool
+    whose threads it does not have, and its first parallel region would wait for them
+    forever; on one thread PyTorch never enters the pool."""
+    import torch
+
+    torch.set_num_threads(int(os.environ.get("AUTOGRADER_THREADS", "1")))
+
+
 def _fence_stage_process() -> None:
     """A stage's copy leads a process group of its own and signals only itself: the seccomp
     filter it inherits names the loaded worker's pid as "itself", so a second filter (filters
-    stack, each must allow) names its own. It dies with the loaded worker."""
+    stack, each must allow) names its own. It dies with the loaded worker, and computes on the
+    worker's thread count (:func:`pin_threads`)."""
     from autograder.sandbox.confinement import refilter_signals
     from autograder.sandbox.oslayer import die_with_parent
 
     os.setpgid(0, 0)
     die_with_parent()
     refilter_signals()
+    pin_threads()
 
 
 def main() -> None:
@@ -233,7 +246,7 @@ def main() -> None:
     from autograder.sandbox.confinement import confine
     from autograder.sandbox.workspace import Workspace
 
-    torch.set_num_threads(int(os.environ.get("AUTOGRADER_THREADS", "1")))
+    pin_threads()
     preload_notebook_imports()
     reader = wire.Reader(proto_in, deadlines=False)
     write = os.write  # the submission may patch os.write; the protocol keeps its own
@@ -276,6 +289,7 @@ def main() -> None:
         if op == "load_submission":
             torch.manual_seed(0)
             statuses = run_cells(request["cells"], namespace, send, bool(request.get("outputs")))
+            pin_threads()
             workspace = Workspace(namespace, request.get("device", "cpu"))
             send({"event": "loaded", "cells": statuses, "output": CAPTURED.take() + CAPTURED_ERR.take()})
         elif workspace is None:
