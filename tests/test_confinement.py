@@ -471,3 +471,84 @@ def test_the_scratch_count_takes_what_files_hold_on_disk(tmp_path):
         (tmp_path / "many" / str(i)).touch()
     assert scratch_usage(str(tmp_path), 2**31, most_entries=20) is None
     assert scratch_usage(str(tmp_path), 2**31, most_entries=30) is not None
+
+
+def _budget_here():
+    from autograder.sandbox.cgroups import Budget
+
+    budget = Budget(256 * 2**20, 16)
+    made = bool(budget.groups)
+    budget.close()
+    return made
+
+
+needs_cgroups = pytest.mark.skipif(not sys.platform.startswith("linux") or not _budget_here(),
+                                   reason="no control group can be made here (no cgroup file system, or not "
+                                          "root and nothing delegated): the per-process limits stand alone")
+
+FORK_MANY = '''
+import os, time
+
+def fork_many(n):
+    started = 0
+    for _ in range(n):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(120)
+            os._exit(0)
+        started += 1
+    return started
+'''
+
+
+@needs_cgroups
+def test_one_process_limit_for_the_worker_and_all_it_starts_root_included():
+    """RLIMIT_NPROC exempts root; the worker's control group does not: a fork bomb stops at the
+    group's task limit, every process it made ends with the worker, and the reports say so."""
+    from autograder.sandbox.cgroups import TASKS
+
+    worker = Worker([Cell(1, FORK_MANY, "forks.py")], "cpu", Limits())
+    try:
+        load = worker.start()
+        assert f"{TASKS} tasks" in confinement.describe(load.confinement), load.confinement
+        groups = list(worker._budget.groups)
+        worker.begin_stage(1)
+        started = int(worker.request({"op": "call", "name": "fork_many", "args": [400]})["ok"]["repr"])
+        assert 0 < started < TASKS, started
+        assert len(worker._budget.members()) > started  # the sleepers are still there, inside
+    finally:
+        worker.close()
+    assert not any(group.exists() for group in groups), "the worker's groups outlived it"
+
+
+@needs_cgroups
+def test_one_memory_budget_for_a_process_and_its_children():
+    """Two children that each stay under the budget but not together: the group's budget ends
+    one of them (a per-process limit would let both through)."""
+    from autograder.sandbox.cgroups import Budget
+
+    budget = Budget(256 * 2**20)
+    code = textwrap.dedent("""
+        import os, sys, time
+        pids = []
+        for _ in range(2):
+            pid = os.fork()
+            if pid == 0:
+                block = bytearray(200 * 2**20)  # written: resident, not just reserved
+                time.sleep(2)
+                os._exit(0)
+            pids.append(pid)
+        statuses = [os.waitpid(pid, 0)[1] for pid in pids]
+        print(sum(os.WIFSIGNALED(s) and os.WTERMSIG(s) == 9 for s in statuses))
+    """)
+    try:
+        proc = subprocess.Popen([sys.executable, "-I", "-c", "import sys; sys.stdin.readline()\n" + code],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert budget.add(proc.pid)
+        out, _ = proc.communicate("go\n", timeout=60)
+    finally:
+        budget.close()
+    assert out.strip() == "1", out

@@ -333,6 +333,10 @@ class Worker:
         # ``proc`` and ``stage_pid``, so that neither signals a process the other has let go.
         self._processes = threading.Lock()
         self._watch = ScratchWatch(self._workdir.name, limits.scratch_bytes, self._scratch_over)
+        # One memory budget and process limit for the worker and all it starts (cgroups.py),
+        # made at the first start; ``_budgeted``: the running worker was moved into it.
+        self._budget = None
+        self._budgeted = False
 
     # -- life cycle ---------------------------------------------------------------------
     def _spawn(self) -> None:
@@ -355,10 +359,21 @@ class Worker:
                 [sys.executable, "-I", "-c", _BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=self._stderr, cwd=scratch, env=env, start_new_session=True)
         self._sessions.add(proc.pid)
+        self._budgeted = self._join_budget(proc.pid)
         # Requests are written with a deadline: a worker that stops reading cannot block us.
         oslayer.set_nonblocking(proc.stdin.fileno())
         with self._processes:
             self.proc, self.scratch_full = proc, None
+
+    def _join_budget(self, pid: int) -> bool:
+        """Move the new worker (no student code has run in it yet) into its control groups."""
+        from autograder.sandbox import cgroups
+
+        if not oslayer.is_linux():
+            return False
+        if self._budget is None:
+            self._budget = cgroups.Budget(self.limits.memory_bytes if self.device == "cpu" else None)
+        return self._budget.add(pid)
 
     def prestart(self) -> None:
         """Start the process now and load the submission later, in :meth:`start`. Its Python
@@ -396,6 +411,8 @@ class Worker:
             if not isinstance(ready, dict) or ready.get("event") != "ready":
                 raise self._startup_failure("unexpected first message")
             self.confinement = ready.get("confinement") if isinstance(ready.get("confinement"), dict) else {}
+            if self._budgeted:  # the grader's fence, not the worker's word
+                self.confinement = {**self.confinement, "cgroup": self._budget.describe()}
             refusal = confinement_refusal(self.confinement)
             if refusal:
                 raise RuntimeError(refusal)
@@ -413,7 +430,7 @@ class Worker:
                     if message.get("event") == "cell":
                         running = int(message["index"])
                     elif message.get("event") == "loaded":
-                        self.report = self._merge(message, ready.get("confinement"))
+                        self.report = self._merge(message, self.confinement)
                         return self.report
                     else:
                         raise wire.WireError("unexpected message while loading")
@@ -515,6 +532,8 @@ class Worker:
     def close(self) -> None:
         self._watch.stop()
         self.kill()
+        if self._budget is not None:
+            self._budget.close()
         self._stderr.close()
         self._workdir.cleanup()
 

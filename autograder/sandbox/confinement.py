@@ -272,6 +272,12 @@ def describe(fences: dict | None) -> str:
         names.append("seccomp: no sockets, signals to itself only, no ptrace, no F_SETOWN/F_SETSIG")
     if fences.get("capabilities_dropped") and landlock.get("files"):
         names.append("no capabilities")
+    group = fences.get("cgroup") or {}
+    if group.get("memory") or group.get("tasks"):
+        held = [f"{group['memory']} of memory" if group.get("memory") else "",
+                f"{group['tasks']} tasks" if group.get("tasks") else ""]
+        names.append(f"cgroup {group.get('version', '')}: " + " and ".join(h for h in held if h)
+                     + " for the worker and all it starts")
     limits = fences.get("limits") or {}
     if limits:
         names.append("limits: " + ", ".join(f"{k} {v}" for k, v in sorted(limits.items())))

@@ -1,0 +1,154 @@
+"""One memory budget and one process limit for a worker and every process it starts.
+
+``RLIMIT_AS`` bounds each process on its own, and ``RLIMIT_NPROC`` does not apply to root; a
+control group bounds them all together, root included. The grader (never the worker) creates
+one group per worker beside its own, with cgroup v2 where the memory and pids controllers are
+delegated to its group, else in cgroup v1's memory and pids hierarchies; it moves the worker
+in before the worker runs any student code (everything the worker starts, stage copies and
+daemons included, is born inside) and removes the group once the worker has ended. The worker
+cannot leave it: Landlock lets it write only in its scratch folder. Where no group can be
+made (not Linux, no cgroup file system, not root and nothing delegated), nothing changes and
+the per-process limits are the fallback (README: what protects what).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import uuid
+from pathlib import Path
+
+from autograder.sandbox import oslayer
+
+# Tasks (processes and threads) the worker and everything it starts may have at once: the
+# worker, a stage's copy and their few threads, with room for a notebook that starts a few.
+TASKS = 128
+
+
+def _own_groups() -> dict[str, str]:
+    """This process's group per hierarchy, from /proc/self/cgroup: "0" for cgroup v2, else the
+    v1 controller names ("memory", "pids")."""
+    groups: dict[str, str] = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            number, controllers, path = line.split(":", 2)
+            if number == "0" and not controllers:
+                groups["0"] = path
+            for name in controllers.split(","):
+                if name:
+                    groups[name] = path
+    return groups
+
+
+def _mounts() -> list[tuple[str, str, set[str]]]:
+    """(file system type, mount point, super options) of each cgroup mount, from mountinfo."""
+    found = []
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            fields = line.split()
+            if "-" not in fields:
+                continue
+            tail = fields[fields.index("-") + 1:]
+            if len(tail) >= 3 and tail[0] in ("cgroup", "cgroup2"):
+                found.append((tail[0], fields[4], set(tail[2].split(","))))
+    return found
+
+
+def _inside(mount: str, path: str) -> Path:
+    return Path(mount) / path.lstrip("/")
+
+
+class Budget:
+    """The control group(s) of one worker; :meth:`add` moves a process in, :meth:`close`
+    ends whatever is left inside and removes them. ``groups`` is empty where none could be
+    made: every method then does nothing."""
+
+    def __init__(self, memory_bytes: int | None, tasks: int = TASKS):
+        """``memory_bytes``: None for no memory budget (a GPU worker: CUDA's host memory is the
+        driver's business), the process limit still applies."""
+        self.memory_bytes, self.tasks = memory_bytes, tasks
+        self.version = ""
+        self.held: dict[str, str] = {}  # what the groups limit, in words (describe)
+        self.groups: list[Path] = []
+        name = f"autograder-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        try:
+            self._make(name)
+        except OSError:
+            self.close()
+            self.version, self.held, self.groups = "", {}, []
+
+    def _limits(self, version: str) -> dict[str, dict[str, str]]:
+        """controller -> {file: value} for ``version``."""
+        memory = {} if self.memory_bytes is None else (
+            {"memory.max": str(self.memory_bytes)} if version == "v2" else {"memory.limit_in_bytes": str(self.memory_bytes)})
+        return {"memory": memory, "pids": {"pids.max": str(self.tasks)}}
+
+    def _make(self, name: str) -> None:
+        own, mounts = _own_groups(), _mounts()
+        wanted = {"pids"} | ({"memory"} if self.memory_bytes is not None else set())
+        unified = next((point for kind, point, _ in mounts if kind == "cgroup2"), None)
+        if unified is not None and "0" in own:
+            control = _inside(unified, own["0"]) / "cgroup.subtree_control"
+            delegated = set(control.read_text().split()) if control.exists() else set()
+            if wanted <= delegated:
+                group = control.parent / name
+                group.mkdir()
+                self.groups, self.version = [group], "v2"
+                for controller, files in self._limits("v2").items():
+                    for file, value in files.items():
+                        (group / file).write_text(value)
+                        self.held[controller] = value
+                return
+        for controller, files in self._limits("v1").items():
+            point = next((p for kind, p, options in mounts if kind == "cgroup" and controller in options), None)
+            if not files or point is None or controller not in own:
+                continue
+            group = _inside(point, own[controller]) / name
+            group.mkdir()
+            self.groups.append(group)
+            for file, value in files.items():
+                (group / file).write_text(value)
+                self.held[controller] = value
+        self.version = "v1" if self.groups else ""
+
+    def add(self, pid: int) -> bool:
+        """Move ``pid`` (a worker that has run no student code yet) into every group."""
+        try:
+            for group in self.groups:
+                (group / "cgroup.procs").write_text(str(int(pid)))
+        except OSError:
+            return False
+        return bool(self.groups)
+
+    def members(self) -> set[int]:
+        pids: set[int] = set()
+        for group in self.groups:
+            with contextlib.suppress(OSError, ValueError):
+                pids |= {int(p) for p in (group / "cgroup.procs").read_text().split()}
+        return pids
+
+    def describe(self) -> dict:
+        """What the groups limit, for the reports (confinement.describe): {} for nothing."""
+        if not self.groups:
+            return {}
+        found = {"version": self.version}
+        if "memory" in self.held:
+            found["memory"] = f"{int(self.held['memory']) / 2**30:g} GiB"
+        if "pids" in self.held:
+            found["tasks"] = self.held["pids"]
+        return found
+
+    def close(self, seconds: float = 2.0) -> None:
+        """End what is left in the groups (each process there was started by the worker) and
+        remove them; a group that will not go is left empty of our processes or not at all."""
+        give_up = time.monotonic() + seconds
+        for group in list(reversed(self.groups)):
+            while group.exists() and time.monotonic() < give_up:
+                for pid in self.members():
+                    oslayer.kill_pid(pid)
+                try:
+                    group.rmdir()
+                except OSError:
+                    time.sleep(0.01)
+        self.groups = [g for g in self.groups if g.exists()]
