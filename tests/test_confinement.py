@@ -477,14 +477,15 @@ def _budget_here():
     from autograder.sandbox.cgroups import Budget
 
     budget = Budget(256 * 2**20, 16)
-    made = bool(budget.groups)
+    made = {"memory", "pids"} <= set(budget.held)
     budget.close()
     return made
 
 
 needs_cgroups = pytest.mark.skipif(not sys.platform.startswith("linux") or not _budget_here(),
-                                   reason="no control group can be made here (no cgroup file system, or not "
-                                          "root and nothing delegated): the per-process limits stand alone")
+                                   reason="no control group with a memory and a task limit can be made here (no "
+                                          "cgroup file system, or not root and nothing delegated): the "
+                                          "per-process limits stand alone")
 
 FORK_MANY = '''
 import os, time
