@@ -553,3 +553,20 @@ def test_one_memory_budget_for_a_process_and_its_children():
     finally:
         budget.close()
     assert out.strip() == "1", out
+
+
+@needs_cgroups
+def test_a_process_the_worker_did_not_start_is_put_back_not_ended():
+    """Without Landlock a root worker could write another pid (the grader's, pid 1) into its
+    group: closing the group ends only the worker's processes and hands any other back."""
+    from autograder.sandbox.cgroups import Budget
+
+    budget = Budget(256 * 2**20)
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert budget.add(bystander.pid) and bystander.pid in budget.members()
+        budget.close(belongs=lambda pid: False)
+        assert budget.groups == [] and bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()

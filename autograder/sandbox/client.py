@@ -533,7 +533,7 @@ class Worker:
         self._watch.stop()
         self.kill()
         if self._budget is not None:
-            self._budget.close()
+            self._budget.close(belongs=self._from_worker)
         self._stderr.close()
         self._workdir.cleanup()
 
