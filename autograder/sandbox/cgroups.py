@@ -59,6 +59,17 @@ def _inside(mount: str, path: str) -> Path:
     return Path(mount) / path.lstrip("/")
 
 
+def _clear_stale(parent: Path) -> None:
+    """Remove the empty groups that graders which no longer run left in ``parent`` (a grader
+    killed from outside cannot remove its own); rmdir takes only empty groups."""
+    with contextlib.suppress(OSError):
+        for group in parent.glob("autograder-*-*"):
+            owner = group.name.split("-")[1]
+            if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+                with contextlib.suppress(OSError):
+                    group.rmdir()
+
+
 class Budget:
     """The control group(s) of one worker; :meth:`add` moves a process in, :meth:`close`
     ends whatever is left inside and removes them. ``groups`` is empty where none could be
@@ -92,6 +103,7 @@ class Budget:
             control = _inside(unified, own["0"]) / "cgroup.subtree_control"
             delegated = set(control.read_text().split()) if control.exists() else set()
             if wanted <= delegated:
+                _clear_stale(control.parent)
                 group = control.parent / name
                 group.mkdir()
                 self.groups, self.version = [group], "v2"
@@ -104,6 +116,7 @@ class Budget:
             point = next((p for kind, p, options in mounts if kind == "cgroup" and controller in options), None)
             if not files or point is None or controller not in own:
                 continue
+            _clear_stale(_inside(point, own[controller]))
             group = _inside(point, own[controller]) / name
             group.mkdir()
             self.groups.append(group)

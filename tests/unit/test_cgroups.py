@@ -30,3 +30,17 @@ def test_the_reports_name_the_group_only_when_the_worker_is_in_one():
     with_group = {**fences, "cgroup": {"version": "v1", "memory": "8 GiB", "tasks": "128"}}
     assert "cgroup v1: 8 GiB of memory and 128 tasks for the worker and all it starts" in \
         confinement.describe(with_group)
+
+
+def test_groups_left_by_graders_that_no_longer_run_are_removed(tmp_path):
+    """Only an owner that is gone, only empty groups (rmdir takes no other), never a stranger's."""
+    import os
+
+    parent = tmp_path / "pids"
+    parent.mkdir()
+    gone, alive, stranger = (parent / "autograder-999999999-abc", parent / f"autograder-{os.getpid()}-def",
+                             parent / "mine-1-2")
+    for group in (gone, alive, stranger):
+        group.mkdir()
+    cgroups._clear_stale(parent)
+    assert not gone.exists() and alive.exists() and stranger.exists()
