@@ -33,7 +33,7 @@ import pytest
 import torch
 
 from autograder.chapters.ch03_attention import CHAPTER
-from autograder.sandbox.client import start_fork_server
+from autograder.sandbox.forkpool import start_fork_server
 
 STAGES, stage = CHAPTER.stages, CHAPTER.stage
 

@@ -26,9 +26,11 @@ from conftest import REPO
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import grade_notebook_file
 from autograder.sandbox import confinement
-from autograder.sandbox.client import REQUIRE_CONFINEMENT, Limits, Worker
 from autograder.sandbox.forkserver import ForkedProcess
+from autograder.sandbox.launch import REQUIRE_CONFINEMENT
+from autograder.sandbox.limits import Limits
 from autograder.sandbox.loader import Cell
+from autograder.sandbox.worker import Worker
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fences are Linux's")
 SECRET = "AUTOGRADER_TEST_SECRET_TOKEN"
@@ -177,16 +179,16 @@ def _probe_all(port: int, fences_off: bool, forked: bool = False) -> tuple[dict[
 @pytest.mark.parametrize("start", ["fresh", "forked"])
 def test_every_attack_fails_in_the_worker_and_works_without_the_fences(start, listener, tmp_path):
     """``forked``: the worker is a fork of the preloaded server (make autograde's pool workers)."""
-    from autograder.sandbox import client, forkserver
+    from autograder.sandbox import forkpool, forkserver
 
     if start == "forked":
         if not forkserver.available():
             pytest.skip("no fork server here")
-        assert client.start_fork_server()
+        assert forkpool.start_fork_server()
     try:
         _attacks_fail_only_with_fences(listener, forked=start == "forked")
     finally:
-        client.stop_fork_server()
+        forkpool.stop_fork_server()
 
 
 def _attacks_fail_only_with_fences(listener, forked: bool) -> None:
@@ -328,14 +330,14 @@ def test_nothing_is_imported_by_the_grader_after_student_code_starts(tmp_path):
     script = tmp_path / "imports.py"
     script.write_text(textwrap.dedent(f"""
         import sys
-        from autograder.sandbox import client
+        from autograder.sandbox import worker
         seen = {{}}
-        original = client.Worker._send
+        original = worker.Worker._send
         def send(self, obj, deadline):
             if isinstance(obj, dict) and obj.get("op") == "load_submission":
                 seen.setdefault("before", set(sys.modules))
             return original(self, obj, deadline)
-        client.Worker._send = send
+        worker.Worker._send = send
         from autograder.frontends import ci
         ci.main([sys.argv[1], "--results", {str(tmp_path / 'r.json')!r}, "--junit", {str(tmp_path / 'j.xml')!r},
                  "--summary", {str(tmp_path / 's.md')!r}])
@@ -421,7 +423,8 @@ os.getpid = {fake}  # what the stage's copy will report as its pid
 GRADE_A_LIAR = '''
 import sys
 from autograder.core.failures import StageAborted
-from autograder.sandbox.client import Limits, Worker
+from autograder.sandbox.limits import Limits
+from autograder.sandbox.worker import Worker
 from autograder.sandbox.loader import Cell
 
 worker = Worker([Cell(1, sys.argv[1], "liar.py")], "cpu", Limits())
@@ -460,7 +463,7 @@ def test_a_worker_that_lies_about_its_stage_pid_harms_nobody(fake):
 def test_the_scratch_count_takes_what_files_hold_on_disk(tmp_path):
     """A sparse file costs the blocks it holds; a tree of too many entries counts as full
     (``None``), so that counting it never slows the grader."""
-    from autograder.sandbox.client import scratch_usage
+    from autograder.sandbox.scratch import scratch_usage
 
     with open(tmp_path / "sparse.bin", "wb") as handle:
         handle.truncate(2**30)  # 1 GiB of holes: no blocks

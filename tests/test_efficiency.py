@@ -13,7 +13,8 @@ from conftest import RELEASE, REPO, SOLUTION
 
 from autograder.chapters.ch03_attention import CHAPTER, bench
 from autograder.core.checks import CheckStatus
-from autograder.core.engine import CheckResult, GradeReport, StageResult, run_stage
+from autograder.core.engine import run_stage
+from autograder.core.results import CheckResult, GradeReport, StageResult
 from autograder.core.submission import LocalTransport, Submission
 from autograder.frontends import cli
 from autograder.frontends.rendering import gradescope_json
@@ -138,7 +139,7 @@ def test_cpu_build_is_recognised_without_importing_torch():
     """`--device auto` on a CPU build resolves before torch is imported, so the worker can be
     started first (its start-up then overlaps the grader's)."""
     assert cli._torch_may_use_a_gpu() == (torch.version.cuda is not None or torch.version.hip is not None)
-    code = ("import sys, autograder.frontends.cli, autograder.sandbox.client, autograder.sandbox.loader; "
+    code = ("import sys, autograder.frontends.cli, autograder.sandbox.worker, autograder.sandbox.loader; "
             "print(autograder.frontends.cli.resolve_device('cpu'), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["cpu", "False"]

@@ -14,10 +14,11 @@ from conftest import REPO
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import grade_notebook_file
 from autograder.frontends.stagegrades import grade_and_end_strays
-from autograder.sandbox import client, forkserver
-from autograder.sandbox.client import Limits, Worker
+from autograder.sandbox import forkpool, forkserver, strays
 from autograder.sandbox.confinement import is_confined
+from autograder.sandbox.limits import Limits
 from autograder.sandbox.loader import Cell
+from autograder.sandbox.worker import Worker
 
 pytestmark = pytest.mark.skipif(not forkserver.available(), reason="the fork server needs Linux (fork, pidfds)")
 
@@ -28,24 +29,24 @@ SOLUTION = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
 @pytest.fixture(scope="module", autouse=True)
 def _stopped_at_the_end():
     yield
-    client.stop_fork_server()
+    forkpool.stop_fork_server()
 
 
 @pytest.fixture
 def fork_server():
     """The running server (started once for this file, again after a test stopped it)."""
-    assert client.start_fork_server(), "the fork server did not start"
-    return client._fork_server
+    assert forkpool.start_fork_server(), "the fork server did not start"
+    return forkpool._fork_server
 
 
 @contextlib.contextmanager
 def fresh_workers():
     """Workers start as ``python -I`` meanwhile, as they do where no server runs."""
-    server, client._fork_server = client._fork_server, None
+    server, forkpool._fork_server = forkpool._fork_server, None
     try:
         yield
     finally:
-        client._fork_server = server
+        forkpool._fork_server = server
 
 
 def _outcome(report) -> list[tuple]:
@@ -61,7 +62,7 @@ def test_a_forked_worker_grades_exactly_as_a_fresh_one(name, fork_server, tmp_pa
     with fresh_workers():
         fresh = grade_notebook_file(str(path), CHAPTER, [1, 2])
     forked = grade_notebook_file(str(path), CHAPTER, [1, 2])
-    assert client._fork_server is fork_server and fork_server.alive, "the server stopped"
+    assert forkpool._fork_server is fork_server and fork_server.alive, "the server stopped"
     assert _outcome(forked) == _outcome(fresh)
     assert forked.confinement == fresh.confinement and is_confined(forked.confinement)
 
@@ -133,11 +134,11 @@ def test_a_daemon_started_by_a_forked_worker_is_ended(fork_server, tmp_path):
     to it (the server is not one) and ended with the grading."""
     notebook = tmp_path / "daemon.py"
     notebook.write_text(PROBE + "\nstart_daemon()\n")
-    client.become_subreaper()
-    before = client._children_of(os.getpid())
+    strays.become_subreaper()
+    before = strays.children_of(os.getpid())
     grade_and_end_strays(str(notebook), CHAPTER, [1], {}, "cpu", Limits())
     time.sleep(0.2)
-    left = client._children_of(os.getpid()) - before
+    left = strays.children_of(os.getpid()) - before
     assert left <= {fork_server.pid}, f"processes left behind: {left}"
     assert fork_server.alive
 
@@ -167,4 +168,4 @@ def test_workers_start_afresh_when_the_server_is_gone(fork_server):
         assert not isinstance(worker.proc, forkserver.ForkedProcess)
     finally:
         worker.close()
-    assert client._fork_server is None
+    assert forkpool._fork_server is None

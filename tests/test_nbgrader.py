@@ -25,7 +25,7 @@ from conftest import RELEASE, REPO, SOLUTION, link_venv, run_grader
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core import strategies
 from autograder.core.checks import CheckStatus
-from autograder.core.engine import CheckResult, StageResult
+from autograder.core.results import CheckResult, StageResult
 from autograder.frontends import classgrade, notebook
 from autograder.frontends.nbgrader_plugins import csv_column, hidden_seeds, stage_cells
 

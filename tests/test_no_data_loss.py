@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from autograder.frontends import rendering
-from autograder.sandbox.client import submission_kept
+from autograder.sandbox.restore import submission_kept
 
 REPO = Path(__file__).resolve().parent.parent
 STUB = "def softmax_naive(x):\n    raise NotImplementedError\n"

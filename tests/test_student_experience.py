@@ -230,7 +230,8 @@ def test_make_test_v1_passes_verbose_and_strict_keeps_the_status():
 
 
 def test_bonus_only_grading_has_no_total_out_of_zero():
-    from autograder.core.engine import GradeReport, not_graded_report
+    from autograder.core.engine import not_graded_report
+    from autograder.core.results import GradeReport
 
     bonus = not_graded_report(CHAPTER, "x.ipynb", "reason", ["8"])
     assert rendering.total_line(GradeReport(CHAPTER, "x.ipynb", stages=bonus.stages)).startswith("Bonus: 0/")

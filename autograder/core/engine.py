@@ -5,20 +5,21 @@ from __future__ import annotations
 import os
 import time
 import warnings
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 import torch
 
 from autograder.core import strategies
 from autograder.core.chapter import Chapter, Stage
-from autograder.core.checks import Check, CheckStatus
+from autograder.core.checks import CheckStatus
 from autograder.core.failures import CheckFailure, Diagnosis, NotImplementedYet, StageAborted, hint_rank
+from autograder.core.results import CheckResult, GradeReport, StageResult
 from autograder.core.submission import Submission
-from autograder.sandbox.client import BEFORE_STUDENT_CODE
+from autograder.sandbox.preload import Preload
 
 
-def _preload_checks() -> None:
-    """What hypothesis imports on its first draws (see client.BEFORE_STUDENT_CODE)."""
+def warm_up_checks() -> None:
+    """What hypothesis imports on its first draws, imported before student code runs."""
     import hmac  # noqa: F401
     import secrets  # noqa: F401
 
@@ -26,81 +27,12 @@ def _preload_checks() -> None:
     from hypothesis.strategies._internal import flatmapped  # noqa: F401
 
 
-BEFORE_STUDENT_CODE.append(_preload_checks)
-
-
-@dataclass
-class CheckResult:
-    check: Check
-    status: CheckStatus
-    message: str = ""
-    hint: str = ""
-    example: object = None  # the smallest failing example's sizes, when one was drawn (CheckFailure.example)
-    # Whether the check read the examples seed (strategies.noting_seed_reads): one that did not
-    # would repeat its visible run exactly on hidden examples. Unknown (not run) counts as read.
-    seed_dependent: bool = True
-
-    @property
-    def score(self) -> float:
-        return self.check.points if self.status is CheckStatus.PASSED else 0.0
-
-
-@dataclass
-class StageResult:
-    stage: Stage
-    checks: list[CheckResult]
-    seconds: float = 0.0
-
-    @property
-    def score(self) -> float:
-        return sum(c.score for c in self.checks)
-
-    @property
-    def max_score(self) -> float:
-        return sum(c.check.points for c in self.checks)
-
-    @property
-    def failures(self) -> list[CheckResult]:
-        return [c for c in self.checks if c.status is not CheckStatus.PASSED]
-
-    @property
-    def status(self) -> CheckStatus:
-        """PASSED when every check passed; NOT_IMPLEMENTED when nothing was attempted yet;
-        STOPPED when a time limit or an exit cut the stage short; FAILED otherwise."""
-        if not self.failures:
-            return CheckStatus.PASSED
-        if all(c.status is CheckStatus.NOT_IMPLEMENTED for c in self.failures) and not self.score:
-            return CheckStatus.NOT_IMPLEMENTED
-        if any(c.status is CheckStatus.STOPPED for c in self.failures):
-            return CheckStatus.STOPPED
-        return CheckStatus.FAILED
-
-    def _first_attempted_failure(self) -> CheckResult:
-        """The failure the stage row shows: of the attempted ones, the one whose hint names the
-        mistake most specifically (a diagnosis that fits one known mistake beats a generic
-        hint or one that fits several), the first of equals."""
-        attempted = [c for c in self.failures if c.status is not CheckStatus.NOT_IMPLEMENTED]
-        if not attempted:
-            return self.failures[0]
-        best = max(hint_rank(c.hint) for c in attempted)
-        return next(c for c in attempted if hint_rank(c.hint) == best)
-
-    @property
-    def summary(self) -> str:
-        if self.status is CheckStatus.PASSED:
-            return f"all {len(self.checks)} checks passed"
-        if self.status is CheckStatus.NOT_IMPLEMENTED:
-            return self.status.words
-        first = self._first_attempted_failure()
-        return f"{first.check.id} {first.message}"
-
-    @property
-    def hint(self) -> str:
-        if self.status is CheckStatus.PASSED:
-            return ""
-        if self.status is CheckStatus.NOT_IMPLEMENTED:
-            return f"fill in the {self.stage.label} cell (replace `raise NotImplementedError`) and run it"
-        return self._first_attempted_failure().hint
+def check_preloads() -> tuple[Preload, ...]:
+    """What the checks would import lazily, for ``Worker(..., preload=...)`` to import before
+    the submission's first cell (:mod:`autograder.sandbox.preload`). The grade functions below
+    use it unless told otherwise; a front end adds what its reports import
+    (:func:`autograder.frontends.rendering.grader_preloads`)."""
+    return (warm_up_checks,)
 
 
 # The one setting that relaxes a chapter's call policy (stages accept a library call of what
@@ -191,68 +123,22 @@ def _settle_ambiguous_hints(results: list[CheckResult]) -> list[CheckResult]:
     return results
 
 
-@dataclass
-class GradeReport:
-    chapter: Chapter
-    submission: str
-    stages: list[StageResult] = field(default_factory=list)
-    device: str = "cpu"
-    cells: list[dict] = field(default_factory=list)
-    output: str = ""
-    error: str = ""  # set when the submission could not be graded at all
-    seconds: float = 0.0
-    # The worker's fences, as it reported them (autograder.sandbox.confinement.describe: words)
-    confinement: dict = field(default_factory=dict)
-    # Graded on hidden examples too (Gradescope's bundle with a secret seed): each stage's result
-    # over both runs (with_hidden). The stages above stay the visible ones, which students see.
-    hidden_examples: dict[int, StageResult] = field(default_factory=dict)
-
-    # The grade is out of 100: bonus stages (stage 8) are counted apart and never lower it.
-    @property
-    def score(self) -> float:
-        return sum(s.score for s in self.stages if not s.stage.bonus)
-
-    @property
-    def max_score(self) -> float:
-        return sum(s.max_score for s in self.stages if not s.stage.bonus)
-
-    @property
-    def bonus_score(self) -> float:
-        return sum(s.score for s in self.stages if s.stage.bonus)
-
-    @property
-    def bonus_max_score(self) -> float:
-        return sum(s.max_score for s in self.stages if s.stage.bonus)
-
-    @property
-    def exit_code(self) -> int:
-        """0 for full marks: every graded stage passed, bonus stages aside unless only bonus
-        stages were graded (``make test STAGE=8``)."""
-        if self.error:
-            return 2
-        counted = [s for s in self.stages if not s.stage.bonus] or self.stages
-        return 0 if all(s.score == s.max_score for s in counted) else 1
-
-    @property
-    def cell_errors(self) -> list[dict]:
-        return [c for c in self.cells if c.get("status") == "error"]
-
-    @property
-    def checks(self) -> list[CheckResult]:
-        return [c for s in self.stages for c in s.checks]
-
-
 def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None = None, device: str = "cpu",
                         limits=None, worker=None, examples_seed: int | None = None,
-                        close: bool = True, only: dict[int, frozenset[str]] | None = None) -> GradeReport:
+                        close: bool = True, only: dict[int, frozenset[str]] | None = None,
+                        preload: Sequence[Preload] | None = None) -> GradeReport:
     """Grade a submission file in the sandboxed worker (the CLI, CI and nbgrader path).
 
-    ``worker``: a :class:`~autograder.sandbox.client.Worker` for this file, maybe prestarted
+    ``worker``: a :class:`~autograder.sandbox.worker.Worker` for this file, maybe prestarted
     (see ``cli._prestart``); grading loads the submission into it and closes it (unless not
     ``close``: another run, on hidden examples, then uses the same loaded worker). ``only``: stage
-    number -> the ids of the checks to run (a run on hidden examples)."""
-    from autograder.sandbox.client import Limits, Worker
+    number -> the ids of the checks to run (a run on hidden examples). ``preload``: what this
+    process imports before the submission's first cell (:mod:`autograder.sandbox.preload`): the
+    given ``worker``'s from now on when given, else it keeps its own; a worker made here gets
+    it, or :func:`check_preloads`."""
+    from autograder.sandbox.limits import Limits
     from autograder.sandbox.loader import SubmissionError, read_cells
+    from autograder.sandbox.worker import Worker
 
     started = time.monotonic()
     report = GradeReport(chapter, submission=str(path), device=device)
@@ -264,7 +150,9 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
             report.error = str(exc)
             report.stages = [_not_graded(chapter, s, report.error) for s in stages]
             return report
-        worker = Worker(cells, device, limits or Limits())
+        worker = Worker(cells, device, limits or Limits(), preload=check_preloads() if preload is None else preload)
+    elif preload is not None:  # a prestarted worker (the CLI's, made before torch was imported)
+        worker.preload = tuple(preload)
     threads = _one_thread()
     try:
         for stage in chapter.grading_order(stages):
@@ -315,23 +203,27 @@ def with_hidden(visible: StageResult, hidden: StageResult) -> StageResult:
 
 def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list | None, seeds: dict[int, int],
                                device: str = "cpu", limits=None, *, worker=None, keep_outputs: bool = False,
-                               ) -> tuple[GradeReport, dict[int, StageResult]]:
+                               preload: Sequence[Preload] | None = None) -> tuple[GradeReport, dict[int, StageResult]]:
     """The visible grading, then one run on hidden examples per distinct seed (``seeds``: stage
     number -> secret seed) of the checks it could fail (:func:`checks_hidden_examples_could_fail`),
     all in one loaded worker: the notebook runs once. Returns the visible
     report and each graded stage's result over both runs (:func:`with_hidden`); with
     ``keep_outputs``, the report's cells carry what each printed (nbgrader stores it);
-    ``worker``: one already started for this file (the CLI's)."""
-    from autograder.sandbox.client import Limits, Worker
+    ``worker``: one already started for this file (the CLI's); ``preload``: as for
+    :func:`grade_notebook_file`."""
+    from autograder.sandbox.limits import Limits
     from autograder.sandbox.loader import SubmissionError, read_cells
+    from autograder.sandbox.worker import Worker
 
     if worker is None:
         try:
-            worker = Worker(read_cells(path), device, limits or Limits(), keep_outputs=keep_outputs)
+            worker = Worker(read_cells(path), device, limits or Limits(), keep_outputs=keep_outputs,
+                            preload=check_preloads() if preload is None else preload)
         except SubmissionError:
             pass  # grade_notebook_file reports why
     try:
-        visible = grade_notebook_file(path, chapter, stage_numbers, device, limits, worker=worker, close=False)
+        visible = grade_notebook_file(path, chapter, stage_numbers, device, limits, worker=worker, close=False,
+                                      preload=preload)
         combined = {r.stage.number: r for r in visible.stages}
         for seed in sorted(set(seeds.values())):
             rerun = {n: checks_hidden_examples_could_fail(combined[n]) for n, s in seeds.items()

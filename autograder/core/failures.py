@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+# The sandbox finds out that a stage cannot go on and owns the exception (the lowest layer
+# owns what it raises); the checks and the engine catch it from here.
+from autograder.sandbox.errors import StageAborted
+
+__all__ = ["CheckFailure", "Diagnosis", "NotImplementedYet", "StageAborted", "StudentCodeError", "hint_rank"]
+
 
 class CheckFailure(Exception):
     """The submission gave a wrong answer (or none). ``hint`` names the likely mistake."""
@@ -28,15 +34,6 @@ class StudentCodeError(CheckFailure):
     def __init__(self, message: str, hint: str = "", exc_type: str = ""):
         super().__init__(message, hint)
         self.exc_type = exc_type
-
-
-class StageAborted(Exception):
-    """The worker running the student's code died or timed out; the stage cannot go on."""
-
-    def __init__(self, message: str, hint: str = ""):
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
 
 
 class Diagnosis(str):

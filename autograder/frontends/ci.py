@@ -2,7 +2,7 @@
 
     python -m autograder.frontends.ci SUBMISSION [--results F] [--junit F] [--summary F] [--pass-mark P]
 
-From one :class:`~autograder.core.engine.GradeReport` it produces
+From one :class:`~autograder.core.results.GradeReport` it produces
 
 - the console table of ``make test``;
 - GitHub Classroom's two annotations, exactly as its grading reporter
@@ -51,7 +51,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from autograder.core.checks import CheckStatus
-from autograder.core.engine import GradeReport
+from autograder.core.results import GradeReport
 from autograder.frontends.fingerprint import Verdict
 
 # Stage status -> the mark the step summary shows.

@@ -119,7 +119,8 @@ def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, 
     log = os.open(Path(scratch, f"worker-{os.getpid()}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(log, 1)
     os.dup2(log, 2)
-    from autograder.sandbox.client import become_subreaper, start_fork_server
+    from autograder.sandbox.forkpool import start_fork_server
+    from autograder.sandbox.strays import become_subreaper
 
     # This worker grades its notebooks itself (grade_file below): the orphans a submission
     # leaves become its children, which it ends after each grading.

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from autograder.sandbox.client import Limits
+from autograder.sandbox.limits import Limits
 
 # The printed time is the student's wait: from here (before torch and the checks are
 # imported, before the worker starts), not only the grading itself.
@@ -120,8 +120,8 @@ def _prestart(args, limits):
     (about 1.5 s each) then overlap on two cores. Only for the CPU (a GPU build must import
     torch first to resolve the device) and a readable submission; otherwise grading starts
     the worker itself, as it always could."""
-    from autograder.sandbox.client import Worker
     from autograder.sandbox.loader import SubmissionError, read_cells
+    from autograder.sandbox.worker import Worker
 
     if args.device in ("cuda", "mps") or (args.device == "auto" and _torch_may_use_a_gpu()):
         return None
@@ -149,7 +149,8 @@ def grade_report(args, chapter, limits, worker, stages, *, show_traceback: bool)
     was, and no device or a grader failure turned into a report that says so (0 points).
     Returns the report and notes for the student (e.g. the submission changed its file)."""
     from autograder.core.engine import grade_notebook_file, grade_with_hidden_examples, not_graded_report
-    from autograder.sandbox.client import submission_kept
+    from autograder.frontends.rendering import grader_preloads
+    from autograder.sandbox.restore import submission_kept
 
     notes: list[str] = []
     seed = getattr(args, "hidden_examples_seed", None)
@@ -158,11 +159,13 @@ def grade_report(args, chapter, limits, worker, stages, *, show_traceback: bool)
         worker = worker if device == "cpu" else None
         with submission_kept(args.submission) as notes:
             if seed is None:
-                report = grade_notebook_file(args.submission, chapter, stages, device, limits, worker=worker)
+                report = grade_notebook_file(args.submission, chapter, stages, device, limits, worker=worker,
+                                             preload=grader_preloads())
             else:
                 every_stage = {s.number: seed for s in chapter.select(stages)}
                 report, over_both = grade_with_hidden_examples(
-                    args.submission, chapter, stages, every_stage, device, limits, worker=worker)
+                    args.submission, chapter, stages, every_stage, device, limits, worker=worker,
+                    preload=grader_preloads())
                 report.hidden_examples = over_both
     except Exception as exc:
         why = str(exc) if isinstance(exc, NoDevice) else (

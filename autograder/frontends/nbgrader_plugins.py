@@ -40,7 +40,7 @@ from traitlets import Float, Unicode
 
 from autograder.chapters import load
 from autograder.core.chapter import Chapter, Stage
-from autograder.sandbox.client import Limits
+from autograder.sandbox.limits import Limits
 
 
 def chapter_of(assignment: str | None) -> Chapter | None:

@@ -10,8 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from autograder.core.checks import CheckStatus
-from autograder.core.engine import GradeReport, StageResult
-from autograder.sandbox.client import BEFORE_STUDENT_CODE
+from autograder.core.engine import check_preloads
+from autograder.core.results import GradeReport, StageResult
+from autograder.sandbox.preload import Preload
 
 
 def _points(value: float) -> str:
@@ -25,8 +26,8 @@ def _bonus_total(report: GradeReport) -> str:
     return f" (+{_points(report.bonus_score)}/{_points(report.bonus_max_score)} bonus)"
 
 
-def _preload_console() -> None:
-    """rich and what it imports on its first table (see client.BEFORE_STUDENT_CODE)."""
+def warm_up_console() -> None:
+    """rich and what it imports on its first table, imported before student code runs."""
     import io
 
     from rich.console import Console
@@ -39,7 +40,11 @@ def _preload_console() -> None:
     Console(file=io.StringIO(), highlight=False).print(table, "[bold]x[/bold]")
 
 
-BEFORE_STUDENT_CODE.append(_preload_console)
+def grader_preloads() -> tuple[Preload, ...]:
+    """Everything a grading process imports before the submission's first cell runs
+    (``Worker(..., preload=...)``, :mod:`autograder.sandbox.preload`): what the checks import
+    lazily (:func:`autograder.core.engine.check_preloads`) and what the reports do."""
+    return (*check_preloads(), warm_up_console)
 
 
 def confinement_text(report: GradeReport) -> str:

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from autograder.sandbox.client import Limits
+from autograder.sandbox.limits import Limits
 
 
 def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, limits) -> dict:
@@ -27,7 +27,8 @@ def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], 
     from autograder.core.engine import grade_with_hidden_examples
     from autograder.frontends import rendering as reports
 
-    visible, results = grade_with_hidden_examples(path, chapter, numbers, seeds, device, limits, keep_outputs=True)
+    visible, results = grade_with_hidden_examples(path, chapter, numbers, seeds, device, limits, keep_outputs=True,
+                                                  preload=reports.grader_preloads())
     fences = reports.confinement_text(visible)
 
     def note(number: int) -> str:
@@ -42,14 +43,14 @@ def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], 
 
 def grade_and_end_strays(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, limits) -> dict:
     """:func:`grade_stages`, then every process the submission started is ended (this process
-    must be a subreaper, :func:`~autograder.sandbox.client.become_subreaper`, for the orphans
+    must be a subreaper, :func:`~autograder.sandbox.strays.become_subreaper`, for the orphans
     among them to be its children). Only processes started during the grading are touched, so
     a process that grades many notebooks (``make autograde``'s workers) can call it for each;
     the answer is what the JSON on stdout would carry."""
     from autograder.chapters import load
-    from autograder.sandbox.client import _children_of, end_stray_processes
+    from autograder.sandbox.strays import children_of, end_stray_processes
 
-    before = _children_of(os.getpid())
+    before = children_of(os.getpid())
     try:
         graded = grade_stages(path, chapter or load(None), numbers, seeds, device, limits)
     finally:
@@ -70,7 +71,7 @@ def main(argv=None) -> int:
     parser.add_argument("--total-timeout", type=float, default=Limits().total_seconds)
     args = parser.parse_args(argv)
     from autograder.chapters import load
-    from autograder.sandbox.client import become_subreaper
+    from autograder.sandbox.strays import become_subreaper
 
     seeds = {int(n): int(s) for n, s in (item.split("=", 1) for item in args.hidden_seed)}
     become_subreaper()

@@ -154,9 +154,9 @@ class Budget:
 
     def close(self, belongs=None, seconds: float = 2.0) -> None:
         """End what is left in the groups and remove them. Only processes for which
-        ``belongs(pid)`` holds (the worker's, as the client tells them apart) are ended; any
-        other, which a worker without Landlock could have written into the group (the grader,
-        pid 1), is put back into the group's parent instead and left running."""
+        ``belongs(pid)`` holds (the worker's, as :class:`~autograder.sandbox.worker.Worker` tells
+        them apart) are ended; any other, which a worker without Landlock could have written
+        into the group (the grader, pid 1), is put back into the group's parent instead and left running."""
         give_up = time.monotonic() + seconds
         for group in list(reversed(self.groups)):
             while group.exists() and time.monotonic() < give_up:

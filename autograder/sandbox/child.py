@@ -5,7 +5,7 @@ run it on this input, hand over its weights). It never sees an expected answer a
 judges: the grader compares in its own process. So nothing the submission does here
 (patching torch or the grader's modules, printing, exiting) can change how it is judged;
 at most it changes the outputs it sends, which are then judged like any other outputs.
-Started by :mod:`autograder.sandbox.client` as ``python -I``; talks over two private pipes.
+Started by :mod:`autograder.sandbox.worker` as ``python -I``; talks over two private pipes.
 """
 
 from __future__ import annotations

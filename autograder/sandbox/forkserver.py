@@ -6,8 +6,8 @@ A worker started as ``python -I`` spends about 4 s of CPU on imports: the interp
 and the PyTorch internals its first forward pass on the ``meta`` device imports
 (:func:`autograder.sandbox.child._warm_up_meta_device`). A process
 that grades many notebooks (``make autograde``'s pool workers) starts a :class:`ForkServer`
-once; each :class:`~autograder.sandbox.client.Worker` it then starts is a fork of the server,
-ready at once, that fences itself in exactly as a fresh worker does (it runs the same
+once (:mod:`autograder.sandbox.forkpool`); each :class:`~autograder.sandbox.worker.Worker` it
+then starts is a fork of the server, ready at once, that fences itself in exactly as a fresh worker does (it runs the same
 :func:`autograder.sandbox.child.main`).
 
 The server is no less clean than a fresh worker: it is started like one (``python -I``, the
@@ -49,9 +49,9 @@ def available() -> bool:
 
 
 class ForkedProcess:
-    """A worker forked by the server, with the part of ``subprocess.Popen``'s interface the
-    client uses: ``pid``, ``stdin``, ``stdout``, ``poll``, ``wait``, ``kill``. It is not our
-    child (the server reaps it), so its exit status is unknown: ``returncode`` is -9 once it
+    """A worker forked by the server, with the part of ``subprocess.Popen``'s interface that
+    :class:`~autograder.sandbox.worker.Worker` uses: ``pid``, ``stdin``, ``stdout``, ``poll``,
+    ``wait``, ``kill``. It is not our child (the server reaps it), so its exit status is unknown: ``returncode`` is -9 once it
     has ended, whatever ended it."""
 
     def __init__(self, pid: int, pidfd: int, stdin, stdout):
@@ -91,7 +91,7 @@ class ForkedProcess:
 
 
 class ForkServer:
-    """The client's side: starts the server and asks it for workers."""
+    """The grader's side: starts the server and asks it for workers."""
 
     def __init__(self, env: dict, cwd: str, stderr, threads: int, start_seconds: float = 120):
         self.threads = threads

@@ -1,4 +1,5 @@
-"""Runs the worker process and keeps it on a leash.
+"""Runs the worker process and keeps it on a leash: :class:`Worker`, the grader's side of one
+submission's worker.
 
 Time limits per cell (while loading), per stage and for the whole grading, a memory limit,
 and no stray processes afterwards. A cell that ends or hangs the worker while loading is
@@ -6,224 +7,38 @@ recorded and skipped on the next start, so the rest of the notebook still runs. 
 submission is loaded once; each stage runs in a copy of the loaded worker (forked), so a
 stage that exits, crashes or runs out of time costs only that stage, and no cell runs twice.
 The worker fences itself in before it runs any student code (:mod:`autograder.sandbox.confinement`);
-with ``AUTOGRADER_REQUIRE_CONFINEMENT=1`` a worker without fences is refused before it runs any.
+with ``AUTOGRADER_REQUIRE_CONFINEMENT=1`` a worker without fences is refused before it runs any
+(:mod:`autograder.sandbox.launch`). What the grading process imports before the first cell
+runs is the caller's to say (``preload``, :mod:`autograder.sandbox.preload`).
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import os
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from autograder.core.failures import StageAborted
-from autograder.sandbox import (
-    TEST_CELLS_OFF,  # in the worker's environment: test cells do not grade there
-    oslayer,
-)
+from autograder.sandbox import forkpool, oslayer
+from autograder.sandbox.errors import StageAborted, ended_the_stage
 from autograder.sandbox.forkserver import ForkServerError
+from autograder.sandbox.launch import BOOT, confinement_refusal, worker_environment
+from autograder.sandbox.limits import Limits
 from autograder.sandbox.loader import Cell
-
-PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
-# -I: no user site, no PYTHONPATH, no current directory on sys.path, so a stray torch.py
-# beside the submission cannot shadow the real module. The package's own folder goes
-# last on the path, for a checkout that is not pip-installed.
-_BOOT = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
-         "from autograder.sandbox.child import main; main()")
-# Called once per process before the first submission's code runs: each imports what the
-# grader would otherwise import lazily later (rendering, hypothesis internals), so that no
-# module file is read after student code could have touched it (defence in depth where
-# Landlock is missing; tests/test_confinement.py checks that nothing is imported later).
-BEFORE_STUDENT_CODE: list = []
-_preloaded = False
-
-
-def _preload_grader() -> None:
-    global _preloaded
-    if not _preloaded:
-        _preloaded = True
-        for preload in BEFORE_STUDENT_CODE:
-            preload()
-# Set by the Gradescope bundle and the CI workflow: grading without fences is refused (exit 2).
-REQUIRE_CONFINEMENT = "AUTOGRADER_REQUIRE_CONFINEMENT"
-# Variables of the grader's environment the worker gets (the rest, tokens and secrets
-# included, stays out); CUDA's and the locale's by prefix. AUTOGRADER_TEST_MARK lets the
-# repository's tests find the worker's processes.
-_PASSED_ON = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "AUTOGRADER_DEBUG", "AUTOGRADER_TEST_MARK",
-              "AUTOGRADER_TEST_FENCES_OFF", oslayer.PORTABLE)
-_PASSED_ON_PREFIXES = ("LC_", "CUDA_", "NVIDIA_")
-
-
-become_subreaper = oslayer.become_subreaper
-
-
-def worker_environment(scratch: str, device: str, limits: Limits) -> dict:
-    """The whole environment of a worker (and of the fork server its copies come from)."""
-    env = {k: v for k, v in os.environ.items() if k in _PASSED_ON or k.startswith(_PASSED_ON_PREFIXES)}
-    # Caches and temporary files go to the scratch folder, the only place the worker may write.
-    env.update(MPLBACKEND="Agg", PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1",
-               HOME=scratch, TMPDIR=scratch, MPLCONFIGDIR=scratch, XDG_CACHE_HOME=scratch,
-               AUTOGRADER_GRADER_PID=str(os.getpid()), **{TEST_CELLS_OFF: "1"},
-               AUTOGRADER_DEVICE=device,
-               AUTOGRADER_THREADS=str(limits.threads), OMP_NUM_THREADS=str(limits.threads))
-    if device == "cpu":
-        env["AUTOGRADER_MEMORY_LIMIT"] = str(limits.memory_bytes)
-        env["CUDA_VISIBLE_DEVICES"] = ""
-    return env
-
-
-# -- the fork server (autograder.sandbox.forkserver) -------------------------------------------
-_fork_server = None  # a ForkServer, once start_fork_server() has started one
-_fork_server_scratch: tempfile.TemporaryDirectory | None = None
-
-
-def start_fork_server(limits: Limits | None = None) -> bool:
-    """Start the fork server for this process's CPU workers: each Worker then starts as a
-    fork of it, without Python's and PyTorch's start-up (for processes that grade many
-    notebooks, such as make autograde's pool workers). False where it cannot run (not Linux,
-    no pidfds) or did not start; workers then start as before."""
-    global _fork_server, _fork_server_scratch
-    from autograder.sandbox import forkserver
-
-    limits = limits or Limits()
-    if _fork_server is not None and _fork_server.alive:
-        return True
-    if not forkserver.available():
-        return False
-    _fork_server_scratch = tempfile.TemporaryDirectory(prefix="autograder-forkserver-", ignore_cleanup_errors=True)
-    env = worker_environment(_fork_server_scratch.name, "cpu", limits)
-    become_subreaper()
-    try:
-        _fork_server = forkserver.ForkServer(env, _fork_server_scratch.name,
-                                             None if os.environ.get("AUTOGRADER_DEBUG") else subprocess.DEVNULL,
-                                             limits.threads)
-    except forkserver.ForkServerError:
-        _fork_server = None
-        return False
-    atexit.register(stop_fork_server)
-    return True
-
-
-def stop_fork_server() -> None:
-    global _fork_server
-    server, _fork_server = _fork_server, None
-    if server is not None:
-        server.close()
-
-
-def _fork_server_for(device: str, limits: Limits):
-    server = _fork_server
-    if server is None or device != "cpu" or server.threads != limits.threads:
-        return None
-    if not server.alive:
-        stop_fork_server()
-        return None
-    return server
-
-
-def _children_of(pid: int) -> set[int]:
-    found = set()
-    proc = Path("/proc")
-    for entry in proc.iterdir() if proc.is_dir() else []:
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == pid:
-            found.add(int(entry.name))
-    return found
-
-
-def _seccomp_filters(pid: int | str) -> int | None:
-    """How many seccomp filters the process carries (``None``: unknown). A filter cannot be
-    removed, and the worker installs one: more filters than the grader has means the
-    process comes from the worker, whatever it did since (setsid, a fresh environment)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("Seccomp_filters:"):
-                return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def end_stray_processes(known: set[int] | None = None, seconds: float = 5.0, belongs=None) -> None:
-    """Kill the children of this process (but ``known`` ones, and only those for which
-    ``belongs(pid)`` holds, when given): with :func:`become_subreaper` they include every
-    orphaned descendant of the worker (a daemon it forked, even after ``setsid``). Repeats
-    until none is left, because a dying process may have forked again."""
-    known = (known or set()) | ({_fork_server.pid} if _fork_server is not None else set())
-    give_up = time.monotonic() + seconds
-    while time.monotonic() < give_up:
-        strays = {pid for pid in _children_of(os.getpid()) - known if belongs is None or belongs(pid)}
-        if not strays:
-            return
-        for pid in strays:
-            oslayer.kill_pid(pid)
-        for pid in strays:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
-
-
-@contextlib.contextmanager
-def submission_kept(path: str | Path):
-    """Whatever runs inside, ``path`` ends with the bytes it had on entry. The worker cannot
-    write outside its scratch folder where Landlock exists; elsewhere this restores the file
-    a submission overwrote. Yields a list that holds a note when a restore was needed."""
-    path = Path(path)
-    original = path.read_bytes() if path.is_file() else None
-    notes: list[str] = []
-    try:
-        yield notes
-    finally:
-        if original is not None and (not path.is_file() or path.read_bytes() != original):
-            # What took its place is moved aside, never deleted: it may be all a student has left.
-            aside = None
-            if path.exists() or path.is_symlink():
-                aside = _free_name(path.with_name(f"{path.name}.changed-while-graded"))
-                path.rename(aside)
-            path.write_bytes(original)
-            notes.append(f"the submission changed its own file ({path}) while it was graded; the original was "
-                         "put back" + (f" and the changed one kept as {aside.name}" if aside else ""))
-
-
-def _free_name(path: Path) -> Path:
-    """``path``, or ``path.1``, ``path.2``, ...: the first name nothing has."""
-    candidate, n = path, 0
-    while candidate.exists() or candidate.is_symlink():
-        n += 1
-        candidate = path.with_name(f"{path.name}.{n}")
-    return candidate
-
-
-def _bytes_from_env(name: str, default: int) -> int:
-    try:
-        return int(os.environ.get(name, "")) or default
-    except ValueError:
-        return default
-
-
-@dataclass
-class Limits:
-    cell_seconds: float = 60.0      # one notebook cell while loading
-    stage_seconds: float = 60.0     # all checks of one stage
-    memory_bytes: int = 8 * 2**30   # address space of the worker (CPU only: CUDA reserves far more)
-    threads: int = 1
-    # All the files the submission writes (its scratch folder); each file has 1 GiB at most.
-    scratch_bytes: int = field(default_factory=lambda: _bytes_from_env("AUTOGRADER_SCRATCH_LIMIT", 2 * 2**30))
-    # The whole grading of one submission, loading included: below Gradescope's default
-    # timeout (10 min) and the CI job's (20 min), so a grade is always written.
-    total_seconds: float = 480.0
+from autograder.sandbox.preload import Preload, run_preloads
+from autograder.sandbox.scratch import ScratchWatch, empty_folder
+from autograder.sandbox.strays import (
+    become_subreaper,
+    descends_from_worker,
+    end_stray_processes,
+    is_alive,
+    seccomp_filters,
+)
 
 
 @dataclass
@@ -233,81 +48,15 @@ class LoadReport:
     confinement: dict = field(default_factory=dict)  # which fences held (see confinement.py)
 
 
-# Entries of the scratch folder past which it counts as full: no honest notebook writes
-# thousands of files, and counting a larger tree four times a second would cost the grader.
-SCRATCH_MOST_ENTRIES = 10_000
-
-
-def scratch_usage(folder: str, stop_above: int, most_entries: int = SCRATCH_MOST_ENTRIES) -> int | None:
-    """Bytes the files beneath ``folder`` take on disk (sparse holes are free), counted until
-    the total passes ``stop_above``; ``None`` for a tree of more than ``most_entries`` entries
-    (counting it would itself be slow)."""
-    total, entries, folders = 0, 0, [folder]
-    while folders and total <= stop_above:
-        try:
-            with os.scandir(folders.pop()) as found:
-                for entry in found:
-                    entries += 1
-                    if entries > most_entries:
-                        return None
-                    try:
-                        info = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    # st_blocks: what the file takes on disk (a sparse file of 0 blocks takes none)
-                    total += info.st_blocks * 512 if hasattr(info, "st_blocks") else info.st_size
-                    if entry.is_dir(follow_symlinks=False):
-                        folders.append(entry.path)
-        except OSError:
-            continue
-    return total
-
-
-class ScratchWatch:
-    """The total size of the worker's scratch folder: Landlock keeps its writes there and
-    RLIMIT_FSIZE bounds each file, this bounds them all. A thread of the grading process
-    measures the folder four times a second and, past the limit, calls ``over(why)`` (which
-    ends the process that writes); a fast writer may pass the limit by what it writes
-    meanwhile. Files deleted while still open no longer count (README: known limits)."""
-
-    def __init__(self, folder: str, limit: int, over, every: float = 0.25):
-        self.folder, self.limit, self.over, self.every = folder, limit, over, every
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="autograder-scratch-watch", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.every):
-            used = scratch_usage(self.folder, self.limit)
-            if used is None:
-                self.over(f"the submission wrote more than {SCRATCH_MOST_ENTRIES} files (the limit of its "
-                          "scratch folder); they were removed")
-            elif used > self.limit:
-                self.over(f"the submission wrote more than {self.limit / 2**30:g} GiB of files (the limit of "
-                          "its scratch folder); they were removed")
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
-def _empty_folder(folder: str) -> None:
-    """Remove what the submission wrote into its scratch folder (the folder stays)."""
-    import shutil
-
-    for entry in list(os.scandir(folder)) if os.path.isdir(folder) else []:
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
-
-
 class Worker:
     """One worker process with the submission loaded."""
 
-    def __init__(self, cells: list[Cell], device: str, limits: Limits, keep_outputs: bool = False):
+    def __init__(self, cells: list[Cell], device: str, limits: Limits, keep_outputs: bool = False,
+                 preload: Sequence[Preload] = ()):
         self.cells, self.device, self.limits = cells, device, limits
+        # Run in this process before the submission's first cell (run_preloads); the caller's to
+        # name, and to change until start()
+        self.preload: tuple[Preload, ...] = tuple(preload)
         self.keep_outputs = keep_outputs  # each cell's printed output in the load report (nbgrader)
         self.give_up_at = time.monotonic() + limits.total_seconds
         self.stage_pid: int | None = None  # the copy of the loaded worker that answers this stage
@@ -325,7 +74,7 @@ class Worker:
         # other children (a test runner's, a notebook server's) that are none of our business.
         self._token = uuid.uuid4().hex  # in the environment of everything the worker starts
         self._sessions: set[int] = set()  # each worker leads a session its children stay in
-        self._filters = _seccomp_filters("self")
+        self._filters = seccomp_filters("self")
         self._prestarted = False  # a process is running but has not loaded the submission yet
         self.scratch_full: str | None = None  # why the watch ended a process, until reported
         self._stage_failure: StageAborted | None = None  # why this stage's copy ended before its checks
@@ -347,16 +96,16 @@ class Worker:
         self._stderr.truncate()
         become_subreaper()
         proc = None
-        server = _fork_server_for(self.device, self.limits)
+        server = forkpool.fork_server_for(self.device, self.limits)
         if server is not None:
             try:
                 proc = server.spawn({**env, "AUTOGRADER_GRADER_PID": str(server.pid)}, scratch,
                                     self._stderr.fileno())
             except ForkServerError:
-                stop_fork_server()  # workers start afresh from now on
+                forkpool.stop_fork_server()  # workers start afresh from now on
         if proc is None:
             proc = subprocess.Popen(
-                [sys.executable, "-I", "-c", _BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                [sys.executable, "-I", "-c", BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=self._stderr, cwd=scratch, env=env, start_new_session=True)
         self._sessions.add(proc.pid)
         self._budgeted = self._join_budget(proc.pid)
@@ -416,7 +165,7 @@ class Worker:
             refusal = confinement_refusal(self.confinement)
             if refusal:
                 raise RuntimeError(refusal)
-            _preload_grader()
+            run_preloads(self.preload)
             cells = [{"index": c.index, "name": c.name, "source": c.source}
                      for c in self.cells if c.index not in self.fatal]
             running = None
@@ -483,18 +232,7 @@ class Worker:
 
     def _from_worker(self, pid: int) -> bool:
         """Whether a child of this process descends from one of this Worker's processes."""
-        try:
-            if os.getsid(pid) in self._sessions:
-                return True
-        except OSError:
-            return False
-        filters = _seccomp_filters(pid)
-        if filters is not None and self._filters is not None and filters > self._filters:
-            return True
-        try:
-            return self._token.encode() in Path(f"/proc/{pid}/environ").read_bytes()
-        except OSError:
-            return False
+        return descends_from_worker(pid, self._sessions, self._filters, self._token)
 
     def _scratch_over(self, why: str) -> None:
         """The watch's action (its thread): end the stage's copy when a stage runs (the loaded
@@ -505,7 +243,7 @@ class Worker:
                 self._kill_stage_copy(self.stage_pid)
             elif self.proc is not None:
                 oslayer.kill_process_tree(self.proc)
-        _empty_folder(self._workdir.name)
+        empty_folder(self._workdir.name)
 
     def _is_stage_copy(self, pid) -> bool:
         """Whether ``pid`` is a copy of the loaded worker leading its own process group, as a
@@ -608,7 +346,7 @@ class Worker:
             except (wire.WireError, OSError):
                 ask = False
         give_up = time.monotonic() + (2 if ask else 0)
-        while _alive(pid) and time.monotonic() < give_up:
+        while is_alive(pid) and time.monotonic() < give_up:
             time.sleep(0.002)
         with self._processes:
             self._kill_stage_copy(pid)
@@ -629,7 +367,7 @@ class Worker:
             if self._stage_failure is not None:
                 raise self._stage_failure
             full = self._scratch_note()
-            raise _ended_the_stage(full) if full else StageAborted(
+            raise ended_the_stage(full) if full else StageAborted(
                 "the grading process for this stage had already stopped")
         deadline = self.stage_deadline or (time.monotonic() + self.limits.stage_seconds)
         try:
@@ -649,41 +387,12 @@ class Worker:
                                "return tensors of the documented shape") from None
         except (wire.WireError, OSError):
             self.end_stage(ask=False)
-            raise _ended_the_stage(self._scratch_note()) from None
+            raise ended_the_stage(self._scratch_note()) from None
         if answer == wire.STAGE_OVER_EVENT:  # the stage's process died between two frames
             self._stage_over_read = True
             self.end_stage(ask=False)
-            raise _ended_the_stage(self._scratch_note())
+            raise ended_the_stage(self._scratch_note())
         if not isinstance(answer, dict):
             self.end_stage(ask=False)
             raise StageAborted("the grading process sent a malformed answer")
         return answer
-
-
-def _ended_the_stage(why: str | None = None) -> StageAborted:
-    if why:
-        return StageAborted(why, "write large files nowhere, or far smaller ones; nothing needs more than a few MB")
-    return StageAborted(
-        "the submission ended the grading process during this stage",
-        "remove sys.exit / os._exit / exit() calls; a crash inside PyTorch can also cause "
-        "this (very large tensors?)")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
-def confinement_refusal(fences) -> str | None:
-    """Why grading must not go on, when ``AUTOGRADER_REQUIRE_CONFINEMENT=1`` and the worker
-    could not fence itself in (no Landlock or seccomp, not Linux, or switched off)."""
-    from autograder.sandbox.confinement import describe, is_confined
-
-    if os.environ.get(REQUIRE_CONFINEMENT) != "1" or is_confined(fences if isinstance(fences, dict) else None):
-        return None
-    return (f"{REQUIRE_CONFINEMENT}=1, but the grading worker is {describe(fences if isinstance(fences, dict) else None)}: "
-            "refusing to run the submission without its fences (Linux 5.13+ with Landlock and seccomp is needed; "
-            "README: grading in a container)")

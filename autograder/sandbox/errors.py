@@ -1,0 +1,28 @@
+"""What the grader raises when the worker cannot go on with a stage, and its standard words.
+
+The sandbox is the lowest layer and the one that finds out (a time limit, an exit, a lie
+about a pid), so it owns the exception; :mod:`autograder.core.failures` re-exports it
+for the checks and the engine.
+"""
+
+from __future__ import annotations
+
+
+class StageAborted(Exception):
+    """The worker running the student's code died or timed out; the stage cannot go on."""
+
+    def __init__(self, message: str, hint: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def ended_the_stage(why: str | None = None) -> StageAborted:
+    """The stop to report when the stage's process is gone: ``why`` when the grader ended it
+    (the scratch folder's limit), else an exit or a crash of the submission's making."""
+    if why:
+        return StageAborted(why, "write large files nowhere, or far smaller ones; nothing needs more than a few MB")
+    return StageAborted(
+        "the submission ended the grading process during this stage",
+        "remove sys.exit / os._exit / exit() calls; a crash inside PyTorch can also cause "
+        "this (very large tensors?)")

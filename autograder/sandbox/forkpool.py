@@ -1,0 +1,67 @@
+"""This process's fork server (:mod:`autograder.sandbox.forkserver`), once started: each CPU
+:class:`~autograder.sandbox.worker.Worker` then starts as a fork of it. The grader's side
+only; the server itself runs :func:`autograder.sandbox.forkserver.serve`."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import subprocess
+import tempfile
+
+from autograder.sandbox import forkserver, oslayer
+from autograder.sandbox.launch import worker_environment
+from autograder.sandbox.limits import Limits
+
+_fork_server: forkserver.ForkServer | None = None  # once start_fork_server() has started one
+_fork_server_scratch: tempfile.TemporaryDirectory | None = None
+
+
+def start_fork_server(limits: Limits | None = None) -> bool:
+    """Start the fork server for this process's CPU workers: each Worker then starts as a
+    fork of it, without Python's and PyTorch's start-up (for processes that grade many
+    notebooks, such as make autograde's pool workers). False where it cannot run (not Linux,
+    no pidfds) or did not start; workers then start as before."""
+    global _fork_server, _fork_server_scratch
+
+    limits = limits or Limits()
+    if _fork_server is not None and _fork_server.alive:
+        return True
+    if not forkserver.available():
+        return False
+    _fork_server_scratch = tempfile.TemporaryDirectory(prefix="autograder-forkserver-", ignore_cleanup_errors=True)
+    env = worker_environment(_fork_server_scratch.name, "cpu", limits)
+    oslayer.become_subreaper()
+    try:
+        _fork_server = forkserver.ForkServer(env, _fork_server_scratch.name,
+                                             None if os.environ.get("AUTOGRADER_DEBUG") else subprocess.DEVNULL,
+                                             limits.threads)
+    except forkserver.ForkServerError:
+        _fork_server = None
+        return False
+    atexit.register(stop_fork_server)
+    return True
+
+
+def stop_fork_server() -> None:
+    global _fork_server
+    server, _fork_server = _fork_server, None
+    if server is not None:
+        server.close()
+
+
+def fork_server_for(device: str, limits: Limits) -> forkserver.ForkServer | None:
+    """The running server, when it can start this worker (the CPU, the same thread count)."""
+    server = _fork_server
+    if server is None or device != "cpu" or server.threads != limits.threads:
+        return None
+    if not server.alive:
+        stop_fork_server()
+        return None
+    return server
+
+
+def fork_server_pids() -> set[int]:
+    """The fork server's pid, while one runs: a child of this process that is no stray."""
+    server = _fork_server
+    return {server.pid} if server is not None else set()

@@ -1,0 +1,28 @@
+"""How much time, memory, threads and disk a worker gets (:class:`Limits`)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+def bytes_from_env(name: str, default: int) -> int:
+    """The positive integer in the environment variable ``name``; ``default`` when it is
+    unset, empty, zero or not a number."""
+    try:
+        return int(os.environ.get(name, "")) or default
+    except ValueError:
+        return default
+
+
+@dataclass
+class Limits:
+    cell_seconds: float = 60.0      # one notebook cell while loading
+    stage_seconds: float = 60.0     # all checks of one stage
+    memory_bytes: int = 8 * 2**30   # address space of the worker (CPU only: CUDA reserves far more)
+    threads: int = 1
+    # All the files the submission writes (its scratch folder); each file has 1 GiB at most.
+    scratch_bytes: int = field(default_factory=lambda: bytes_from_env("AUTOGRADER_SCRATCH_LIMIT", 2 * 2**30))
+    # The whole grading of one submission, loading included: below Gradescope's default
+    # timeout (10 min) and the CI job's (20 min), so a grade is always written.
+    total_seconds: float = 480.0

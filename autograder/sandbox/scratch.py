@@ -1,0 +1,77 @@
+"""The total size of the worker's scratch folder, the only place it may write: measured
+(:func:`scratch_usage`), watched (:class:`ScratchWatch`) and emptied (:func:`empty_folder`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+
+# Entries of the scratch folder past which it counts as full: no honest notebook writes
+# thousands of files, and counting a larger tree four times a second would cost the grader.
+SCRATCH_MOST_ENTRIES = 10_000
+
+
+def scratch_usage(folder: str, stop_above: int, most_entries: int = SCRATCH_MOST_ENTRIES) -> int | None:
+    """Bytes the files beneath ``folder`` take on disk (sparse holes are free), counted until
+    the total passes ``stop_above``; ``None`` for a tree of more than ``most_entries`` entries
+    (counting it would itself be slow)."""
+    total, entries, folders = 0, 0, [folder]
+    while folders and total <= stop_above:
+        try:
+            with os.scandir(folders.pop()) as found:
+                for entry in found:
+                    entries += 1
+                    if entries > most_entries:
+                        return None
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    # st_blocks: what the file takes on disk (a sparse file of 0 blocks takes none)
+                    total += info.st_blocks * 512 if hasattr(info, "st_blocks") else info.st_size
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+        except OSError:
+            continue
+    return total
+
+
+class ScratchWatch:
+    """The total size of the worker's scratch folder: Landlock keeps its writes there and
+    RLIMIT_FSIZE bounds each file, this bounds them all. A thread of the grading process
+    measures the folder four times a second and, past the limit, calls ``over(why)`` (which
+    ends the process that writes); a fast writer may pass the limit by what it writes
+    meanwhile. Files deleted while still open no longer count (README: known limits)."""
+
+    def __init__(self, folder: str, limit: int, over, every: float = 0.25):
+        self.folder, self.limit, self.over, self.every = folder, limit, over, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="autograder-scratch-watch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            used = scratch_usage(self.folder, self.limit)
+            if used is None:
+                self.over(f"the submission wrote more than {SCRATCH_MOST_ENTRIES} files (the limit of its "
+                          "scratch folder); they were removed")
+            elif used > self.limit:
+                self.over(f"the submission wrote more than {self.limit / 2**30:g} GiB of files (the limit of "
+                          "its scratch folder); they were removed")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def empty_folder(folder: str) -> None:
+    """Remove what the submission wrote into its scratch folder (the folder stays)."""
+    import shutil
+
+    for entry in list(os.scandir(folder)) if os.path.isdir(folder) else []:
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)

@@ -1,0 +1,88 @@
+"""No stray processes after a grading: the worker's orphans (daemons it forked, even after
+``setsid``) become this process's children (:func:`become_subreaper`) and are ended."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+from autograder.sandbox import forkpool, oslayer
+
+become_subreaper = oslayer.become_subreaper
+
+
+def children_of(pid: int) -> set[int]:
+    """The pids whose parent is ``pid`` (read from ``/proc``; empty where there is none)."""
+    found = set()
+    proc = Path("/proc")
+    for entry in proc.iterdir() if proc.is_dir() else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid:
+            found.add(int(entry.name))
+    return found
+
+
+def seccomp_filters(pid: int | str) -> int | None:
+    """How many seccomp filters the process carries (``None``: unknown). A filter cannot be
+    removed, and the worker installs one: more filters than the grader has means the
+    process comes from the worker, whatever it did since (setsid, a fresh environment)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Seccomp_filters:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def is_alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, ended but not yet collected, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def descends_from_worker(pid: int, sessions: set[int], filters: int | None, token: str) -> bool:
+    """Whether the process ``pid`` comes from a worker: it is in one of the worker's
+    ``sessions``, carries more seccomp filters than the grader's ``filters``, or has the
+    worker's ``token`` in its environment."""
+    try:
+        if os.getsid(pid) in sessions:
+            return True
+    except OSError:
+        return False
+    found = seccomp_filters(pid)
+    if found is not None and filters is not None and found > filters:
+        return True
+    try:
+        return token.encode() in Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
+
+
+def end_stray_processes(known: set[int] | None = None, seconds: float = 5.0, belongs=None) -> None:
+    """Kill the children of this process (but ``known`` ones and the fork server, and only
+    those for which ``belongs(pid)`` holds, when given): with :func:`become_subreaper` they
+    include every orphaned descendant of the worker (a daemon it forked, even after
+    ``setsid``). Repeats until none is left, because a dying process may have forked again."""
+    known = (known or set()) | forkpool.fork_server_pids()
+    give_up = time.monotonic() + seconds
+    while time.monotonic() < give_up:
+        strays = {pid for pid in children_of(os.getpid()) - known if belongs is None or belongs(pid)}
+        if not strays:
+            return
+        for pid in strays:
+            oslayer.kill_pid(pid)
+        for pid in strays:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
