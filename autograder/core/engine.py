@@ -100,7 +100,7 @@ def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed:
                         "compare the output's type and shape with the docstring")
             result.seed_dependent = bool(seed_reads)
             results.append(result)
-    return StageResult(stage, _settle_ambiguous_hints(results), time.monotonic() - started)
+    return StageResult(stage, settle_ambiguous_hints(results), time.monotonic() - started)
 
 
 def checks_hidden_examples_could_fail(result: StageResult) -> frozenset[str]:
@@ -110,7 +110,7 @@ def checks_hidden_examples_could_fail(result: StageResult) -> frozenset[str]:
     return frozenset(c.check.id for c in result.checks if c.status is CheckStatus.PASSED and c.seed_dependent)
 
 
-def _settle_ambiguous_hints(results: list[CheckResult]) -> list[CheckResult]:
+def settle_ambiguous_hints(results: list[CheckResult]) -> list[CheckResult]:
     """A check whose output fits two known mistakes ("A; or, as likely here: B") names A alone
     when another check of the stage named A for certain: the stage's evidence settles it, and
     the student reads one hint instead of variations of it."""

@@ -1,0 +1,78 @@
+"""The result types (autograder.core.results): totals and statuses from hand-built results."""
+
+from __future__ import annotations
+
+from autograder.core.chapter import Chapter, Stage
+from autograder.core.checks import Check, CheckStatus
+from autograder.core.failures import Diagnosis
+from autograder.core.results import CheckResult, GradeReport, StageResult
+
+ONE = Stage(1, "one", "Stage one", ("f",))
+TWO = Stage(2, "two", "Stage two", ("g",))
+BONUS = Stage(8, "extra", "Bonus", ("h",), bonus=True)
+CHAPTER = Chapter("toy", "Toy", (ONE, TWO, BONUS), ())
+
+
+def _check(stage: Stage, k: int, points: float) -> Check:
+    return Check(stage, f"{stage.number}.{k}", f"check {k}", points, lambda sub: None)
+
+
+def _stage(stage: Stage, *outcomes: tuple[float, CheckStatus]) -> StageResult:
+    return StageResult(stage, [CheckResult(_check(stage, k, points), status)
+                               for k, (points, status) in enumerate(outcomes, 1)])
+
+
+P, F, N, S = CheckStatus.PASSED, CheckStatus.FAILED, CheckStatus.NOT_IMPLEMENTED, CheckStatus.STOPPED
+
+
+def test_a_check_scores_its_points_only_when_it_passed():
+    assert CheckResult(_check(ONE, 1, 3), P).score == 3
+    for status in (F, N, S):
+        assert CheckResult(_check(ONE, 1, 3), status).score == 0
+
+
+def test_the_grade_counts_graded_stages_and_keeps_the_bonus_apart():
+    report = GradeReport(CHAPTER, "x.ipynb", stages=[
+        _stage(ONE, (10, P), (5, F)),
+        _stage(TWO, (20, P), (15, P)),
+        _stage(BONUS, (7, P), (3, F)),
+    ])
+    assert (report.score, report.max_score) == (45, 50)
+    assert (report.bonus_score, report.bonus_max_score) == (7, 10)
+    assert report.exit_code == 1  # stage one lost points
+    assert [c.check.id for c in report.checks] == ["1.1", "1.2", "2.1", "2.2", "8.1", "8.2"]
+
+
+def test_full_marks_exit_0_whatever_the_bonus_and_an_error_exits_2():
+    full = GradeReport(CHAPTER, "x", stages=[_stage(ONE, (10, P)), _stage(BONUS, (7, F))])
+    assert full.exit_code == 0
+    assert GradeReport(CHAPTER, "x", stages=[_stage(ONE, (10, P))], error="no worker").exit_code == 2
+    # only bonus stages graded (make test STAGE=8): the bonus is what counts
+    assert GradeReport(CHAPTER, "x", stages=[_stage(BONUS, (7, F))]).exit_code == 1
+    assert GradeReport(CHAPTER, "x", stages=[_stage(BONUS, (7, P))]).exit_code == 0
+
+
+def test_cell_errors_are_the_cells_that_raised():
+    report = GradeReport(CHAPTER, "x", cells=[{"index": 1, "status": "ok"}, {"index": 2, "status": "error"}])
+    assert report.cell_errors == [{"index": 2, "status": "error"}]
+
+
+def test_a_stage_status_from_its_checks():
+    assert _stage(ONE, (1, P), (1, P)).status is P
+    assert _stage(ONE, (1, N), (1, N)).status is N
+    assert _stage(ONE, (1, P), (1, N)).status is F  # something was attempted and scored
+    assert _stage(ONE, (1, F), (1, S)).status is S
+    assert _stage(ONE, (1, P), (1, F)).status is F
+    assert _stage(ONE, (1, P), (2, F)).max_score == 3
+
+
+def test_the_stage_row_shows_the_most_specific_hint_of_the_attempted_failures():
+    result = _stage(ONE, (1, N), (1, F), (1, F), (1, F))
+    result.checks[1].hint = "generic"
+    result.checks[2].hint = Diagnosis("named", Diagnosis.NAMED)
+    result.checks[2].message = "is off"
+    result.checks[3].hint = Diagnosis("also named", Diagnosis.NAMED)
+    assert result.hint == "named"
+    assert result.summary == "1.3 is off"
+    assert _stage(ONE, (1, P), (1, P)).summary == "all 2 checks passed"
+    assert "fill in the Stage 1 (one) cell" in _stage(ONE, (1, N)).hint

@@ -1,0 +1,70 @@
+"""Stray processes (autograder.sandbox.strays), on real child processes (``sleep``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from autograder.sandbox import strays
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+
+
+@pytest.fixture
+def sleeper():
+    proc = subprocess.Popen(["sleep", "30"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def test_children_of_finds_a_child_until_it_is_collected(sleeper):
+    assert sleeper.pid in strays.children_of(os.getpid())
+    assert sleeper.pid not in strays.children_of(1) or os.getpid() == 1
+    sleeper.kill()
+    sleeper.wait()
+    assert sleeper.pid not in strays.children_of(os.getpid())
+
+
+def test_a_zombie_is_not_alive(sleeper):
+    assert strays.is_alive(sleeper.pid)
+    sleeper.kill()
+    give_up = time.monotonic() + 5
+    while strays.is_alive(sleeper.pid) and time.monotonic() < give_up:
+        time.sleep(0.01)
+    assert not strays.is_alive(sleeper.pid)
+    assert sleeper.pid in strays.children_of(os.getpid())  # a zombie until collected
+
+
+def test_end_stray_processes_ends_the_children_that_belong(sleeper):
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        strays.end_stray_processes(belongs=lambda pid: pid == sleeper.pid)
+        assert sleeper.poll() is not None  # ended and collected
+        assert other.poll() is None  # not ours to end
+        strays.end_stray_processes(known={other.pid, sleeper.pid})
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_a_process_descends_from_a_worker_by_its_token(sleeper):
+    marked = subprocess.Popen(["sleep", "30"], env={**os.environ, "AUTOGRADER_WORKER_TOKEN": "t0ken-42"})
+    try:
+        assert strays.descends_from_worker(marked.pid, set(), None, "t0ken-42")
+        assert not strays.descends_from_worker(sleeper.pid, set(), None, "t0ken-42")
+        assert strays.descends_from_worker(sleeper.pid, {os.getsid(sleeper.pid)}, None, "other")
+        assert not strays.descends_from_worker(2**22 + 12345, set(), None, "t0ken-42")  # no such pid
+    finally:
+        marked.kill()
+        marked.wait()
+
+
+def test_seccomp_filters_of_this_process():
+    found = strays.seccomp_filters("self")
+    assert found is None or found >= 0
+    assert strays.seccomp_filters(2**22 + 12345) is None
