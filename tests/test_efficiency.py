@@ -11,7 +11,7 @@ import pytest
 import torch
 from conftest import RELEASE, REPO, SOLUTION
 
-from autograder.chapters.ch03_attention import CHAPTER, bench
+from autograder.chapters.ch03_attention import CHAPTER, bench_attention
 from autograder.core.checks import CheckStatus
 from autograder.core.engine import run_stage
 from autograder.core.results import CheckResult, GradeReport, StageResult
@@ -146,12 +146,12 @@ def test_cpu_build_is_recognised_without_importing_torch():
 
 
 def test_bench_times_every_implementation_of_the_solutions(tmp_path, capsys):
-    tiny = {"cpu": bench.Plan(repeats=1, head_counts=(1, 2), contexts=(8, 16), sweep_batch=1, sweep_tokens=8,
+    tiny = {"cpu": bench_attention.Plan(repeats=1, head_counts=(1, 2), contexts=(8, 16), sweep_batch=1, sweep_tokens=8,
                               min_seconds=0)}
     png = tmp_path / "bench.png"
-    assert bench.bench_attention(SOLUTION, ["cpu"], png, tiny, bench.Setting(2, 16, 24, 4)) == 0
+    assert bench_attention.bench_attention(SOLUTION, ["cpu"], png, tiny, bench_attention.Setting(2, 16, 24, 4)) == 0
     out = capsys.readouterr().out
-    for label, (name, _, _) in bench.IMPLEMENTATIONS.items():
+    for label, (name, _, _) in bench_attention.IMPLEMENTATIONS.items():
         assert f"| {label} (`{name}`) |" in out
     assert "weight split / wrapper at GPT-2 size" not in out  # the headline was not GPT-2's here
     assert "CPU weight split / wrapper" in out and "CPU SDPA / weight split" in out
@@ -159,6 +159,6 @@ def test_bench_times_every_implementation_of_the_solutions(tmp_path, capsys):
 
 
 def test_bench_on_the_release_says_what_is_missing(capsys):
-    classes, notes = bench.load_implementations(RELEASE)
+    classes, notes = bench_attention.load_implementations(RELEASE)
     assert classes == {}
-    assert len(notes) >= len(bench.IMPLEMENTATIONS) and all("skipped" in n for n in notes[:4])
+    assert len(notes) >= len(bench_attention.IMPLEMENTATIONS) and all("skipped" in n for n in notes[:4])

@@ -1,4 +1,11 @@
-"""Chapter 3 of *Build a Large Language Model (From Scratch)*: Coding Attention Mechanisms."""
+"""Chapter 3 of *Build a Large Language Model (From Scratch)*: Coding Attention Mechanisms.
+
+Owns the chapter's ``CHAPTER``: its eight stages (the names each defines), the checks of each
+stage (:mod:`.checks`), the trusted reference computations and their known mistakes
+(:mod:`.reference`), the hints for exceptions (:mod:`.hints`), the book's printed tensors
+(:mod:`.book`), the attention exhibit of the report (:mod:`.exhibits`) and the benchmarks
+(:mod:`.bench`: :mod:`.bench_attention` and :mod:`.bench_grader`).
+"""
 
 from autograder.chapters.ch03_attention.checks.policy import call_policy
 from autograder.chapters.ch03_attention.hints import ERROR_HINTS

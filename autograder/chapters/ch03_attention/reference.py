@@ -2,7 +2,7 @@
 
 The oracle is PyTorch's ``scaled_dot_product_attention``. Beside it, each stage has named
 *mistakes*: what a common wrong solution outputs on the same input and weights, with the hint
-for it, so a wrong answer can be matched to its cause (see ``checks.common.diagnose``).
+for it, so a wrong answer can be matched to its cause (see ``checks.diagnosis.diagnose``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ import torch
 
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks.common import diagnose, expect_function, perturbed, require
+from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, expect_function
+from autograder.chapters.ch03_attention.checks.spec import perturbed, require
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, expect_shape
 from autograder.core.failures import CheckFailure

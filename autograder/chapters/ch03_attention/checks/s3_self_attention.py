@@ -2,22 +2,18 @@
 
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks.common import (
+from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, expect_book, expect_reference, mistake_outputs
+from autograder.chapters.ch03_attention.checks.properties import permutation_equivariance, row_sums
+from autograder.chapters.ch03_attention.checks.spec import (
     ModuleSpec,
-    diagnose,
-    expect_book,
-    expect_reference,
     expect_uses_weights,
     judged,
-    linear_structure,
     load_grader_weights,
     load_weights,
-    mistake_outputs,
     named_weights,
-    permutation_equivariance,
     require,
-    row_sums,
 )
+from autograder.chapters.ch03_attention.checks.structure import linear_structure
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close
 from autograder.core.failures import CheckFailure

@@ -4,24 +4,18 @@ import torch
 
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks.common import (
-    ModuleSpec,
+from autograder.chapters.ch03_attention.checks.diagnosis import expect_book, expect_reference
+from autograder.chapters.ch03_attention.checks.properties import (
     batch_independence,
     causality,
     dropout_behaviour,
-    dropout_structure,
-    expect_book,
-    expect_reference,
-    expect_uses_weights,
     gradients,
-    judged,
-    linear_structure,
-    mask_structure,
     meta_device,
     positions,
-    require,
     row_sums,
 )
+from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, expect_uses_weights, judged, require
+from autograder.chapters.ch03_attention.checks.structure import dropout_structure, linear_structure, mask_structure
 from autograder.core.checks import check
 from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property
 

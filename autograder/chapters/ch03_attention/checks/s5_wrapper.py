@@ -6,25 +6,21 @@ import torch
 
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks.common import (
+from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, mistake_outputs
+from autograder.chapters.ch03_attention.checks.properties import batch_independence, causality, meta_device, positions
+from autograder.chapters.ch03_attention.checks.s4_causal import SPEC as CAUSAL
+from autograder.chapters.ch03_attention.checks.spec import (
     STRUCTURE_SIZES,
     ModuleSpec,
-    batch_independence,
-    causality,
-    diagnose,
     expect_uses_weights,
     expect_weights_matter,
     fails_alike,
     judged,
     load_grader_weights,
     load_weights,
-    meta_device,
-    mistake_outputs,
     perturbed,
-    positions,
     require,
 )
-from autograder.chapters.ch03_attention.checks.s4_causal import SPEC as CAUSAL
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError

@@ -4,30 +4,26 @@ import torch
 
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks.common import (
-    ModuleSpec,
+from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, expect_book, expect_reference, mistake_outputs, nan_hint
+from autograder.chapters.ch03_attention.checks.properties import (
     batch_independence,
     causality,
-    diagnose,
     dropout_behaviour,
-    dropout_structure,
-    expect_book,
-    expect_reference,
-    expect_uses_weights,
     gradients,
-    judged,
-    linear_structure,
-    load_grader_weights,
-    load_weights,
-    mask_structure,
     meta_device,
-    mistake_outputs,
-    named_weights,
-    nan_hint,
     positions,
-    require,
     row_sums,
 )
+from autograder.chapters.ch03_attention.checks.spec import (
+    ModuleSpec,
+    expect_uses_weights,
+    judged,
+    load_grader_weights,
+    load_weights,
+    named_weights,
+    require,
+)
+from autograder.chapters.ch03_attention.checks.structure import dropout_structure, linear_structure, mask_structure
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, StudentCodeError

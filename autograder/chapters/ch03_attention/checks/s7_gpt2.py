@@ -3,14 +3,9 @@
 import torch
 
 from autograder.chapters.ch03_attention import book
-from autograder.chapters.ch03_attention.checks.common import (
-    diagnose,
-    expect_weights_matter,
-    fails_alike,
-    load_grader_weights,
-    require,
-)
+from autograder.chapters.ch03_attention.checks.diagnosis import diagnose
 from autograder.chapters.ch03_attention.checks.s6_mha import SPEC as MHA
+from autograder.chapters.ch03_attention.checks.spec import expect_weights_matter, fails_alike, load_grader_weights, require
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, StudentCodeError

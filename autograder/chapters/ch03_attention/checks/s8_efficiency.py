@@ -19,15 +19,10 @@ from hypothesis import strategies as st
 
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks import s6_mha
-from autograder.chapters.ch03_attention.checks.common import (
-    dropout_behaviour,
-    expect_function,
-    expect_reference,
-    linear_structure,
-    load_grader_weights,
-    named_weights,
-    require,
-)
+from autograder.chapters.ch03_attention.checks.diagnosis import expect_function, expect_reference
+from autograder.chapters.ch03_attention.checks.properties import dropout_behaviour
+from autograder.chapters.ch03_attention.checks.spec import load_grader_weights, named_weights, require
+from autograder.chapters.ch03_attention.checks.structure import linear_structure
 from autograder.core.checks import check
 from autograder.core.compare import EXACT, FLOAT32, close
 from autograder.core.failures import CheckFailure

@@ -1,0 +1,133 @@
+"""The diagnosis of mistakes: a wrong output compared with what the known mistakes output.
+
+Owns :func:`diagnose` (which known mistake, if any, gives the student's output), the NaN hint,
+the outputs of a spec's mistakes (:func:`mistake_outputs`), and the expectations that name a
+mistake when they fail: against the reference (:func:`expect_function`, :func:`expect_reference`)
+and against the book's printed output (:func:`expect_book`, :func:`expect_beyond_book`).
+Builds on :mod:`.spec`.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from autograder.chapters.ch03_attention import reference as R
+from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, expect_weights_matter, load_grader_weights, named_weights, perturbed
+from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
+from autograder.core.failures import Diagnosis, StudentCodeError
+from autograder.core.hints import shape_error_hint
+from autograder.core.strategies import Sizes, explaining, variation_seed
+
+
+def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dict[str, str]) -> str:
+    """The hint of the first known mistake whose output matches the student's (same shape and
+    values, or NaN in the same places), ranked NAMED when no other mistake with another hint
+    matches too (at small sizes two mistakes can coincide: sqrt(num_tokens) = d_k)."""
+    matched = []
+    for name, output in variants.items():
+        same_values = close(actual, output.float(), FLOAT32) and not torch.isnan(output).all()
+        # an output that is NaN everywhere identifies no mistake (a degenerate input, such as zeros)
+        same_nan = torch.isnan(output).any() and not torch.isnan(output).all() and isinstance(actual, torch.Tensor) and \
+            actual.shape == output.shape and torch.equal(torch.isnan(actual), torch.isnan(output))
+        if same_values or same_nan:
+            matched.append(hints[name])
+    if not matched:
+        return ""
+    distinct = list(dict.fromkeys(matched))
+    if len(distinct) == 1:
+        return Diagnosis(distinct[0], Diagnosis.NAMED)
+    # two mistakes give this output at these sizes: say both
+    return Diagnosis(f"{distinct[0]}; or, as likely here: {distinct[1]}", Diagnosis.AMBIGUOUS, tuple(distinct))
+
+
+NAN_HINT = ("NaN in the output: every score of some query is hidden (-inf), so its softmax is 0/0; a token "
+            "must always see itself and the past (torch.triu(..., diagonal=1) hides only the future)")
+
+
+def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> str:
+    """NAN_HINT when ``actual`` has NaN where ``expected`` is finite."""
+    if isinstance(actual, torch.Tensor) and actual.shape == expected.shape and actual.is_floating_point() \
+            and bool((torch.isnan(actual) & torch.isfinite(expected)).any()):
+        return Diagnosis(NAN_HINT, Diagnosis.NAMED)
+    return ""
+
+
+def mistake_outputs(spec: ModuleSpec, state: dict, x: torch.Tensor, sizes: Sizes) -> dict:
+    """What each of the spec's known mistakes outputs on these weights and this input (only
+    when the failure they explain is the one shown, see ``explaining``)."""
+    found = {}
+    if not explaining():
+        return found
+    for mistake in spec.mistakes:
+        try:
+            found[mistake] = spec.reference(state, x, sizes, mistake)
+        except RuntimeError:  # a mistake that cannot even run at these sizes
+            continue
+    return found
+
+
+def expect_function(actual: torch.Tensor, expected: torch.Tensor, what: str, mistakes: R.FunctionMistakes,
+                    args: tuple, *, default_hint: str, tol=FLOAT32) -> None:
+    """``actual`` equals ``expected``; if not, the hint of the known mistake it matches."""
+    hint = default_hint
+    if not close(actual, expected, tol) and explaining():
+        variants, hints = R.function_variants(mistakes, *args)
+        hint = diagnose(actual, variants, hints) or default_hint
+    expect_close(actual, expected, what, hint=hint, tol=tol)
+
+
+def expect_reference(spec: ModuleSpec, actual: torch.Tensor, state: dict, x: torch.Tensor, sizes: Sizes,
+                     what: str, extra_hint: str = "") -> None:
+    with named_weights(spec, state):
+        expected = spec.reference(state, x, sizes, None)
+    expect_shape(actual, expected.shape, what, spec.shape_hint)
+    if close(actual, expected, FLOAT32):
+        return
+    hint = diagnose(actual, mistake_outputs(spec, state, x, sizes), spec.mistakes) or \
+        nan_hint(actual, expected) or extra_hint or (
+        "compare each step with the book: queries/keys/values, scores, scale, mask, softmax(dim=-1), weights @ values")
+    expect_close(actual, expected, what, hint=hint)
+
+
+def expect_book(spec: ModuleSpec, module, x: torch.Tensor, expected: torch.Tensor, sizes: Sizes, *,
+                weights_hint: str, default_hint: str) -> None:
+    """The book's printed output for a fixed seed. When it differs, the module's own weights
+    tell why: the right attention on them means the weights are not the book's (creation order,
+    initialisation); otherwise the known mistake that explains the output, if any."""
+    try:
+        out = module(x)
+    except StudentCodeError as failure:
+        failure.hint = shape_error_hint(failure.message, sizes, failure.hint)
+        raise
+    what = f"{module.what}({'batch' if spec.batched else 'inputs'})"
+    expect_shape(out, spec.out_shape(sizes), what, spec.shape_hint or default_hint)
+    if close(out, expected, BOOK):
+        expect_beyond_book(spec, module, x, sizes)
+        return
+    state = module.state()
+    with named_weights(spec, state):
+        right_attention = close(out, spec.reference(state, x, sizes, None), FLOAT32)
+    hint = weights_hint if right_attention else \
+        diagnose(out, mistake_outputs(spec, state, x, sizes), spec.mistakes) or nan_hint(out, expected) or \
+        default_hint
+    expect_close(out, expected, what, tol=BOOK, hint=hint)
+
+
+def expect_beyond_book(spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes) -> None:
+    """A fixed-seed example's points count only if the same code is right on other inputs and
+    other weights too: the book's input perturbed, the grader's weights loaded."""
+    seed = variation_seed()
+    x = perturbed(x, seed)
+    state = load_grader_weights(module, 1000 + seed)
+    out = module(x)
+    expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
+    expect_weights_matter(module, x, out, state, 1000 + seed, restore=False)
+    with named_weights(spec, state):
+        expected = spec.reference(state, x, sizes, None)
+    if close(out, expected, FLOAT32):
+        return
+    hint = diagnose(out, mistake_outputs(spec, state, x, sizes), spec.mistakes) or nan_hint(out, expected) or \
+        ("the book's printed output is reproduced, but the same code is wrong on other inputs and weights: "
+         "compute the attention itself (no printed values, no special cases for the book's example)")
+    expect_close(out, expected, f"{module.what} on the book's inputs changed slightly, with other weights",
+                 hint=hint)

@@ -1,0 +1,250 @@
+"""The property checks of the module stages: what every right attention module does.
+
+Owns the weights of each token summing to 1 (:func:`row_sums`), causality, batch independence,
+permutation equivariance, gradients, dropout's behaviour in training and eval mode, and running
+on another device (:func:`meta_device`), each judged on the grader's weights and naming the
+known mistake when one explains the failure. Builds on :mod:`.spec` and :mod:`.diagnosis`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from hypothesis import strategies as st
+
+from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, expect_reference, mistake_outputs
+from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, judged, load_grader_weights, load_weights, named_weights
+from autograder.core.compare import EXACT, FLOAT32, close, expect_close, expect_shape, fmt
+from autograder.core.failures import CheckFailure
+from autograder.core.strategies import Sizes, tensor
+
+# the token after which causality changes the input (taken modulo the number of tokens)
+positions = st.integers(0, 64)
+
+
+def _weights_for_constant_values(spec: ModuleSpec, state: dict, sizes: Sizes) -> dict:
+    """Weights that make every value vector all ones (given inputs whose first feature is 1),
+    so each output coordinate equals a row sum of the attention weights."""
+    new = {}
+    for prefix in spec.value_heads(sizes):
+        if spec.v1_style:
+            w = torch.zeros_like(state[prefix])
+            w[0, :] = 1.0
+            new[prefix] = w
+        else:
+            w = torch.zeros_like(state[f"{prefix}.weight"])
+            w[:, 0] = 1.0
+            new[f"{prefix}.weight"] = w
+            if f"{prefix}.bias" in state:
+                new[f"{prefix}.bias"] = torch.zeros_like(state[f"{prefix}.bias"])
+    if spec.identity_out_proj:
+        new["out_proj.weight"] = torch.eye(state["out_proj.weight"].shape[0])
+        new["out_proj.bias"] = torch.zeros_like(state["out_proj.bias"])
+    return new
+
+
+def row_sums(spec: ModuleSpec, sub, sizes: Sizes) -> None:
+    """Attention weights of each token form a convex combination (they sum to 1)."""
+    x = spec.input(sizes)
+    x[..., 0] = 1.0
+    module, state, _, _ = judged(spec, sub, sizes, x)
+    with named_weights(spec, state):
+        constant = _weights_for_constant_values(spec, state, sizes)
+    load_weights(spec, module, constant)
+    out = module(x)
+    expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
+    if close(out, torch.ones_like(out), FLOAT32):
+        return
+    # every output coordinate is the sum of one row of attention weights
+    row = out.double().reshape(-1, out.shape[-1])
+    known = diagnose(out, mistake_outputs(spec, {**state, **constant}, x, sizes), spec.mistakes)
+    if torch.isnan(row).any():
+        token = int(torch.isnan(out).nonzero()[0][-2])
+        raise CheckFailure(
+            f"with every value vector equal to ones, the output of token {token} is NaN",
+            known or "NaN means a whole row of scores is -inf: the mask hides the diagonal too "
+            "(a token must see itself: torch.triu(..., diagonal=1))")
+    bad = (row - 1).abs().max(dim=-1).values.argmax()
+    value = row[bad][(row[bad] - 1).abs().argmax()].item()
+    scale = 1 / math.sqrt(sizes.head_dim)
+    if known:
+        hint = known
+    elif torch.allclose(row, torch.full_like(row, scale), rtol=1e-4, atol=1e-5):
+        hint = ("the weights are scaled after the softmax: divide the scores by sqrt(d_k) before "
+                "the softmax, so the weights still sum to 1")
+    elif value > 1:
+        hint = "softmax over the wrong dimension? use dim=-1, so the weights of each query sum to 1"
+    else:
+        hint = ("weights zeroed after the softmax without renormalising? mask the scores with -inf "
+                "before the softmax")
+    raise CheckFailure(
+        f"with every value vector equal to ones the output must be all ones (the attention weights "
+        f"of each token sum to 1), but a row of weights sums to {value:.4g}", hint)
+
+
+def causality(spec: ModuleSpec, sub, sizes: Sizes, position: int) -> None:
+    """Changing tokens after ``position`` never changes the outputs up to ``position``."""
+    t = position % (sizes.tokens - 1)
+    module, state, x, before = judged(spec, sub, sizes)
+    changed = x.clone()
+    changed[:, t + 1:] = tensor(changed[:, t + 1:].shape, sizes.seed + 7, -3, 3)
+    after = module(changed)
+    if not close(before[:, :t + 1], after[:, :t + 1], EXACT):
+        diff = (before[:, :t + 1] - after[:, :t + 1]).abs().amax(dim=(0, 2))
+        token = int((diff > 1e-5).nonzero()[0])
+        # a mistake elsewhere (heads mixed by a wrong view) also leaks the future: name it
+        known = diagnose(before, mistake_outputs(spec, state, x, sizes), spec.mistakes)
+        raise CheckFailure(
+            f"output at token {token} changed when only tokens {t + 1}..{sizes.tokens - 1} "
+            "changed", known or "the mask lets tokens see the future: hide the scores above the diagonal "
+            "(torch.triu(..., diagonal=1)) with -inf, sliced to [:num_tokens, :num_tokens]")
+
+
+def batch_independence(spec: ModuleSpec, sub, sizes: Sizes) -> None:
+    module, _, x, whole = judged(spec, sub, sizes)
+    alone = module(x[:1])
+    if not close(whole[:1], alone, FLOAT32):
+        raise CheckFailure("the output of the first sequence depends on the other sequences "
+                           "in the batch", "keep the batch axis apart: transpose only the last two "
+                           "axes (keys.transpose(1, 2) or -2, -1), never mix sequences")
+
+
+def permutation_equivariance(spec: ModuleSpec, sub, sizes: Sizes) -> None:
+    """Without a mask, permuting the tokens permutes the outputs the same way."""
+    module, _, x, out = judged(spec, sub, sizes)
+    perm = torch.randperm(sizes.tokens, generator=torch.Generator().manual_seed(sizes.seed))
+    out_perm = module(x[perm])
+    if not close(out_perm, out[perm], FLOAT32):
+        raise CheckFailure("permuting the input tokens did not permute the output the same way",
+                           "self-attention treats tokens as a set: each output row must depend only on "
+                           "its own query and all keys/values")
+
+
+def gradients(spec: ModuleSpec, sub, sizes: Sizes, names: list[str]) -> None:
+    """Gradients reach the named weights and equal the reference's."""
+    module = spec.build(sub, sizes)
+    x = spec.input(sizes)
+    plain_state = load_grader_weights(module, sizes.seed)
+    upstream = tensor(spec.out_shape(sizes), sizes.seed + 3)
+    out, grads = module.grads(x, upstream)
+    # a wrong forward pass has wrong gradients too: name the forward's mistake first
+    expect_reference(spec, out, plain_state, x, sizes, f"{module.what}(x)")
+    state = {k: v.detach().double().requires_grad_(True) for k, v in plain_state.items()}
+    with named_weights(spec, state):
+        ref = spec.reference(state, x, sizes, None)
+    (ref * upstream.double()).sum().backward()
+    for name in names:
+        if name not in grads:
+            raise CheckFailure(f"no gradient reached {name}",
+                               "part of forward is cut off from autograd: no torch.no_grad(), "
+                               ".detach(), .data or new tensors built from .tolist() inside forward")
+        expect_close(grads[name], state[name].grad, f"the gradient of {name}",
+                     hint="the forward pass computes something else than attention on these weights")
+
+
+def dropout_behaviour(spec: ModuleSpec, sub, sizes: Sizes, head_blocks: int) -> None:
+    """Eval mode ignores dropout; training mode drops whole attention weights, rescaled.
+
+    Token 0 attends only to itself, so with dropout on the attention weights each head's output
+    for token 0 is either zero or its eval value / (1 - p), whatever the dropout mask (masks
+    differ between machines, so no check may depend on one). The way token 0 breaks that rule
+    names the mistake; the last token tells dropout on the output apart, and the mean over many
+    passes must stay the eval output.
+    """
+    p, passes = 0.5, 64
+    plain = spec.build(sub, sizes, dropout=0.0)
+    dropped = spec.build(sub, sizes, dropout=p)
+    state = load_grader_weights(plain, sizes.seed)
+    if spec.identity_out_proj:
+        with named_weights(spec, state):
+            state = {**state, "out_proj.weight": torch.eye(state["out_proj.weight"].shape[0]),
+                     "out_proj.bias": torch.zeros_like(state["out_proj.bias"])}
+        load_weights(spec, plain, {k: state[k] for k in ("out_proj.weight", "out_proj.bias")})
+    load_weights(spec, dropped, state)
+    x = spec.input(sizes)
+    reference = plain(x)
+    # dropout is judged against a right output without it; a wrong one is named first
+    expect_reference(spec, reference, state, x, sizes, f"{plain.what}(x)")
+    expect_close(dropped(x), reference, f"with dropout={p} in eval mode, the output",
+                 hint="in eval mode (module.eval()) dropout must do nothing: use nn.Dropout, or pass "
+                      "training=self.training to F.dropout")
+    samples = dropped.samples(x, passes, seed=sizes.seed).double()
+    expect_shape(samples[0], reference.shape, f"{dropped.what} in training mode")
+    if close(samples.std(0).sum(), torch.tensor(0.0), EXACT):
+        raise CheckFailure(f"dropout={p} in training mode never changed the output",
+                           "apply self.dropout to the attention weights in forward (with "
+                           "scaled_dot_product_attention: dropout_p=self.dropout.p if self.training else 0.0)")
+    eval_out = reference.double()
+    block = samples.shape[-1] // head_blocks
+
+    def tolerance(value):
+        return 1e-4 + 1e-4 * value.abs().amax(-1)
+
+    seen = {"kept": False, "dropped": False}
+    for h in range(head_blocks):
+        cols = slice(h * block, (h + 1) * block)
+        part, eval_part = samples[:, :, 0, cols], eval_out[:, 0, cols]  # (passes, batch, block)
+        kept = (part - eval_part / (1 - p)).abs().amax(-1) <= tolerance(eval_part)
+        unscaled = (part - eval_part).abs().amax(-1) <= tolerance(eval_part)
+        zero = part.abs().amax(-1) <= 1e-6
+        if not bool((kept | zero).all()):
+            if bool(unscaled.all()):
+                hint = ("dropout is applied before the softmax, to the scores: apply it to the attention "
+                        "weights after the softmax")
+            elif bool((unscaled | zero).all()):
+                hint = ("the kept weights are not rescaled by 1/(1-p): use nn.Dropout, which rescales "
+                        "them so the expected output stays the same")
+            elif bool(((part.abs() <= 1e-6).any(-1) & ~zero).any()):
+                hint = ("dropout zeroes single coordinates of the output: apply it to the attention weights "
+                        "(after the softmax), not to the values or the output")
+            else:
+                hint = ("apply dropout to the attention weights after the softmax (not to the scores, the "
+                        "values or the output), and use nn.Dropout, which rescales by 1/(1-p)")
+            raise CheckFailure(
+                f"in training mode the first token's output (which attends only to itself) must be either "
+                f"0 or its eval value x {1 / (1 - p):g}; got {fmt(part[:, 0])} with eval value "
+                f"{fmt(eval_part[0])}", hint)
+        seen["kept"] |= bool(kept.any())
+        seen["dropped"] |= bool(zero.any())
+    if not (seen["kept"] and seen["dropped"]):
+        raise CheckFailure(f"dropout={p}: the first token's attention weight was never "
+                           f"{'dropped' if seen['kept'] else 'kept'} in {passes} training passes",
+                           "apply dropout to the attention weights after the softmax")
+    # The last token attends to several tokens: dropping its weights one by one gives many
+    # different outputs, while dropout on the output only ever gives 0 or the eval value x 2.
+    last, eval_last = samples[:, :, -1, :], eval_out[:, -1, :]
+    zero_or_scaled = ((last - eval_last / (1 - p)).abs() <= tolerance(eval_last).unsqueeze(-1)) | (last.abs() <= 1e-6)
+    if sizes.tokens > 1 and bool(zero_or_scaled.all()) and bool((eval_last.abs() > 1e-3).any()):
+        raise CheckFailure(
+            f"in training mode every output coordinate of the last token is either 0 or its eval value x "
+            f"{1 / (1 - p):g}: the output is dropped, not the attention weights",
+            "apply dropout to the attention weights (after the softmax), not to the output")
+    # Dropout must keep the expectation: the mean of many passes stays near the eval output.
+    mean, spread = samples.mean(0), samples.std(0) / passes ** 0.5
+    off = (mean - eval_out).abs() - 6 * spread - 1e-4 - 1e-3 * eval_out.abs()
+    if bool((off > 0).any()):
+        where = [int(i) for i in torch.unravel_index(off.argmax(), off.shape)]
+        raise CheckFailure(
+            f"in training mode the mean output of {passes} passes drifts from the eval output (at index "
+            f"{where}: {mean[tuple(where)].item():.4g} vs {eval_out[tuple(where)].item():.4g})",
+            "dropout must keep the expected output: use nn.Dropout on the attention weights, which "
+            "rescales the kept weights by 1/(1-p)")
+
+
+def meta_device(spec: ModuleSpec, sub, sizes: Sizes) -> None:
+    """Runs on another device: the ``meta`` device stands in for a GPU on a CPU machine."""
+    # a forward pass that fails on the CPU too has another mistake: that one is named first
+    module, _, _, _ = judged(spec, sub, sizes)
+    try:
+        shape = module.device_forward(list(spec.out_shape(sizes)[:-1]) + [sizes.d_in])
+    except CheckFailure as failure:
+        raise CheckFailure(
+            f"after module.to(device) the forward pass fails: {failure.message}",
+            "everything forward uses must move with the module: register the mask with "
+            "self.register_buffer('mask', ...) instead of a plain attribute, and create any new "
+            "tensor inside forward with device=x.device (this breaks on a GPU; the grader "
+            "detects it with PyTorch's 'meta' device)") from None
+    if tuple(shape) != spec.out_shape(sizes):
+        raise CheckFailure(f"on another device the output has shape {shape}, expected "
+                           f"{list(spec.out_shape(sizes))}", spec.shape_hint)

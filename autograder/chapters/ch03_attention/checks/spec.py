@@ -1,0 +1,198 @@
+"""The module contract and the grader's weights, shared by the module stages (3-7).
+
+Owns :class:`ModuleSpec` (how to build a student's module for given sizes and what it must
+output), :func:`require` (a name the notebook must define), loading weights by their contract
+names, the weights the grader draws (:func:`grader_weights`) and the rule that the output must
+depend on them (:func:`expect_weights_matter`, :func:`judged`), the structure sizes, and the
+perturbed book input. The lowest of the shared check modules: it imports none of the others.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+
+import torch
+
+from autograder.core.compare import EXACT, close, expect_shape
+from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
+from autograder.core.strategies import Sizes, tensor
+
+
+def require(sub, name: str, kind: str):
+    """The student's ``name``, which must be a ``kind`` ("function" or "class")."""
+    found = sub.kind(name)
+    if found == "missing":
+        label = f" in the {sub.stage_label} cell" if sub.stage_label else ""
+        raise CheckFailure(f"`{name}` is not defined",
+                           f"define `{name}`{label} (exact name, case matters) and run that cell")
+    if found != kind and not (kind == "function" and found == "class"):
+        raise CheckFailure(f"`{name}` is a {found}, expected a {kind}",
+                           f"define `{name}` with `{'def' if kind == 'function' else 'class'}`")
+    return sub.function(name) if kind == "function" else name
+
+
+@dataclass
+class ModuleSpec:
+    """How to build one of the student's modules for given sizes, and what it must output."""
+
+    name: str
+    batched: bool
+    causal: bool
+    args: Callable[[Sizes], tuple]
+    reference: Callable[[dict, torch.Tensor, Sizes, str | None], torch.Tensor]
+    mistakes: dict[str, str]
+    out_dim: Callable[[Sizes], int]
+    value_heads: Callable[[Sizes], list[str]]  # weight names that produce the values
+    identity_out_proj: bool = False
+    v1_style: bool = False  # parameters are (d_in, d_out) matrices, not nn.Linear
+    dropout_index: int | None = None  # position of `dropout` among the constructor arguments
+    heads: Callable[[Sizes], int] = field(default=lambda s: 1)
+    # what to say when a weight the contract names is missing: a text, or a function of the
+    # missing name and the names present
+    structure_hint: str | Callable[[str, set], str] = \
+        "create W_query, W_key, W_value as nn.Linear(d_in, d_out, bias=qkv_bias)"
+    shape_hint: str = ""  # said when the output has the wrong shape
+
+    def missing_weight_hint(self, missing: str, present: set) -> str:
+        return self.structure_hint(missing, present) if callable(self.structure_hint) else self.structure_hint
+
+    def build(self, sub, sizes: Sizes, *, seed: int | None = None, dropout: float | None = None, **kwargs):
+        args = list(self.args(sizes))
+        if dropout is not None and self.dropout_index is not None:
+            args[self.dropout_index] = dropout
+        return sub.build(self.name, *args, seed=sizes.seed if seed is None else seed, **kwargs)
+
+    def input(self, sizes: Sizes, seed: int | None = None) -> torch.Tensor:
+        shape = (sizes.batch, sizes.tokens, sizes.d_in) if self.batched else (sizes.tokens, sizes.d_in)
+        return tensor(shape, sizes.seed + 1 if seed is None else seed)
+
+    def out_shape(self, sizes: Sizes) -> tuple:
+        lead = (sizes.batch, sizes.tokens) if self.batched else (sizes.tokens,)
+        return (*lead, self.out_dim(sizes))
+
+
+@contextmanager
+def named_weights(spec: ModuleSpec, present=()):
+    """The reference reads the student's weights by their contract names: a missing one is a
+    structure mistake, said as such (not a grader error)."""
+    try:
+        yield
+    except KeyError as missing:
+        name = str(missing.args[0])
+        raise CheckFailure(f"{spec.name} has no weight named {name!r}",
+                           spec.missing_weight_hint(name, set(present))) from None
+
+
+def load_weights(spec: ModuleSpec, module, tensors: dict) -> None:
+    """Load ``tensors`` by name into the student's module, saying which contract name is missing."""
+    present = set(module.info["params"]) | set(module.info["buffers"])
+    with named_weights(spec, present):
+        for name in tensors:
+            if name not in present:
+                raise KeyError(name)
+    module.load(tensors)
+
+
+# -- the grader's weights ----------------------------------------------------------------------
+
+WEIGHTS_IGNORED_HINT = ("forward must compute with the module's own weights (self.W_query, self.W_key, "
+                        "self.W_value, ...): no fixed or looked-up outputs, no weights replaced inside forward")
+
+
+def grader_weights(module, seed: int) -> dict[str, torch.Tensor]:
+    """Weights the grader draws for every parameter of ``module``, by name, from ``seed``, so the
+    module is judged on weights it did not choose. Uniform in +-1/sqrt(fan_in), as nn.Linear
+    initialises (v1's plain (d_in, d_out) matrices read fan_in from their first axis)."""
+    drawn = {}
+    for name, shape in sorted(module.info["params"].items()):
+        fan_in = shape[-1] if name.endswith(".weight") else shape[0]
+        bound = 1.0 / math.sqrt(max(1, fan_in))
+        drawn[name] = tensor(shape, seed * 7919 + zlib.crc32(name.encode()) % 100_003, -bound, bound)
+    return drawn
+
+
+def load_grader_weights(module, seed: int) -> dict[str, torch.Tensor]:
+    """Load :func:`grader_weights` into the student's module; returns them (the reference's state)."""
+    drawn = grader_weights(module, seed)
+    if drawn:
+        module.load(drawn)
+    return drawn
+
+
+def expect_weights_matter(module, x: torch.Tensor, out: torch.Tensor, state: dict, seed: int, *,
+                          restore: bool = True) -> None:
+    """The output must change when other weights are loaded: zeros, constants and outputs looked
+    up from the input earn no points for the properties they happen to have. ``restore``: load
+    ``state`` back afterwards (a caller that no longer runs the module skips that load; at
+    GPT-2's size it is 9 MB through the worker's pipe)."""
+    other = grader_weights(module, seed + 104_729)
+    if other:
+        module.load(other)
+        changed = module(x)
+        if restore:
+            module.load(state)
+        if not close(out, changed, EXACT):
+            return
+    if not other:
+        raise CheckFailure(f"{module.what} has no registered parameters, so its output cannot depend on them",
+                           Diagnosis("layers kept in a plain Python list or dict, or created inside forward, are not "
+                                     "registered: assign them to self, or hold them in nn.ModuleList", Diagnosis.NAMED))
+    raise CheckFailure(f"{module.what}(x) gave the same output with other weights loaded into it: the output "
+                       "does not depend on the module's weights",
+                       Diagnosis(WEIGHTS_IGNORED_HINT, Diagnosis.NAMED))
+
+
+def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None, *, dropout: float | None = None):
+    """The student's module for ``sizes`` with the grader's weights loaded, and its output on
+    ``x``, which must have the right shape and depend on those weights: (module, state, x, out)."""
+    module = spec.build(sub, sizes, dropout=dropout)
+    x = spec.input(sizes) if x is None else x
+    state = load_grader_weights(module, sizes.seed)
+    out = module(x)
+    expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
+    expect_weights_matter(module, x, out, state, sizes.seed)
+    return module, state, x, out
+
+
+STRUCTURE_SIZES = Sizes(batch=2, tokens=3, d_in=5, d_out=4, context_length=4, num_heads=2, seed=5)
+
+
+def expect_uses_weights(spec: ModuleSpec, sub, sizes: Sizes = STRUCTURE_SIZES) -> None:
+    """Structure earns points only when forward uses it: weights the output ignores (a module
+    that returns zeros or looked-up values) are no attention module's weights."""
+    judged(spec, sub, sizes)
+
+
+def works_somewhere(spec: ModuleSpec, sub) -> bool:
+    """Whether the student's module gives a real (weight-dependent) output at the structure
+    sizes: code that never runs cannot vouch for the stages built on it."""
+    for sizes in (STRUCTURE_SIZES, replace(STRUCTURE_SIZES, tokens=4),
+                  replace(STRUCTURE_SIZES, tokens=4, d_out=2, num_heads=1)):
+        try:
+            expect_uses_weights(spec, sub, sizes)
+            return True
+        except CheckFailure:
+            continue
+    return False
+
+
+def fails_alike(error: StudentCodeError, part, x: torch.Tensor, spec: ModuleSpec, sub) -> bool:
+    """Whether ``part`` (the student's own module that a later stage builds on) raises the
+    same kind of error on ``x``: then the error is the earlier stage's mistake, which costs
+    points there only, provided that module works at other sizes."""
+    try:
+        part(x)
+    except StudentCodeError as own:
+        return own.exc_type == error.exc_type and works_somewhere(spec, sub)
+    return False
+
+
+def perturbed(x: torch.Tensor, seed: int) -> torch.Tensor:
+    """The book's input moved by up to +-0.5 per entry: far enough that no lookup of the
+    printed values recognises it, drawn from the variation seed (nbgrader's hidden tests use
+    their own)."""
+    return x + tensor(x.shape, 31 * seed + 17, -0.5, 0.5)

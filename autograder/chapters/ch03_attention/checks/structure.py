@@ -1,0 +1,55 @@
+"""The structure checks: what a module's description (its ``info`` dict) must hold.
+
+Owns the causal mask buffer (:func:`mask_structure`, :func:`covers_context`), the nn.Linear
+projections (:func:`linear_structure`) and the nn.Dropout (:func:`dropout_structure`). Pure
+functions of the description the worker reports: no module is run here.
+"""
+
+from __future__ import annotations
+
+import math
+
+from autograder.core.failures import CheckFailure
+
+
+def mask_structure(info: dict, context_length: int, prefix: str = "") -> None:
+    name = f"{prefix}mask"
+    if name.split(".")[-1] in info.get("plain_tensors", {}) and name not in info["buffers"]:
+        raise CheckFailure("`mask` is a plain tensor attribute, not a registered buffer",
+                           "use self.register_buffer('mask', torch.triu(...)) so it moves with .to(device)")
+    if name not in info["buffers"]:
+        raise CheckFailure(f"no buffer named `{name}`",
+                           "register the causal mask with self.register_buffer('mask', ...)")
+    shape = info["buffers"][name]["shape"]
+    if not covers_context(shape, context_length):
+        raise CheckFailure(f"the mask buffer has shape {shape}, expected {[context_length, context_length]}",
+                           "build it for the full context_length and slice it in forward")
+
+
+def covers_context(shape: list[int], context_length: int) -> bool:
+    """A (context_length, context_length) mask; leading axes of size 1, as in GPT-2's
+    (1, 1, context_length, context_length) buffer, broadcast the same way and are fine."""
+    return shape[-2:] == [context_length, context_length] and all(n == 1 for n in shape[:-2])
+
+
+def linear_structure(info: dict, names: list[str], shape: list[int], bias: bool) -> None:
+    for name in names:
+        entry = info["modules"].get(name)
+        if entry is None or entry["class"] != "Linear":
+            found = entry["class"] if entry else ("a parameter" if name in info["params"] else "missing")
+            raise CheckFailure(f"`{name}` should be an nn.Linear, found {found}",
+                               f"self.{name} = nn.Linear(d_in, d_out, bias=qkv_bias)")
+        if info["params"].get(f"{name}.weight") != shape:
+            raise CheckFailure(f"`{name}.weight` has shape {info['params'].get(f'{name}.weight')}, "
+                               f"expected {shape}", "nn.Linear(in_features, out_features)")
+        if entry.get("bias") != bias:
+            raise CheckFailure(f"`{name}` has {'a' if entry.get('bias') else 'no'} bias with qkv_bias={bias}",
+                               "pass bias=qkv_bias to nn.Linear")
+
+
+def dropout_structure(info: dict, p: float, prefix: str = "") -> None:
+    entry = info["modules"].get(f"{prefix}dropout")
+    if entry is None or entry["class"] != "Dropout":
+        raise CheckFailure("no nn.Dropout named `dropout`", "self.dropout = nn.Dropout(dropout)")
+    if not math.isclose(entry["p"], p):
+        raise CheckFailure(f"self.dropout has p={entry['p']}, expected {p}", "nn.Dropout(dropout)")

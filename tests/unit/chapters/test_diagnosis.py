@@ -1,0 +1,132 @@
+"""checks/diagnosis.py: a wrong output named by the known mistake it matches, and only then."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from autograder.chapters.ch03_attention import reference as R
+from autograder.chapters.ch03_attention.checks import s4_causal
+from autograder.chapters.ch03_attention.checks.diagnosis import (
+    NAN_HINT,
+    diagnose,
+    expect_function,
+    expect_reference,
+    mistake_outputs,
+    nan_hint,
+)
+from autograder.core.failures import CheckFailure, Diagnosis
+from autograder.core.strategies import Sizes, tensor
+
+A, B, C = (tensor((3, 4), seed) for seed in (1, 2, 3))
+HINTS = {"a": "hint a", "b": "hint b", "a_again": "hint a"}
+
+
+def test_diagnose_names_the_one_mistake_that_matches():
+    hint = diagnose(B.clone(), {"a": A, "b": B}, HINTS)
+    assert hint == "hint b" and isinstance(hint, Diagnosis) and hint.rank == Diagnosis.NAMED
+
+
+def test_diagnose_is_silent_when_no_mistake_matches():
+    assert diagnose(C, {"a": A, "b": B}, HINTS) == ""
+
+
+def test_diagnose_says_both_when_two_mistakes_match_equally():
+    hint = diagnose(A, {"a": A, "b": A.clone()}, HINTS)
+    assert hint.rank == Diagnosis.AMBIGUOUS and hint.alternatives == ("hint a", "hint b")
+    assert "hint a" in hint and "hint b" in hint
+
+
+def test_two_mistakes_with_one_hint_are_one_diagnosis():
+    hint = diagnose(A, {"a": A, "a_again": A.clone(), "b": B}, HINTS)
+    assert hint == "hint a" and hint.rank == Diagnosis.NAMED
+
+
+def test_diagnose_matches_nan_in_the_same_places():
+    with_nan = A.clone()
+    with_nan[0, 0] = float("nan")
+    actual = C.clone()
+    actual[0, 0] = float("nan")
+    assert diagnose(actual, {"a": with_nan, "b": B}, HINTS) == "hint a"
+    elsewhere = C.clone()
+    elsewhere[1, 1] = float("nan")
+    assert diagnose(elsewhere, {"a": with_nan, "b": B}, HINTS) == ""
+
+
+def test_an_output_nan_everywhere_names_no_mistake():
+    nan = torch.full((3, 4), float("nan"))
+    assert diagnose(nan.clone(), {"a": nan}, HINTS) == ""
+
+
+def test_nan_hint_only_where_the_expected_output_is_finite():
+    broken = A.clone()
+    broken[2, 1] = float("nan")
+    hint = nan_hint(broken, A)
+    assert hint == NAN_HINT and hint.rank == Diagnosis.NAMED
+    assert nan_hint(A, A) == ""
+    assert nan_hint(broken, broken) == ""  # the expected output has that NaN too
+    assert nan_hint(broken[:2], A) == ""  # another shape: a shape failure, said elsewhere
+
+
+def test_expect_function_passes_the_right_output():
+    x = tensor((3, 5), 4)
+    expect_function(torch.softmax(x, -1), torch.softmax(x, -1), "softmax_naive(x)", R.softmax_mistakes(x), (x,),
+                    default_hint="generic")
+
+
+def test_expect_function_names_the_mistake_the_output_matches():
+    x = tensor((3, 5), 4)
+    whole = x.exp() / x.exp().sum()
+    with pytest.raises(CheckFailure) as failure:
+        expect_function(whole, torch.softmax(x, -1), "softmax_naive(x)", R.softmax_mistakes(x), (x,),
+                        default_hint="generic")
+    assert failure.value.hint == R.SOFTMAX_MISTAKES["whole_tensor"][1]
+
+
+def test_expect_function_gives_the_default_hint_for_an_unknown_mistake():
+    x = tensor((3, 5), 4)
+    with pytest.raises(CheckFailure) as failure:
+        expect_function(torch.softmax(x, -1) + 0.1, torch.softmax(x, -1), "softmax_naive(x)", R.softmax_mistakes(x),
+                        (x,), default_hint="generic")
+    assert failure.value.hint == "generic"
+
+
+SIZES = Sizes(batch=2, tokens=5, d_in=3, d_out=4, context_length=6, num_heads=1, seed=9)
+STATE = {name: tensor(shape, seed) for seed, (name, shape) in enumerate(
+    (("W_query.weight", (4, 3)), ("W_key.weight", (4, 3)), ("W_value.weight", (4, 3))))}
+X = tensor((2, 5, 3), 11)
+
+
+def test_mistake_outputs_are_the_references_mistakes():
+    found = mistake_outputs(s4_causal.SPEC, STATE, X, SIZES)
+    assert len(found) > 10 and set(found) <= set(s4_causal.SPEC.mistakes)
+    for name, output in found.items():
+        torch.testing.assert_close(output, R.causal_attention(STATE, X, name), rtol=0, atol=0, equal_nan=True)
+    for name in set(s4_causal.SPEC.mistakes) - set(found):  # only those that cannot run at these sizes
+        with pytest.raises(RuntimeError):
+            R.causal_attention(STATE, X, name)
+
+
+def test_expect_reference_passes_the_right_output():
+    expect_reference(s4_causal.SPEC, R.causal_attention(STATE, X).float(), STATE, X, SIZES, "out")
+
+
+@pytest.mark.parametrize("mistake", ["no_mask", "mask_hides_diagonal", "softmax_wrong_dim", "no_scale"])
+def test_expect_reference_names_the_mistake(mistake):
+    wrong = R.causal_attention(STATE, X, mistake).float()
+    with pytest.raises(CheckFailure) as failure:
+        expect_reference(s4_causal.SPEC, wrong, STATE, X, SIZES, "out")
+    assert failure.value.hint == R.ATTENTION_MISTAKES[mistake]
+
+
+def test_expect_reference_falls_back_on_the_generic_hint():
+    with pytest.raises(CheckFailure) as failure:
+        expect_reference(s4_causal.SPEC, R.causal_attention(STATE, X).float() * 1.5, STATE, X, SIZES, "out",
+                         extra_hint="extra")
+    assert failure.value.hint == "extra"
+
+
+def test_expect_reference_says_a_missing_contract_weight():
+    state = {k: v for k, v in STATE.items() if k != "W_key.weight"}
+    with pytest.raises(CheckFailure, match="CausalAttention has no weight named 'W_key.weight'"):
+        expect_reference(s4_causal.SPEC, R.causal_attention(STATE, X).float(), state, X, SIZES, "out")
