@@ -2,7 +2,7 @@
 with their availability faked, tensors that cross to the grader as float32 on the CPU, the
 portable OS layer's pipes, the PyTorch range and pin, and the Makefile's quoting of paths.
 The slow part (venvs, a clone under an odd path, the forced fallback end to end) is
-tests/test_platforms.py."""
+tests/e2e/test_platforms.py."""
 
 from __future__ import annotations
 
@@ -13,18 +13,15 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import torch
+from support import REPO
 from torch.overrides import TorchFunctionMode
 
 from autograder.frontends import cli
 from autograder.sandbox import confinement, oslayer, wire
 from autograder.sandbox.workspace import on_device
-
-REPO = Path(__file__).resolve().parents[2]
-
 
 # --- devices -------------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """Where students run the grader (issue 17), end to end: the portable fallback graded through
 the CLI, Colab simulated by a fresh venv that has PyTorch but not the grader, the grader
 installed beside an existing torch, and a checkout under an odd path. Slow: each builds
-venvs or grades whole notebooks (the fast part is tests/unit/test_platform_layer.py)."""
+venvs or grades whole notebooks (the fast part is tests/unit/sandbox/test_oslayer.py)."""
 
 from __future__ import annotations
 
@@ -18,18 +18,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from support import RELEASE, REPO, SOLUTION
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.frontends import gradescope
 from autograder.sandbox import oslayer
 
-REPO = Path(__file__).resolve().parent.parent
-SOLUTION = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
-RELEASE = REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
 HOSTILE = REPO / "tests" / "hostile"
 PIN = gradescope.torch_pin()
-
-pytestmark = pytest.mark.slow
 
 
 def _grade_portable(submission: Path, tmp_path: Path, *args: str):

@@ -21,7 +21,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import REPO, link_venv
+from support import REPO, link_venv
 
 TOKEN = "formgrader-test-token"
 
@@ -94,7 +94,6 @@ def _check(status: int, page: str, log: str) -> None:
     assert "127.0.0.1" in log and "0.0.0.0" not in log
 
 
-@pytest.mark.slow
 def test_formgrader_as_root(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("runs as root here (CI containers, cloud IDEs); the user case is the other test")
@@ -133,7 +132,6 @@ def _user_venv(tmp_path: Path, user: str) -> Path:
     return user_venv
 
 
-@pytest.mark.slow
 def test_formgrader_as_a_user(request):
     if os.geteuid() != 0 or not shutil.which("runuser"):
         pytest.skip("needs root to start the server as another account (runuser)")

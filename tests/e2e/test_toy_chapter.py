@@ -17,14 +17,13 @@ from pathlib import Path
 
 import pytest
 import torch
+from support import REPO, TESTS
 from toy_chapter import CHAPTER
 
 from autograder.core.checks import CheckStatus
 from autograder.core.engine import run_stage
 from autograder.core.submission import LocalTransport, Submission
 
-TESTS = Path(__file__).resolve().parent
-REPO = TESTS.parent
 # A dotted module path that defines CHAPTER, as `--chapter package.module` takes it.
 CHAPTER_MODULE = "toy_chapter.chapter"
 

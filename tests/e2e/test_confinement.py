@@ -21,7 +21,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from conftest import REPO
+from support import REPO
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import grade_notebook_file

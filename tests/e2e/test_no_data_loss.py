@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import REPO
 
 from autograder.frontends import rendering
 from autograder.sandbox.client import submission_kept
 
-REPO = Path(__file__).resolve().parent.parent
 STUB = "def softmax_naive(x):\n    raise NotImplementedError\n"
 
 

@@ -23,18 +23,18 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from support import REPO, TESTS
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import HIDDEN_FAILURE
 from autograder.frontends import ci, gradescope
 
 STAGES, checks_for = CHAPTER.stages, CHAPTER.checks_for
-ROOT = Path(__file__).resolve().parent.parent
-PERFECT = ROOT / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
-BLANK = ROOT / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
-WORKFLOWS = ROOT / ".github" / "workflows"
+PERFECT = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
+BLANK = REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
+WORKFLOWS = REPO / ".github" / "workflows"
 VENV_BIN = Path(sys.executable).parent
-SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope_results.schema.json").read_text())
+SCHEMA = json.loads((TESTS / "schemas" / "gradescope_results.schema.json").read_text())
 N_CHECKS = sum(len(checks_for(s)) for s in STAGES)
 # The wheels of the workflow linters exist for the platform CI runs on (pyproject.toml).
 LINTERS_INSTALLED_HERE = sys.platform == "linux" and platform.machine() == "x86_64"
@@ -69,7 +69,7 @@ def make_ci_grade(submission: Path, reports: Path, *make_args: str) -> Run:
     started = time.monotonic()
     proc = subprocess.run(["make", "--no-print-directory", "ci-grade", f"NOTEBOOK={submission}",
                            f"CI_REPORTS={reports}", "DEVICE=cpu", *make_args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     seconds = time.monotonic() - started
     print(f"make ci-grade {submission.name}: exit {proc.returncode} in {seconds:.1f} s")
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
@@ -338,7 +338,7 @@ def _linters():
 def actionlint(*files: Path) -> subprocess.CompletedProcess:
     linter, shellcheck = _linters()
     return subprocess.run([linter, "-no-color", f"-shellcheck={shellcheck}", *map(str, files)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
 
 
 def test_workflows_pass_actionlint():
@@ -370,7 +370,7 @@ def test_workflows_install_the_pinned_cpu_torch(workflow, command):
 def test_grade_workflow_triggers_and_uploads_the_reports():
     text = (WORKFLOWS / "grade.yml").read_text()
     assert re.search(r"^on:\n  push:\n  workflow_dispatch:", text, re.M)
-    makefile = (ROOT / "Makefile").read_text()
+    makefile = (REPO / "Makefile").read_text()
     reports = re.search(r"^CI_REPORTS \?= (\S+)", makefile, re.M).group(1)
     assert re.search(rf"uses: actions/upload-artifact@\S+\n(\s+.*\n)*?\s+path: {reports}/?\n", text)
 
@@ -398,10 +398,10 @@ def run_autograder(root: Path) -> tuple[subprocess.CompletedProcess, dict]:
 
 @pytest.fixture(scope="module")
 def gradescope_zip() -> Path:
-    proc = subprocess.run(["make", "--no-print-directory", "gradescope"], cwd=ROOT,
+    proc = subprocess.run(["make", "--no-print-directory", "gradescope"], cwd=REPO,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return ROOT / gradescope.DEFAULT_ZIP
+    return REPO / gradescope.DEFAULT_ZIP
 
 
 def test_gradescope_zip_layout(gradescope_zip):
@@ -410,7 +410,7 @@ def test_gradescope_zip_layout(gradescope_zip):
         setup = archive.read("setup.sh").decode()
     for script in ("setup.sh", "run_autograder"):  # at the root, executable
         assert stat.S_IMODE(infos[script].external_attr >> 16) == 0o755
-    package = {p.relative_to(ROOT).as_posix() for p in (ROOT / "autograder").rglob("*.py")
+    package = {p.relative_to(REPO).as_posix() for p in (REPO / "autograder").rglob("*.py")
                if "__pycache__" not in p.parts}
     assert package <= set(infos), package - set(infos)
     assert "pyproject.toml" in infos

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 import torch
-from conftest import RELEASE, REPO, SOLUTION
+from support import RELEASE, REPO, SOLUTION
 
 from autograder.chapters.ch03_attention import CHAPTER, bench
 from autograder.core.checks import CheckStatus

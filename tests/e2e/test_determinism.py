@@ -4,18 +4,17 @@ failing example shown and its hint; property failures show that example plainly.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from conftest import run_grader
 from hypothesis import strategies as st
+from support import TESTS, run_grader
 
 from autograder.core.failures import CheckFailure
 from autograder.core.strategies import GRADING, Sizes, attention_sizes, float_arrays, run_property
 
-CATALOG = Path(__file__).parent / "catalog"
+CATALOG = TESTS / "catalog"
 
 # Wrong in ways that exercise shrinking and randomness: hand-made dropout (random masks in
 # training mode), random noise in eval mode (another result on every call), and a softmax that

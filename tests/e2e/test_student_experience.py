@@ -16,7 +16,7 @@ import urllib.request
 import nbformat
 import pytest
 import torch
-from conftest import REPO
+from support import REPO
 from torch import nn
 
 from autograder.chapters import load
@@ -139,7 +139,6 @@ def test_no_stray_echo_in_a_kernel_but_the_points_stay_a_number(capsys, monkeypa
     assert plain == 10 and not isinstance(plain, notebook.StagePoints)
 
 
-@pytest.mark.slow
 def test_an_executed_notebooks_failing_test_cell_has_html_with_a_heatmap_and_plain_text(tmp_path):
     """In a real kernel the test cell's output is one display: text/html (table, heatmap) and
     a text/plain fallback; no `4.0` echoed after it."""
@@ -190,7 +189,6 @@ def _make(*args, timeout=300):
                           env={**os.environ, "COLUMNS": "200"})
 
 
-@pytest.mark.slow
 def test_make_test_and_the_test_cell_both_explain_a_late_definition(tmp_path):
     submission = _notebook_of(LATE_CELLS, tmp_path / "late.ipynb")
     proc = _make("test", f"NOTEBOOK={submission}", "STAGE=1", "DEVICE=cpu")
@@ -211,7 +209,6 @@ PARTIAL = [Cell(1, "import torch\n"),
            Cell(3, "def compute_attn_scores(inputs):\n    raise NotImplementedError\n")]
 
 
-@pytest.mark.slow
 def test_make_test_on_a_partial_notebook_prints_the_grade_and_no_make_error(tmp_path):
     submission = _notebook_of(PARTIAL, tmp_path / "partial.ipynb")
     proc = _make("test", f"NOTEBOOK={submission}", "STAGE=1 2", "DEVICE=cpu")
@@ -272,7 +269,6 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.slow
 def test_make_lab_serves_the_repository_root_without_error_lines(tmp_path):
     """As root here (CI, Docker) --allow-root is passed; as a user it is not (make -n)."""
     if not (REPO / ".venv" / "bin" / "jupyter-lab").exists():

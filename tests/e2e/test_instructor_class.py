@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import RELEASE, REPO, SOLUTION, link_venv
+from support import RELEASE, REPO, SOLUTION, link_venv
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.frontends import classgrade
@@ -103,7 +103,6 @@ def _total(row: dict) -> float:
     return sum(float(row[csv_column(s)]) for s in GRADED)
 
 
-@pytest.mark.slow
 def test_late_work_is_penalised_by_the_configured_rule(instructor_class):
     _, _, grades, _ = instructor_class
     ontime, late = grades["ontime"], grades["late"]
@@ -115,7 +114,6 @@ def test_late_work_is_penalised_by_the_configured_rule(instructor_class):
     assert (late["first_name"], late["last_name"]) == ("Alan", "Turing")  # make students
 
 
-@pytest.mark.slow
 def test_bonus_is_extra_credit_beside_the_100(instructor_class):
     _, _, grades, _ = instructor_class
     bonus = grades["bonus"]
@@ -125,7 +123,6 @@ def test_bonus_is_extra_credit_beside_the_100(instructor_class):
     assert grades["ontime"]["extra_credit"] == "0"
 
 
-@pytest.mark.slow
 def test_renamed_notebooks_are_graded_with_a_warning(instructor_class):
     course, autograde, grades, handed_in = instructor_class
     one, two = grades["renamed1"], grades["renamed2"]
@@ -139,7 +136,6 @@ def test_renamed_notebooks_are_graded_with_a_warning(instructor_class):
     assert now == handed_in
 
 
-@pytest.mark.slow
 def test_two_notebooks_are_a_clear_error_never_a_silent_zero(instructor_class):
     _, autograde, grades, _ = instructor_class
     row = grades["two"]
@@ -149,7 +145,6 @@ def test_two_notebooks_are_a_clear_error_never_a_silent_zero(instructor_class):
     assert "draft.ipynb, final.ipynb" in autograde.stdout
 
 
-@pytest.mark.slow
 def test_autograde_log_shows_what_matters(instructor_class):
     _, autograde, _, _ = instructor_class
     out = autograde.stdout + autograde.stderr
@@ -164,7 +159,6 @@ def test_autograde_log_shows_what_matters(instructor_class):
     assert "Autograded 5/6 submissions" in out
 
 
-@pytest.mark.slow
 def test_one_student_is_regraded_alone(instructor_class):
     course, _, _, _ = instructor_class
     again = _make(course, "autograde", "STUDENT=late", "JOBS=1")
@@ -198,7 +192,6 @@ def test_late_penalty_rule():
     assert rule.late_submission_penalty("s", 80.0, 30 * 86400) == 40  # capped at half
 
 
-@pytest.mark.slow
 def test_feedback_is_readable(instructor_class):
     course, _, _, _ = instructor_class
     html = (course / "grading" / "feedback" / "renamed1" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
