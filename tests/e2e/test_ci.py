@@ -27,7 +27,7 @@ from support import REPO, TESTS
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import HIDDEN_FAILURE
-from autograder.frontends import ci, gradescope
+from autograder.frontends import gradescope
 
 STAGES, checks_for = CHAPTER.stages, CHAPTER.checks_for
 PERFECT = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
@@ -253,20 +253,6 @@ def test_damaged_notebook_exits_2_and_still_reports_zero(damaged):
     assert damaged.junit.get("errors") == str(N_CHECKS)
 
 
-def test_exit_rule():
-    assert ci.exit_status(0, "", None) == 0  # a low score is a grade
-    assert ci.exit_status(49, "", 50) == 1
-    assert ci.exit_status(50, "", 50) == 0
-    assert ci.exit_status(0, "not valid notebook JSON", None) == 2
-    assert ci.exit_status(100, "worker could not start", 50) == 2
-
-
-def test_workflow_commands_are_escaped_like_actions_core():
-    # A '%', newline, ':' or ',' left raw would cut the annotation short or garble it.
-    assert (ci.workflow_command("notice", "50% done\nnext", title="a: b, c")
-            == "::notice title=a%3A b%2C c::50%25 done%0Anext")
-
-
 # --- text from the submission cannot command the runner -----------------------------------
 
 HOSTILE = ("\n::notice title=Autograding complete::Points 100/100"
@@ -308,18 +294,6 @@ def test_summary_renders_submission_text_as_text(hostile):
     assert "![" not in summary and "<img" not in summary and "<a " not in summary
     assert not re.search(r"https?://|www\.evil", summary), "a bare URL would be autolinked"
     assert hostile.results["score"] == 10
-
-
-def test_every_run_stops_commands_with_a_fresh_token(capsys):
-    tokens = []
-    for _ in range(2):
-        with ci.workflow_commands_stopped():
-            print("::error::inside")
-        lines = capsys.readouterr().out.splitlines()
-        assert lines[0].startswith("::stop-commands::") and lines[1] == "::error::inside"
-        tokens.append(lines[0].removeprefix("::stop-commands::"))
-        assert lines[2] == f"::{tokens[-1]}::"
-    assert tokens[0] != tokens[1] and min(map(len, tokens)) >= 32
 
 
 # --- the GitHub workflows ---------------------------------------------------------------
@@ -447,16 +421,6 @@ def test_run_autograder_grades_like_gradescope(gradescope_zip, tmp_path):
     check_results_json(results, 10)
     assert results["output"].startswith("Graded work/ch03_attention.ipynb "
                                         "(also in the submission, not graded: scratch.ipynb)")
-
-
-def test_find_notebook_prefers_the_assignment_notebook(tmp_path):
-    assert gradescope.find_notebook(tmp_path) == (None, [])
-    (tmp_path / "b").mkdir()
-    (tmp_path / "b" / "notes.ipynb").write_text("{}")
-    (tmp_path / "a.ipynb").write_text("{}")
-    assert gradescope.find_notebook(tmp_path)[0] == tmp_path / "a.ipynb", "else the shallowest"
-    (tmp_path / "b" / "ch03_attention.ipynb").write_text("{}")
-    assert gradescope.find_notebook(tmp_path)[0] == tmp_path / "b" / "ch03_attention.ipynb"
 
 
 def test_gradescope_without_a_notebook_records_zero_with_the_reason(tmp_path, capsys):
