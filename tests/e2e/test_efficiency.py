@@ -9,11 +9,10 @@ import sys
 
 import pytest
 import torch
-from support import RELEASE, REPO, SOLUTION
+from support import RELEASE, REPO, SOLUTION, grade_in_process
 
 from autograder.chapters.ch03_attention import CHAPTER, bench
-from autograder.core.engine import StageResult, run_stage
-from autograder.core.submission import LocalTransport, Submission
+from autograder.core.engine import StageResult
 from autograder.frontends import cli
 
 STAGES, stage, checks_for = CHAPTER.stages, CHAPTER.stage, CHAPTER.checks_for
@@ -33,7 +32,7 @@ def grade_stage8(source: str) -> StageResult:
     """Stage 8 on ``source`` in this process (the notebook's in-kernel path: same checks)."""
     namespace = {"__name__": "__main__"}
     exec(compile("import math\nimport torch\nfrom torch import nn\n" + source, "<stage 8>", "exec"), namespace)
-    return run_stage(CHAPTER, BONUS, Submission(LocalTransport(namespace), BONUS.label))
+    return grade_in_process(CHAPTER, BONUS, namespace)
 
 
 def test_the_solution_earns_the_whole_bonus():
