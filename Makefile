@@ -34,8 +34,8 @@ ABS_BIN = $(call quote,$(if $(filter /%,$(BIN)),$(BIN),$(CURDIR)/$(BIN)))
 help:
 	@echo "make test [STAGE=4] [V=1]  grade your notebook ($(NOTEBOOK)); V=1 lists every failed check"
 	@echo "make lab              JupyterLab at the repository root with the notebook open"
-	@echo "make check            the repository's own tests (maintainers, CI)"
-	@echo "make check-fast       the unit layer alone (tests/unit): no worker, no notebook, seconds"
+	@echo "make check            the repository's own tests, tests/unit and tests/e2e (maintainers, CI)"
+	@echo "make check-fast       the unit layer alone (tests/unit/<package>/test_<module>.py): no worker, no notebook, seconds"
 	@echo "make release          regenerate assignments/ from solutions/ with nbgrader"
 	@echo "make autograde [JOBS=n] [STUDENT=id] [V=1]  nbgrader autograde grading/submitted/*/$(ASSIGNMENT), n at a time"
 	@echo "make duedate DUE=\"2026-11-20 23:59:00 UTC\"  the due date (late penalties), then make autograde"
@@ -85,6 +85,8 @@ lint: $(STAMP)
 check: lint
 	$(BIN)/python -m pytest --durations=15
 
+# tests/unit mirrors autograder/ (pure functions); whatever starts a worker, a kernel, nbgrader
+# or make is in tests/e2e, which only make check runs.
 check-fast: $(STAMP)
 	$(BIN)/python -m pytest tests/unit -q
 

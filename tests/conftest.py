@@ -1,47 +1,12 @@
-"""Shared fixtures. Every test runs from the repository root with the installed package."""
+"""Shared fixtures. Every test runs from the repository root with the installed package; the
+shared paths and helpers they build on are tests/support.py's."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-SOLUTION = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
-RELEASE = REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
-
-
-@dataclass
-class CliRun:
-    returncode: int
-    stdout: str
-    stderr: str
-    results: dict | None
-
-
-def link_venv(course: Path, venv: Path | None = None) -> None:
-    """``venv`` (default: this test's) as ``course/.venv``, where the Makefile looks by default.
-    Make cannot take a path with spaces as VENV (its rules name the venv's stamp files), and a
-    checkout under "My Courses (2027)/..." would hand it one."""
-    link = course / ".venv"
-    if not link.exists():
-        link.symlink_to(venv or Path(sys.executable).parent.parent, target_is_directory=True)
-
-
-def run_grader(submission: Path, tmp_path: Path, *args: str, timeout: float = 600) -> CliRun:
-    """Grade through the real command line, as a student or CI would."""
-    results = tmp_path / "results.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "autograder", str(submission), "--results", str(results), *args],
-        cwd=REPO, capture_output=True, text=True, timeout=timeout,
-        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-    )
-    data = json.loads(results.read_text()) if results.exists() else None
-    return CliRun(proc.returncode, proc.stdout, proc.stderr, data)
+# Re-exported: older tests (and tests written on other branches) import these from conftest.
+from support import RELEASE, REPO, SOLUTION, CliRun, link_venv, run_grader  # noqa: F401
 
 
 @pytest.fixture(scope="session")
@@ -54,7 +19,7 @@ def graded_release(tmp_path_factory) -> CliRun:
     return run_grader(RELEASE, tmp_path_factory.mktemp("release"))
 
 
-# -- the mistake catalog's figure (tests/test_catalog.py) ----------------------------------
+# -- the mistake catalog's figure (tests/e2e/test_catalog.py) ----------------------------------
 def pytest_terminal_summary(terminalreporter):
     """One line each for the catalog's mistakes and correct variants, read from the
     properties test_catalog.py records (they survive pytest-xdist too)."""

@@ -15,7 +15,7 @@ marks, blank, stages 1-4, one mistake) autograded by `make autograde`'s code:
 4. nbgrader_feedback.png: `make feedback`'s HTML for the student with the mistake, at the
    failing stage's test cell.
 
-Without a Chromium binary it prints why and exits 0 (tests/test_student_experience.py skips).
+Without a Chromium binary it prints why and exits 0 (tests/e2e/test_student_experience.py skips).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from support import REPO  # tests/ is sys.path[0] when this file runs as a script
+
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 STUDENT_CELL = '''import torch

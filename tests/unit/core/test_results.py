@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from autograder.chapters.ch03_attention import CHAPTER as CH03
 from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import Check, CheckStatus
 from autograder.core.failures import Diagnosis
@@ -76,3 +77,18 @@ def test_the_stage_row_shows_the_most_specific_hint_of_the_attempted_failures():
     assert result.summary == "1.3 is off"
     assert _stage(ONE, (1, P), (1, P)).summary == "all 2 checks passed"
     assert "fill in the Stage 1 (one) cell" in _stage(ONE, (1, N)).hint
+
+
+# the real chapter: 100 points and a bonus stage beside them
+def _ch03_report(stage8_passed: bool) -> GradeReport:
+    results = [StageResult(s, [CheckResult(c, CheckStatus.PASSED if (not s.bonus or stage8_passed) else CheckStatus.FAILED, "m", "h")
+                               for c in CH03.checks_for(s)]) for s in CH03.stages]
+    return GradeReport(CH03, submission="x.ipynb", stages=results)
+
+
+def test_bonus_points_never_lower_the_grade():
+    without, with_bonus = _ch03_report(stage8_passed=False), _ch03_report(stage8_passed=True)
+    assert (without.score, without.max_score, without.bonus_score, without.exit_code) == (100, 100, 0, 0)
+    assert (with_bonus.score, with_bonus.max_score, with_bonus.bonus_score) == (100, 100, 10)
+    only_bonus = GradeReport(CH03, submission="x", stages=[without.stages[-1]])
+    assert only_bonus.exit_code == 1  # make test STAGE=8 says whether stage 8 passed

@@ -38,3 +38,19 @@ def test_free_name(tmp_path):
     (tmp_path / "x").touch()
     (tmp_path / "x.1").touch()
     assert free_name(tmp_path / "x") == tmp_path / "x.2"
+
+
+STUB = "def softmax_naive(x):\n    raise NotImplementedError\n"
+
+
+def test_a_submission_replaced_by_a_folder_is_restored_and_the_folder_kept(tmp_path):
+    submission = tmp_path / "work.py"
+    submission.write_text(STUB)
+    with submission_kept(submission) as notes:
+        submission.unlink()
+        submission.mkdir()
+        (submission / "notes.txt").write_text("a student's notes")
+    assert submission.read_text() == STUB
+    kept = tmp_path / "work.py.changed-while-graded"
+    assert (kept / "notes.txt").read_text() == "a student's notes"
+    assert notes and "kept as work.py.changed-while-graded" in notes[0]

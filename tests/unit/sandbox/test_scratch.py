@@ -66,3 +66,17 @@ def test_the_watch_calls_over_past_the_limit(tmp_path):
     finally:
         watch.stop()
     assert "GiB of files (the limit of its scratch folder)" in reasons[0]
+
+
+def test_the_scratch_count_takes_what_files_hold_on_disk(tmp_path):
+    """A sparse file costs the blocks it holds; a tree of too many entries counts as full
+    (``None``), so that counting it never slows the grader."""
+    with open(tmp_path / "sparse.bin", "wb") as handle:
+        handle.truncate(2**30)  # 1 GiB of holes: no blocks
+    (tmp_path / "data.bin").write_bytes(os.urandom(1 << 20))
+    assert 1 << 20 <= scratch_usage(str(tmp_path), 2**31) < 2 << 20
+    (tmp_path / "many").mkdir()
+    for i in range(20):
+        (tmp_path / "many" / str(i)).touch()
+    assert scratch_usage(str(tmp_path), 2**31, most_entries=20) is None
+    assert scratch_usage(str(tmp_path), 2**31, most_entries=30) is not None

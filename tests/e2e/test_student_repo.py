@@ -23,19 +23,17 @@ import tokenize
 from pathlib import Path
 
 import pytest
+from support import RELEASE, REPO, SOLUTION
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.frontends import fingerprint, student_repo
 
-ROOT = Path(__file__).resolve().parent.parent
-SOLUTION = CHAPTER.source_notebook(ROOT)
-RELEASE = CHAPTER.release_notebook(ROOT)
 NOTEBOOK = CHAPTER.release_notebook(Path()).as_posix()
-CORRECT = sorted((ROOT / "tests" / "catalog" / "correct").glob("*.py"))
+CORRECT = sorted((REPO / "tests" / "catalog" / "correct").glob("*.py"))
 VENV_BIN = Path(sys.executable).parent
 
 
-def make(*args: str, cwd: Path = ROOT, timeout: int = 600, env: dict | None = None) -> subprocess.CompletedProcess:
+def make(*args: str, cwd: Path = REPO, timeout: int = 600, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(["make", "--no-print-directory", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env=env)
 
@@ -206,7 +204,7 @@ def test_the_leak_test_finds_planted_answers(tree, tmp_path):
 
 def test_student_makefile_reuses_the_course_recipes(tree):
     """The student Makefile is cut from this one: the same recipes, not a second copy to keep in step."""
-    ours = (ROOT / "Makefile").read_text()
+    ours = (REPO / "Makefile").read_text()
     theirs = (tree / "Makefile").read_text()
     for target in ("test", "lab", "ci-grade", "$(STAMP)"):
         recipe = re.search(rf"^{re.escape(target)}:.*\n(\t.*\n)+", ours, re.M).group(0)
@@ -285,7 +283,7 @@ def test_a_deleted_or_edited_release_record_is_a_modification(tree, tmp_path):
     (copy / fingerprint.RELEASE_FILE).unlink()
     verdict = fingerprint.verify_checkout(copy, NOTEBOOK)
     assert verdict.status == "modified" and verdict.changed == [fingerprint.RELEASE_FILE]
-    assert fingerprint.verify_checkout(ROOT, NOTEBOOK).status == "unknown", "the course repository has no release"
+    assert fingerprint.verify_checkout(REPO, NOTEBOOK).status == "unknown", "the course repository has no release"
 
 
 def test_fingerprint_covers_the_locked_cells_not_the_answers(tree):
@@ -407,7 +405,7 @@ def test_grade_repos_damaged_notebook_and_a_link_get_zero_with_the_reason(tree, 
     (repos / "linked" / NOTEBOOK).symlink_to(SOLUTION)  # the instructor's solutions, on the instructor's disk
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "autograder.frontends.grade_repos", str(repos), "--out", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").open())}
     assert rows["damaged"]["total"] == "0" and "not valid notebook JSON" in rows["damaged"]["reason"]
@@ -418,13 +416,13 @@ def test_grade_repos_refuses_to_write_inside_repos_or_over_other_files(tree, tmp
     repos = tmp_path / "repos"
     subprocess.run(["git", "clone", "-q", str(tree), str(repos / "a")], check=True)
     proc = subprocess.run([sys.executable, "-m", "autograder.frontends.grade_repos", str(repos), "--out",
-                           str(repos / "out")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+                           str(repos / "out")], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "inside" in proc.stderr and not (repos / "out").exists()
     other = tmp_path / "mine"
     other.mkdir()
     (other / "notes.txt").write_text("keep")
     proc = subprocess.run([sys.executable, "-m", "autograder.frontends.grade_repos", str(repos), "--out", str(other)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "did not write" in proc.stderr
     assert [p.name for p in other.iterdir()] == ["notes.txt"]
     proc = make("grade-repos")
@@ -433,7 +431,6 @@ def test_grade_repos_refuses_to_write_inside_repos_or_over_other_files(tree, tmp
 
 # --- a fresh clone, as a student gets it ---------------------------------------------------------
 
-@pytest.mark.slow
 def test_fresh_clone_make_test_grades_the_blank_notebook_zero(tree, tmp_path):
     """`git clone` + `make test`: bootstraps .venv (the pinned CPU torch) and grades 0/100."""
     clone = tmp_path / "clone"

@@ -11,8 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-from conftest import RELEASE, REPO, SOLUTION, run_grader
+from support import RELEASE, REPO, SOLUTION, run_grader
 
 from autograder.chapters.ch03_attention import CHAPTER
 
@@ -97,7 +96,6 @@ def test_release_is_in_sync_with_the_source(tmp_path):
     assert fresh["cells"] == committed["cells"], "the release is out of date: run `make release` and commit it"
 
 
-@pytest.mark.slow
 def test_solution_notebook_runs_top_to_bottom_in_a_real_kernel():
     """A fresh kernel, every cell in order, no error; each test cell reports its full points."""
     import nbformat

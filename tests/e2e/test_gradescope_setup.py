@@ -18,13 +18,11 @@ import time
 import zipfile
 from pathlib import Path
 
-import pytest
-from conftest import REPO, SOLUTION
+from support import REPO, SOLUTION
 
 from autograder.frontends import gradescope
 
 
-@pytest.mark.slow
 def test_setup_sh_venv_grades_the_solutions_full_marks(tmp_path):
     bundle = gradescope.build(tmp_path / "bundle.zip")
     root = tmp_path / "autograder"

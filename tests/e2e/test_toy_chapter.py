@@ -17,14 +17,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from support import REPO, TESTS, grade_in_process
 from toy_chapter import CHAPTER
 
 from autograder.core.checks import CheckStatus
-from autograder.core.engine import run_stage
-from autograder.core.submission import LocalTransport, Submission
 
-TESTS = Path(__file__).resolve().parent
-REPO = TESTS.parent
 # A dotted module path that defines CHAPTER, as `--chapter package.module` takes it.
 CHAPTER_MODULE = "toy_chapter.chapter"
 
@@ -106,20 +103,14 @@ def test_toy_checks_import_only_the_core():
 
 # -- the engine in this process (no worker): the same checks, the same statuses --------------
 
-def grade_in_process(namespace: dict):
-    stage = CHAPTER.stage(1)
-    sub = Submission(LocalTransport(namespace), stage.label)
-    return run_stage(CHAPTER, stage, sub)
-
-
 def test_engine_gives_a_correct_double_full_marks():
-    result = grade_in_process({"double": lambda x: 2 * x})
+    result = grade_in_process(CHAPTER, CHAPTER.stage(1), {"double": lambda x: 2 * x})
     assert [c.status for c in result.checks] == [CheckStatus.PASSED, CheckStatus.PASSED]
     assert (result.score, result.max_score) == (10, 10)
 
 
 def test_engine_gives_a_flattening_double_the_fixed_example_only():
-    result = grade_in_process({"double": lambda x: (2 * x).reshape(-1)})
+    result = grade_in_process(CHAPTER, CHAPTER.stage(1), {"double": lambda x: (2 * x).reshape(-1)})
     assert [c.status for c in result.checks] == [CheckStatus.PASSED, CheckStatus.FAILED]
     assert result.score == 4
     assert "has shape" in result.checks[1].message
@@ -127,7 +118,7 @@ def test_engine_gives_a_flattening_double_the_fixed_example_only():
 
 
 def test_engine_says_what_is_missing():
-    result = grade_in_process({"triple": lambda x: 3 * x})
+    result = grade_in_process(CHAPTER, CHAPTER.stage(1), {"triple": lambda x: 3 * x})
     assert result.score == 0
     assert all(c.status is CheckStatus.FAILED and c.message == "`double` is not defined" for c in result.checks)
 
@@ -136,7 +127,7 @@ def test_engine_reports_a_stub_as_not_implemented():
     def double(x: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
 
-    result = grade_in_process({"double": double})
+    result = grade_in_process(CHAPTER, CHAPTER.stage(1), {"double": double})
     assert [c.status for c in result.checks] == [CheckStatus.NOT_IMPLEMENTED] * 2
     assert result.status is CheckStatus.NOT_IMPLEMENTED
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder.core.compare import BOOK, EXACT, FLOAT32, close, expect_close, expect_shape
+from autograder.core.compare import BOOK, EXACT, FLOAT32, close, expect_close, expect_shape, fmt
 from autograder.core.failures import CheckFailure
 
 
@@ -134,3 +134,10 @@ def test_a_large_tensor_is_not_printed_whole():
 def test_a_non_tensor_is_named():
     with pytest.raises(CheckFailure, match="out is a list, expected a torch.Tensor"):
         expect_close([1.0, 2.0], torch.zeros(2), "out")
+
+
+def test_got_and_expected_show_the_row_that_differs_with_ellipses():
+    t = torch.arange(24.0).reshape(2, 6, 2)
+    assert fmt(t) == "[[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0], ...]"
+    assert fmt(t, around=10) == "[..., [16.0, 17.0], [18.0, 19.0], [20.0, 21.0], [22.0, 23.0]]"
+    assert fmt(torch.arange(6.0).reshape(3, 2)) == "[[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]"

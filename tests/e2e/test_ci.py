@@ -23,18 +23,18 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from support import REPO, TESTS
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import HIDDEN_FAILURE
-from autograder.frontends import ci, gradescope
+from autograder.frontends import gradescope
 
 STAGES, checks_for = CHAPTER.stages, CHAPTER.checks_for
-ROOT = Path(__file__).resolve().parent.parent
-PERFECT = ROOT / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
-BLANK = ROOT / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
-WORKFLOWS = ROOT / ".github" / "workflows"
+PERFECT = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
+BLANK = REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
+WORKFLOWS = REPO / ".github" / "workflows"
 VENV_BIN = Path(sys.executable).parent
-SCHEMA = json.loads((Path(__file__).parent / "schemas" / "gradescope_results.schema.json").read_text())
+SCHEMA = json.loads((TESTS / "schemas" / "gradescope_results.schema.json").read_text())
 N_CHECKS = sum(len(checks_for(s)) for s in STAGES)
 # The wheels of the workflow linters exist for the platform CI runs on (pyproject.toml).
 LINTERS_INSTALLED_HERE = sys.platform == "linux" and platform.machine() == "x86_64"
@@ -69,7 +69,7 @@ def make_ci_grade(submission: Path, reports: Path, *make_args: str) -> Run:
     started = time.monotonic()
     proc = subprocess.run(["make", "--no-print-directory", "ci-grade", f"NOTEBOOK={submission}",
                            f"CI_REPORTS={reports}", "DEVICE=cpu", *make_args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     seconds = time.monotonic() - started
     print(f"make ci-grade {submission.name}: exit {proc.returncode} in {seconds:.1f} s")
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
@@ -253,20 +253,6 @@ def test_damaged_notebook_exits_2_and_still_reports_zero(damaged):
     assert damaged.junit.get("errors") == str(N_CHECKS)
 
 
-def test_exit_rule():
-    assert ci.exit_status(0, "", None) == 0  # a low score is a grade
-    assert ci.exit_status(49, "", 50) == 1
-    assert ci.exit_status(50, "", 50) == 0
-    assert ci.exit_status(0, "not valid notebook JSON", None) == 2
-    assert ci.exit_status(100, "worker could not start", 50) == 2
-
-
-def test_workflow_commands_are_escaped_like_actions_core():
-    # A '%', newline, ':' or ',' left raw would cut the annotation short or garble it.
-    assert (ci.workflow_command("notice", "50% done\nnext", title="a: b, c")
-            == "::notice title=a%3A b%2C c::50%25 done%0Anext")
-
-
 # --- text from the submission cannot command the runner -----------------------------------
 
 HOSTILE = ("\n::notice title=Autograding complete::Points 100/100"
@@ -310,18 +296,6 @@ def test_summary_renders_submission_text_as_text(hostile):
     assert hostile.results["score"] == 10
 
 
-def test_every_run_stops_commands_with_a_fresh_token(capsys):
-    tokens = []
-    for _ in range(2):
-        with ci.workflow_commands_stopped():
-            print("::error::inside")
-        lines = capsys.readouterr().out.splitlines()
-        assert lines[0].startswith("::stop-commands::") and lines[1] == "::error::inside"
-        tokens.append(lines[0].removeprefix("::stop-commands::"))
-        assert lines[2] == f"::{tokens[-1]}::"
-    assert tokens[0] != tokens[1] and min(map(len, tokens)) >= 32
-
-
 # --- the GitHub workflows ---------------------------------------------------------------
 
 def _linters():
@@ -338,7 +312,7 @@ def _linters():
 def actionlint(*files: Path) -> subprocess.CompletedProcess:
     linter, shellcheck = _linters()
     return subprocess.run([linter, "-no-color", f"-shellcheck={shellcheck}", *map(str, files)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
 
 
 def test_workflows_pass_actionlint():
@@ -370,7 +344,7 @@ def test_workflows_install_the_pinned_cpu_torch(workflow, command):
 def test_grade_workflow_triggers_and_uploads_the_reports():
     text = (WORKFLOWS / "grade.yml").read_text()
     assert re.search(r"^on:\n  push:\n  workflow_dispatch:", text, re.M)
-    makefile = (ROOT / "Makefile").read_text()
+    makefile = (REPO / "Makefile").read_text()
     reports = re.search(r"^CI_REPORTS \?= (\S+)", makefile, re.M).group(1)
     assert re.search(rf"uses: actions/upload-artifact@\S+\n(\s+.*\n)*?\s+path: {reports}/?\n", text)
 
@@ -398,10 +372,10 @@ def run_autograder(root: Path) -> tuple[subprocess.CompletedProcess, dict]:
 
 @pytest.fixture(scope="module")
 def gradescope_zip() -> Path:
-    proc = subprocess.run(["make", "--no-print-directory", "gradescope"], cwd=ROOT,
+    proc = subprocess.run(["make", "--no-print-directory", "gradescope"], cwd=REPO,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return ROOT / gradescope.DEFAULT_ZIP
+    return REPO / gradescope.DEFAULT_ZIP
 
 
 def test_gradescope_zip_layout(gradescope_zip):
@@ -410,7 +384,7 @@ def test_gradescope_zip_layout(gradescope_zip):
         setup = archive.read("setup.sh").decode()
     for script in ("setup.sh", "run_autograder"):  # at the root, executable
         assert stat.S_IMODE(infos[script].external_attr >> 16) == 0o755
-    package = {p.relative_to(ROOT).as_posix() for p in (ROOT / "autograder").rglob("*.py")
+    package = {p.relative_to(REPO).as_posix() for p in (REPO / "autograder").rglob("*.py")
                if "__pycache__" not in p.parts}
     assert package <= set(infos), package - set(infos)
     assert "pyproject.toml" in infos
@@ -447,16 +421,6 @@ def test_run_autograder_grades_like_gradescope(gradescope_zip, tmp_path):
     check_results_json(results, 10)
     assert results["output"].startswith("Graded work/ch03_attention.ipynb "
                                         "(also in the submission, not graded: scratch.ipynb)")
-
-
-def test_find_notebook_prefers_the_assignment_notebook(tmp_path):
-    assert gradescope.find_notebook(tmp_path) == (None, [])
-    (tmp_path / "b").mkdir()
-    (tmp_path / "b" / "notes.ipynb").write_text("{}")
-    (tmp_path / "a.ipynb").write_text("{}")
-    assert gradescope.find_notebook(tmp_path)[0] == tmp_path / "a.ipynb", "else the shallowest"
-    (tmp_path / "b" / "ch03_attention.ipynb").write_text("{}")
-    assert gradescope.find_notebook(tmp_path)[0] == tmp_path / "b" / "ch03_attention.ipynb"
 
 
 def test_gradescope_without_a_notebook_records_zero_with_the_reason(tmp_path, capsys):

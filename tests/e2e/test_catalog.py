@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from support import TESTS
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.sandbox.forkpool import start_fork_server
@@ -38,7 +39,7 @@ from autograder.sandbox.forkpool import start_fork_server
 STAGES, stage = CHAPTER.stages, CHAPTER.stage
 
 
-CATALOG = Path(__file__).parent / "catalog"
+CATALOG = TESTS / "catalog"
 BASE = CATALOG / "correct" / "book_style.py"
 MISTAKES = sorted((CATALOG / "mistakes").glob("*.py"))
 CORRECT = sorted((CATALOG / "correct").glob("*.py"))
@@ -165,7 +166,7 @@ def catalog_grades(request, tmp_path_factory) -> Grades:
     jobs = [grading_job(path, folder) for path in wanted]
     # spawn, not fork: the test process has torch's thread pools running. Each process's
     # workers are forks of a preloaded server, as make autograde's are: the whole catalog is
-    # graded through that path too (tests/test_forkserver.py compares it with fresh workers).
+    # graded through that path too (tests/e2e/test_forkserver.py compares it with fresh workers).
     workers = max(1, min(len(jobs), os.cpu_count() or 1, 4))
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                              initializer=start_fork_server) as pool:

@@ -1,7 +1,7 @@
 """Where students run the grader (issue 17), end to end: the portable fallback graded through
 the CLI, Colab simulated by a fresh venv that has PyTorch but not the grader, the grader
 installed beside an existing torch, and a checkout under an odd path. Slow: each builds
-venvs or grades whole notebooks (the fast part is tests/unit/test_platform_layer.py)."""
+venvs or grades whole notebooks (the fast part is tests/unit/sandbox/test_oslayer.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import importlib.metadata
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -18,27 +19,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from support import RELEASE, REPO, SOLUTION, run_grader
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.frontends import gradescope
 from autograder.sandbox import oslayer
 
-REPO = Path(__file__).resolve().parent.parent
-SOLUTION = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
-RELEASE = REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
 HOSTILE = REPO / "tests" / "hostile"
 PIN = gradescope.torch_pin()
-
-pytestmark = pytest.mark.slow
-
-
-def _grade_portable(submission: Path, tmp_path: Path, *args: str):
-    results = tmp_path / f"{submission.stem}.json"
-    proc = subprocess.run([sys.executable, "-m", "autograder", str(submission), "--results", str(results), *args],
-                          cwd=REPO, capture_output=True, text=True, timeout=600,
-                          env={"COLUMNS": "200", "PATH": os.environ["PATH"], "HOME": str(tmp_path),
-                               oslayer.PORTABLE: "1"})
-    return proc, json.loads(results.read_text())
 
 
 # --- Windows and macOS: the portable fallback, forced here ------------------------------------
@@ -49,7 +37,8 @@ def _grade_portable(submission: Path, tmp_path: Path, *args: str):
     (HOSTILE / "exits_inside_stages.py", 9, 0, 1),  # a stage that ends the worker costs that stage only
 ], ids=["blank", "solutions", "exits_inside_stages"])
 def test_the_portable_fallback_grades_like_linux_and_says_unconfined(tmp_path, submission, score, bonus, code):
-    proc, results = _grade_portable(submission, tmp_path)
+    proc = run_grader(submission, tmp_path, env={oslayer.PORTABLE: "1"})
+    results = proc.results
     assert proc.returncode == code, proc.stdout + proc.stderr
     assert f"Total: {score}/100 (+{bonus}/10 bonus)" in proc.stdout, proc.stdout
     assert "confinement: unconfined" in proc.stdout
@@ -178,3 +167,24 @@ def test_a_checkout_under_an_odd_path_runs_every_make_target(tmp_path):
     bonus = sum(CHAPTER.points(s) for s in CHAPTER.stages if s.bonus)
     assert float(rows["ada"]["extra_credit"]) == bonus > 0, rows
     assert float(rows["ada"]["score"]) == CHAPTER.max_score + bonus and float(rows["bob"]["score"]) == 0, rows
+
+
+# --- paths with spaces, parentheses, quotes, non-ASCII ---------------------------------------
+
+ODD_NAMES = ["Copy of ch03_attention.ipynb", "ch03_attention (1).ipynb", "Übung 3/it's \"mine\" a&b;(x).ipynb"]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_make_passes_any_notebook_name_as_one_argument(name):
+    """make -n prints the commands: each path arrives as one shell word, byte for byte."""
+    for target, module in (("test", "autograder"), ("ci-grade", "autograder.frontends.ci")):
+        proc = subprocess.run(["make", "-n", "--no-print-directory", target, f"NOTEBOOK={name}",
+                               f"CI_REPORTS=build/odd ({name[:4]})"],
+                              cwd=REPO, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        line = next(ln for ln in proc.stdout.replace("\\\n", " ").splitlines() if f"-m {module} " in ln)
+        words = shlex.split(line.lstrip("@"))
+        assert words[words.index(module) + 1] == name
+        if target == "ci-grade":
+            assert words[words.index("--results") + 1] == f"build/odd ({name[:4]})/results.json"

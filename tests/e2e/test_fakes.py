@@ -11,15 +11,15 @@ tests (each stage's test cell, visible and hidden examples).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from support import REPO, TESTS
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import grade_notebook_file
 from autograder.frontends import ci, notebook
 
-FAKES = sorted((Path(__file__).parent / "catalog" / "fakes").glob("*.py"))
+FAKES = sorted((TESTS / "catalog" / "fakes").glob("*.py"))
 GRADED = [s.number for s in CHAPTER.graded_stages]
 # the checks of a module's structure (names, shapes, layers, buffers), which a fake with the
 # contract's structure could claim; structure counts only when forward uses the weights, so
@@ -55,7 +55,7 @@ def test_a_fake_earns_nothing_with_nbgrader_hidden_tests(path, capsys):
 
     from autograder.frontends.nbgrader_plugins import hidden_seeds, stage_cells
 
-    source = nbformat.read(CHAPTER.source_notebook(Path(__file__).parents[1]), as_version=4)
+    source = nbformat.read(CHAPTER.source_notebook(REPO), as_version=4)
     seeds = {stage.number: hidden_seeds(source.cells[i].source, stage)
              for i, stage in stage_cells(source, CHAPTER).items() if not stage.bonus}
     import torch

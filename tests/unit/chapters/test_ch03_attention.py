@@ -9,16 +9,15 @@ from __future__ import annotations
 import json
 import re
 import types
-from pathlib import Path
 
 import pytest
+from support import REPO
 
 from autograder.chapters import REGISTRY, load
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import check, collect
 
-REPO = Path(__file__).resolve().parents[2]
 SOURCE_NOTEBOOK = CHAPTER.source_notebook(REPO)
 STAGE_IDS = [s.number for s in CHAPTER.stages]
 

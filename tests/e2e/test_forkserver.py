@@ -9,7 +9,7 @@ import os
 import time
 
 import pytest
-from conftest import REPO
+from support import REPO, SOLUTION
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import grade_notebook_file
@@ -23,7 +23,6 @@ from autograder.sandbox.worker import Worker
 pytestmark = pytest.mark.skipif(not forkserver.available(), reason="the fork server needs Linux (fork, pidfds)")
 
 HOSTILE = REPO / "tests" / "hostile"
-SOLUTION = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
 
 
 @pytest.fixture(scope="module", autouse=True)

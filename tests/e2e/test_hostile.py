@@ -27,6 +27,7 @@ from unittest import mock
 
 import jsonschema
 import pytest
+from support import REPO, TESTS
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import run_stage
@@ -38,9 +39,8 @@ from autograder.sandbox.worker import Worker
 
 stage = CHAPTER.stage
 
-REPO = Path(__file__).resolve().parent.parent
-HOSTILE = Path(__file__).resolve().parent / "hostile"
-SCHEMA = json.loads((Path(__file__).resolve().parent / "schemas" / "gradescope_results.schema.json").read_text())
+HOSTILE = TESTS / "hostile"
+SCHEMA = json.loads((TESTS / "schemas" / "gradescope_results.schema.json").read_text())
 QUICK_LIMITS = ("--stage-timeout", "5", "--cell-timeout", "3")  # the time-limit cases, kept short
 
 
@@ -361,7 +361,7 @@ def test_an_import_hook_that_ends_the_warm_up_costs_no_other_stage(tmp_path):
     graded in bounded time like any other stage."""
     from autograder.core.engine import grade_notebook_file
 
-    catalog = Path(__file__).resolve().parent / "catalog"
+    catalog = TESTS / "catalog"
     submission = tmp_path / "hook.py"
     submission.write_text((catalog / "correct" / "book_style.py").read_text() + IMPORT_HOOK)
     started = time.monotonic()
@@ -379,7 +379,7 @@ def test_a_notebook_that_raises_torchs_thread_count_loses_nothing(tmp_path):
     GPT-2-size passes run instead of waiting for pool threads the copy does not have."""
     from autograder.core.engine import grade_notebook_file
 
-    catalog = Path(__file__).resolve().parent / "catalog"
+    catalog = TESTS / "catalog"
     submission = tmp_path / "threads.py"
     submission.write_text((catalog / "correct" / "book_style.py").read_text()
                           + "\ntorch.set_num_threads(2)\n_big = torch.rand(1500, 1500) @ torch.rand(1500, 1500)\n")

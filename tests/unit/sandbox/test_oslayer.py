@@ -1,30 +1,23 @@
 """Where students run the grader (issue 17), the fast part: devices (CUDA, Apple's MPS, CPU)
 with their availability faked, tensors that cross to the grader as float32 on the CPU, the
-portable OS layer's pipes, the PyTorch range and pin, and the Makefile's quoting of paths.
-The slow part (venvs, a clone under an odd path, the forced fallback end to end) is
-tests/test_platforms.py."""
+portable OS layer's pipes, the PyTorch range and pin. The slow part (venvs, a clone under an odd
+path, the forced fallback end to end, the Makefile's quoting of paths) is tests/e2e/test_platforms.py."""
 
 from __future__ import annotations
 
 import os
 import re
-import shlex
-import shutil
-import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import torch
+from support import REPO
 from torch.overrides import TorchFunctionMode
 
 from autograder.frontends import cli
 from autograder.sandbox import confinement, oslayer, wire
 from autograder.sandbox.workspace import on_device
-
-REPO = Path(__file__).resolve().parents[2]
-
 
 # --- devices -------------------------------------------------------------------------------
 
@@ -203,47 +196,3 @@ def test_pyproject_declares_a_range_and_make_pins_the_release():
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     installs = re.findall(r"pip install .*", makefile)
     assert installs and all("-c $(CONSTRAINTS)" in line for line in installs if "-e" in line), installs
-
-
-# --- paths with spaces, parentheses, quotes, non-ASCII ---------------------------------------
-
-ODD_NAMES = ["Copy of ch03_attention.ipynb", "ch03_attention (1).ipynb", "Übung 3/it's \"mine\" a&b;(x).ipynb"]
-
-
-@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
-@pytest.mark.parametrize("name", ODD_NAMES)
-def test_make_passes_any_notebook_name_as_one_argument(name):
-    """make -n prints the commands: each path arrives as one shell word, byte for byte."""
-    for target, module in (("test", "autograder"), ("ci-grade", "autograder.frontends.ci")):
-        proc = subprocess.run(["make", "-n", "--no-print-directory", target, f"NOTEBOOK={name}",
-                               f"CI_REPORTS=build/odd ({name[:4]})"],
-                              cwd=REPO, capture_output=True, text=True, timeout=60)
-        assert proc.returncode == 0, proc.stderr
-        line = next(ln for ln in proc.stdout.replace("\\\n", " ").splitlines() if f"-m {module} " in ln)
-        words = shlex.split(line.lstrip("@"))
-        assert words[words.index(module) + 1] == name
-        if target == "ci-grade":
-            assert words[words.index("--results") + 1] == f"build/odd ({name[:4]})/results.json"
-
-
-# --- Colab: the address the setup cell installs from -----------------------------------------
-
-@pytest.mark.parametrize("url, written", [
-    ("https://github.com/org/ch03-template", "git+https://github.com/org/ch03-template"),
-    ("git+https://gitlab.example/course/ch03.git", "git+https://gitlab.example/course/ch03.git"),
-    ("/srv/ch03 (copy)", "/srv/ch03 (copy)"),
-])
-def test_student_repo_writes_its_address_into_the_setup_cell(url, written):
-    import json
-
-    from autograder.frontends.student_repo import colab_link, with_install_source
-
-    release = (REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb").read_bytes()
-    before, after = json.loads(release)["cells"], json.loads(with_install_source(release, url))["cells"]
-    changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
-    assert len(before) == len(after) and len(changed) == 1
-    source = "".join(after[changed[0]]["source"])
-    assert f"GRADER_SOURCE = {json.dumps(written)}" in source and "AUTOGRADER_INSTALL_SOURCE" in source
-    assert "GRADER_SOURCE = \"\"" in "".join(before[changed[0]]["source"])
-    link = colab_link(url, "assignments/ch03_attention/ch03_attention.ipynb")
-    assert ("colab.research.google.com/github/org/ch03-template/blob/main/assignments/" in link) == ("github.com" in url)

@@ -1,0 +1,56 @@
+"""What the tests share besides fixtures: the repository's paths and the graders' entry points.
+
+Test files import it as ``from support import REPO, run_grader`` (pyproject.toml puts tests/ on
+sys.path); tests/conftest.py holds the fixtures built on it and re-exports these names."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+SOLUTION = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
+RELEASE = REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
+
+
+@dataclass
+class CliRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    results: dict | None
+
+
+def link_venv(course: Path, venv: Path | None = None) -> None:
+    """``venv`` (default: this test's) as ``course/.venv``, where the Makefile looks by default.
+    Make cannot take a path with spaces as VENV (its rules name the venv's stamp files), and a
+    checkout under "My Courses (2027)/..." would hand it one."""
+    link = course / ".venv"
+    if not link.exists():
+        link.symlink_to(venv or Path(sys.executable).parent.parent, target_is_directory=True)
+
+
+def run_grader(submission: Path, tmp_path: Path, *args: str, timeout: float = 600, env: dict | None = None) -> CliRun:
+    """Grade through the real command line, as a student or CI would, in a minimal environment
+    (``env``: variables added to it)."""
+    results = tmp_path / "results.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", str(submission), "--results", str(results), *args],
+        cwd=REPO, capture_output=True, text=True, timeout=timeout,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **(env or {})},
+    )
+    data = json.loads(results.read_text()) if results.exists() else None
+    return CliRun(proc.returncode, proc.stdout, proc.stderr, data)
+
+
+def grade_in_process(chapter, stage, namespace: dict, **options):
+    """Grade ``stage`` on the names in ``namespace`` in this process, as a notebook's test cell
+    does in the student's kernel (no worker): the engine's ``run_stage`` over a LocalTransport."""
+    from autograder.core.engine import run_stage
+    from autograder.core.submission import LocalTransport, Submission
+
+    return run_stage(chapter, stage, Submission(LocalTransport(namespace), stage.label), **options)

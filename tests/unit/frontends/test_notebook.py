@@ -1,0 +1,34 @@
+"""autograder.frontends.notebook without grading: how a hidden run combines with the visible one,
+and a test cell under nbgrader autograde."""
+
+from __future__ import annotations
+
+from autograder.chapters.ch03_attention import CHAPTER
+from autograder.core.checks import CheckStatus
+from autograder.core.results import CheckResult, StageResult
+from autograder.frontends import notebook
+
+STAGES = CHAPTER.stages
+
+
+def test_with_hidden_keeps_a_check_only_if_both_runs_pass():
+
+    checks = CHAPTER.checks_for(STAGES[0])
+    visible = StageResult(STAGES[0], [CheckResult(checks[0], CheckStatus.PASSED), CheckResult(checks[1], CheckStatus.PASSED),
+                                      CheckResult(checks[2], CheckStatus.FAILED, "wrong", "hint")])
+    hidden = StageResult(STAGES[0], [CheckResult(checks[0], CheckStatus.PASSED), CheckResult(checks[1], CheckStatus.FAILED, "x=[1]", "h"),
+                                     CheckResult(checks[2], CheckStatus.PASSED)])
+    combined = notebook.with_hidden(visible, hidden)
+    assert [c.status.value for c in combined.checks] == ["passed", "failed", "failed"]
+    assert combined.score == checks[0].points
+    assert combined.checks[1].message == notebook.HIDDEN_FAILURE and combined.checks[2].message == "wrong"
+
+
+def test_the_kernel_defers_to_the_sandbox_while_nbgrader_autogrades(monkeypatch, capsys):
+    """Under `nbgrader autograde` a test cell in the student's kernel is worth 0 until the
+    sandbox's grade replaces it: a pipeline without SandboxExecute cannot give points away."""
+    import torch
+
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": lambda x: torch.softmax(x, -1)}) == 0
+    assert "separate process" in capsys.readouterr().out
