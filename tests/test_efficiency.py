@@ -16,7 +16,7 @@ from autograder.core.checks import CheckStatus
 from autograder.core.engine import CheckResult, GradeReport, StageResult, run_stage
 from autograder.core.submission import LocalTransport, Submission
 from autograder.frontends import cli
-from autograder.frontends.rendering import gradescope_json
+from autograder.frontends.reports.results_json import gradescope_json
 
 STAGES, stage, checks_for = CHAPTER.stages, CHAPTER.stage, CHAPTER.checks_for
 

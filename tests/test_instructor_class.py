@@ -22,8 +22,9 @@ import pytest
 from conftest import RELEASE, REPO, SOLUTION, link_venv
 
 from autograder.chapters.ch03_attention import CHAPTER
-from autograder.frontends import classgrade
-from autograder.frontends.nbgrader_plugins import LatePenalty, csv_column, submitted_notebook
+from autograder.frontends import class_summary, simulated_class
+from autograder.frontends.nbgrader.late import LatePenalty
+from autograder.frontends.nbgrader.stages import csv_column, submitted_notebook
 
 ASSIGNMENT = CHAPTER.id
 GRADED = [s for s in CHAPTER.stages if not s.bonus]
@@ -58,7 +59,7 @@ def _write(path: Path, notebook: dict) -> None:
 @pytest.fixture(scope="module")
 def instructor_class(tmp_path_factory):
     release, solution = json.loads(RELEASE.read_text()), json.loads(SOLUTION.read_text())
-    graded_only = classgrade.student_notebook(release, solution, done={s.number for s in GRADED})
+    graded_only = simulated_class.student_notebook(release, solution, done={s.number for s in GRADED})
     course = tmp_path_factory.mktemp("instructor") / "course"
     course.mkdir()
     for name in ("Makefile", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
@@ -78,7 +79,7 @@ def instructor_class(tmp_path_factory):
     (late / "timestamp.txt").write_text(LATE)
     _write(_folder(course, "bonus") / f"{ASSIGNMENT}.ipynb", solution)
     renamed = _folder(course, "renamed1")
-    _write(renamed / f"{ASSIGNMENT} (1).ipynb", classgrade.student_notebook(release, solution, mistake=3))
+    _write(renamed / f"{ASSIGNMENT} (1).ipynb", simulated_class.student_notebook(release, solution, mistake=3))
     _write(renamed / ".ipynb_checkpoints" / f"{ASSIGNMENT}-checkpoint.ipynb", release)
     _write(_folder(course, "renamed2") / f"Copy_of_{ASSIGNMENT}.ipynb", release)
     two = _folder(course, "two")
@@ -211,7 +212,7 @@ def test_feedback_is_readable(instructor_class):
 
 
 def test_progress_names_the_students_still_running(monkeypatch):
-    monkeypatch.setattr(classgrade.time, "time", lambda: 1000.0)
-    assert classgrade.running_description(10, 2, {}) == "running 10 notebooks, 2 at a time"
-    line = classgrade.running_description(10, 2, {"s07_loop": 1000.0 - 431, "s09": 1000.0 - 12})
+    monkeypatch.setattr(class_summary.time, "time", lambda: 1000.0)
+    assert class_summary.running_description(10, 2, {}) == "running 10 notebooks, 2 at a time"
+    line = class_summary.running_description(10, 2, {"s07_loop": 1000.0 - 431, "s09": 1000.0 - 12})
     assert line == "running s07_loop 7:11, s09 0:12"  # longest first, minutes:seconds

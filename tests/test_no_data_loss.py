@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.frontends import rendering
+from autograder.frontends.reports import safe_write
 from autograder.sandbox.client import submission_kept
 
 REPO = Path(__file__).resolve().parent.parent
@@ -78,7 +78,7 @@ def test_junit_naming_a_folder_is_refused_but_the_grade_is_still_reported(tmp_pa
 
 def test_a_failed_atomic_write_leaves_no_temporary_file(tmp_path):
     with pytest.raises(TypeError):
-        rendering.write_json(tmp_path / "results.json", {"not json": object()})
+        safe_write.write_json(tmp_path / "results.json", {"not json": object()})
     assert list(tmp_path.iterdir()) == []
 
 
