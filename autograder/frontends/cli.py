@@ -1,4 +1,11 @@
-"""python -m autograder SUBMISSION [--results FILE] [--stage N ...] [--device auto|cpu|cuda|mps] [--chapter ID]"""
+"""``make test``: grade one submission and print the table (and results.json with ``--results``).
+
+    python -m autograder SUBMISSION [--results FILE] [--stage N ...] [--device auto|cpu|cuda|mps] [--chapter ID]
+
+Owns the grading arguments every front end shares (:func:`add_grading_arguments`), the device
+choice, the early worker start, and :func:`grade_report`, the one grading that the CI front end
+and Gradescope's ``run`` also use.
+"""
 
 from __future__ import annotations
 
