@@ -130,7 +130,7 @@ $(GRADEBOOK): $(SOURCE) | $(STAMP)
 
 # make autograde STUDENT=id regrades one student (STUDENT="a b" several); V=1 shows whole errors.
 autograde: $(GRADEBOOK)
-	@PATH=$(ABS_BIN):"$$PATH" $(BIN)/python -m autograder.frontends.classgrade autograde $(ASSIGNMENT) $(if $(JOBS),--jobs $(JOBS)) \
+	@PATH=$(ABS_BIN):"$$PATH" $(BIN)/python -m autograder.frontends.autograde $(ASSIGNMENT) $(if $(JOBS),--jobs $(JOBS)) \
 		$(if $(STUDENT),--student $(STUDENT)) $(if $(V),--verbose)
 
 feedback: $(GRADEBOOK)

@@ -9,14 +9,12 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades, OverwriteCells, SaveAutoGrades
 
-from autograder.frontends.nbgrader_plugins import (
-    LatePenalty,
-    QuietOverwriteCells,
-    ReadableFeedback,
-    SandboxExecute,
-    SaveExtraCredit,
-    StageCsvExport,
-)
+from autograder.frontends.nbgrader.execute import SandboxExecute
+from autograder.frontends.nbgrader.export import StageCsvExport
+from autograder.frontends.nbgrader.extra_credit import SaveExtraCredit
+from autograder.frontends.nbgrader.feedback import ReadableFeedback
+from autograder.frontends.nbgrader.late import LatePenalty
+from autograder.frontends.nbgrader.overwrite import QuietOverwriteCells
 
 c = get_config()
 

@@ -149,19 +149,19 @@ def _serve(command: list[str], cwd: Path, env: dict, probe: str) -> subprocess.P
 
 
 def instructor_screenshots(browser: str, out: Path) -> list[Path]:
-    from autograder.frontends import classgrade
+    from autograder.frontends import simulated_class
 
     course = out / "course"
     if course.exists():
         raise SystemExit(f"{course} exists: give another --out (this never replaces a course)")
-    kinds = classgrade.class_of(7)
+    kinds = simulated_class.class_of(7)
     chosen = {name: nb for name, nb in kinds.items() if name.split("_", 1)[1] in
               ("perfect", "blank", "stages1to4", "mistake3")}
-    classgrade.new_course(course, chosen)
-    env = classgrade.nbgrader_env()
-    subprocess.run([sys.executable, "-I", "-m", "autograder.frontends.classgrade", "autograde", "ch03_attention"],
+    simulated_class.new_course(course, chosen)
+    env = simulated_class.nbgrader_env()
+    subprocess.run([sys.executable, "-I", "-m", "autograder.frontends.autograde", "ch03_attention"],
                    cwd=course, env=env, check=True, capture_output=True)
-    classgrade.nbgrader(course, "generate_feedback", "ch03_attention", "--force")
+    simulated_class.nbgrader(course, "generate_feedback", "ch03_attention", "--force")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

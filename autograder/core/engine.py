@@ -31,7 +31,7 @@ def check_preloads() -> tuple[Preload, ...]:
     """What the checks would import lazily, for ``Worker(..., preload=...)`` to import before
     the submission's first cell (:mod:`autograder.sandbox.preload`). The grade functions below
     use it unless told otherwise; a front end adds what its reports import
-    (:func:`autograder.frontends.rendering.grader_preloads`)."""
+    (:func:`autograder.frontends.reports.console.grader_preloads`)."""
     return (warm_up_checks,)
 
 

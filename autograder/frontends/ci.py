@@ -12,7 +12,7 @@ From one :class:`~autograder.core.results.GradeReport` it produces
       ::notice title=Autograding complete::Points 55/100
       ::notice title=Autograding report::{"totalPoints":55,"maxPoints":100}
 
-- Gradescope's ``results.json`` (:func:`autograder.frontends.rendering.gradescope_json`);
+- Gradescope's ``results.json`` (:func:`autograder.frontends.reports.results_json.gradescope_json`);
 - JUnit XML: one ``<testsuite>`` per stage, one ``<testcase>`` per check;
 - a Markdown table (stage, points, result, hint) and the total, appended to
   ``$GITHUB_STEP_SUMMARY`` (or ``--summary``) so the run's page shows the grade; text from
@@ -53,6 +53,7 @@ from pathlib import Path
 from autograder.core.checks import CheckStatus
 from autograder.core.results import GradeReport
 from autograder.frontends.fingerprint import Verdict
+from autograder.frontends.reports.text import format_points
 
 # Stage status -> the mark the step summary shows.
 SUMMARY_MARK = {CheckStatus.PASSED: "✅", CheckStatus.FAILED: "❌", CheckStatus.STOPPED: "⏱️",
@@ -104,10 +105,6 @@ def classroom_annotations(report: GradeReport) -> list[str]:
 
 # --- Markdown step summary ------------------------------------------------------------
 
-def _points(value: float) -> str:
-    return f"{value:g}"
-
-
 # Markdown that text quoted from a submission must not form: links and images (no ``[``
 # or ``]``), a new table cell (``|``); HTML is escaped apart and bare URLs are broken below.
 # Emphasis and code spans can only restyle the text, and the hints' `code` should render.
@@ -124,7 +121,7 @@ def _cell(text: str) -> str:
 
 
 def summary_markdown(report: GradeReport, verdict: Verdict | None = None) -> str:
-    lines = [f"## {report.chapter.id}: {_points(report.score)}/{_points(report.max_score)} points", ""]
+    lines = [f"## {report.chapter.id}: {format_points(report.score)}/{format_points(report.max_score)} points", ""]
     if verdict is not None:
         lines += [fingerprint_markdown(verdict), ""]
     if report.error:
@@ -132,9 +129,9 @@ def summary_markdown(report: GradeReport, verdict: Verdict | None = None) -> str
     lines += ["| Stage | Points | Result | Hint |", "| --- | ---: | --- | --- |"]
     for result in report.stages:
         lines.append(f"| {result.stage.number} {result.stage.id} "
-                     f"| {_points(result.score)}/{_points(result.max_score)} "
+                     f"| {format_points(result.score)}/{format_points(result.max_score)} "
                      f"| {SUMMARY_MARK[result.status]} {_cell(result.summary)} | {_cell(result.hint)} |")
-    lines.append(f"| **Total** | **{_points(report.score)}/{_points(report.max_score)}** | | |")
+    lines.append(f"| **Total** | **{format_points(report.score)}/{format_points(report.max_score)}** | | |")
     failed = [c for c in report.checks if c.status in (CheckStatus.FAILED, CheckStatus.STOPPED)]
     if failed:
         lines += ["", f"<details><summary>Every failed check ({len(failed)})</summary>", ""]
@@ -204,7 +201,7 @@ def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.Element
     A check that is still a stub counts as a failure (its points are not earned); one that
     was stopped (time limit, crashed worker) is an error.
     """
-    from autograder.frontends.rendering import confinement_text
+    from autograder.frontends.reports.text import confinement_text
 
     suites = ET.Element("testsuites", name=report.chapter.id)
     totals = {"tests": 0, "failures": 0, "errors": 0}
@@ -215,8 +212,8 @@ def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.Element
                               failures=str(failures), errors=str(errors), skipped="0",
                               time=f"{result.seconds:.3f}")
         properties = ET.SubElement(suite, "properties")
-        ET.SubElement(properties, "property", name="points", value=_points(result.score))
-        ET.SubElement(properties, "property", name="max_points", value=_points(result.max_score))
+        ET.SubElement(properties, "property", name="points", value=format_points(result.score))
+        ET.SubElement(properties, "property", name="max_points", value=format_points(result.max_score))
         ET.SubElement(properties, "property", name="confinement", value=confinement_text(report))
         if verdict is not None:
             for name, value in (("grader_fingerprint", verdict.fingerprint),
@@ -243,7 +240,7 @@ def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.Element
 
 def write_junit(path: str | Path, report: GradeReport, verdict: Verdict | None = None) -> None:
     """JUnit XML at ``path``, never in place of a folder or of a file that is not JUnit XML."""
-    from autograder.frontends.rendering import OutputRefused, overwrite_refusal
+    from autograder.frontends.reports.safe_write import OutputRefused, overwrite_refusal
 
     why = overwrite_refusal(path, "--junit", lambda data: b"<testsuites" in data[:4096])
     if why:
@@ -305,7 +302,7 @@ def main(argv=None) -> int:
         print(line)
     status = 2 if output_failed else exit_status(report.score, report.error, args.pass_mark)
     if status == 1:
-        print(f"Score {_points(report.score)} is below the pass mark {_points(args.pass_mark)}.")
+        print(f"Score {format_points(report.score)} is below the pass mark {format_points(args.pass_mark)}.")
     return status
 
 
@@ -313,20 +310,22 @@ def _grade_and_report(args, chapter, verdict: Verdict) -> tuple[GradeReport, boo
     """Grade, write results.json, JUnit and the step summary, print the table. None when
     results.json could not be written; else the report and whether another report failed."""
     from autograder.frontends import cli
-    from autograder.frontends import rendering as reports
+    from autograder.frontends.reports.console import print_console
+    from autograder.frontends.reports.results_json import gradescope_json, provisional_json
+    from autograder.frontends.reports.safe_write import OutputRefused
 
     # a valid zero stands if anything kills this process
     if args.results and not cli.save_results(args.results, add_fingerprint(
-            reports.provisional_json(chapter, args.submission, args.stage), verdict)):
+            provisional_json(chapter, args.submission, args.stage), verdict)):
         return None
     report, notes = grade(args, chapter)
-    if args.results and not cli.save_results(args.results, add_fingerprint(reports.gradescope_json(report), verdict)):
+    if args.results and not cli.save_results(args.results, add_fingerprint(gradescope_json(report), verdict)):
         return None
     output_failed = False  # a report that could not be written: said, and exit 2 after the grade is printed
     if args.junit:
         try:
             write_junit(args.junit, report, verdict)
-        except (OSError, reports.OutputRefused) as exc:
+        except (OSError, OutputRefused) as exc:
             print(f"error: {exc}", file=sys.stderr)
             output_failed = True
     if args.summary:
@@ -335,7 +334,7 @@ def _grade_and_report(args, chapter, verdict: Verdict) -> tuple[GradeReport, boo
                 handle.write(summary_markdown(report, verdict))
         except OSError as exc:
             print(f"warning: could not write the step summary to {args.summary}: {exc}", file=sys.stderr)
-    reports.print_console(report)
+    print_console(report)
     for note in notes:
         print(f"note: {note}")
     print(verdict.words if verdict.status != "modified" else f"WARNING: {verdict.words}")

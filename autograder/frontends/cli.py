@@ -1,4 +1,11 @@
-"""python -m autograder SUBMISSION [--results FILE] [--stage N ...] [--device auto|cpu|cuda|mps] [--chapter ID]"""
+"""``make test``: grade one submission and print the table (and results.json with ``--results``).
+
+    python -m autograder SUBMISSION [--results FILE] [--stage N ...] [--device auto|cpu|cuda|mps] [--chapter ID]
+
+Owns the grading arguments every front end shares (:func:`add_grading_arguments`), the device
+choice, the early worker start, and :func:`grade_report`, the one grading that the CI front end
+and Gradescope's ``run`` also use.
+"""
 
 from __future__ import annotations
 
@@ -103,7 +110,7 @@ def resolve_device(choice: str) -> str:
 def save_results(path: str, data: dict) -> bool:
     """Write results.json, never in place of a folder or of a file that is not a results file
     (a mistyped path must not cost an instructor a gradebook or a notebook)."""
-    from autograder.frontends.rendering import OutputRefused, write_results
+    from autograder.frontends.reports.safe_write import OutputRefused, write_results
 
     try:
         write_results(path, data)
@@ -149,7 +156,7 @@ def grade_report(args, chapter, limits, worker, stages, *, show_traceback: bool)
     was, and no device or a grader failure turned into a report that says so (0 points).
     Returns the report and notes for the student (e.g. the submission changed its file)."""
     from autograder.core.engine import grade_notebook_file, grade_with_hidden_examples, not_graded_report
-    from autograder.frontends.rendering import grader_preloads
+    from autograder.frontends.reports.console import grader_preloads
     from autograder.sandbox.restore import submission_kept
 
     notes: list[str] = []
@@ -191,14 +198,15 @@ def load_chapter(args):
 
 
 def _grade(args, limits, worker) -> int:
-    from autograder.frontends import rendering as reports
+    from autograder.frontends.reports.console import print_console
+    from autograder.frontends.reports.results_json import gradescope_json, provisional_json
 
     chapter = load_chapter(args)
     if chapter is None:
         return 2
     # A valid zero stands from the start, whatever happens to this process later.
     if args.results and not save_results(args.results,
-                                           reports.provisional_json(chapter, args.submission, args.stage)):
+                                           provisional_json(chapter, args.submission, args.stage)):
         return 2
     try:
         report, notes = grade_report(args, chapter, limits, worker, args.stage, show_traceback=args.verbose)
@@ -207,10 +215,10 @@ def _grade(args, limits, worker) -> int:
                                                      if args.results else ""), file=sys.stderr)
         return 130
     # Results are written last: every process the submission started has ended by now.
-    if args.results and not save_results(args.results, reports.gradescope_json(report)):
+    if args.results and not save_results(args.results, gradescope_json(report)):
         return 2
     report.seconds = max(report.seconds, time.monotonic() - _STARTED)
-    reports.print_console(report, verbose=args.verbose)
+    print_console(report, verbose=args.verbose)
     for note in notes:
         print(f"note: {note}")
     for late in late_name_warnings(args.submission):

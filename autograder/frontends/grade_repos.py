@@ -34,12 +34,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.frontends import fingerprint
+from autograder.frontends import finder, fingerprint
+from autograder.frontends.jobs import default_jobs
 
 REPO_ROOT = Path(__file__).resolve().parents[2]  # the instructor's checkout: its grader grades
 DEFAULT_OUT = Path("build") / "grade-repos"
 GRADING_SECONDS = 900  # one notebook, every stage; the grader's own limits stop it well before
-SKIPPED_PARTS = {".git", ".venv", "build", "__MACOSX", "node_modules", ".ipynb_checkpoints"}
 
 
 @dataclass
@@ -64,29 +64,19 @@ def _stage_column(stage) -> str:
 
 
 def find_notebook(repo: Path, chapter) -> tuple[Path | None, str]:
-    """The notebook to grade in ``repo`` and a note: the release's path, else the shallowest
-    notebook of that name, else the shallowest notebook. A link is never followed: it could
-    point at anything on the instructor's machine (the solutions, say)."""
-    expected = chapter.release_notebook(repo)
-    candidates = [expected] if expected.exists() or expected.is_symlink() else []
-    if not candidates:
-        found = sorted((p for p in repo.rglob("*.ipynb")
-                        if not SKIPPED_PARTS & set(p.relative_to(repo).parts) and not p.name.startswith("._")),
-                       key=lambda p: (p.name != chapter.notebook_name, len(p.relative_to(repo).parts), str(p)))
-        candidates = found[:1]
-    if not candidates:
-        return None, f"no notebook (.ipynb) in the repository; expected {expected.relative_to(repo).as_posix()}"
-    notebook = candidates[0]
-    relative = notebook.relative_to(repo)
-    walked = repo
-    for part in relative.parts:
-        walked = walked / part
-        if walked.is_symlink():
-            return None, f"{relative.as_posix()}: a symbolic link, not a notebook; not graded"
-    if not notebook.is_file():
-        return None, f"{relative.as_posix()} is not a regular file; not graded"
-    note = "" if notebook == expected else f"graded {relative.as_posix()} (not at {expected.relative_to(repo).as_posix()})"
-    return notebook, note
+    """The notebook to grade in ``repo`` and a note (:func:`autograder.frontends.finder.find_notebook`):
+    the release's path, else the shallowest notebook of that name, else the shallowest
+    notebook. A link is never followed: it could point at anything on the instructor's
+    machine (the solutions, say)."""
+    expected = chapter.release_notebook(repo).relative_to(repo)
+    found = finder.find_notebook(repo, chapter.id, below=True, expected=expected, several="shallowest", links="refuse")
+    if found.problem == "none":
+        return None, f"no notebook (.ipynb) in the repository; expected {expected.as_posix()}"
+    if found.notebook is None:
+        return None, found.reason
+    relative = found.notebook.relative_to(repo)
+    note = "" if relative == expected else f"graded {relative.as_posix()} (not at {expected.as_posix()})"
+    return found.notebook, note
 
 
 def head_commit(repo: Path) -> str:
@@ -219,8 +209,6 @@ def grade_all(repos: Path, out: Path, chapter, jobs: int) -> list[Row]:
 
 
 def main(argv=None) -> int:
-    from autograder.frontends.classgrade import default_jobs
-
     parser = argparse.ArgumentParser(prog="python -m autograder.frontends.grade_repos",
                                      description="Regrade cloned student repositories with this checkout's grader.")
     parser.add_argument("repos", type=Path, help="the folder holding one folder per student repository")

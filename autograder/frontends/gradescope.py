@@ -25,6 +25,7 @@ import zipfile
 from pathlib import Path
 
 from autograder.chapters import DEFAULT, load
+from autograder.frontends import finder
 
 ASSIGNMENT = DEFAULT  # the chapter the bundle grades
 NOTEBOOK_NAME = f"{ASSIGNMENT}.ipynb"
@@ -108,7 +109,7 @@ def build(out: Path = DEFAULT_ZIP, hidden_seed: int | None = None) -> Path:
         raise SystemExit(f"no {pyproject}: build the zip from a checkout of the repository")
     setup = SETUP_SH.format(torch=torch_pin(), cpu_wheels=CPU_WHEELS, extra=NOTEBOOK_EXTRA)
     out = Path(out)
-    from autograder.frontends.rendering import overwrite_refusal
+    from autograder.frontends.reports.safe_write import overwrite_refusal
 
     why = overwrite_refusal(out, "--out", lambda data: data.startswith(b"PK"))  # only an earlier zip is replaced
     if why:
@@ -128,19 +129,16 @@ def build(out: Path = DEFAULT_ZIP, hidden_seed: int | None = None) -> Path:
 
 
 def find_notebook(submission: Path) -> tuple[Path | None, list[Path]]:
-    """The notebook to grade, and every notebook found.
+    """The notebook to grade, and every notebook found (:func:`autograder.frontends.finder.find_notebook`,
+    anywhere in the upload, the shallowest of several).
 
     Students upload the notebook alone, a zip of their folder, or the whole repository:
     ``ch03_attention.ipynb`` wins wherever it is (the shallowest one), else the shallowest
     other notebook. Jupyter checkpoints and macOS zip debris (``__MACOSX``, ``._*``) are
     never the submission.
     """
-    found = sorted(p for p in submission.rglob("*.ipynb")
-                   if p.is_file() and not p.name.startswith("._")
-                   and not {".ipynb_checkpoints", "__MACOSX"} & set(p.relative_to(submission).parts))
-    preferred = [p for p in found if p.name == NOTEBOOK_NAME] or found
-    pick = min(preferred, key=lambda p: (len(p.relative_to(submission).parts), str(p))) if preferred else None
-    return pick, found
+    found = finder.find_notebook(submission, ASSIGNMENT, below=True, several="shallowest")
+    return found.notebook, found.candidates
 
 
 def hidden_examples_seed(source: Path) -> int | None:
@@ -160,7 +158,9 @@ def hidden_examples_seed(source: Path) -> int | None:
 def run(root: Path) -> int:
     from autograder.core.engine import not_graded_report
     from autograder.frontends import cli
-    from autograder.frontends import rendering as reports
+    from autograder.frontends.reports.console import print_console
+    from autograder.frontends.reports.results_json import gradescope_json
+    from autograder.frontends.reports.safe_write import write_json
 
     results = root / "results" / "results.json"
     submission = root / "submission"
@@ -168,8 +168,8 @@ def run(root: Path) -> int:
     if notebook is None:
         report = not_graded_report(load(ASSIGNMENT), str(submission), f"no notebook (.ipynb) in the submission; "
                                                     f"upload your {NOTEBOOK_NAME}")
-        reports.write_json(results, reports.gradescope_json(report))
-        reports.print_console(report)
+        write_json(results, gradescope_json(report))
+        print_console(report)
         return 0
     # Gradescope has no GPU. The exit status is the CLI's (1 below full marks), which is no
     # failure here: the grade is results.json, always written.
@@ -180,8 +180,8 @@ def run(root: Path) -> int:
     except SystemExit as exc:  # the bundle is broken, not the submission: a 0 that says so
         report = not_graded_report(load(ASSIGNMENT), str(notebook), f"the autograder is misconfigured ({exc}); "
                                    "please tell the course staff")
-        reports.write_json(results, reports.gradescope_json(report))
-        reports.print_console(report)
+        write_json(results, gradescope_json(report))
+        print_console(report)
         return 0
     cli.main([str(notebook), "--results", str(results), "--device", "cpu", "--verbose",
               *(["--hidden-examples-seed", str(seed)] if seed is not None else [])])
@@ -192,7 +192,7 @@ def run(root: Path) -> int:
         if others:
             note += f" (also in the submission, not graded: {', '.join(others)})"
         data["output"] = f"{note}\n{data.get('output', '')}"
-        reports.write_json(results, data)
+        write_json(results, data)
     return 0
 
 

@@ -38,7 +38,7 @@ def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu"
     if os.environ.get("NBGRADER_EXECUTION") == "autograde":
         # nbgrader sets this while it autogrades. The kernel runs the student's code, so its
         # answer could be forged: the sandboxed engine grades the notebook afterwards and
-        # replaces this cell's output (autograder.frontends.nbgrader_plugins.SandboxExecute). Until then the
+        # replaces this cell's output (autograder.frontends.nbgrader.execute.SandboxExecute). Until then the
         # cell is worth 0, so a pipeline without that step cannot hand out points.
         print(f"{stage.label}: graded by the course autograder in a separate process")
         return 0
@@ -48,18 +48,19 @@ def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu"
         result = _run(chapter, stage, namespace, device, None)
         _last_visible[key] = result
         show_feedback(result, lambda: feedback_html(chapter, result, namespace, device))
-        return _points(result.score)
+        return cell_value(result.score)
     visible = _last_visible.pop(key, None) or _run(chapter, stage, namespace, device, None)
     rerun = checks_hidden_examples_could_fail(visible)
     result = with_hidden(visible, _run(chapter, stage, namespace, device, hidden_seed, rerun)) if rerun else visible
     print(hidden_text(result))
-    return _points(result.score)
+    return cell_value(result.score)
 
 
-def _points(score: float):
-    """What the cell returns. Under nbgrader (validate; autograde returned earlier) the plain
-    number: nbgrader reads the cell's partial credit from its echo. In a student's kernel,
-    points that display as nothing: the report already says them."""
+def cell_value(score: float):
+    """The value a test cell returns, a number (points as text: reports.text.format_points).
+    Under nbgrader (validate; autograde returned earlier) the plain number: nbgrader reads the
+    cell's partial credit from its echo. In a student's kernel, points that display as
+    nothing: the report already says them."""
     return score if os.environ.get("NBGRADER_EXECUTION") else StagePoints(score)
 
 
@@ -84,9 +85,10 @@ def _in_a_kernel() -> bool:
 def show_feedback(result, html_of) -> None:
     """The stage's report: in a Jupyter kernel one display with text/html (table, hints,
     heatmap) and its text/plain fallback; anywhere else (python, IPython in a terminal) the text."""
-    from autograder.frontends import rendering as report
+    from autograder.frontends.reports.html import escape
+    from autograder.frontends.reports.text import stage_text
 
-    text = report.stage_text(result)
+    text = stage_text(result)
     if not _in_a_kernel():
         print(text)
         return
@@ -95,17 +97,18 @@ def show_feedback(result, html_of) -> None:
     try:
         html = html_of()
     except Exception as exc:  # the feedback's looks must never cost the student the report
-        html = f"<pre>{report._e(text)}</pre><p><i>(the HTML feedback failed: {report._e(type(exc).__name__)})</i></p>"
+        html = f"<pre>{escape(text)}</pre><p><i>(the HTML feedback failed: {escape(type(exc).__name__)})</i></p>"
     display({"text/plain": text, "text/html": html}, raw=True)
 
 
 def feedback_html(chapter, result, namespace: dict, device: str) -> str:
     """The HTML report; for a failed attention check, with the heatmap of its failing example."""
-    from autograder.frontends import rendering as report
+    from autograder.frontends.reports.heatmap import attention_heatmap_png
+    from autograder.frontends.reports.html import stage_html
 
     exhibit = failing_exhibit(chapter, result, namespace, device)
-    png = report.attention_heatmap_png(exhibit) if exhibit is not None else None
-    return report.stage_html(result, png, exhibit)
+    png = attention_heatmap_png(exhibit) if exhibit is not None else None
+    return stage_html(result, png, exhibit)
 
 
 def failing_exhibit(chapter, result, namespace: dict, device: str):
@@ -140,7 +143,9 @@ def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None
 def hidden_text(result) -> str:
     """What the hidden call prints: the stage's score with hidden examples included, and the
     checks that fail only there (never the hidden inputs)."""
-    points = f"{result.score:g}/{result.max_score:g}"
+    from autograder.frontends.reports.text import format_points
+
+    points = f"{format_points(result.score)}/{format_points(result.max_score)}"
     lines = [f"{result.stage.label} with the hidden examples: {points} points (this cell's score)"]
     for c in result.checks:
         if c.message == HIDDEN_FAILURE:

@@ -1,7 +1,7 @@
 """One sandboxed run of a notebook for nbgrader: each cell's output and each stage's grade.
 
 ``python -I -m autograder.frontends.stagegrades NOTEBOOK --stage N ... [--hidden-seed N=SEED ...]``
-is started by :class:`autograder.frontends.nbgrader_plugins.SandboxExecute` for each notebook
+is started by :class:`autograder.frontends.nbgrader.execute.SandboxExecute` for each notebook
 nbgrader autogrades, and writes its answer as JSON on its standard output (never to a file a
 worker could reach). The notebook is loaded once, in the confined worker: what each cell printed
 (or the error it raised) becomes nbgrader's cell outputs, and the stages are graded like
@@ -25,11 +25,10 @@ def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], 
     that passed and read the seed: engine.checks_hidden_examples_could_fail), all in one loaded worker. Returns
     {error, confinement, cells: [{index, status, stdout, stderr, error}], stages: {number: score, max_score, text}}."""
     from autograder.core.engine import grade_with_hidden_examples
-    from autograder.frontends import rendering as reports
+    from autograder.frontends.reports.text import confinement_text, stage_text
 
-    visible, results = grade_with_hidden_examples(path, chapter, numbers, seeds, device, limits, keep_outputs=True,
-                                                  preload=reports.grader_preloads())
-    fences = reports.confinement_text(visible)
+    visible, results = grade_with_hidden_examples(path, chapter, numbers, seeds, device, limits, keep_outputs=True)
+    fences = confinement_text(visible)
 
     def note(number: int) -> str:
         return ("(graded by the course autograder in a separate process" + (
@@ -38,7 +37,7 @@ def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], 
     return {"error": visible.error, "confinement": fences,
             "cells": visible.cells,
             "stages": {str(n): {"score": r.score, "max_score": r.max_score,
-                                "text": f"{reports.stage_text(r)}\n{note(n)}"} for n, r in results.items()}}
+                                "text": f"{stage_text(r)}\n{note(n)}"} for n, r in results.items()}}
 
 
 def grade_and_end_strays(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, limits) -> dict:

@@ -2,7 +2,7 @@
 
 A preload is a call that imports (and warms up) what the grader would otherwise import
 lazily later: the checks' hypothesis internals (:func:`autograder.core.engine.check_preloads`),
-the report's rendering (:func:`autograder.frontends.rendering.grader_preloads`, the full set
+the report's rendering (:func:`autograder.frontends.reports.console.grader_preloads`, the full set
 for a front end). Whoever builds a :class:`~autograder.sandbox.worker.Worker` passes them
 (``Worker(..., preload=...)``); the worker runs them before the submission's first cell, so
 that no module file is read after student code could have touched it (defence in depth

@@ -53,7 +53,7 @@ def test_a_fake_earns_nothing_with_nbgrader_hidden_tests(path, capsys):
     """Each stage's test cell of the instructor's notebook: visible run, then the hidden block."""
     import nbformat
 
-    from autograder.frontends.nbgrader_plugins import hidden_seeds, stage_cells
+    from autograder.frontends.nbgrader.stages import hidden_seeds, stage_cells
 
     source = nbformat.read(CHAPTER.source_notebook(REPO), as_version=4)
     seeds = {stage.number: hidden_seeds(source.cells[i].source, stage)

@@ -22,8 +22,8 @@ import pytest
 from support import RELEASE, REPO, SOLUTION, link_venv
 
 from autograder.chapters.ch03_attention import CHAPTER
-from autograder.frontends import classgrade
-from autograder.frontends.nbgrader_plugins import csv_column
+from autograder.frontends import simulated_class
+from autograder.frontends.nbgrader.stages import csv_column
 
 ASSIGNMENT = CHAPTER.id
 GRADED = [s for s in CHAPTER.stages if not s.bonus]
@@ -58,7 +58,7 @@ def _write(path: Path, notebook: dict) -> None:
 @pytest.fixture(scope="module")
 def instructor_class(tmp_path_factory):
     release, solution = json.loads(RELEASE.read_text()), json.loads(SOLUTION.read_text())
-    graded_only = classgrade.student_notebook(release, solution, done={s.number for s in GRADED})
+    graded_only = simulated_class.student_notebook(release, solution, done={s.number for s in GRADED})
     course = tmp_path_factory.mktemp("instructor") / "course"
     course.mkdir()
     for name in ("Makefile", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
@@ -78,7 +78,7 @@ def instructor_class(tmp_path_factory):
     (late / "timestamp.txt").write_text(LATE)
     _write(_folder(course, "bonus") / f"{ASSIGNMENT}.ipynb", solution)
     renamed = _folder(course, "renamed1")
-    _write(renamed / f"{ASSIGNMENT} (1).ipynb", classgrade.student_notebook(release, solution, mistake=3))
+    _write(renamed / f"{ASSIGNMENT} (1).ipynb", simulated_class.student_notebook(release, solution, mistake=3))
     _write(renamed / ".ipynb_checkpoints" / f"{ASSIGNMENT}-checkpoint.ipynb", release)
     _write(_folder(course, "renamed2") / f"Copy_of_{ASSIGNMENT}.ipynb", release)
     two = _folder(course, "two")

@@ -24,8 +24,8 @@ from support import RELEASE, REPO, SOLUTION, link_venv, run_grader
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.checks import CheckStatus
-from autograder.frontends import classgrade, notebook
-from autograder.frontends.nbgrader_plugins import csv_column, hidden_seeds, stage_cells
+from autograder.frontends import notebook, simulated_class
+from autograder.frontends.nbgrader.stages import csv_column, hidden_seeds, stage_cells
 
 STAGES = CHAPTER.stages
 
@@ -127,10 +127,10 @@ def test_hidden_tests_catch_a_submission_fitted_to_the_visible_examples(capsys):
 
 def test_make_autograde_passes_jobs():
     dry = subprocess.run(["make", "-n", "autograde", "JOBS=3"], cwd=REPO, capture_output=True, text=True)
-    assert re.search(r"-m autograder\.frontends\.classgrade autograde ch03_attention --jobs 3\b", dry.stdout), dry.stdout
+    assert re.search(r"-m autograder\.frontends\.autograde ch03_attention --jobs 3\b", dry.stdout), dry.stdout
     assert "--student" not in dry.stdout and "--verbose" not in dry.stdout
     dry = subprocess.run(["make", "-n", "autograde"], cwd=REPO, capture_output=True, text=True)
-    assert "--jobs" not in dry.stdout  # the default is the number of cores (classgrade.default_jobs)
+    assert "--jobs" not in dry.stdout  # the default is the number of cores (jobs.default_jobs)
     dry = subprocess.run(["make", "-n", "autograde", "STUDENT=doejane", "V=1"], cwd=REPO, capture_output=True, text=True)
     assert re.search(r"--student doejane\s+--verbose", dry.stdout), dry.stdout
 
@@ -146,7 +146,7 @@ def _robust(release: dict, solution: dict) -> dict:
     """Stages 1-6 done; a UserWarning from its softmax; stage 3's test cell deleted; stage 7
     not done but its test cell edited to claim full marks; a last cell that never ends. (It
     is also handed in with a stray torch.py and autograder.py.)"""
-    nb = classgrade.student_notebook(release, solution, done={1, 2, 3, 4, 5, 6})
+    nb = simulated_class.student_notebook(release, solution, done={1, 2, 3, 4, 5, 6})
     cells = nb["cells"]
     for cell in cells:
         grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id")
@@ -214,8 +214,8 @@ def _submissions() -> dict[str, dict]:
     return {
         "blank": release,                       # the untouched release
         "perfect": solution,                    # the instructor's notebook itself
-        "mistake3": classgrade.student_notebook(release, solution, mistake=3),  # stage 3 unscaled
-        "broken2": classgrade.student_notebook(release, solution, broken=2),    # a syntax error in stage 2
+        "mistake3": simulated_class.student_notebook(release, solution, mistake=3),  # stage 3 unscaled
+        "broken2": simulated_class.student_notebook(release, solution, broken=2),    # a syntax error in stage 2
         "robust": _robust(release, solution),
     }
 
@@ -262,7 +262,7 @@ def _lms_download(course: Path, notebooks: dict[str, dict]) -> None:
         for number, (student, nb) in enumerate(notebooks.items()):
             late = "LATE_" if number % 2 else ""
             zipped.writestr(f"{student}_{late}{1000 + number}_{2000 + number}_{ASSIGNMENT}-1.ipynb", json.dumps(nb))
-    classgrade.nbgrader(course, "zip_collect", ASSIGNMENT)
+    simulated_class.nbgrader(course, "zip_collect", ASSIGNMENT)
     for student in notebooks:
         assert (course / "grading" / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
 
@@ -419,8 +419,8 @@ def test_make_autograde_writes_what_serial_nbgrader_writes(course):
         if student not in compared:
             shutil.rmtree(serial / "grading" / "submitted" / student)
     subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "autograde", ASSIGNMENT, "--log-level=ERROR"],
-                   cwd=serial, env=classgrade.nbgrader_env(), check=True, capture_output=True, timeout=600)
-    serial_rows, parallel_rows = classgrade.gradebook_rows(serial), classgrade.gradebook_rows(root)
+                   cwd=serial, env=simulated_class.nbgrader_env(), check=True, capture_output=True, timeout=600)
+    serial_rows, parallel_rows = simulated_class.gradebook_rows(serial), simulated_class.gradebook_rows(root)
     assert serial_rows == {k: v for k, v in parallel_rows.items() if k[0] in compared}
     for student in compared:
         ours, theirs = _autograded(root, student), _autograded(serial, student)
@@ -442,7 +442,7 @@ def test_kernel_attacks_earn_nothing_and_change_nothing(course):
     tried = json.loads(printed.split("ATTACKS:", 1)[1].splitlines()[0])
     assert tried["gradebook"] != "written" and tried["venv"] == "PermissionError"
     assert tried["solutions"] == "PermissionError"
-    rows = classgrade.gradebook_rows(root)
+    rows = simulated_class.gradebook_rows(root)
     assert all(value[1] is None for key, value in rows.items() if len(key) == 3), "a manual score was written"
     assert not (Path(sysconfig.get_paths()["purelib"]) / PLANTED).exists()
     feedback = (root / "grading" / "feedback" / "attacker" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()

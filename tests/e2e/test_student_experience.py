@@ -20,7 +20,10 @@ from support import REPO
 from torch import nn
 
 from autograder.chapters import load
-from autograder.frontends import notebook, rendering
+from autograder.frontends import notebook
+from autograder.frontends.reports.heatmap import attention_heatmap_png
+from autograder.frontends.reports.html import escape
+from autograder.frontends.reports.text import format_points, stage_text
 from autograder.sandbox.loader import Cell
 
 CHAPTER = load("ch03_attention")
@@ -81,13 +84,13 @@ def test_feedback_html_has_the_table_each_hint_once_and_a_heatmap(unscaled_stage
     assert html.count("<table") == 1
     for c in result.checks:
         assert f"<code>{c.check.id}</code>" in html
-        assert f"{rendering._points(c.score)}/{rendering._points(c.check.points)}" in html
+        assert f"{format_points(c.score)}/{format_points(c.check.points)}" in html
     assert "✓ passed" in html and "✗ failed" in html
     unscaled_hint = "the scores are not scaled: divide them by sqrt(d_k) before the softmax"
     failed_with_it = [c for c in result.checks if c.hint == unscaled_hint]
     assert len(failed_with_it) >= 2  # several checks name the same mistake...
-    assert html.count(rendering._e(unscaled_hint)) == 1  # ...the reader sees it once
-    assert rendering.stage_text(result).count(unscaled_hint) == 1
+    assert html.count(escape(unscaled_hint)) == 1  # ...the reader sees it once
+    assert stage_text(result).count(unscaled_hint) == 1
     assert "smallest failing example:" in html and "num_tokens=" in html
     assert re.search(r'<img alt="attention weights[^"]*" src="data:image/png;base64,[A-Za-z0-9+/=]{200,}"', html)
 
@@ -102,7 +105,7 @@ def test_the_heatmap_shows_the_students_weights_read_off_the_output(unscaled_sta
         assert not weights.triu(1).any()
     assert not torch.allclose(exhibit.student, exhibit.expected)
     assert "no scale" in exhibit.reading
-    png = rendering.attention_heatmap_png(exhibit)
+    png = attention_heatmap_png(exhibit)
     assert png.startswith(b"\x89PNG")
 
 
@@ -183,7 +186,7 @@ def test_make_test_and_the_test_cell_both_explain_a_late_definition(tmp_path):
     exec(LATE_CELLS[1].source, namespace)
     result = notebook._run(CHAPTER, CHAPTER.stage(1), namespace, "cpu", None)
     assert result.score == 0
-    assert any("further down" in c.hint for c in result.checks), rendering.stage_text(result)
+    assert any("further down" in c.hint for c in result.checks), stage_text(result)
 
 
 # -- make test and make lab ------------------------------------------------------------------

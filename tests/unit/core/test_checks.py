@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from autograder.core.checks import CheckStatus
-from autograder.frontends import ci, rendering
+from autograder.frontends import ci
+from autograder.frontends.reports import console
 
 MEMBERS = list(CheckStatus)
 
@@ -38,8 +39,8 @@ def test_words_are_what_a_person_reads():
 
 
 @pytest.mark.parametrize("table, name", [(ci.SUMMARY_MARK, "ci.SUMMARY_MARK"),
-                                         (rendering.STATUS_STYLE, "rendering.STATUS_STYLE")],
-                         ids=["ci_summary_mark", "rendering_status_style"])
+                                         (console.STATUS_STYLE, "console.STATUS_STYLE")],
+                         ids=["ci_summary_mark", "console_status_style"])
 def test_front_end_tables_cover_every_status(table, name):
     assert set(table) == set(MEMBERS), f"{name} misses {set(MEMBERS) - set(table)}"
 

@@ -1,4 +1,4 @@
-"""autograder.frontends.nbgrader_plugins' pure parts: which notebook is the submission, the late
+"""autograder.frontends.nbgrader's pure parts: which notebook is the submission, the late
 penalty, the hidden examples' seeds (nbgrader itself runs in tests/e2e/test_nbgrader.py)."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from support import SOLUTION
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core import strategies
-from autograder.frontends.nbgrader_plugins import LatePenalty, hidden_seeds, stage_cells, submitted_notebook
+from autograder.frontends.nbgrader.late import LatePenalty
+from autograder.frontends.nbgrader.stages import hidden_seeds, stage_cells, submitted_notebook
 
 ASSIGNMENT = CHAPTER.id
 

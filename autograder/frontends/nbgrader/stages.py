@@ -1,0 +1,85 @@
+"""What the nbgrader plugins share: the chapter graded for an nbgrader assignment, its stages by
+nbgrader ``grade_id``, each stage's test cell in a notebook, a stage's CSV column, the hidden
+seeds of a test cell, what a sandboxed run depends on, and which notebook of a student's
+submission folder is the submission."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+from autograder.chapters import load
+from autograder.core.chapter import Chapter, Stage
+from autograder.frontends.finder import find_notebook
+
+
+def chapter_of(assignment: str | None) -> Chapter | None:
+    """The chapter graded for an nbgrader assignment (the assignment id is the chapter id)."""
+    try:
+        return load(assignment) if assignment else None
+    except KeyError:
+        return None
+
+
+def by_grade_id(chapter: Chapter | None) -> dict[str, Stage]:
+    """The chapter's stages by the nbgrader ``grade_id`` of their test cells ({} without a chapter)."""
+    return {s.grade_id: s for s in chapter.stages} if chapter else {}
+
+
+def csv_column(stage: Stage) -> str:
+    """A stage's column in ``make export``'s CSV: ``stage<N>_<id>``."""
+    return f"stage{stage.number}_{stage.id}"
+
+
+def stage_cells(nb, chapter: Chapter) -> dict[int, Stage]:
+    """Index of each stage's test cell (its nbgrader grade_id) -> the stage."""
+    stages = by_grade_id(chapter)
+    found = {}
+    for index, cell in enumerate(nb.cells):
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if cell.cell_type == "code" and grade_id in stages:
+            found[index] = stages[grade_id]
+    return found
+
+
+def hidden_seeds(source: str, stage: Stage) -> list[int]:
+    """The seeds of the hidden calls ``grade_stage(CHAPTER, N, globals(), hidden_seed=S)`` in a test cell."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    seeds = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "grade_stage"):
+            continue
+        keywords = {k.arg: k.value for k in node.keywords}
+        seed, number = keywords.get("hidden_seed"), node.args[1] if len(node.args) > 1 else None
+        if isinstance(seed, ast.Constant) and isinstance(seed.value, int) and isinstance(number, ast.Constant) \
+                and number.value in (stage.number, str(stage.number)):
+            seeds.append(seed.value)
+    return seeds
+
+
+def cells_key(nb) -> str:
+    """What a sandboxed run depends on: every cell's type, source and nbgrader metadata."""
+    return json.dumps([(c.cell_type, c.source, c.get("metadata", {}).get("nbgrader")) for c in nb.cells],
+                      sort_keys=True, default=str)
+
+
+def submitted_notebook(folder: Path, assignment: str) -> tuple[Path | None, str]:
+    """The notebook in a student's submission folder that is the submission, and a note
+    (:func:`autograder.frontends.finder.find_notebook`'s rules, in the folder itself, two
+    candidates refused).
+
+    ``<assignment>.ipynb`` when it is there (other notebooks beside it are named in the note);
+    else the one notebook under another name, graded as the assignment's with a note; two or
+    more candidates are an error naming them (None). Checkpoints and macOS debris never count."""
+    found = find_notebook(folder, assignment)
+    expected = f"{assignment}.ipynb"
+    if found.notebook is None:
+        return None, found.reason
+    if found.notebook.name == expected:
+        others = [p.name for p in found.others()]
+        return found.notebook, (f"graded {expected}; not graded: {', '.join(others)}" if others else "")
+    return found.notebook, f"renamed notebook: graded {found.notebook.name} as {expected}"

@@ -1,0 +1,91 @@
+"""The table ``make test`` (and CI, Gradescope's log) prints: stages, points, results, hints,
+the cell errors and the total, drawn with rich."""
+
+from __future__ import annotations
+
+from autograder.core.checks import CheckStatus
+from autograder.core.engine import check_preloads
+from autograder.core.results import GradeReport
+from autograder.frontends.reports.text import confinement_text, format_points, total_line
+from autograder.sandbox.preload import Preload
+
+
+def console_preload() -> None:
+    """Imports rich and what it imports on its first table, by drawing one into a buffer: a
+    grader runs it before any student code runs (:func:`grader_preloads`), so that no
+    module file is read afterwards."""
+    import io
+
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(show_lines=True)
+    table.add_column("x")
+    table.add_row(escape("[x] ✓ ✗"))
+    Console(file=io.StringIO(), highlight=False).print(table, "[bold]x[/bold]")
+
+
+def grader_preloads() -> tuple[Preload, ...]:
+    """Everything a grading process that prints this table imports before the submission's
+    first cell runs (``Worker(..., preload=...)``, :mod:`autograder.sandbox.preload`): what the
+    checks import lazily (:func:`autograder.core.engine.check_preloads`) and the console's."""
+    return (*check_preloads(), console_preload)
+
+STATUS_STYLE = {CheckStatus.PASSED: "green", CheckStatus.NOT_IMPLEMENTED: "dim", CheckStatus.FAILED: "red",
+                CheckStatus.STOPPED: "red"}
+
+
+def print_console(report: GradeReport, verbose: bool = False) -> None:
+    from rich.console import Console
+    from rich.markup import escape  # messages quote the submission: "[/red]" in it is text, not markup
+    from rich.table import Table
+
+    console = Console(highlight=False, soft_wrap=False)
+    console.print(f"[bold]Grading[/bold] {escape(report.submission)} [dim](device: {report.device})[/dim]")
+    console.print(f"[dim]confinement: {escape(confinement_text(report))}[/dim]")
+    if report.error:
+        console.print(f"[bold red]Could not grade:[/bold red] {escape(report.error)}")
+    _print_cell_errors(console, report, verbose)
+    table = Table(show_lines=True, expand=False)
+    table.add_column("Stage", no_wrap=True)
+    table.add_column("Points", justify="right", no_wrap=True)
+    table.add_column("Result")
+    table.add_column("Hint")
+    for result in report.stages:
+        style = STATUS_STYLE[result.status]
+        summary = result.summary
+        if verbose and result.status is not CheckStatus.PASSED:
+            summary = "\n".join(f"{c.status.mark} {c.check.id} {c.message or c.check.title}"
+                                for c in result.failures)
+        table.add_row(f"{result.stage.number} {result.stage.id}" + (" (bonus)" if result.stage.bonus else ""),
+                      f"{format_points(result.score)}/{format_points(result.max_score)}",
+                      f"[{style}]{escape(summary)}[/{style}]", escape(result.hint))
+    console.print(table)
+    console.print(f"[bold]{total_line(report)}[/bold]  [dim]({report.seconds:.1f} s)[/dim]")
+    if report.score < report.max_score and not report.error:
+        console.print("[dim]Run `make test STAGE=N` to grade one stage; each stage's test cell in the "
+                      "notebook prints every check of that stage.[/dim]")
+
+
+# Errors that are the expected echo of an unfinished stage (a stub raising, then a demo cell
+# missing the stub's result); shown with --verbose only.
+_QUIET_ERRORS = {"NotImplementedError", "NameError"}
+
+
+def _print_cell_errors(console, report: GradeReport, verbose: bool) -> None:
+    from rich.markup import escape
+
+    shown = [c for c in report.cell_errors
+             if verbose or c.get("error", {}).get("type") not in _QUIET_ERRORS]
+    for cell in shown[:8]:
+        err = cell.get("error", {})
+        raised = err.get("where", "")
+        where = f" (raised at {raised})" if raised and not raised.startswith(f"cell {cell.get('index')},") else ""
+        console.print(f"[yellow]cell {cell.get('index')}:[/yellow] "
+                      + escape(f"{err.get('type') or 'error'}: {str(err.get('message', ''))[:200]}{where}"))
+    hidden = len(report.cell_errors) - len(shown[:8])
+    if shown or (verbose and hidden):
+        console.print(f"[dim]{len(report.cell_errors)} cell(s) raised errors when the notebook ran top to bottom; "
+                      "the other cells still ran" + (f"; {hidden} more with -v (make test V=1)" if hidden and not verbose else "")
+                      + "[/dim]")

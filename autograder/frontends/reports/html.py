@@ -1,0 +1,61 @@
+"""The notebook's HTML feedback for one stage (shown by the test cells in a Jupyter kernel,
+beside the text/plain of :func:`~autograder.frontends.reports.text.stage_text`)."""
+
+from __future__ import annotations
+
+from autograder.core.checks import CheckStatus
+from autograder.core.results import StageResult
+from autograder.frontends.reports.text import format_points, hints_once, split_example
+
+
+def escape(text) -> str:
+    """Any value as HTML text (``str()`` of it, ``<``, ``>``, ``&`` and quotes escaped)."""
+    import html
+
+    return html.escape(str(text))
+
+
+_HTML_MARK = {CheckStatus.PASSED: ("✓ passed", "#1a7f37"), CheckStatus.FAILED: ("✗ failed", "#cf222e"),
+              CheckStatus.STOPPED: ("⏱ stopped", "#cf222e"), CheckStatus.NOT_IMPLEMENTED: ("· not implemented", "#6e7781")}
+
+
+def stage_html(result: StageResult, heatmap_png: bytes | None = None, exhibit=None) -> str:
+    """The notebook's feedback for one stage: a table of checks (points, pass/fail), under each
+    failed check its message, the smallest failing example and its hint (each hint once), and
+    the attention heatmap of the failing example when there is one."""
+    import base64
+
+    kind = "bonus points (not part of the 100)" if result.stage.bonus else "points"
+    colour = "#1a7f37" if result.status is CheckStatus.PASSED else "#cf222e"
+    hints = hints_once(result)
+    cell = "padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #d0d7de"
+    rows = []
+    for c in result.checks:
+        word, tint = _HTML_MARK[c.status]
+        rows.append(f'<tr><td style="{cell}"><code>{escape(c.check.id)}</code> {escape(c.check.title)}</td>'
+                    f'<td style="{cell};text-align:right">{format_points(c.score)}/{format_points(c.check.points)}</td>'
+                    f'<td style="{cell};color:{tint};white-space:nowrap">{word}</td></tr>')
+        if c.status in (CheckStatus.PASSED, CheckStatus.NOT_IMPLEMENTED):
+            continue
+        message, example = split_example(c.message)
+        details = [f"<div>{escape(message)}</div>"]
+        if example:
+            details.append(f"<div><b>smallest failing example:</b> <code>{escape(example)}</code></div>")
+        if hints[c.check.id]:
+            details.append(f"<div><b>hint:</b> {escape(hints[c.check.id])}</div>")
+        rows.append(f'<tr><td colspan="3" style="{cell};padding-left:24px;font-size:90%">{"".join(details)}</td></tr>')
+    parts = ['<div class="ag-feedback" style="font-family:sans-serif;font-size:13px">',
+             f'<div style="font-weight:bold;color:{colour}">{escape(result.stage.label)}: '
+             f'{format_points(result.score)}/{format_points(result.max_score)} {kind}</div>',
+             f'<table style="border-collapse:collapse;margin:4px 0"><thead><tr><th style="{cell}">check</th>'
+             f'<th style="{cell}">points</th><th style="{cell}">result</th></tr></thead><tbody>{"".join(rows)}</tbody></table>']
+    if result.status is CheckStatus.NOT_IMPLEMENTED:
+        parts.append(f"<div><b>hint:</b> {escape(result.hint)}</div>")
+    if heatmap_png:
+        encoded = base64.b64encode(heatmap_png).decode("ascii")
+        caption = escape(exhibit.example) + (f"<br>{escape(exhibit.reading)}" if exhibit.reading else "")
+        parts.append(f'<figure style="margin:6px 0"><img alt="attention weights: expected and yours" '
+                     f'src="data:image/png;base64,{encoded}"/><figcaption style="font-size:90%">'
+                     f"Head 0, first sequence of the failing example: {caption}</figcaption></figure>")
+    parts.append("</div>")
+    return "".join(parts)

@@ -1,0 +1,88 @@
+"""Gradescope's results.json (https://gradescope-autograders.readthedocs.io/en/latest/specs/):
+the grade of one report, the provisional zero written before grading starts, and the tests of
+a second grading on hidden examples."""
+
+from __future__ import annotations
+
+from autograder.core.checks import CheckStatus
+from autograder.core.results import GradeReport
+from autograder.frontends.reports.text import bonus_total, confinement_text, format_points
+
+
+def gradescope_json(report: GradeReport) -> dict:
+    """Gradescope's results.json. The top-level ``score`` is the grade out of 100; Gradescope
+    takes it as the submission's score instead of summing the tests, so bonus checks appear as
+    tests (named "(bonus)", tagged "bonus", with their own max_score) without adding to it: the
+    other tests' scores add up to ``score`` and their max_scores to 100. The bonus total is in
+    ``extra_data`` for an instructor who wants to grant it as extra credit."""
+    tests = []
+    for result in report.stages:
+        for c in result.checks:
+            passed = c.status is CheckStatus.PASSED
+            output = "passed" if passed else c.message
+            if c.hint and not passed:
+                output += f"\nhint: {c.hint}"
+            tests.append({
+                "name": f"{result.stage.label} {c.check.id}: {c.check.title}"
+                        + (" (bonus)" if result.stage.bonus else ""),
+                "number": c.check.id,
+                "score": c.score,
+                "max_score": c.check.points,
+                "status": "passed" if passed else "failed",
+                "output": output,
+                "visibility": "visible",
+                **({"tags": ["bonus"]} if result.stage.bonus else {}),
+            })
+    summary = [f"{r.stage.label}: {format_points(r.score)}/{format_points(r.max_score)}{' bonus' if r.stage.bonus else ''} "
+               f"{r.summary}" for r in report.stages]
+    if report.error:
+        summary.insert(0, f"Could not grade: {report.error}")
+    results = {"score": report.score, "output": "\n".join(summary), "tests": tests,
+               "stdout_visibility": "visible"}
+    if any(r.stage.bonus for r in report.stages):
+        summary.append(f"Total: {format_points(report.score)}/{format_points(report.max_score)}{bonus_total(report)}")
+        results["output"] = "\n".join(summary)
+        results["extra_data"] = {"bonus_score": report.bonus_score, "bonus_max_score": report.bonus_max_score}
+    results.setdefault("extra_data", {})["confinement"] = confinement_text(report)
+    if report.hidden_examples:
+        _add_hidden_examples(results, report)
+    return results
+
+
+def _add_hidden_examples(results: dict, report: GradeReport) -> None:
+    """The grade over the visible and the hidden examples: the top-level score (which Gradescope
+    takes as the grade) and, per check that passed on the visible examples, a test shown only
+    after the due date, worth minus its points where the hidden examples fail it. The visible
+    tests and the output stay as the student's own runs show them."""
+    final = [report.hidden_examples.get(r.stage.number, r) for r in report.stages]
+    lost = 0.0
+    for visible, both in zip(report.stages, final):
+        for seen, c in zip(visible.checks, both.checks):
+            if seen.status is not CheckStatus.PASSED:
+                continue
+            failed = c.status is not CheckStatus.PASSED
+            lost += c.check.points if failed and not visible.stage.bonus else 0.0
+            results["tests"].append({
+                "name": f"{visible.stage.label} {c.check.id}: {c.check.title} (hidden examples)"
+                        + (" (bonus)" if visible.stage.bonus else ""),
+                "number": f"{c.check.id}h",
+                "score": -c.check.points if failed else 0.0,
+                "max_score": 0.0,
+                "status": "failed" if failed else "passed",
+                "output": f"{c.message}" + (f"\nhint: {c.hint}" if c.hint else "") if failed
+                          else "passed on the hidden examples too",
+                "visibility": "after_due_date",
+                "tags": ["hidden examples", *(["bonus"] if visible.stage.bonus else [])],
+            })
+    results["score"] = sum(r.score for r in final if not r.stage.bonus)
+    extra = results["extra_data"]
+    extra["hidden_examples"] = {"visible_score": report.score, "points_lost": lost}
+    if "bonus_score" in extra:
+        extra["bonus_score"] = sum(r.score for r in final if r.stage.bonus)
+
+
+def provisional_json(chapter, submission: str, stage_numbers) -> dict:
+    """Written before grading starts: if anything kills the grader, a valid 0 stands."""
+    from autograder.core.engine import not_graded_report
+
+    return gradescope_json(not_graded_report(chapter, submission, "grading did not finish", stage_numbers))

@@ -1,0 +1,69 @@
+"""Output files written safely: atomically (a reader never sees half a file), and never in
+place of a folder, a link or a file this grader did not write (a mistyped ``--results`` must
+never cost anyone a gradebook or a notebook)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+
+def write_json(path: str | Path, data: dict) -> None:
+    """Write atomically, so a reader never sees half a file; a failed write leaves no temp file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".results-")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, indent=2)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class OutputRefused(Exception):
+    """The path given for an output file holds something else: nothing was written."""
+
+
+def overwrite_refusal(path: str | Path, flag: str, ours: Callable[[bytes], bool]) -> str | None:
+    """Why ``path`` may not take an output file that ``flag`` names (a folder, a link, a file
+    this grader did not write, as ``ours`` judges its bytes), or None when it may: a mistyped
+    path must never cost anyone a gradebook or a notebook."""
+    path = Path(path)
+    if path.is_symlink():
+        return f"{flag} {path}: a link is there; give the path of a file"
+    if path.is_dir():
+        return f"{flag} {path}: that is a folder; give a file path inside it"
+    if path.exists():
+        if not path.is_file():
+            return f"{flag} {path}: that is not a regular file"
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            return f"{flag} {path}: cannot read what is there ({exc})"
+        if data.strip() and not ours(data):
+            return f"{flag} {path}: that file was not written by this grader; it was left as it is"
+    return None
+
+
+def is_results_json(data: bytes) -> bool:
+    """Whether ``data`` is a results.json (a JSON object with ``tests``): one this grader may replace."""
+    try:
+        earlier = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(earlier, dict) and "tests" in earlier
+
+
+def write_results(path: str | Path, data: dict) -> None:
+    """results.json at ``path``, refused (:class:`OutputRefused`) where it would replace anything else."""
+    why = overwrite_refusal(path, "--results", is_results_json)
+    if why:
+        raise OutputRefused(why)
+    write_json(path, data)

@@ -1,0 +1,48 @@
+"""make autograde's table: rows read back from a gradebook, problems first, and last_line."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.frontends import class_summary
+from autograder.frontends.class_summary import last_line, running_description, summary_rows
+
+
+def test_last_line_is_the_reason_without_the_traceback():
+    assert last_line("Traceback (most recent call last):\n  File x\nValueError: boom\n\n") == "ValueError: boom"
+    assert last_line("   \n") == "unknown error"
+
+
+def test_running_description_without_running_students():
+    assert running_description(12, 3, {}) == "running 12 notebooks, 3 at a time"
+
+
+def test_summary_rows_put_the_ungraded_first(tmp_path, monkeypatch):
+    api = pytest.importorskip("nbgrader.api")
+    # nbgrader's gradebook runs alembic from PATH (the venv's bin, as make puts it first)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with api.Gradebook(db_url) as gb:
+        gb.add_assignment("a1")
+        for student in ("ann", "bob", "cid"):
+            gb.add_student(student)
+    failed = {"bob": "Traceback\n  ...\nRuntimeError: the worker died"}
+    notes = {"cid": "renamed notebook: graded x.ipynb as a1.ipynb"}
+    log = "ann: [WARNING] Removing existing notebook\nann: [WARNING] a cell changed\n"
+    rows = summary_rows(db_url, "a1", ["ann", "bob", "cid"], failed, notes, log)
+    assert [r["student"] for r in rows] == ["bob", "ann", "cid"]
+    assert rows[0]["problems"] == ["NOT GRADED: RuntimeError: the worker died"]
+    assert rows[1]["problems"] == ["a cell changed"]
+    assert rows[2]["problems"] == ["renamed notebook: graded x.ipynb as a1.ipynb"]
+    assert all(r["score"] == "" for r in rows)  # no submission in the gradebook
+
+
+def test_progress_names_the_students_still_running(monkeypatch):
+    monkeypatch.setattr(class_summary.time, "time", lambda: 1000.0)
+    assert class_summary.running_description(10, 2, {}) == "running 10 notebooks, 2 at a time"
+    line = class_summary.running_description(10, 2, {"s07_loop": 1000.0 - 431, "s09": 1000.0 - 12})
+    assert line == "running s07_loop 7:11, s09 0:12"  # longest first, minutes:seconds
