@@ -160,7 +160,7 @@ def _pytest(python: Path, folder: Path, name: str, args: list[str]) -> tuple[lis
     junit = folder / f"{name}.xml"
     junit.unlink(missing_ok=True)
     start = time.monotonic()
-    proc = run([str(python), "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--junitxml={junit}", *args],
+    proc = run([str(python), "-m", "pytest", "-p", "no:cacheprovider", "-q", "-o", "junit_family=legacy", f"--junitxml={junit}", *args],
                env={**os.environ, "COLUMNS": "200"}, timeout=7200)
     (folder / f"{name}.log").write_text(proc.stdout + proc.stderr)
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
