@@ -43,6 +43,8 @@ CATALOG = REPO / "tests" / "catalog"
 EXTRAS = "[notebook]"
 TEST_TOOLS = ["pytest>=8"]
 
+NESTED = "CHECK_TORCH_RUNNING"  # set for everything it starts
+
 results: list[tuple[str, str, str, str]] = []  # status, what, expected, got
 
 
@@ -223,6 +225,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=["notebooks", "catalog", "unit"], action="append",
                         help="run only these checks (repeatable; default: all)")
     args = parser.parse_args(argv)
+    if os.environ.get(NESTED):  # a test under check-torch that starts check-torch again
+        print(f"check_torch.py runs inside check_torch.py ({NESTED} is set): refused")
+        return 2
+    os.environ[NESTED] = args.version
     folder = REPO / "build" / f"torch-{args.version}"
     total = time.monotonic()
     record = install(args.version, folder, args.index_url, args.fresh)

@@ -21,9 +21,10 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 
 
 def _env(path_first: Path | None = None) -> dict:
-    # Neither make's own variables (under make check) nor a TORCH_INDEX_URL set outside
-    # (.ci/run exports it empty) may decide what the test reads.
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS", "TORCH_"))}
+    # Neither make's own variables (under make check; make exports its command line's, such
+    # as check-torch's TORCH, to every recipe) nor a TORCH_INDEX_URL set outside (.ci/run
+    # exports it empty) may decide what the test reads.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS", "TORCH"))}
     if path_first:
         env["PATH"] = f"{path_first}{os.pathsep}{env.get('PATH', '')}"
     return env
@@ -116,6 +117,6 @@ def test_check_torch_passes_the_index_and_is_not_part_of_make_check(tmp_path):
     for target in ("check", "check-fast"):
         rule = re.search(rf"^{target}:(.*)$", makefile, re.M).group(1)
         assert "check-torch" not in rule
-    usage = subprocess.run(["make", "--no-print-directory", "check-torch"], cwd=REPO, capture_output=True, text=True,
-                           env=_env())
+    usage = subprocess.run(["make", "--no-print-directory", "check-torch", "TORCH="], cwd=REPO, capture_output=True,
+                           text=True, env=_env(), timeout=60)
     assert usage.returncode != 0 and "usage: make check-torch TORCH=" in usage.stdout
