@@ -23,19 +23,35 @@ PASS_MARK ?=
 JOBS ?=
 # Every install takes its PyTorch from here (pyproject.toml declares only the supported range).
 CONSTRAINTS := constraints.txt
+# Where torch comes from (docs/maintainers-torch.md). PyPI's Linux x86_64 wheel brings some
+# twenty nvidia-* CUDA packages (several GB) whatever the machine has, so on Linux without an
+# NVIDIA GPU (no working nvidia-smi, no /proc/driver/nvidia) torch comes from PyTorch's CPU
+# index; with a GPU, and on macOS and Windows (whose wheels are CPU builds already), from pip's
+# default. make venv TORCH_INDEX_URL=URL takes it from URL; TORCH_INDEX_URL= (empty) leaves it
+# to pip's own configuration (a local mirror or wheel folder, as on this project's CI machines).
+# TORCH_HOST_OS and TORCH_HOST_GPU (non-empty: a GPU) are asked only when an install runs.
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+TORCH_HOST_OS ?= $(shell uname -s 2>/dev/null)
+TORCH_HOST_GPU ?= $(shell { nvidia-smi -L || test -e /proc/driver/nvidia/version; } >/dev/null 2>&1 && echo nvidia)
+TORCH_INDEX_URL ?= $(if $(filter Linux,$(TORCH_HOST_OS)),$(if $(TORCH_HOST_GPU),,$(TORCH_CPU_INDEX)))
+# torch alone first, at the pin, from that index (its own dependencies too: the CPU index
+# mirrors them); the grader's install after it keeps that torch, which meets the same pin.
+TORCH_INSTALL = $(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(CONSTRAINTS) torch \
+	$(if $(TORCH_INDEX_URL),--index-url $(call quote,$(TORCH_INDEX_URL)))
 # $(call quote,TEXT): TEXT as one shell word, whatever it holds (spaces, parentheses, quotes,
 # non-ASCII), for paths such as "Copy of ch03_attention (1).ipynb" or "My Courses/Übung 3".
 quote = '$(subst ','\'',$(1))'
 # The venv's bin as an absolute path that survives spaces (make's abspath splits on them).
 ABS_BIN = $(call quote,$(if $(filter /%,$(BIN)),$(BIN),$(CURDIR)/$(BIN)))
 
-.PHONY: help test check check-fast lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader
+.PHONY: help test check check-fast check-torch lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader
 
 help:
 	@echo "make test [STAGE=4] [V=1]  grade your notebook ($(NOTEBOOK)); V=1 lists every failed check"
 	@echo "make lab              JupyterLab at the repository root with the notebook open"
 	@echo "make check            the repository's own tests, tests/unit and tests/e2e (maintainers, CI)"
 	@echo "make check-fast       the unit layer alone (tests/unit/<package>/test_<module>.py): no worker, no notebook, seconds"
+	@echo "make check-torch TORCH=2.15.0  grade under another PyTorch release, in build/torch-2.15.0/venv"
 	@echo "make release          regenerate assignments/ from solutions/ with nbgrader"
 	@echo "make autograde [JOBS=n] [STUDENT=id] [V=1]  nbgrader autograde grading/submitted/*/$(ASSIGNMENT), n at a time"
 	@echo "make duedate DUE=\"2026-11-20 23:59:00 UTC\"  the due date (late penalties), then make autograde"
@@ -52,11 +68,12 @@ help:
 
 venv: $(STAMP)
 
-# torch is pinned in constraints.txt: the exact version resolves to the CPU wheel where
-# there is no GPU, instead of a multi-GB CUDA download.
+# torch is pinned in constraints.txt and installed first, from TORCH_INDEX_URL (above): the
+# CPU build on Linux without a GPU instead of a multi-GB CUDA download.
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(TORCH_INSTALL)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(CONSTRAINTS) -e ".[instructor]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (ch03 attention)" >/dev/null
 	@touch $@ $(STUDENT_STAMP)
@@ -64,6 +81,7 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 $(STUDENT_STAMP): pyproject.toml $(CONSTRAINTS)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(TORCH_INSTALL)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(CONSTRAINTS) -e ".[student]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (ch03 attention)" >/dev/null
 	@touch $@
@@ -89,6 +107,16 @@ check: lint
 # or make is in tests/e2e, which only make check runs.
 check-fast: $(STAMP)
 	$(BIN)/python -m pytest tests/unit -q
+
+# A maintainer's check of another PyTorch release, never part of make check (off this
+# machine's pin, a release may be a CUDA build of several GB): builds build/torch-$(TORCH)/venv
+# (never .venv), grades the blank notebook, the solutions, the mistake catalog and the correct
+# variants there and runs tests/unit; one line per result, the install's size and seconds
+# (tests/check_torch.py, docs/maintainers-torch.md). FRESH=1 rebuilds a venv already made.
+TORCH ?=
+check-torch:
+	@test -n "$(TORCH)" || { echo "usage: make check-torch TORCH=2.15.0 [FRESH=1]"; exit 2; }
+	@$(PYTHON) tests/check_torch.py $(call quote,$(TORCH)) --index-url $(call quote,$(TORCH_INDEX_URL)) $(if $(FRESH),--fresh)
 
 # Benchmarks print Markdown tables (README: Speed, Efficiency lab). They time the solutions
 # notebook unless NOTEBOOK=... is given on the command line; bench-grader's must earn full marks.
