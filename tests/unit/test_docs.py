@@ -24,7 +24,6 @@ import ast
 import functools
 import importlib.util
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,7 +113,7 @@ def link_problems(text: str, page: Path, root: Path = REPO, student_repo: bool =
             problems.append(f"link to {target}: no file {path}")
         elif path.startswith("../") and root not in file.parents:
             problems.append(f"link to {target}: outside the repository (a dead link in every clone)")
-        elif anchor and file.suffix == ".md" and anchor not in anchors(file.read_text(encoding="utf-8")):
+        elif anchor and file.suffix == ".md" and anchor not in anchors(text if not path else file.read_text(encoding="utf-8")):
             problems.append(f"link to {target}: {file.relative_to(root).as_posix()} has no heading #{anchor}")
     return problems
 
@@ -174,8 +173,10 @@ _COMMAND = re.compile(r"(?:python3?|\.venv/bin/python|\S*/python)\s+-m\s+(autogr
 
 
 def _console_script(name: str) -> str:
-    scripts = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
-    return scripts[name].split(":")[0]
+    """The module of a console script in pyproject.toml's [project.scripts] (no tomllib: 3.10)."""
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    table = re.search(r"^\[project\.scripts\]\n(.*?)(?=^\[|\Z)", text, re.M | re.S).group(1)
+    return re.search(rf'^{re.escape(name)}\s*=\s*"([\w.]+):', table, re.M).group(1)
 
 
 def _source(module: str, run: bool = True) -> Path | None:
@@ -284,7 +285,8 @@ def facts() -> tuple[Fact, ...]:
         Fact("bonus points", sum(p for s, p in points.items() if chapter.stage(s).bonus),
              r"\+(?:\d+/)?(?P<value>\d+)(?: bonus|\b\s*\|\s*$)"),
         Fact("catalogued mistakes", len(list((catalog / "mistakes").glob("*.py"))),
-             r"(?<![\w-])(?P<value>\d+) (?:catalogued )?mistakes\b|mistake catalog: \d+/(?P<value2>\d+)"),
+             r"(?<![\w-])(?P<value>\d+) (?:catalogued )?mistakes\b|mistake catalog: \d+/(?P<value2>\d+)"
+             r"|(?P<value3>\d+) in `tests/catalog`"),
         Fact("mistakes caught", len(list((catalog / "mistakes").glob("*.py"))), r"mistake catalog: (?P<value>\d+)/"),
         Fact("correct variants", len(list((catalog / "correct").glob("*.py"))),
              r"(?P<value>\d+) complete submissions"),
@@ -292,11 +294,13 @@ def facts() -> tuple[Fact, ...]:
         Fact("seconds per cell", limits.cell_seconds, r"(?P<value>\d+) s per cell|cell while loading \| (?P<value2>\d+) s"),
         Fact("seconds per cell (nbgrader)", setting("SandboxExecute.cell_timeout"),
              r"stopped after (?P<value>\d+) s \(`c\.SandboxExecute"),
-        Fact("seconds per stage", limits.stage_seconds, r"(?P<value>\d+) s (?:per|for the checks of one) stage|checks of one stage \| (?P<value2>\d+) s"),
+        Fact("seconds per stage", limits.stage_seconds, r"(?P<value>\d+) s (?:per|for the checks of one) stage"
+             r"|checks of one stage \| (?P<value2>\d+) s"),
         Fact("seconds per grading", limits.total_seconds,
              r"(?P<value>\d+) s (?:per grading|for the\s+whole grading)|grading (?:itself )?stops at (?P<value2>\d+) s"
              r"|whole grading, loading included \| (?P<value3>\d+) s"),
-        Fact("memory GiB", limits.memory_bytes / gib, r"(?P<value>\d+) GiB (?:of memory|per process)|memory \(CPU\) \| (?P<value2>\d+) GiB"),
+        Fact("memory GiB", limits.memory_bytes / gib, r"(?P<value>\d+) GiB (?:of memory|per process)"
+             r"|memory \(CPU\) \| (?P<value2>\d+) GiB"),
         Fact("scratch GiB", limits.scratch_bytes / gib, r"(?P<value>\d+) GiB (?:for all|in all)"),
         Fact("late penalty per day", setting("LatePenalty.per_day"), r"`per_day` \((?P<value>[\d.]+)\)"),
         Fact("late penalty cap", setting("LatePenalty.cap"), r"`cap` \((?P<value>[\d.]+)\)"),
