@@ -7,7 +7,7 @@ tests import (pytest; no JupyterLab, no nbgrader), then, with that venv's Python
 
 - grades the blank release notebook (0/100) and the solutions (100/100, +10/10 bonus) through
   the command line, as a student's `make test` does;
-- runs tests/test_catalog.py: every catalogued mistake caught in its own stage with its hint,
+- runs tests/e2e/test_catalog.py: every catalogued mistake caught in its own stage with its hint,
   every correct variant at full marks, the call policy's refusals (tests/catalog/);
 - runs tests/unit.
 
@@ -182,9 +182,9 @@ def _outcome(case: ET.Element) -> tuple[str, str]:
 
 def check_catalog(python: Path, folder: Path) -> None:
     # The files' well-formedness is not torch's business: every grading and the policy are.
-    cases, last, seconds = _pytest(python, folder, "catalog", ["tests/test_catalog.py", "-k", "not well_formed"])
+    cases, last, seconds = _pytest(python, folder, "catalog", ["tests/e2e/test_catalog.py", "-k", "not well_formed"])
     if not cases:
-        report("FAIL", "tests/test_catalog.py", "the catalog graded", last)
+        report("FAIL", "tests/e2e/test_catalog.py", "the catalog graded", last)
         return
     for case in cases:
         name = case.get("name", "")
@@ -204,7 +204,7 @@ def check_catalog(python: Path, folder: Path) -> None:
         else:
             what, expected, got = name, "passes", "passes" if status == "OK" else message
         report(status, what, expected, got)
-    report("OK" if all(_outcome(c)[0] != "FAIL" for c in cases) else "FAIL", "tests/test_catalog.py (summary)",
+    report("OK" if all(_outcome(c)[0] != "FAIL" for c in cases) else "FAIL", "tests/e2e/test_catalog.py (summary)",
            "no failure", f"{last} in {seconds:.0f} s")
 
 
