@@ -42,14 +42,17 @@ class Diagnosis(str):
 
     GENERIC, AMBIGUOUS, NAMED, POLICY = 0, 1, 2, 3
 
-    def __new__(cls, text: str, rank: int, alternatives: tuple[str, ...] = ()):
+    def __new__(cls, text: str, rank: int, alternatives: tuple[str, ...] = (), mistake: str = ""):
         hint = super().__new__(cls, text)
         hint.rank = rank
         hint.alternatives = alternatives  # AMBIGUOUS: the hints of the mistakes it could be
+        # NAMED: a stable id of the mistake (snake_case, unique within its stage), which the
+        # class report counts; AMBIGUOUS: the candidates' ids joined by "|"
+        hint.mistake = mistake
         return hint
 
     def __reduce__(self):  # crosses process boundaries (the catalog's pool) whole
-        return Diagnosis, (str(self), self.rank, self.alternatives)
+        return Diagnosis, (str(self), self.rank, self.alternatives, self.mistake)
 
 
 def hint_rank(hint: str) -> int:

@@ -30,14 +30,16 @@ def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dic
         same_nan = torch.isnan(output).any() and not torch.isnan(output).all() and isinstance(actual, torch.Tensor) and \
             actual.shape == output.shape and torch.equal(torch.isnan(actual), torch.isnan(output))
         if same_values or same_nan:
-            matched.append(hints[name])
+            matched.append((hints[name], name))
     if not matched:
         return ""
-    distinct = list(dict.fromkeys(matched))
+    by_hint = dict(reversed(matched))  # hint -> the first mistake's name that gives it
+    distinct = list(dict.fromkeys(hint for hint, _ in matched))
     if len(distinct) == 1:
-        return Diagnosis(distinct[0], Diagnosis.NAMED)
+        return Diagnosis(distinct[0], Diagnosis.NAMED, mistake=by_hint[distinct[0]])
     # two mistakes give this output at these sizes: say both
-    return Diagnosis(f"{distinct[0]}; or, as likely here: {distinct[1]}", Diagnosis.AMBIGUOUS, tuple(distinct))
+    return Diagnosis(f"{distinct[0]}; or, as likely here: {distinct[1]}", Diagnosis.AMBIGUOUS, tuple(distinct),
+                     mistake="|".join(by_hint[h] for h in distinct[:2]))
 
 
 NAN_HINT = ("NaN in the output: every score of some query is hidden (-inf), so its softmax is 0/0; a token "
@@ -48,7 +50,7 @@ def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> str:
     """NAN_HINT when ``actual`` has NaN where ``expected`` is finite."""
     if isinstance(actual, torch.Tensor) and actual.shape == expected.shape and actual.is_floating_point() \
             and bool((torch.isnan(actual) & torch.isfinite(expected)).any()):
-        return Diagnosis(NAN_HINT, Diagnosis.NAMED)
+        return Diagnosis(NAN_HINT, Diagnosis.NAMED, mistake="nan_fully_masked_row")
     return ""
 
 
