@@ -130,7 +130,7 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
     """Grade a submission file in the sandboxed worker (the CLI, CI and nbgrader path).
 
     ``worker``: a :class:`~autograder.sandbox.worker.Worker` for this file, maybe prestarted
-    (see ``cli._prestart``); grading loads the submission into it and closes it (unless not
+    (see ``cli.prestart_worker``); grading loads the submission into it and closes it (unless not
     ``close``: another run, on hidden examples, then uses the same loaded worker). ``only``: stage
     number -> the ids of the checks to run (a run on hidden examples). ``preload``: what this
     process imports before the submission's first cell (:mod:`autograder.sandbox.preload`): the

@@ -258,7 +258,7 @@ def grade(args: argparse.Namespace, chapter) -> tuple[GradeReport, list[str]]:
     from autograder.frontends import cli
 
     limits = cli.limits_from(args)
-    worker = cli._prestart(args, limits)
+    worker = cli.prestart_worker(args, limits)
     try:
         return cli.grade_report(args, chapter, limits, worker, args.stage, show_traceback=True)
     finally:

@@ -122,7 +122,7 @@ def save_results(path: str, data: dict) -> bool:
     return False
 
 
-def _prestart(args, limits):
+def prestart_worker(args, limits):
     """Start the worker before this process imports torch and the checks: the two start-ups
     (about 1.5 s each) then overlap on two cores. Only for the CPU (a GPU build must import
     torch first to resolve the device) and a readable submission; otherwise grading starts
@@ -143,7 +143,7 @@ def _prestart(args, limits):
 def main(argv=None) -> int:
     args = parse_args(argv)
     limits = limits_from(args)
-    worker = _prestart(args, limits)
+    worker = prestart_worker(args, limits)
     try:
         return _grade(args, limits, worker)
     finally:
