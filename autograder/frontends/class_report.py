@@ -196,8 +196,8 @@ def load_gradescope_zip(path: Path) -> list[Submission]:
                 folders[folder].append(name)
         if not any(folders.values()):
             raise ReportInputError(
-                f"{path} holds no results.json: export it from the assignment's Review Grades page "
-                "(More > Export Submissions) once the autograder has run, and give that zip")
+                f"{path} holds no results.json: give the zip of Export Submissions (the assignment's "
+                "Review Grades page) taken once the autograder has run, not the grades spreadsheet")
         people = _submitters(metadata)
         found = []
         for folder, results in sorted(folders.items()):
