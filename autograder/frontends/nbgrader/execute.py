@@ -57,7 +57,7 @@ class SandboxExecute(NbGraderPreprocessor):
         if result is None:
             result = self.run_in_sandbox(nb, chapter)
         apply_run(nb, chapter, result)
-        self.keep_diagnosis(str(info.get("student", "")), str(info.get("assignment", "")), result)
+        self.keep_diagnosis(str(info.get("student") or ""), str(info.get("assignment") or ""), result)
         resources.setdefault("autograder", {})["bonus"] = bonus_score(chapter, result)
         if result.get("error"):
             self.log.warning("the sandboxed grader could not grade this notebook: %s", result["error"])
