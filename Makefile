@@ -63,6 +63,7 @@ help:
 	@echo "make gradescope [HIDDEN_EXAMPLES=1]  build the Gradescope autograder zip (build/gradescope/)"
 	@echo "make student-repo DEST=dir [URL=git-url]  build the students' repository (one commit, no answers)"
 	@echo "make grade-repos REPOS=dir  regrade cloned student repositories with this grader: build/grade-repos/grades.csv"
+	@echo "make class-report [FROM=nbgrader|repos|gradescope] [GRADESCOPE_ZIP=export.zip] [ANONYMOUS=1] [OUT=build/class-report]  the class's mistakes, ranked"
 	@echo "make bench            time wrapper vs weight split vs fused QKV vs SDPA (table + build/bench.png)"
 	@echo "make bench-grader     time make test against import torch and nbgrader validate"
 
@@ -194,6 +195,17 @@ student-repo: $(STAMP)
 grade-repos: $(STAMP)
 	@test -n $(call quote,$(REPOS)) || { echo "usage: make grade-repos REPOS=folder/of/cloned/repositories [JOBS=n] [OUT=build/grade-repos]"; exit 2; }
 	@$(BIN)/python -m autograder.frontends.grade_repos $(call quote,$(REPOS)) --chapter $(CHAPTER) $(if $(JOBS),--jobs $(JOBS)) $(if $(OUT),--out $(call quote,$(OUT)))
+
+# What to re-teach: the class's diagnosed mistakes, ranked, read from what grading left (never
+# regrading): make autograde's grading/diagnoses/, make grade-repos' build/grade-repos/, or
+# Gradescope's Export Submissions zip (GRADESCOPE_ZIP=). ANONYMOUS=1 leaves the names out.
+.PHONY: class-report
+FROM ?=
+GRADESCOPE_ZIP ?=
+class-report: $(STUDENT_STAMP)
+	@$(BIN)/python -m autograder.frontends.class_report $(if $(FROM),--from $(FROM)) \
+		$(if $(GRADESCOPE_ZIP),--gradescope-zip $(call quote,$(GRADESCOPE_ZIP))) $(if $(ANONYMOUS),--anonymous) \
+		$(if $(OUT),--out $(call quote,$(OUT))) --chapter $(CHAPTER)
 
 # Instructors: the due date (late penalties: nbgrader_config.py's LatePenalty), the class list
 # and formgrader. README: "Due dates and late work", "Formgrader: manual grading and overrides".

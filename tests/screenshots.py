@@ -7,13 +7,15 @@
 2. jupyterlab.png: JupyterLab (started as `make lab` starts it) with an executed notebook
    whose stage 4 test cell fails.
 
-With --instructor, what an instructor sees instead, from a generated class of four (full
-marks, blank, stages 1-4, one mistake) autograded by `make autograde`'s code:
+With --instructor, what an instructor sees instead, from a generated class of seven (full
+marks, blank, stages 1-4, each of three mistakes, a broken cell) autograded by `make autograde`'s code:
 
 3. formgrader_gradebook.png: nbgrader's formgrader (as `make formgrader` serves it), the
    notebook's gradebook with each student's score.
-4. nbgrader_feedback.png: `make feedback`'s HTML for the student with the mistake, at the
-   failing stage's test cell.
+4. nbgrader_feedback.png: `make feedback`'s HTML for the student with the stage-3 mistake, at
+   the failing stage's test cell.
+5. class_report.png: the class report that `make autograde` wrote (`make class-report`), its
+   whole page: the mistakes ranked, the histograms per stage, errors, the students not graded.
 
 Without a Chromium binary it prints why and exits 0 (tests/e2e/test_student_experience.py skips).
 """
@@ -154,9 +156,7 @@ def instructor_screenshots(browser: str, out: Path) -> list[Path]:
     course = out / "course"
     if course.exists():
         raise SystemExit(f"{course} exists: give another --out (this never replaces a course)")
-    kinds = simulated_class.class_of(7)
-    chosen = {name: nb for name, nb in kinds.items() if name.split("_", 1)[1] in
-              ("perfect", "blank", "stages1to4", "mistake3")}
+    chosen = simulated_class.class_of(7)
     simulated_class.new_course(course, chosen)
     env = simulated_class.nbgrader_env()
     subprocess.run([sys.executable, "-I", "-m", "autograder.frontends.autograde", "ch03_attention"],
@@ -186,7 +186,9 @@ def instructor_screenshots(browser: str, out: Path) -> list[Path]:
     excerpt = out / "nbgrader_feedback_stage3.html"
     excerpt.write_text(feedback.read_text(encoding="utf-8") + FROM_STAGE_3, encoding="utf-8")
     shoot(browser, excerpt.as_uri(), page, "1100,1400", 3000)
-    return [gradebook, page]
+    report = out / "class_report.png"
+    shoot(browser, (course / "build" / "class-report" / "index.html").as_uri(), report, "1200,2600", 2000)
+    return [gradebook, page, report]
 
 
 def main(argv=None) -> int:
@@ -194,7 +196,7 @@ def main(argv=None) -> int:
                                                  "test cell, taken with headless Chromium (apt-get install chromium).")
     parser.add_argument("--out", default=str(REPO / "build" / "screenshots"), help="folder for the PNGs")
     parser.add_argument("--instructor", action="store_true",
-                        help="formgrader's gradebook and nbgrader's feedback for a generated class instead")
+                        help="formgrader's gradebook, nbgrader's feedback and the class report for a generated class instead")
     args = parser.parse_args(argv)
     browser = find_browser()
     if browser is None:

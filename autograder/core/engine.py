@@ -89,7 +89,8 @@ def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed:
                 except NotImplementedYet as failure:
                     result = CheckResult(chk, CheckStatus.NOT_IMPLEMENTED, failure.message, failure.hint)
                 except CheckFailure as failure:
-                    result = CheckResult(chk, CheckStatus.FAILED, failure.message, failure.hint, failure.example)
+                    result = CheckResult(chk, CheckStatus.FAILED, failure.message, failure.hint, failure.example,
+                                         exception=str(getattr(failure, "exc_type", "") or ""))
                 except StageAborted as stop:
                     aborted = stop
                     result = CheckResult(chk, CheckStatus.STOPPED, stop.message, stop.hint)
@@ -195,7 +196,8 @@ def with_hidden(visible: StageResult, hidden: StageResult) -> StageResult:
         other = by_id.get(seen.check.id)
         if seen.status is CheckStatus.PASSED and other is not None and other.status is not CheckStatus.PASSED:
             status = CheckStatus.FAILED if other.status is CheckStatus.NOT_IMPLEMENTED else other.status
-            checks.append(CheckResult(seen.check, status, HIDDEN_FAILURE, other.hint))
+            checks.append(CheckResult(seen.check, status, HIDDEN_FAILURE, other.hint, exception=other.exception,
+                                      hidden_failure=True))
         else:
             checks.append(seen)
     return StageResult(visible.stage, checks, visible.seconds + hidden.seconds)

@@ -23,6 +23,10 @@ class CheckResult:
     # Whether the check read the examples seed (strategies.noting_seed_reads): one that did not
     # would repeat its visible run exactly on hidden examples. Unknown (not run) counts as read.
     seed_dependent: bool = True
+    # The type of the exception the student's code raised (StudentCodeError.exc_type), if it did
+    exception: str = ""
+    # Passed on the visible examples and failed on hidden ones (engine.with_hidden)
+    hidden_failure: bool = False
 
     @property
     def score(self) -> float:

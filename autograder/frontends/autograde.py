@@ -155,6 +155,9 @@ def _execute_one(student: str) -> tuple[str, bool, str, tuple[str, dict] | None]
             computed["run"] = (cells_key(nb), result)
             return result
 
+        def keep_diagnosis(self, student, assignment, result):
+            pass  # the parent's serial pass records it, with the gradebook
+
     if _worker.get("started") is not None:  # the progress display names the students being graded
         _worker["started"].put((student, time.time()))
     app = _worker["app"]
@@ -231,6 +234,7 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
     _through_sandbox(_steps(app))  # refuses a configuration that would run a kernel
     failed: dict[str, str] = {}
     precomputed.clear()
+    forget_diagnoses(Path(app.coursedir.root), students, assignment)
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
         executed = str(Path(scratch, "executed"))
         # nbgrader reads the submissions from a copy in which a renamed notebook has the
@@ -298,9 +302,34 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
     precomputed.clear()
     everyone_graded = sorted(set(students) | set(refused))
     log = "".join(logs[s] for s in sorted(logs))
-    return Summary(everyone_graded, time.monotonic() - started, failed, replayed, log,
-                   notes_by_student, summary_rows(app.coursedir.db_url, assignment, everyone_graded, failed,
-                                                  notes_by_student, log))
+    summary = Summary(everyone_graded, time.monotonic() - started, failed, replayed, log,
+                      notes_by_student, summary_rows(app.coursedir.db_url, assignment, everyone_graded, failed,
+                                                     notes_by_student, log))
+    summary.mistakes, summary.report = class_report(Path(app.coursedir.root), assignment)
+    return summary
+
+
+def forget_diagnoses(root: Path, students: list[str], assignment: str) -> None:
+    """The diagnosis records of the students about to be graded are removed first: one that
+    cannot be graded now must not keep the last grading's diagnosis in the class report."""
+    from autograder.frontends.reports.diagnoses import DIAGNOSES
+
+    for student in students:
+        (root / DIAGNOSES / student / f"{assignment}.json").unlink(missing_ok=True)
+
+
+def class_report(root: Path, assignment: str) -> tuple[list[str], str]:
+    """The class report (make class-report) from the diagnosis records just written: the three
+    most common mistakes, and where the report is (or why it could not be written)."""
+    from autograder.frontends import class_report as report
+    from autograder.frontends.reports.safe_write import OutputRefused
+
+    out = root / report.DEFAULT_OUT
+    try:
+        data = report.write_report(report.load_nbgrader(root, assignment), out, source="nbgrader")
+    except (OSError, OutputRefused, report.ReportInputError) as exc:
+        return [], f"not written: {exc} (make class-report OUT=another/folder)"
+    return report.top_mistakes(data), str(report.DEFAULT_OUT / "index.html")
 
 
 def _progress(console):

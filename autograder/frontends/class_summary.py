@@ -1,6 +1,6 @@
 """The end of ``make autograde``: one row per student (score, extra credit, late penalty,
-problems; problems first), read back from the gradebook, and the progress line while the
-notebooks run."""
+problems; problems first), read back from the gradebook, the class's three most common
+mistakes and the class report's path, and the progress line while the notebooks run."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ class Summary:
     log: str
     notes: dict[str, str] = field(default_factory=dict)  # student -> what the grader should know (renamed notebook)
     rows: list[dict] = field(default_factory=list)  # the summary table, read back from the gradebook
+    mistakes: list[str] = field(default_factory=list)  # the class's three most common mistakes (class report)
+    report: str = ""  # the class report's path (make class-report), or why it was not written
 
 
 def running_description(total: int, jobs: int, running: dict[str, float]) -> str:
@@ -99,5 +101,10 @@ def print_summary(summary: Summary, jobs: int, console, verbose: bool = False) -
     graded = len(summary.students) - len(summary.failed)
     how = f"JOBS={jobs}" + (f", {graded - summary.replayed} executed serially"
                             if jobs > 1 and summary.replayed < graded else "")
+    if summary.report:
+        console.print("Most common mistakes:" + ("" if summary.mistakes else " none named"), markup=False)
+        for line in summary.mistakes:
+            console.print(f"  {line}", markup=False)
+        console.print(f"Class report: {summary.report}", markup=False)
     console.print(f"Autograded {graded}/{len(summary.students)} submissions in {summary.seconds:.0f} s ({how}). "
                   "Scores: make export; feedback: make feedback.")

@@ -40,6 +40,11 @@ MISTAKES = {
 }
 
 
+# The id of the mistake the grader names for each of MISTAKES (Diagnosis.mistake): the class
+# report's counts are checked against them.
+MISTAKE_IDS = {1: "sum_dim_0", 2: "transposed_weights", 3: "no_scale"}
+
+
 def student_notebook(release: dict, solution: dict, *, done: set[int] | None = None, mistake: int | None = None,
                      broken: int | None = None) -> dict:
     """A submission as a student would hand it in: the release with the solution cells of

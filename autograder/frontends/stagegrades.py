@@ -23,8 +23,11 @@ from autograder.sandbox.limits import Limits
 def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, limits) -> dict:
     """Visible run, then one hidden run per distinct seed over the checks it could fail (those
     that passed and read the seed: engine.checks_hidden_examples_could_fail), all in one loaded worker. Returns
-    {error, confinement, cells: [{index, status, stdout, stderr, error}], stages: {number: score, max_score, text}}."""
+    {error, confinement, cells: [{index, status, stdout, stderr, error}], stages: {number: score, max_score, text},
+    diagnosis} (diagnosis: :func:`autograder.frontends.reports.diagnoses.submission_record`, what
+    SandboxExecute keeps beside the autograded notebook for the class report)."""
     from autograder.core.engine import grade_with_hidden_examples
+    from autograder.frontends.reports.diagnoses import submission_record
     from autograder.frontends.reports.text import confinement_text, stage_text
 
     visible, results = grade_with_hidden_examples(path, chapter, numbers, seeds, device, limits, keep_outputs=True)
@@ -36,6 +39,7 @@ def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], 
 
     return {"error": visible.error, "confinement": fences,
             "cells": visible.cells,
+            "diagnosis": submission_record(visible, results, path, hidden=bool(seeds)),
             "stages": {str(n): {"score": r.score, "max_score": r.max_score,
                                 "text": f"{stage_text(r)}\n{note(n)}"} for n, r in results.items()}}
 

@@ -23,6 +23,7 @@ from traitlets import Float, Unicode
 from autograder.core.chapter import Chapter
 from autograder.frontends.nbgrader import precomputed
 from autograder.frontends.nbgrader.stages import cells_key, chapter_of, hidden_seeds, stage_cells
+from autograder.frontends.reports.diagnoses import DIAGNOSES, FORMAT, write_record
 from autograder.sandbox.limits import Limits
 
 
@@ -45,6 +46,10 @@ class SandboxExecute(NbGraderPreprocessor):
                           help="seconds for one stage's checks (the CLI's --stage-timeout)").tag(config=True)
     total_timeout = Float(Limits().total_seconds,
                           help="seconds for the whole grading of one notebook").tag(config=True)
+    diagnoses_directory = Unicode(
+        DIAGNOSES, help="where each run's diagnosis record goes, <student>/<assignment>.json, relative to the "
+                        "course root (the class report reads it: make class-report)").tag(config=True)
+
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader", {})
         chapter = chapter_of(info.get("assignment"))
@@ -52,10 +57,28 @@ class SandboxExecute(NbGraderPreprocessor):
         if result is None:
             result = self.run_in_sandbox(nb, chapter)
         apply_run(nb, chapter, result)
+        self.keep_diagnosis(str(info.get("student") or ""), str(info.get("assignment") or ""), result)
         resources.setdefault("autograder", {})["bonus"] = bonus_score(chapter, result)
         if result.get("error"):
             self.log.warning("the sandboxed grader could not grade this notebook: %s", result["error"])
         return nb, resources
+
+    def keep_diagnosis(self, student: str, assignment: str, result: dict) -> None:
+        """The run's diagnosis record (:mod:`autograder.frontends.reports.diagnoses`), written by
+        this process (nbgrader's, never the sandboxed worker) to
+        ``<diagnoses_directory>/<student>/<assignment>.json``, replacing the last grading's. Not
+        beside the autograded notebook: nbgrader's feedback step copies the autograded folder's
+        other files into the feedback that students receive."""
+        path = diagnosis_path(Path(self.diagnoses_directory), student, assignment)
+        if path is None:
+            return
+        record = result.get("diagnosis") if isinstance(result.get("diagnosis"), dict) else {
+            "format": FORMAT, "error": result.get("error") or "the sandboxed grader gave no diagnosis",
+            "stages": [], "cell_errors": []}
+        try:
+            write_record(path, {**record, "student": student, "assignment": assignment})
+        except OSError as exc:
+            self.log.warning("could not write the diagnosis record %s: %s", path, exc)
 
     def run_in_sandbox(self, nb, chapter: Chapter | None) -> dict:
         cells = stage_cells(nb, chapter) if chapter else {}
@@ -97,6 +120,13 @@ class SandboxExecute(NbGraderPreprocessor):
         limits = self.limits()
         return ["--cell-timeout", str(limits.cell_seconds), "--stage-timeout", str(limits.stage_seconds),
                 "--total-timeout", str(limits.total_seconds)]
+
+
+def diagnosis_path(folder: Path, student: str, assignment: str) -> Path | None:
+    """``folder/<student>/<assignment>.json``; None for an id that is not one folder name."""
+    if any(not name or name in (".", "..") or Path(name).name != name or "\\" in name for name in (student, assignment)):
+        return None
+    return folder / student / f"{assignment}.json"
 
 
 def apply_run(nb, chapter: Chapter | None, result: dict) -> None:

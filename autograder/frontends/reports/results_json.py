@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from autograder.core.checks import CheckStatus
 from autograder.core.results import GradeReport
+from autograder.frontends.reports.diagnoses import extra_data_of, submission_record
 from autograder.frontends.reports.text import bonus_total, confinement_text, format_points
 
 
@@ -14,7 +15,8 @@ def gradescope_json(report: GradeReport) -> dict:
     takes it as the submission's score instead of summing the tests, so bonus checks appear as
     tests (named "(bonus)", tagged "bonus", with their own max_score) without adding to it: the
     other tests' scores add up to ``score`` and their max_scores to 100. The bonus total is in
-    ``extra_data`` for an instructor who wants to grant it as extra credit."""
+    ``extra_data`` for an instructor who wants to grant it as extra credit; ``extra_data.diagnosis``
+    (and a failed test's ``extra_data``) is what the checks diagnosed, for the class report."""
     tests = []
     for result in report.stages:
         for c in result.checks:
@@ -32,6 +34,7 @@ def gradescope_json(report: GradeReport) -> dict:
                 "output": output,
                 "visibility": "visible",
                 **({"tags": ["bonus"]} if result.stage.bonus else {}),
+                **({} if passed else {"extra_data": extra_data_of(c)}),
             })
     summary = [f"{r.stage.label}: {format_points(r.score)}/{format_points(r.max_score)}{' bonus' if r.stage.bonus else ''} "
                f"{r.summary}" for r in report.stages]
@@ -46,6 +49,8 @@ def gradescope_json(report: GradeReport) -> dict:
     results.setdefault("extra_data", {})["confinement"] = confinement_text(report)
     if report.hidden_examples:
         _add_hidden_examples(results, report)
+    # what each check diagnosed, as data (the class report reads it: reports/diagnoses.py)
+    results["extra_data"]["diagnosis"] = submission_record(report)
     return results
 
 
@@ -73,6 +78,7 @@ def _add_hidden_examples(results: dict, report: GradeReport) -> None:
                           else "passed on the hidden examples too",
                 "visibility": "after_due_date",
                 "tags": ["hidden examples", *(["bonus"] if visible.stage.bonus else [])],
+                **({"extra_data": extra_data_of(c)} if failed else {}),
             })
     results["score"] = sum(r.score for r in final if not r.stage.bonus)
     extra = results["extra_data"]

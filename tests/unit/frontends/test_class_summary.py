@@ -46,3 +46,18 @@ def test_progress_names_the_students_still_running(monkeypatch):
     assert class_summary.running_description(10, 2, {}) == "running 10 notebooks, 2 at a time"
     line = class_summary.running_description(10, 2, {"s07_loop": 1000.0 - 431, "s09": 1000.0 - 12})
     assert line == "running s07_loop 7:11, s09 0:12"  # longest first, minutes:seconds
+
+
+def test_the_summary_ends_with_the_most_common_mistakes_and_the_report():
+    from rich.console import Console
+
+    from autograder.frontends.class_summary import Summary, print_summary
+
+    summary = Summary(["a", "b"], 3.0, {}, 2, "", mistakes=["2 students: Stage 3 (self_attention): not scaled [no_scale]"],
+                      report="build/class-report/index.html")
+    console = Console(record=True, width=200)
+    print_summary(summary, 2, console)
+    text = console.export_text()
+    assert "Most common mistakes:\n  2 students: Stage 3 (self_attention): not scaled [no_scale]" in text
+    assert "Class report: build/class-report/index.html" in text
+    assert text.index("Class report") < text.index("Autograded 2/2")

@@ -1,0 +1,144 @@
+"""The diagnosis record of one graded submission: what each failed check found, as data.
+
+The class report (:mod:`autograder.frontends.class_report`) counts mistakes from these
+records, never from rendered text. Every route keeps one per submission, written by the
+grading process (never by the student's code):
+
+- Gradescope and GitHub Classroom (``python -m autograder NB --results results.json``, which
+  ``make grade-repos`` runs too): ``extra_data.diagnosis`` of results.json, and each failed
+  test's ``extra_data``;
+- nbgrader (``make autograde``): the answer of :mod:`autograder.frontends.stagegrades`
+  carries it, and :class:`~autograder.frontends.nbgrader.execute.SandboxExecute` writes it to
+  ``grading/diagnoses/<student>/<assignment>.json`` (beside the autograded notebooks rather
+  than among them: nbgrader's feedback step copies the autograded folder's other files to
+  the feedback it releases to students), rewritten at each regrade.
+
+The record (``format`` :data:`FORMAT`)::
+
+    {"format": "autograder-diagnosis/1", "chapter": "ch03_attention", "error": "",
+     "score": 62.0, "max_score": 100.0, "hidden_examples": false,
+     "stages": [{"number": 4, "id": "causal", "label": "Stage 4 (causal)", "bonus": false,
+                 "score": 8.0, "max_score": 14.0,
+                 "status": "passed" | "failed" | "not_implemented" | "stopped",
+                 "mistake": "<the stage row's diagnosis id, '' when none>", "rank": "named",
+                 "hint": "<the hint the stage row shows>",
+                 "checks": [{"check": "4.3", "status": "failed", "points": 2.0,
+                             "mistake": "sum_dim_0", "rank": "named" | "ambiguous" | "generic" | "policy" | "",
+                             "hint": "...", "exception": "RuntimeError", "hidden_failure": false}]}],
+     "cell_errors": [{"cell": 17, "stage": 2, "type": "SyntaxError", "message": "..."}]}
+
+``checks`` lists the checks that did not pass only. ``stage`` of a cell error is the stage
+whose heading ("## Stage N ...") the cell comes under (null: before the first stage).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from autograder.core.checks import CheckStatus
+from autograder.core.failures import Diagnosis
+from autograder.core.results import CheckResult, GradeReport, StageResult
+
+FORMAT = "autograder-diagnosis/1"
+# nbgrader's route: each graded notebook's record, <student>/<assignment>.json, from the course root
+DIAGNOSES = "grading/diagnoses"
+RANKS = {Diagnosis.GENERIC: "generic", Diagnosis.AMBIGUOUS: "ambiguous", Diagnosis.NAMED: "named",
+         Diagnosis.POLICY: "policy"}
+STAGE_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*Stage\s+(\d+)\b", re.IGNORECASE | re.MULTILINE)
+MESSAGE_CHARS = 300
+
+
+def rank_name(hint: str, status: CheckStatus = CheckStatus.FAILED) -> str:
+    """The rank of a hint's diagnosis in words ('' for no hint, or for a stage not attempted)."""
+    if not hint or status is CheckStatus.NOT_IMPLEMENTED:
+        return ""
+    return RANKS.get(getattr(hint, "rank", Diagnosis.GENERIC), "generic")
+
+
+def mistake_of(hint: str, status: CheckStatus = CheckStatus.FAILED) -> str:
+    """The stable id of the mistake a hint names ('' when it names none)."""
+    if status is CheckStatus.NOT_IMPLEMENTED:
+        return ""
+    return str(getattr(hint, "mistake", "") or "")
+
+
+def check_record(result: CheckResult) -> dict:
+    return {"check": result.check.id, "status": result.status.value, "points": float(result.check.points),
+            "mistake": mistake_of(result.hint, result.status), "rank": rank_name(result.hint, result.status),
+            "hint": str(result.hint or ""), "exception": result.exception, "hidden_failure": result.hidden_failure}
+
+
+def stage_record(result: StageResult) -> dict:
+    shown = None
+    if result.status not in (CheckStatus.PASSED, CheckStatus.NOT_IMPLEMENTED):
+        shown = result._first_attempted_failure()
+    return {"number": result.stage.number, "id": result.stage.id, "label": result.stage.label,
+            "bonus": result.stage.bonus, "score": float(result.score), "max_score": float(result.max_score),
+            "status": result.status.value,
+            "mistake": mistake_of(shown.hint) if shown else "", "rank": rank_name(shown.hint) if shown else "",
+            "hint": str(result.hint or ""),
+            "checks": [check_record(c) for c in result.checks if c.status is not CheckStatus.PASSED]}
+
+
+def cell_stages(notebook: str | Path) -> dict[int, int | None]:
+    """Each cell's position (1-based, as the sandbox numbers cells) -> the stage whose heading
+    it comes under (None before the first). {} when the file is not a readable notebook."""
+    try:
+        cells = json.loads(Path(notebook).read_text(encoding="utf-8")).get("cells", [])
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return {}
+    stages, current = {}, None
+    for position, cell in enumerate(cells if isinstance(cells, list) else [], start=1):
+        if not isinstance(cell, dict):
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        if cell.get("cell_type") == "markdown":
+            heading = STAGE_HEADING.search(source)
+            current = int(heading.group(1)) if heading else current
+        stages[position] = current
+    return stages
+
+
+def cell_error_records(report: GradeReport, notebook: str | Path | None = None) -> list[dict]:
+    where = cell_stages(notebook if notebook is not None else report.submission) if report.cell_errors else {}
+    records = []
+    for cell in report.cell_errors:
+        error = cell.get("error") or {}
+        kind = error.get("type") or ("CellStopped" if error.get("kind") == "fatal" else "Error")
+        records.append({"cell": cell.get("index"), "stage": where.get(cell.get("index")), "type": str(kind),
+                        "message": str(error.get("message", ""))[:MESSAGE_CHARS]})
+    return records
+
+
+def submission_record(report: GradeReport, stages: dict[int, StageResult] | None = None,
+                      notebook: str | Path | None = None, hidden: bool | None = None) -> dict:
+    """The diagnosis record of ``report``; ``stages``: each stage's result over the visible and
+    hidden examples (what the grade counts) where there was a hidden run; ``notebook``: the file
+    whose cells were run (default the report's submission), read for the stage of each cell error;
+    ``hidden``: whether hidden examples were graded (default: whether ``stages`` were given)."""
+    hidden = bool(stages if stages is not None else report.hidden_examples) if hidden is None else hidden
+    stages = stages if stages is not None else report.hidden_examples
+    final = [stages.get(r.stage.number, r) for r in report.stages]
+    return {"format": FORMAT, "chapter": report.chapter.id, "error": report.error,
+            "score": float(sum(r.score for r in final if not r.stage.bonus)),
+            "max_score": float(sum(r.max_score for r in final if not r.stage.bonus)),
+            "hidden_examples": hidden,
+            "stages": [stage_record(r) for r in final],
+            "cell_errors": cell_error_records(report, notebook)}
+
+
+def extra_data_of(result: CheckResult) -> dict:
+    """A failed test's ``extra_data`` in results.json (Gradescope keeps it with the test)."""
+    record = check_record(result)
+    return {key: record[key] for key in ("status", "mistake", "rank", "exception", "hidden_failure")}
+
+
+def write_record(path: Path, record: dict) -> None:
+    """``record`` as JSON at ``path``, whole or not at all (a reader never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(record, indent=1), encoding="utf-8")
+    partial.replace(path)
