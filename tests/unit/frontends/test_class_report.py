@@ -167,7 +167,7 @@ def test_gradescope_zip_without_metadata_names_the_folders(tmp_path):
 
 
 def test_submitters_without_yaml_module():
-    names = class_report._submitters("submission_1:\n  :submitters:\n  - :name: Ada Lovelace\n")
+    names = class_report.sources._submitters("submission_1:\n  :submitters:\n  - :name: Ada Lovelace\n")
     assert names == {"submission_1": "Ada Lovelace"}
 
 
