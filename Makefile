@@ -61,7 +61,7 @@ help:
 	@echo "make export           grades to grading/grades.csv: a column per stage and the total"
 	@echo "make ci-grade         grade for CI: Classroom points, $(CI_REPORTS)/results.json and junit.xml"
 	@echo "make gradescope [HIDDEN_EXAMPLES=1]  build the Gradescope autograder zip (build/gradescope/)"
-	@echo "make student-repo DEST=dir [URL=git-url]  build the students' repository (one commit, no answers)"
+	@echo "make student-repo DEST=dir [URL=git-url] [GRADER_URL=public-url]  the students' repository (one commit, no answers)"
 	@echo "make grade-repos REPOS=dir  regrade cloned student repositories with this grader: build/grade-repos/grades.csv"
 	@echo "make bench            time wrapper vs weight split vs fused QKV vs SDPA (table + build/bench.png)"
 	@echo "make bench-grader     time make test against import torch and nbgrader validate"
@@ -189,7 +189,8 @@ clean:
 .PHONY: student-repo grade-repos
 student-repo: $(STAMP)
 	@test -n $(call quote,$(DEST)) || { echo "usage: make student-repo DEST=path/to/new/folder"; exit 2; }
-	@$(BIN)/python -m autograder.frontends.student_repo $(call quote,$(DEST)) --chapter $(CHAPTER) $(if $(URL),--url $(call quote,$(URL)))
+	@$(BIN)/python -m autograder.frontends.student_repo $(call quote,$(DEST)) --chapter $(CHAPTER) $(if $(URL),--url $(call quote,$(URL))) \
+		$(if $(GRADER_URL),--grader-url $(call quote,$(GRADER_URL)))
 
 grade-repos: $(STAMP)
 	@test -n $(call quote,$(REPOS)) || { echo "usage: make grade-repos REPOS=folder/of/cloned/repositories [JOBS=n] [OUT=build/grade-repos]"; exit 2; }
