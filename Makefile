@@ -44,7 +44,7 @@ quote = '$(subst ','\'',$(1))'
 # The venv's bin as an absolute path that survives spaces (make's abspath splits on them).
 ABS_BIN = $(call quote,$(if $(filter /%,$(BIN)),$(BIN),$(CURDIR)/$(BIN)))
 
-.PHONY: help test check check-fast check-torch lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader
+.PHONY: help test check check-fast check-torch lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader demo
 
 help:
 	@echo "make test [STAGE=4] [V=1]  grade your notebook ($(NOTEBOOK)); V=1 lists every failed check"
@@ -52,6 +52,7 @@ help:
 	@echo "make check            the repository's own tests, tests/unit and tests/e2e (maintainers, CI)"
 	@echo "make check-fast       the unit layer alone (tests/unit/<package>/test_<module>.py): no worker, no notebook, seconds"
 	@echo "make check-torch TORCH=2.15.0  grade under another PyTorch release, in build/torch-2.15.0/venv"
+	@echo "make demo [DEMO_DIR=build/demo] [JOBS=2]  try it: a simulated class through nbgrader and the repositories' regrade"
 	@echo "make release          regenerate assignments/ from solutions/ with nbgrader"
 	@echo "make autograde [JOBS=n] [STUDENT=id] [V=1]  nbgrader autograde grading/submitted/*/$(ASSIGNMENT), n at a time"
 	@echo "make duedate DUE=\"2026-11-20 23:59:00 UTC\"  the due date (late penalties), then make autograde"
@@ -195,6 +196,14 @@ student-repo: $(STAMP)
 grade-repos: $(STAMP)
 	@test -n $(call quote,$(REPOS)) || { echo "usage: make grade-repos REPOS=folder/of/cloned/repositories [JOBS=n] [OUT=build/grade-repos]"; exit 2; }
 	@$(BIN)/python -m autograder.frontends.grade_repos $(call quote,$(REPOS)) --chapter $(CHAPTER) $(if $(JOBS),--jobs $(JOBS)) $(if $(OUT),--out $(call quote,$(OUT)))
+
+# An instructor's first command: six simulated students through the nbgrader route (release,
+# due date, autograde, feedback, export) and the regrade of their repositories, in a scratch
+# folder (default build/demo; a folder the demo did not make is refused, never deleted);
+# autograder/frontends/demo.py, docs/instructors/nbgrader.md. JOBS defaults to 2 here.
+DEMO_DIR ?=
+demo: $(STAMP)
+	@$(BIN)/python -m autograder.frontends.demo $(if $(DEMO_DIR),--dir $(call quote,$(DEMO_DIR))) --jobs $(or $(JOBS),2)
 
 # Instructors: the due date (late penalties: nbgrader_config.py's LatePenalty), the class list
 # and formgrader. README: "Due dates and late work", "Formgrader: manual grading and overrides".
