@@ -20,9 +20,9 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterable
 
 from autograder.chapters import DEFAULT, load
 
@@ -80,8 +80,9 @@ class SimulatedStudent:
 
     ``done``: the stages whose solution cells are filled in (None: every stage; an empty set:
     the untouched release); ``mistake``: a stage of :data:`MISTAKES` answered with its known
-    mistake (or a frozenset of them: one mistake in each of several stages); ``broken``: a stage whose solution cell has a syntax error; ``notebook_name``: the
-    file's name when the student renamed it (default ``<assignment>.ipynb``); ``timestamp``: the
+    mistake (or a frozenset of them: one mistake in each of several stages); ``broken``: a
+    stage whose solution cell has a syntax error; ``notebook_name``: the file's name when the
+    student renamed it (default ``<assignment>.ipynb``); ``timestamp``: the
     submission time nbgrader reads from ``timestamp.txt`` (e.g. ``"2026-11-20 14:05:00 UTC"``;
     after the due date: late work)."""
 
