@@ -135,7 +135,7 @@ def _run(demo: Demo, args: list[str], cwd: Path, as_make: str) -> subprocess.Com
 
 
 def _nbgrader(demo: Demo, as_make: str, *args: str) -> subprocess.CompletedProcess:
-    return _run(demo, [sys.executable, "-m", "nbgrader", *args, "--log-level=WARN"], demo.course, as_make)
+    return _run(demo, [sys.executable, "-I", "-m", "nbgrader", *args, "--log-level=WARN"], demo.course, as_make)
 
 
 # --- the steps --------------------------------------------------------------------------------
@@ -163,7 +163,7 @@ def step_submissions(demo: Demo) -> None:
 
 
 def step_autograde(demo: Demo) -> None:
-    proc = _run(demo, [sys.executable, "-m", "autograder.frontends.autograde", ASSIGNMENT, "--jobs", str(demo.jobs)],
+    proc = _run(demo, [sys.executable, "-I", "-m", "autograder.frontends.autograde", ASSIGNMENT, "--jobs", str(demo.jobs)],
                 demo.course, f"make autograde JOBS={demo.jobs}")
     last = [line for line in proc.stdout.splitlines() if "Autograded" in line]
     if last:
@@ -219,7 +219,7 @@ def step_student_repos(demo: Demo) -> None:
 
 
 def step_grade_repos(demo: Demo) -> None:
-    _run(demo, [sys.executable, "-m", "autograder.frontends.grade_repos", str(demo.repos), "--out",
+    _run(demo, [sys.executable, "-I", "-m", "autograder.frontends.grade_repos", str(demo.repos), "--out",
                 str(demo.repo_grades), "--jobs", str(demo.jobs), "--chapter", ASSIGNMENT], Path.cwd(),
          f"make grade-repos REPOS={demo.repos} OUT={demo.repo_grades} JOBS={demo.jobs}")
     path = demo.repo_grades / "grades.csv"
