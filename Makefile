@@ -119,7 +119,7 @@ check-torch:
 	@test -n "$(TORCH)" || { echo "usage: make check-torch TORCH=2.15.0 [FRESH=1]"; exit 2; }
 	@$(PYTHON) tests/check_torch.py $(call quote,$(TORCH)) --index-url $(call quote,$(TORCH_INDEX_URL)) $(if $(FRESH),--fresh)
 
-# Benchmarks print Markdown tables (README: Speed, Efficiency lab). They time the solutions
+# Benchmarks print Markdown tables (docs/maintainers.md: Benchmarks). They time the solutions
 # notebook unless NOTEBOOK=... is given on the command line; bench-grader's must earn full marks.
 # make bench THREADS=1 times on one CPU thread (steadier on a machine busy with other work).
 BENCH_NOTEBOOK = $(if $(filter command line,$(origin NOTEBOOK)),--notebook $(call quote,$(NOTEBOOK)))
@@ -206,7 +206,8 @@ demo: $(STAMP)
 	@$(BIN)/python -m autograder.frontends.demo $(if $(DEMO_DIR),--dir $(call quote,$(DEMO_DIR))) --jobs $(or $(JOBS),2)
 
 # Instructors: the due date (late penalties: nbgrader_config.py's LatePenalty), the class list
-# and formgrader. README: "Due dates and late work", "Formgrader: manual grading and overrides".
+# and formgrader: docs/instructors/nbgrader.md, "Due dates and late work" and "Formgrader: manual
+# grading and overrides".
 .PHONY: duedate students formgrader
 duedate: $(GRADEBOOK)
 	@test -n "$(DUE)" || { echo 'usage: make duedate DUE="2026-11-20 23:59:00 UTC"  (then make autograde)'; exit 2; }

@@ -219,8 +219,9 @@ def step_student_repos(demo: Demo) -> None:
 
 
 def step_grade_repos(demo: Demo) -> None:
-    _run(demo, [sys.executable, "-I", "-m", "autograder.frontends.grade_repos", str(demo.repos), "--out",
-                str(demo.repo_grades), "--jobs", str(demo.jobs), "--chapter", ASSIGNMENT], Path.cwd(),
+    # absolute paths: the grader's processes run in the checkout, which need not be this folder
+    _run(demo, [sys.executable, "-I", "-m", "autograder.frontends.grade_repos", str(demo.repos.resolve()), "--out",
+                str(demo.repo_grades.resolve()), "--jobs", str(demo.jobs), "--chapter", ASSIGNMENT], Path.cwd(),
          f"make grade-repos REPOS={demo.repos} OUT={demo.repo_grades} JOBS={demo.jobs}")
     path = demo.repo_grades / "grades.csv"
     demo.results["the repositories' grades (CSV)"] = path
