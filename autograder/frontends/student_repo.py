@@ -176,7 +176,7 @@ def colab_link(url: str | None, notebook: str) -> str:
     owner, name = match.groups()
     return (f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
             f"(https://colab.research.google.com/github/{owner}/{name}/blob/main/{notebook}) "
-            "(the template's notebook; the notebook's first code cell installs the grader there, keeping Colab's PyTorch).")
+            "(the notebook's first code cell installs the grader there, keeping Colab's PyTorch).")
 
 
 def student_readme(chapter, torch_version: str, url: str | None = None) -> str:
