@@ -347,7 +347,7 @@ def class_regrade(tree, tmp_path_factory):
     (repos / "perfect" / NOTEBOOK).write_text(release_answered(lambda grade_id: True))
     (repos / "partial" / NOTEBOOK).write_text(release_answered(lambda grade_id: grade_id.startswith("stage1_")))
     # The tampered grader would give everything full marks; the regrade never runs it.
-    engine = repos / "tampered" / "autograder" / "core" / "engine.py"
+    engine = repos / "tampered" / "autograder" / "core" / "results.py"
     engine.write_text(engine.read_text().replace("return self.check.points if self.status is CheckStatus.PASSED else 0.0",
                                                  "return self.check.points"))
     assert "return self.check.points\n" in engine.read_text()
@@ -382,7 +382,7 @@ def test_grade_repos_csv(class_regrade):
     for student in ("blank", "perfect", "partial"):
         assert rows[student]["fingerprint"] == "release", rows[student]
         assert rows[student]["reason"] == ""
-    assert rows["tampered"]["fingerprint"] == "modified: autograder/core/engine.py"
+    assert rows["tampered"]["fingerprint"] == "modified: autograder/core/results.py"
     assert rows["no-notebook"]["reason"].startswith("no notebook (.ipynb) in the repository")
     assert rows["no-notebook"]["fingerprint"].startswith("modified: " + fingerprint.LOCKED_CELL_PREFIX)
 
