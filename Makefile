@@ -44,7 +44,7 @@ quote = '$(subst ','\'',$(1))'
 # The venv's bin as an absolute path that survives spaces (make's abspath splits on them).
 ABS_BIN = $(call quote,$(if $(filter /%,$(BIN)),$(BIN),$(CURDIR)/$(BIN)))
 
-.PHONY: help test check check-fast check-torch lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader
+.PHONY: help test check check-fast check-torch lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader demo
 
 help:
 	@echo "make test [STAGE=4] [V=1]  grade your notebook ($(NOTEBOOK)); V=1 lists every failed check"
@@ -52,6 +52,7 @@ help:
 	@echo "make check            the repository's own tests, tests/unit and tests/e2e (maintainers, CI)"
 	@echo "make check-fast       the unit layer alone (tests/unit/<package>/test_<module>.py): no worker, no notebook, seconds"
 	@echo "make check-torch TORCH=2.15.0  grade under another PyTorch release, in build/torch-2.15.0/venv"
+	@echo "make demo [DEMO_DIR=build/demo] [JOBS=2]  try it: a simulated class through nbgrader and the repositories' regrade"
 	@echo "make release          regenerate assignments/ from solutions/ with nbgrader"
 	@echo "make autograde [JOBS=n] [STUDENT=id] [V=1]  nbgrader autograde grading/submitted/*/$(ASSIGNMENT), n at a time"
 	@echo "make duedate DUE=\"2026-11-20 23:59:00 UTC\"  the due date (late penalties), then make autograde"
@@ -61,7 +62,7 @@ help:
 	@echo "make export           grades to grading/grades.csv: a column per stage and the total"
 	@echo "make ci-grade         grade for CI: Classroom points, $(CI_REPORTS)/results.json and junit.xml"
 	@echo "make gradescope [HIDDEN_EXAMPLES=1]  build the Gradescope autograder zip (build/gradescope/)"
-	@echo "make student-repo DEST=dir [URL=git-url]  build the students' repository (one commit, no answers)"
+	@echo "make student-repo DEST=dir [URL=git-url] [GRADER_URL=public-url]  the students' repository (one commit, no answers)"
 	@echo "make grade-repos REPOS=dir  regrade cloned student repositories with this grader: build/grade-repos/grades.csv"
 	@echo "make class-report [FROM=nbgrader|repos|gradescope] [GRADESCOPE_ZIP=export.zip] [ANONYMOUS=1] [OUT=build/class-report]  the class's mistakes, ranked"
 	@echo "make bench            time wrapper vs weight split vs fused QKV vs SDPA (table + build/bench.png)"
@@ -119,7 +120,7 @@ check-torch:
 	@test -n "$(TORCH)" || { echo "usage: make check-torch TORCH=2.15.0 [FRESH=1]"; exit 2; }
 	@$(PYTHON) tests/check_torch.py $(call quote,$(TORCH)) --index-url $(call quote,$(TORCH_INDEX_URL)) $(if $(FRESH),--fresh)
 
-# Benchmarks print Markdown tables (README: Speed, Efficiency lab). They time the solutions
+# Benchmarks print Markdown tables (docs/maintainers.md: Benchmarks). They time the solutions
 # notebook unless NOTEBOOK=... is given on the command line; bench-grader's must earn full marks.
 # make bench THREADS=1 times on one CPU thread (steadier on a machine busy with other work).
 BENCH_NOTEBOOK = $(if $(filter command line,$(origin NOTEBOOK)),--notebook $(call quote,$(NOTEBOOK)))
@@ -190,7 +191,8 @@ clean:
 .PHONY: student-repo grade-repos
 student-repo: $(STAMP)
 	@test -n $(call quote,$(DEST)) || { echo "usage: make student-repo DEST=path/to/new/folder"; exit 2; }
-	@$(BIN)/python -m autograder.frontends.student_repo $(call quote,$(DEST)) --chapter $(CHAPTER) $(if $(URL),--url $(call quote,$(URL)))
+	@$(BIN)/python -m autograder.frontends.student_repo $(call quote,$(DEST)) --chapter $(CHAPTER) $(if $(URL),--url $(call quote,$(URL))) \
+		$(if $(GRADER_URL),--grader-url $(call quote,$(GRADER_URL)))
 
 grade-repos: $(STAMP)
 	@test -n $(call quote,$(REPOS)) || { echo "usage: make grade-repos REPOS=folder/of/cloned/repositories [JOBS=n] [OUT=build/grade-repos]"; exit 2; }
@@ -207,8 +209,17 @@ class-report: $(STUDENT_STAMP)
 		$(if $(GRADESCOPE_ZIP),--gradescope-zip $(call quote,$(GRADESCOPE_ZIP))) $(if $(ANONYMOUS),--anonymous) \
 		$(if $(OUT),--out $(call quote,$(OUT))) --chapter $(CHAPTER)
 
+# An instructor's first command: six simulated students through the nbgrader route (release,
+# due date, autograde, feedback, export) and the regrade of their repositories, in a scratch
+# folder (default build/demo; a folder the demo did not make is refused, never deleted);
+# autograder/frontends/demo.py, docs/instructors/nbgrader.md. JOBS defaults to 2 here.
+DEMO_DIR ?=
+demo: $(STAMP)
+	@$(BIN)/python -m autograder.frontends.demo $(if $(DEMO_DIR),--dir $(call quote,$(DEMO_DIR))) --jobs $(or $(JOBS),2)
+
 # Instructors: the due date (late penalties: nbgrader_config.py's LatePenalty), the class list
-# and formgrader. README: "Due dates and late work", "Formgrader: manual grading and overrides".
+# and formgrader: docs/instructors/nbgrader.md, "Due dates and late work" and "Formgrader: manual
+# grading and overrides".
 .PHONY: duedate students formgrader
 duedate: $(GRADEBOOK)
 	@test -n "$(DUE)" || { echo 'usage: make duedate DUE="2026-11-20 23:59:00 UTC"  (then make autograde)'; exit 2; }

@@ -74,7 +74,8 @@ c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPr
 
 # LMS downloads (nbgrader zip_collect): the zip goes in grading/downloaded/<assignment>/archive/.
 # The student id comes from the file name (nbgrader matches the whole path); this pattern
-# reads Canvas's names, <name>_[LATE_]<user id>_<submission id>_<file>[-<n>].ipynb (README: others).
+# reads Canvas's names, <name>_[LATE_]<user id>_<submission id>_<file>[-<n>].ipynb (another LMS:
+# docs/instructors/nbgrader.md, "Collecting from an LMS").
 c.ZipCollectApp.downloaded_directory = "grading/downloaded"
 c.FileNameCollectorPlugin.named_regexp = (
     r".*/(?P<student_id>[^_/]+)_(?:LATE_)?\d+_\d+_(?P<file_id>[^/]+?)(?:-\d+)?\.ipynb$")

@@ -232,7 +232,8 @@ def main(argv=None) -> int:
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    rows = grade_all(args.repos, args.out, chapter, max(1, args.jobs or default_jobs()))
+    # absolute: the grader runs in this checkout (cwd=REPO_ROOT), not necessarily the current folder
+    rows = grade_all(args.repos.resolve(), args.out.resolve(), chapter, max(1, args.jobs or default_jobs()))
     write_csv(args.out / "grades.csv", rows, chapter)
     for row in rows:
         flags = "" if row.fingerprint == "release" else f"  [{row.fingerprint.split(':')[0]}]"

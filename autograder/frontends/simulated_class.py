@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,11 +46,12 @@ MISTAKES = {
 MISTAKE_IDS = {1: "sum_dim_0", 2: "transposed_weights", 3: "no_scale"}
 
 
-def student_notebook(release: dict, solution: dict, *, done: set[int] | None = None, mistake: int | None = None,
-                     broken: int | None = None) -> dict:
+def student_notebook(release: dict, solution: dict, *, done: set[int] | None = None,
+                     mistake: int | Iterable[int] | None = None, broken: int | None = None) -> dict:
     """A submission as a student would hand it in: the release with the solution cells of
-    the stages in ``done`` filled in (all by default), one stage's known mistake, or one
-    stage's cell broken by a syntax error."""
+    the stages in ``done`` filled in (all by default), the known mistake of one stage (or of
+    each stage in a set of them), or one stage's cell broken by a syntax error."""
+    mistakes = {mistake} if isinstance(mistake, int) else set(mistake or ())
     answers = {c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"]) for c in solution["cells"]
                if c["metadata"].get("nbgrader", {}).get("solution")}
     notebook = json.loads(json.dumps(release))
@@ -60,7 +62,7 @@ def student_notebook(release: dict, solution: dict, *, done: set[int] | None = N
             continue
         number = int(match.group(1))
         source = SOLUTION_MARKERS.sub("", answers[grade_id])
-        if number == mistake:
+        if number in mistakes:
             wrong, right = MISTAKES[number][1], MISTAKES[number][0]
             assert right in source, (number, right)
             source = source.replace(right, wrong)
@@ -83,14 +85,15 @@ class SimulatedStudent:
 
     ``done``: the stages whose solution cells are filled in (None: every stage; an empty set:
     the untouched release); ``mistake``: a stage of :data:`MISTAKES` answered with its known
-    mistake; ``broken``: a stage whose solution cell has a syntax error; ``notebook_name``: the
-    file's name when the student renamed it (default ``<assignment>.ipynb``); ``timestamp``: the
+    mistake (or a frozenset of them: one mistake in each of several stages); ``broken``: a
+    stage whose solution cell has a syntax error; ``notebook_name``: the file's name when the
+    student renamed it (default ``<assignment>.ipynb``); ``timestamp``: the
     submission time nbgrader reads from ``timestamp.txt`` (e.g. ``"2026-11-20 14:05:00 UTC"``;
     after the due date: late work)."""
 
     id: str
     done: frozenset[int] | None = None
-    mistake: int | None = None
+    mistake: int | frozenset[int] | None = None
     broken: int | None = None
     notebook_name: str | None = None
     timestamp: str | None = None

@@ -137,10 +137,24 @@ def student_makefile(instructor_makefile: str) -> str:
 SOURCE_LINE = re.compile(r'^GRADER_SOURCE = ".*?"', re.M)
 
 
+def install_source(url: str) -> str:
+    """What pip installs the grader from: a git URL as ``git+URL``; an archive (a wheel or an
+    sdist: ``.whl``, ``.tar.gz``, ``.zip``), a ``git+...`` URL or a path as given."""
+    if "+" in url.split("://")[0] or not url.startswith(("https://", "http://")):
+        return url
+    if url.split("?")[0].endswith((".whl", ".tar.gz", ".zip")):
+        return url
+    return f"git+{url}"
+
+
 def with_install_source(notebook: bytes, url: str) -> bytes:
-    """The release notebook with ``url`` (the student repository) as its setup cell's
-    ``GRADER_SOURCE``: the address pip installs the grader from where it is missing."""
-    source = url if "+" in url.split("://")[0] or not url.startswith(("https://", "http://")) else f"git+{url}"
+    """The release notebook with ``url`` as its setup cell's ``GRADER_SOURCE``: the public,
+    answer-free address pip installs the grader from where it is missing (Colab, Kaggle). It
+    carries no token: a private address (a GitHub Classroom student's repository) would fail
+    there, so ``make student-repo GRADER_URL=...`` names a public one."""
+    if "@" in url.split("://", 1)[-1].split("/", 1)[0]:
+        raise StudentRepoError(f"{url} carries credentials; the grader's install address must be public, with no token")
+    source = install_source(url)
     data = json.loads(notebook)
     for cell in data["cells"]:
         text = "".join(cell["source"])
@@ -152,7 +166,9 @@ def with_install_source(notebook: bytes, url: str) -> bytes:
 
 
 def colab_link(url: str | None, notebook: str) -> str:
-    """The notebook on Colab, for a repository on GitHub; a how-to otherwise."""
+    """The template's notebook on Colab, for a repository on GitHub; a how-to otherwise. A
+    student's own copy (GitHub Classroom's, private) has another address: the README tells
+    how to open it (File > Open notebook > GitHub)."""
     match = re.match(r"^(?:git\+)?https://github\.com/([^/]+)/([^/]+?)(?:\.git)?/?$", url or "")
     if not match:
         return ("Open the notebook in Colab (File > Open notebook > GitHub) or upload it to Kaggle; "
@@ -176,8 +192,11 @@ def student_readme(chapter, torch_version: str, url: str | None = None) -> str:
                            colab=colab_link(url, chapter.release_notebook(Path()).as_posix()))
 
 
-def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None) -> dict[str, bytes]:
-    """Every file of the student repository but the release fingerprint, by relative path."""
+def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None,
+                  grader_url: str | None = None) -> dict[str, bytes]:
+    """Every file of the student repository but the release fingerprint, by relative path.
+    ``url``: the template's address (the README's Colab badge); ``grader_url``: the public,
+    answer-free address the notebook's setup cell installs the grader from (default ``url``)."""
     from autograder.frontends.gradescope import torch_pin
 
     root = Path(root)
@@ -187,8 +206,8 @@ def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None) -> di
     files = {path: (root / path).read_bytes() for path in _committable(root, fingerprint.grader_files(root))}
     for path in ("pyproject.toml", "constraints.txt", notebook, *COPIED):
         files[path] = (root / path).read_bytes()
-    if url:
-        files[notebook] = with_install_source(files[notebook], url)
+    if grader_url or url:
+        files[notebook] = with_install_source(files[notebook], grader_url or url)
     files["Makefile"] = student_makefile((root / "Makefile").read_text(encoding="utf-8")).encode()
     files["README.md"] = student_readme(chapter, torch_pin(root / "constraints.txt"), url).encode()
     return files
@@ -213,12 +232,14 @@ def release_parts(chapter, root: Path = REPO_ROOT) -> dict[str, str]:
     return fingerprint.parts_of(release_files(chapter, root), notebook)
 
 
-def _refusal(dest: Path) -> str | None:
+def _refusal(dest: Path, scratch: bool = False) -> str | None:
     if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
         return f"{dest} exists and is not a folder; give a new path"
     if dest.is_dir() and any(dest.iterdir()):
         return f"{dest} is not empty; give a new path (nothing there was changed)"
     inside = dest.resolve()
+    if scratch:  # make demo: a throwaway build in its own git-ignored folder
+        return None
     if inside == REPO_ROOT or REPO_ROOT in inside.parents:
         return f"{dest} is inside the course repository; the student repository goes elsewhere"
     return None
@@ -231,15 +252,18 @@ def _git(dest: Path, *args: str) -> None:
                     *args], cwd=dest, env=env, check=True, capture_output=True, text=True)
 
 
-def build(dest: Path, chapter, url: str | None = None) -> list[str]:
-    """Write the student repository to ``dest`` and commit it once; returns its files."""
+def build(dest: Path, chapter, url: str | None = None, grader_url: str | None = None, *,
+          scratch: bool = False) -> list[str]:
+    """Write the student repository to ``dest`` and commit it once; returns its files.
+    ``scratch``: a throwaway build (``make demo``'s, in its git-ignored folder) may lie inside
+    this checkout."""
     dest = Path(dest)
-    why = _refusal(dest)
+    why = _refusal(dest, scratch)
     if why:
         raise StudentRepoError(why)
     if shutil.which("git") is None:
         raise StudentRepoError("git is not installed; the student repository is a git repository")
-    files = release_files(chapter, url=url)
+    files = release_files(chapter, url=url, grader_url=grader_url)
     notebook = chapter.release_notebook(Path()).as_posix()
     record = fingerprint.release_record(fingerprint.parts_of(files, notebook))
     files[fingerprint.RELEASE_FILE] = (json.dumps(record, indent=2) + "\n").encode()
@@ -266,14 +290,18 @@ def main(argv=None) -> int:
     parser.add_argument("dest", help="a new (or empty) folder")
     parser.add_argument("--chapter", default=None, metavar="ID", help="the chapter (default: the registry's)")
     parser.add_argument("--url", default=None, metavar="URL",
-                        help="where students' copies come from (the template's git URL): the notebook installs the "
-                             "grader from it on Colab and Kaggle, and the README links the notebook on Colab")
+                        help="where students' copies come from (the template's git URL): the README links the "
+                             "notebook on Colab, and without --grader-url the notebook installs the grader from it")
+    parser.add_argument("--grader-url", default=None, metavar="URL",
+                        help="a public, answer-free install source of the grader (a git URL, or a wheel or sdist URL) "
+                             "that the notebook's setup cell installs from on Colab and Kaggle, with no token "
+                             "(default: --url)")
     args = parser.parse_args(argv)
     from autograder.chapters import load
 
     try:
         chapter = load(args.chapter)
-        files = build(Path(args.dest), chapter, args.url)
+        files = build(Path(args.dest), chapter, args.url, args.grader_url)
     except (KeyError, StudentRepoError) as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2
@@ -286,6 +314,10 @@ def main(argv=None) -> int:
           f"grader fingerprint {record['fingerprint'][:16]}")
     print("Push it as the GitHub Classroom template repository. In the assignment, protect "
           "autograder/, Makefile, pyproject.toml and .github/ (Classroom's protected file paths).")
+    source = args.grader_url or args.url
+    if source:
+        print(f"On Colab and Kaggle the notebook installs the grader from {install_source(source)}: it must be "
+              "public (no token is sent). docs/instructors/colab-kaggle.md")
     return 0
 
 

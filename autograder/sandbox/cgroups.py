@@ -8,7 +8,7 @@ in before the worker runs any student code (everything the worker starts, stage 
 daemons included, is born inside) and removes the group once the worker has ended. The worker
 cannot leave it: Landlock lets it write only in its scratch folder. Where no group can be
 made (not Linux, no cgroup file system, not root and nothing delegated), nothing changes and
-the per-process limits are the fallback (README: what protects what).
+the per-process limits are the fallback (docs/security.md: the fences).
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ def _processes_of(uid: int) -> int:
 def _limit_resources() -> dict:
     """Resource limits, returned for the report. Memory: the address space of each process
     (a worker and each child it starts get the same budget; cgroup v2 would make it one
-    budget, README). Processes: RLIMIT_NPROC counts every process of the user, so the limit
+    budget, docs/security.md). Processes: RLIMIT_NPROC counts every process of the user, so the limit
     is what the user already runs plus :data:`PROCESS_ROOM` (the kernel exempts root)."""
     from autograder.sandbox import oslayer
 

@@ -1,6 +1,6 @@
 """Fences around the worker, applied after it has imported PyTorch and before it runs any
-of the student's code. Linux only; elsewhere the worker runs unconfined (README: what
-protects what on macOS and Windows), and the report says so.
+of the student's code. Linux only; elsewhere the worker runs unconfined (docs/security.md: macOS,
+Windows and containers), and the report says so.
 
 * **Files** (Landlock, Linux 5.13+): the worker may *read* only the Python install, the
   installed packages (not the grader's own modules beyond ``autograder/__init__.py`` and

@@ -52,4 +52,4 @@ def confinement_refusal(fences) -> str | None:
         return None
     return (f"{REQUIRE_CONFINEMENT}=1, but the grading worker is {describe(fences if isinstance(fences, dict) else None)}: "
             "refusing to run the submission without its fences (Linux 5.13+ with Landlock and seccomp is needed; "
-            "README: grading in a container)")
+            "docs/security.md: macOS, Windows and containers)")

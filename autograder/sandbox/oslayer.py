@@ -8,7 +8,7 @@ these but ``prctl`` and ``/proc``; Windows has none. Where a piece is missing, t
 fallback below keeps grading correct and deterministic, with less isolation: the stages run
 one after another in the loaded worker itself (a stage that ends it costs that stage, and the
 next one loads the notebook again), deadlines are kept by a reader thread, and the report
-says ``unconfined`` (README: what is untested, what protects what where).
+says ``unconfined`` (docs/security.md: the fences, known limits).
 
 ``AUTOGRADER_PORTABLE=1`` forces the fallback on Linux too, so the repository's tests grade
 through the code path Windows takes (tests/test_platforms.py).

@@ -42,7 +42,7 @@ class ScratchWatch:
     RLIMIT_FSIZE bounds each file, this bounds them all. A thread of the grading process
     measures the folder four times a second and, past the limit, calls ``over(why)`` (which
     ends the process that writes); a fast writer may pass the limit by what it writes
-    meanwhile. Files deleted while still open no longer count (README: known limits)."""
+    meanwhile. Files deleted while still open no longer count (docs/security.md: Known limits)."""
 
     def __init__(self, folder: str, limit: int, over, every: float = 0.25):
         self.folder, self.limit, self.over, self.every = folder, limit, over, every

@@ -24,6 +24,7 @@ from autograder.frontends.class_report.aggregate import aggregate, top_mistakes
 from autograder.frontends.class_report.command import load_source, main, write_report
 from autograder.frontends.class_report.sources import (
     CSV_HEADER,
+    DEFAULT_OUT,
     ReportInputError,
     Submission,
     checked_record,
@@ -34,6 +35,6 @@ from autograder.frontends.class_report.sources import (
     record_from_results,
 )
 
-__all__ = ["CSV_HEADER", "ReportInputError", "Submission", "aggregate", "checked_record", "detect_source",
+__all__ = ["CSV_HEADER", "DEFAULT_OUT", "ReportInputError", "Submission", "aggregate", "checked_record", "detect_source",
            "load_gradescope_zip", "load_nbgrader", "load_repos", "load_source", "main", "record_from_results",
            "top_mistakes", "write_report"]

@@ -26,3 +26,51 @@ def test_student_repo_writes_its_address_into_the_setup_cell(url, written):
     assert "GRADER_SOURCE = \"\"" in "".join(before[changed[0]]["source"])
     link = colab_link(url, "assignments/ch03_attention/ch03_attention.ipynb")
     assert ("colab.research.google.com/github/org/ch03-template/blob/main/assignments/" in link) == ("github.com" in url)
+
+
+PRIVATE = "https://github.com/org/ch03-template-ada"  # a Classroom student's copy: private
+PUBLIC = "https://github.com/org/ch03-grader"  # the public, answer-free install source
+
+
+def _setup_and_readme(url, grader_url):
+    import json
+
+    from autograder.chapters import load
+    from autograder.frontends.student_repo import release_files
+
+    files = release_files(load("ch03_attention"), REPO, url=url, grader_url=grader_url)
+    cells = json.loads(files["assignments/ch03_attention/ch03_attention.ipynb"])["cells"]
+    setup = next("".join(c["source"]) for c in cells if "GRADER_SOURCE =" in "".join(c["source"]))
+    return setup, files["README.md"].decode()
+
+
+def test_the_setup_cell_installs_from_grader_url_and_the_badge_opens_url():
+    setup, readme = _setup_and_readme(PRIVATE, PUBLIC)
+    assert f'GRADER_SOURCE = "git+{PUBLIC}"' in setup  # the pip install line's source
+    assert PRIVATE not in setup and "ch03-template-ada" not in setup  # the private address only in the README
+    assert "colab.research.google.com/github/org/ch03-template-ada/blob/main/" in readme
+    assert PUBLIC not in readme
+    assert "@" not in setup.split("GRADER_SOURCE =")[1].splitlines()[0]  # no https://<token>@
+
+
+def test_without_grader_url_the_setup_cell_installs_from_url():
+    setup, _ = _setup_and_readme(PUBLIC, None)
+    assert f'GRADER_SOURCE = "git+{PUBLIC}"' in setup
+
+
+@pytest.mark.parametrize("grader_url, written", [
+    ("https://github.com/org/ch03-grader/releases/download/v1/autograder-0.1-py3-none-any.whl",
+     "https://github.com/org/ch03-grader/releases/download/v1/autograder-0.1-py3-none-any.whl"),
+    ("https://example.org/ch03-grader-0.1.tar.gz", "https://example.org/ch03-grader-0.1.tar.gz"),
+])
+def test_a_wheel_or_sdist_url_is_installed_as_given(grader_url, written):
+    setup, _ = _setup_and_readme(None, grader_url)
+    assert f'GRADER_SOURCE = "{written}"' in setup
+
+
+def test_an_install_source_with_a_token_is_refused():
+    from autograder.frontends.student_repo import StudentRepoError, with_install_source
+
+    release = (REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb").read_bytes()
+    with pytest.raises(StudentRepoError, match="credentials"):
+        with_install_source(release, "https://ghp_secret@github.com/org/ch03-template")

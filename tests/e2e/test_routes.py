@@ -1,0 +1,197 @@
+"""Issue 25: each route page's checklist, walked as far as it goes without the outside service.
+
+The numbered steps of a page's "## Checklist" and the ```bash blocks under them are parsed from
+the page itself, and each command runs as written in a temporary course copy (one per page,
+this test's venv linked as .venv). A command that needs GitHub, Gradescope or a browser is
+skipped, with its reason in :data:`SKIPPED`; what the outside service would have produced (a
+class list, an LMS download, the cloned repositories) is put in place by :data:`STAND_INS`.
+A command this table does not know fails the test: a new step must be walked or skipped
+deliberately. Each page ends with its check step: the solutions graded 100/100.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from support import REPO, SOLUTION, link_venv
+
+PAGES = REPO / "docs" / "instructors"
+CHECK = "Total: 100/100 (+10/10 bonus)"
+
+# command (its start) -> why it is not run here
+SKIPPED = {
+    "git clone https://github.com/ORG/": "needs GitHub: the temporary course copy stands in for the clone",
+    "make demo": "tests/e2e/test_demo.py runs it (minutes; the same steps as the rest of this page)",
+    "make formgrader": "starts JupyterLab for a browser; tests/e2e/test_formgrader.py drives it",
+    "cd ../ch03-attention-template": "the gh commands between it and `cd -` need GitHub",
+    "gh repo create": "needs GitHub",
+    "gh repo edit": "needs GitHub",
+    "cd -": "closes the GitHub block above",
+    "gh classroom clone": "needs GitHub Classroom: the stand-in clones the template instead",
+    ".venv/bin/python -m pip wheel": "builds the grader's wheel with pip (setuptools from the index); "
+                                     "its contents are what `make student-repo` copies",
+}
+
+
+@dataclass
+class Step:
+    number: int
+    title: str
+    commands: list[str]
+
+
+def checklist(page: Path) -> list[Step]:
+    """The numbered steps of the page's "## Checklist" with the commands of their bash blocks
+    (continued lines joined, comments dropped)."""
+    text = page.read_text(encoding="utf-8")
+    section = text.split("## Checklist", 1)[1].split("\n## ", 1)[0]
+    steps: list[Step] = []
+    for match in re.finditer(r"^(\d+)\. \*\*(.+?)\*\*(.*?)(?=^\d+\. \*\*|\Z)", section, re.M | re.S):
+        commands = []
+        for block in re.findall(r"^\s*```bash\n(.*?)^\s*```", match.group(3), re.M | re.S):
+            joined = re.sub(r"\\\n\s*", "", block)
+            commands += [line.strip() for line in joined.splitlines() if line.strip() and not line.strip().startswith("#")]
+        steps.append(Step(int(match.group(1)), match.group(2), commands))
+    assert [s.number for s in steps] == list(range(1, len(steps) + 1)), f"{page.name}: steps out of order"
+    return steps
+
+
+def _roster(course: Path) -> None:
+    (course / "class.csv").write_text("id,first_name,last_name,email\ndoejane,Jane,Doe,jane@example.org\n")
+
+
+def _lms_download(course: Path) -> None:
+    archive = course / "grading" / "downloaded" / "ch03_attention" / "archive"
+    archive.mkdir(parents=True)
+    shutil.copy(SOLUTION, archive / "doejane_12345_678901_ch03_attention.ipynb")  # Canvas's name
+
+
+def _classroom_clone(course: Path) -> None:
+    """`gh classroom clone student-repos`: one clone of the template per student; ada's holds
+    the solutions committed, bob's the untouched release."""
+    template = course.parent / "ch03-attention-template"
+    repos = course / "student-repos"
+    for student in ("ada", "bob"):
+        subprocess.run(["git", "clone", "-q", str(template), str(repos / student)], check=True, capture_output=True)
+    notebook = repos / "ada" / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
+    notebook.write_text(json.dumps(json.loads(SOLUTION.read_text()), indent=1))
+    git = ["git", "-C", str(repos / "ada"), "-c", "user.name=Ada", "-c", "user.email=ada@example.org",
+           "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "commit", "-qam", "my answers"], check=True, capture_output=True)
+
+
+# The check step is the same command on every page, on the same solutions and grader: it runs
+# on the first page walked and its output is reused (the runtime stays modest).
+SHARED = {"make test NOTEBOOK=solutions/ch03_attention/ch03_attention.ipynb"}
+_shared_runs: dict[str, subprocess.CompletedProcess] = {}
+
+# command (its start) -> what the outside world would have put in place before it runs
+STAND_INS = {
+    "make students ROSTER=class.csv": _roster,
+    "PATH=.venv/bin:$PATH .venv/bin/nbgrader zip_collect": _lms_download,
+    "make grade-repos REPOS=student-repos": _classroom_clone,
+}
+
+
+def course_copy(root: Path) -> Path:
+    course = root / "ch03-attention-course"
+    course.mkdir(parents=True)
+    for name in ("Makefile", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
+        shutil.copy(REPO / name, course / name)
+    for folder in ("solutions", "assignments"):
+        shutil.copytree(REPO / folder, course / folder, ignore=shutil.ignore_patterns(".*"))
+    (course / ".stamp").touch()
+    link_venv(course)
+    return course
+
+
+def walk(page: str, tmp_path: Path) -> tuple[Path, dict[str, subprocess.CompletedProcess], list[str], float]:
+    """Run the page's checklist; returns the course, the output of each command run, the
+    skipped commands with their reasons, and the seconds it took."""
+    course = course_copy(tmp_path)
+    stamp = course / ".stamp"
+    # make reads variable definitions from MAKEFLAGS as if given on its command line: the
+    # venv is this test's (installed), so no command installs one, and each runs as written.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")} | {
+        "MAKEFLAGS": f"-- STAMP={stamp} STUDENT_STAMP={stamp}", "COLUMNS": "160"}
+    ran, skipped = {}, []
+    started = time.monotonic()
+    for step in checklist(PAGES / page):
+        for command in step.commands:
+            reason = next((why for start, why in SKIPPED.items() if command.startswith(start)), None)
+            if reason:
+                skipped.append(f"{page} step {step.number}: {command}: {reason}")
+                continue
+            for start, stand_in in STAND_INS.items():
+                if command.startswith(start):
+                    stand_in(course)
+            if command in _shared_runs:
+                ran[command] = _shared_runs[command]
+                continue
+            proc = subprocess.run(["bash", "-c", command], cwd=course, env=env, capture_output=True, text=True,
+                                  timeout=600)
+            if command in SHARED:
+                _shared_runs[command] = proc
+            assert proc.returncode == 0, f"{page} step {step.number} ({step.title}): {command}\n{proc.stdout}\n{proc.stderr}"
+            ran[command] = proc
+    seconds = time.monotonic() - started
+    print(f"\n{page}: {len(ran)} commands run, {len(skipped)} skipped, {seconds:.0f} s\n  " + "\n  ".join(skipped))
+    return course, ran, skipped, seconds
+
+
+def _check_step(ran: dict[str, subprocess.CompletedProcess]) -> None:
+    last = list(ran)[-1]
+    assert last == "make test NOTEBOOK=solutions/ch03_attention/ch03_attention.ipynb", last
+    assert CHECK in ran[last].stdout, ran[last].stdout
+
+
+def test_the_nbgrader_checklist_runs_as_written(tmp_path):
+    course, ran, skipped, _ = walk("nbgrader.md", tmp_path)
+    with open(course / "grading" / "grades.csv", newline="") as handle:
+        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    assert float(rows["doejane"]["raw_score"]) == 110 and rows["doejane"]["first_name"] == "Jane"  # roster, LMS, grades
+    assert (course / "grading" / "feedback" / "doejane" / "ch03_attention" / "ch03_attention.html").is_file()
+    assert len(skipped) == 3  # clone, make demo, make formgrader
+    _check_step(ran)
+
+
+def test_the_gradescope_checklist_runs_as_written(tmp_path):
+    course, ran, skipped, _ = walk("gradescope.md", tmp_path)
+    assert (course / "build" / "gradescope" / "ch03_attention_autograder.zip").is_file()
+    _check_step(ran)
+
+
+def test_the_github_classroom_checklist_runs_as_written(tmp_path):
+    course, ran, skipped, _ = walk("github-classroom.md", tmp_path)
+    template = course.parent / "ch03-attention-template"
+    assert (template / ".git").is_dir() and not (template / "solutions").exists()
+    with open(course / "build" / "grade-repos" / "grades.csv", newline="") as handle:
+        totals = {row["student"]: row["total"] for row in csv.DictReader(handle)}
+    assert totals == {"ada": "100", "bob": "0"}
+    assert any("gh repo create" in s for s in skipped) and any("gh classroom clone" in s for s in skipped)
+    _check_step(ran)
+
+
+def test_the_colab_checklist_runs_as_written(tmp_path):
+    course, ran, skipped, _ = walk("colab-kaggle.md", tmp_path)
+    notebook = json.loads((course.parent / "ch03-attention-template" / "assignments" / "ch03_attention"
+                           / "ch03_attention.ipynb").read_text())
+    setup = next("".join(c["source"]) for c in notebook["cells"] if "GRADER_SOURCE =" in "".join(c["source"]))
+    assert 'GRADER_SOURCE = "git+https://github.com/ORG/ch03-attention-grader"' in setup
+    _check_step(ran)
+
+
+@pytest.mark.parametrize("page", ["nbgrader.md", "gradescope.md", "github-classroom.md", "colab-kaggle.md"])
+def test_every_checklist_ends_with_the_check_step(page):
+    steps = checklist(PAGES / page)
+    assert steps[-1].commands == ["make test NOTEBOOK=solutions/ch03_attention/ch03_attention.ipynb"], steps[-1]
+    assert "expect" in steps[-1].title.lower() or "check" in steps[-1].title.lower()
