@@ -66,7 +66,7 @@ FAMILIES: dict[str, tuple[str, str, str]] = {
              r"mask|future|triu|diagonal|-inf"),
     "softmax": (r"^(softmax|exp|sum)$|softmax\(|\bexp\b|exp_|\.sum\(|keepdim", r"softmax|columns|whole_tensor|"
                 r"sum_dim|keepdim|exp|divide_by_sum|plain_sum", r"softmax|sum to 1|exp|keepdim|dim=-1"),
-    "scale": (r"sqrt|\*\* ?0\.5|scale", r"scale|unscaled", r"scale|sqrt|d_k"),
+    "scale": (r"sqrt|\*\* ?\(?-?0\.5|scale|d_k", r"scale|unscaled", r"scale|sqrt|d_k"),
     # the keys' transpose in the scores, before the heads' transposes
     "keys": (r"keys\.(T|mT|transpose)|\bk\.(T|mT|transpose)", r"keys|queries|transpose|scores|head",
              r"keys|queries|transpose|scores|@|product|head"),
@@ -224,15 +224,31 @@ def mutants_of(source: str, origin: str, regions: list[tuple[int, int, int]]) ->
             if text in seen:
                 continue
             seen.add(text)
-            call = next((p for p in _ancestors(parents, node) if isinstance(p, ast.Call)), None)
-            statement = next((p for p in _ancestors(parents, node) if isinstance(p, ast.stmt)), node)
-            own = _name(node) if isinstance(node, ast.Call) and _name(node) in _OWN_FAMILY else ""
-            texts = [t for t in (own, ast.unparse(node), ast.unparse(call) if call is not None else "",
-                                 ast.unparse(statement)) if t]
+            texts = _contexts(parents, node)
             family = "sizes" if stage == 7 else family_of(texts)  # stage 7 is the sizes alone
             found.append(Mutant(origin, stage, line, operator, ast.unparse(node)[:80],
                                 ast.unparse(replacement)[:80], family, text))
     return found
+
+
+def _contexts(parents, node) -> list[str]:
+    """The code around ``node``, innermost first, up to its statement: a call by its name when
+    the name says what it does (softmax, sqrt, ...), an argument's default by the argument."""
+    texts = []
+    for current in [node, *_ancestors(parents, node)]:
+        if isinstance(current, ast.arguments):
+            defaults = dict(zip(map(id, current.defaults), current.args[len(current.args) - len(current.defaults):]))
+            defaults.update({id(d): a for a, d in zip(current.kwonlyargs, current.kw_defaults) if d is not None})
+            chain = [node, *_ancestors(parents, node)]
+            arg = next((defaults[id(c)] for c in chain if id(c) in defaults), None)
+            return texts + ([arg.arg] if arg is not None else [])
+        if isinstance(current, ast.Call) and _name(current) in _OWN_FAMILY:
+            texts.append(_name(current))
+        if isinstance(current, ast.stmt):
+            texts.append(ast.unparse(current) if not isinstance(current, (ast.FunctionDef, ast.ClassDef)) else current.name)
+            break
+        texts.append(ast.unparse(current))
+    return texts
 
 
 def _ancestors(parents, node):
@@ -434,6 +450,15 @@ def probe(stage: int, ns: dict) -> list:
 
 # -- the benchmark ----------------------------------------------------------------------------
 
+def _error_hints() -> tuple[str, ...]:
+    """The hints for exceptions (the general table and the chapter's): they read the error the
+    code raised, so one that does not name the change is generic, not another mistake."""
+    from autograder.chapters.ch03_attention.hints import ERROR_HINTS
+    from autograder.core.hints import _ERROR_HINTS
+
+    return tuple(h for _, h in _ERROR_HINTS) + tuple(h for table in ERROR_HINTS.values() for _, h in table)
+
+
 def classify_hint(mutant: Mutant, graded: dict) -> str:
     """named (the change), generic, or other (another mistake)."""
     hint, mistake = graded["hint"], graded["mistake"] or ""
@@ -444,8 +469,8 @@ def classify_hint(mutant: Mutant, graded: dict) -> str:
         return "named" if any(re.search(ids, m) for m in mistake.split("|")) else "other"
     if re.search(words, hint):
         return "named"
-    if not hint or any(w in hint for w in GENERIC_WORDS):
-        return "generic"
+    if not hint or any(w in hint for w in GENERIC_WORDS + _error_hints()):
+        return "generic"  # the fallback, or what the exception raised means: no mistake named
     return "other"
 
 

@@ -153,6 +153,8 @@ def attention_variant(q, k, v, *, scale: float, causal: bool, mistake: str | Non
             scores = scores.masked_fill(future, 0.0)
         elif mistake == "mask_transposed":
             scores = scores.masked_fill(future.T, -math.inf)
+        elif mistake == "mask_pos_inf":
+            scores = scores.masked_fill(future, math.inf)
         elif mistake == "mask_off_by_one":
             scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(2), -math.inf)
         elif mistake != "mask_after_softmax":
@@ -160,6 +162,8 @@ def attention_variant(q, k, v, *, scale: float, causal: bool, mistake: str | Non
     dim = {"softmax_wrong_dim": -2, "softmax_over_batch": 0}.get(mistake, -1)
     if mistake == "scale_after_softmax":
         weights = torch.softmax(scores, dim=dim) * scale
+    elif mistake == "no_softmax":
+        weights = scores * scale
     else:
         weights = torch.softmax(scores * scale, dim=dim)
     if causal and mistake == "mask_after_softmax":
@@ -190,6 +194,10 @@ ATTENTION_MISTAKES: dict[str, str] = {
     "mask_transposed": "the mask is transposed: it hides the past and shows the future "
                        "(mask above the diagonal, torch.triu)",
     "no_mask": "no causal mask: every token sees the future tokens",
+    "mask_pos_inf": "the masked scores are filled with +inf instead of -inf: every query with a hidden "
+                    "score gets NaN from the softmax; fill them with -inf (-torch.inf or float('-inf'))",
+    "no_softmax": "the scores are used as weights without a softmax: attn_weights = torch.softmax(attn_scores "
+                  "/ sqrt(d_k), dim=-1), so each query's weights are positive and sum to 1",
     "mask_off_by_one": "the mask starts one diagonal too high, so each token also sees the next one: "
                        "torch.triu(..., diagonal=1) hides everything above the diagonal",
     # last: at small sizes an axis often has the size of a likelier culprit (d_out, num_heads),
@@ -202,7 +210,7 @@ ATTENTION_MISTAKES: dict[str, str] = {
                             "divide by sqrt(keys.shape[-1])",
 }
 CAUSAL_ONLY = {"mask_hides_diagonal", "mask_zero_fill", "mask_after_softmax", "mask_transposed", "no_mask",
-               "mask_off_by_one"}
+               "mask_off_by_one", "mask_pos_inf"}
 BATCHED_ONLY = {"softmax_over_batch"}
 
 

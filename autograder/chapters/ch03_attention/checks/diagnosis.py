@@ -27,8 +27,11 @@ def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dic
     for name, output in variants.items():
         same_values = close(actual, output.float(), FLOAT32) and not torch.isnan(output).all()
         # an output that is NaN everywhere identifies no mistake (a degenerate input, such as zeros)
+        # NaN in the same places and the same values everywhere else (NaN alone is no evidence:
+        # several mistakes make the same rows NaN)
         same_nan = torch.isnan(output).any() and not torch.isnan(output).all() and isinstance(actual, torch.Tensor) and \
-            actual.shape == output.shape and torch.equal(torch.isnan(actual), torch.isnan(output))
+            actual.shape == output.shape and torch.equal(torch.isnan(actual), torch.isnan(output)) and \
+            close(actual.nan_to_num(0.0, 1e30, -1e30), output.float().nan_to_num(0.0, 1e30, -1e30), FLOAT32)
         if same_values or same_nan:
             matched.append((hints[name], name))
     if not matched:
@@ -42,15 +45,26 @@ def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dic
                      mistake="|".join(by_hint[h] for h in distinct[:2]))
 
 
-NAN_HINT = ("NaN in the output: every score of some query is hidden (-inf), so its softmax is 0/0; a token "
-            "must always see itself and the past (torch.triu(..., diagonal=1) hides only the future)")
+def nan_tokens(actual: torch.Tensor) -> list[int]:
+    """The tokens (the second-to-last axis) whose output has a NaN somewhere."""
+    if actual.dim() < 2:
+        return [0] if bool(torch.isnan(actual).any()) else []
+    rows = torch.isnan(actual).reshape(-1, *actual.shape[-2:]).any(0).any(-1)
+    return [int(i) for i in rows.nonzero().flatten()]
 
 
 def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> str:
-    """NAN_HINT when ``actual`` has NaN where ``expected`` is finite."""
+    """What is observably wrong when ``actual`` has NaN where ``expected`` is finite: which
+    tokens, and how a softmax makes NaN (no known mistake named: :func:`diagnose` names one
+    only when its output has the same NaN)."""
     if isinstance(actual, torch.Tensor) and actual.shape == expected.shape and actual.is_floating_point() \
             and bool((torch.isnan(actual) & torch.isfinite(expected)).any()):
-        return Diagnosis(NAN_HINT, Diagnosis.NAMED, mistake="nan_fully_masked_row")
+        tokens = nan_tokens(actual)
+        where = "every token" if len(tokens) == actual.shape[-2] and actual.dim() >= 2 else \
+            f"token{'s' if len(tokens) > 1 else ''} {', '.join(map(str, tokens[:8]))}{' ...' if len(tokens) > 8 else ''}"
+        return Diagnosis(f"the output of {where} is NaN where it should be finite: a softmax gives NaN when every "
+                         "score of a query is -inf (the token sees nothing) or when a score is +inf; print the "
+                         "masked scores of those tokens", Diagnosis.GENERIC, mistake="observed_nan")
     return ""
 
 
