@@ -75,6 +75,9 @@ FAMILIES: dict[str, tuple[str, str, str]] = {
               r"head|transpose|view|split|merge|contiguous|concat|cat"),
     "scores": (r"\.T\b|\.mT|transpose|@|matmul|einsum|bmm", r"keys|queries|features|elementwise|row_dots|one_query|"
                r"transpose|weights|context|scores|head|mean", r"keys|queries|transpose|scores|@|product"),
+    # the token count: it slices the mask and sizes the heads' views
+    "tokens": (r"\bnum_tokens\b|\bn\b|\bt\b|shape\[1\]|size\(1\)", r"mask|split|merge|head|view|future",
+               r"mask|num_tokens|view|transpose|future"),
     "projection": (r"W_query|W_key|W_value|out_proj|Linear|Parameter|qkv_bias|bias|rand", r"bias|proj|weights|"
                    r"order|linear|param|init|created|v1|v2|query|key|value",
                    r"bias|out_proj|nn\.Linear|nn\.Parameter|created|order|W_query|W_key|W_value|weights"),
@@ -225,7 +228,11 @@ def mutants_of(source: str, origin: str, regions: list[tuple[int, int, int]]) ->
                 continue
             seen.add(text)
             texts = _contexts(parents, node)
-            family = "sizes" if stage == 7 else family_of(texts)  # stage 7 is the sizes alone
+            # stage 1 is the softmax alone, stage 7 the sizes alone; stage 2's functions each do one step
+            function = next((p.name for p in _ancestors(parents, node) if isinstance(p, ast.FunctionDef)
+                             and p.name.startswith("compute_attn_")), "")
+            family = {1: "softmax", 7: "sizes"}.get(stage) or \
+                {"compute_attn_weights": "softmax", "compute_attn_scores": "scores"}.get(function) or family_of(texts)
             found.append(Mutant(origin, stage, line, operator, ast.unparse(node)[:80],
                                 ast.unparse(replacement)[:80], family, text))
     return found

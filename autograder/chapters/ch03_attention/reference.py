@@ -153,6 +153,8 @@ def attention_variant(q, k, v, *, scale: float, causal: bool, mistake: str | Non
             scores = scores.masked_fill(future, 0.0)
         elif mistake == "mask_transposed":
             scores = scores.masked_fill(future.T, -math.inf)
+        elif mistake == "mask_hides_all":
+            scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool), -math.inf)
         elif mistake == "mask_pos_inf":
             scores = scores.masked_fill(future, math.inf)
         elif mistake == "mask_off_by_one":
@@ -196,6 +198,8 @@ ATTENTION_MISTAKES: dict[str, str] = {
     "no_mask": "no causal mask: every token sees the future tokens",
     "mask_pos_inf": "the masked scores are filled with +inf instead of -inf: every query with a hidden "
                     "score gets NaN from the softmax; fill them with -inf (-torch.inf or float('-inf'))",
+    "mask_hides_all": "the mask hides every score, so every token's softmax is NaN: the mask is 1 only above the "
+                      "diagonal, torch.triu(torch.ones(context_length, context_length), diagonal=1)",
     "no_softmax": "the scores are used as weights without a softmax: attn_weights = torch.softmax(attn_scores "
                   "/ sqrt(d_k), dim=-1), so each query's weights are positive and sum to 1",
     "mask_off_by_one": "the mask starts one diagonal too high, so each token also sees the next one: "
@@ -210,7 +214,7 @@ ATTENTION_MISTAKES: dict[str, str] = {
                             "divide by sqrt(keys.shape[-1])",
 }
 CAUSAL_ONLY = {"mask_hides_diagonal", "mask_zero_fill", "mask_after_softmax", "mask_transposed", "no_mask",
-               "mask_off_by_one", "mask_pos_inf"}
+               "mask_off_by_one", "mask_pos_inf", "mask_hides_all"}
 BATCHED_ONLY = {"softmax_over_batch"}
 
 

@@ -56,9 +56,11 @@ def test_diagnose_matches_nan_in_the_same_places():
     assert diagnose(elsewhere, {"a": with_nan, "b": B}, HINTS) == ""
 
 
-def test_an_output_nan_everywhere_names_no_mistake():
+def test_an_output_nan_everywhere_names_a_mistake_only_when_no_other_gives_it():
     nan = torch.full((3, 4), float("nan"))
-    assert diagnose(nan.clone(), {"a": nan}, HINTS) == ""
+    assert diagnose(nan.clone(), {"a": nan, "b": nan.clone()}, HINTS) == ""  # a degenerate input
+    hint = diagnose(nan.clone(), {"a": nan, "b": B}, HINTS)
+    assert hint == "hint a" and hint.mistake == "a"
 
 
 def test_nan_hint_only_where_the_expected_output_is_finite():
@@ -127,7 +129,8 @@ def test_expect_reference_falls_back_on_the_generic_hint():
     with pytest.raises(CheckFailure) as failure:
         expect_reference(s4_causal.SPEC, R.causal_attention(STATE, X).float() * 1.5, STATE, X, SIZES, "out",
                          extra_hint="extra")
-    assert failure.value.hint == "extra"
+    hint = failure.value.hint
+    assert hint.endswith("extra") and hint.rank == Diagnosis.GENERIC and hint.mistake == "observed_wrong_values"
 
 
 def test_expect_reference_says_a_missing_contract_weight():

@@ -24,6 +24,12 @@ def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dic
     values, or NaN in the same places), ranked NAMED when no other mistake with another hint
     matches too (at small sizes two mistakes can coincide: sqrt(num_tokens) = d_k)."""
     matched = []
+    all_nan = [name for name, output in variants.items() if bool(torch.isnan(output).all())]
+    if isinstance(actual, torch.Tensor) and actual.is_floating_point() and bool(torch.isnan(actual).all()) and \
+            len(all_nan) == 1 and variants[all_nan[0]].shape == actual.shape:
+        # NaN everywhere names a mistake only when no other mistake (and no degenerate input,
+        # such as zeros, which makes many NaN) gives it
+        return Diagnosis(hints[all_nan[0]], Diagnosis.NAMED, mistake=all_nan[0])
     for name, output in variants.items():
         same_values = close(actual, output.float(), FLOAT32) and not torch.isnan(output).all()
         # an output that is NaN everywhere identifies no mistake (a degenerate input, such as zeros)
@@ -68,6 +74,15 @@ def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> str:
     return ""
 
 
+def unexplained(advice: str) -> str:
+    """The hint for a wrong output that no known mistake gives: what is observed (the values
+    differ), then the check's advice; GENERIC, so a named mistake of another check outranks it."""
+    if isinstance(advice, Diagnosis):
+        return advice
+    return Diagnosis(f"the output differs from the right one and from every known mistake's: {advice}",
+                     Diagnosis.GENERIC, mistake="observed_wrong_values")
+
+
 def mistake_outputs(spec: ModuleSpec, state: dict, x: torch.Tensor, sizes: Sizes) -> dict:
     """What each of the spec's known mistakes outputs on these weights and this input (only
     when the failure they explain is the one shown, see ``explaining``)."""
@@ -100,8 +115,9 @@ def expect_reference(spec: ModuleSpec, actual: torch.Tensor, state: dict, x: tor
     if close(actual, expected, FLOAT32):
         return
     hint = diagnose(actual, mistake_outputs(spec, state, x, sizes), spec.mistakes) or \
-        nan_hint(actual, expected) or extra_hint or (
-        "compare each step with the book: queries/keys/values, scores, scale, mask, softmax(dim=-1), weights @ values")
+        nan_hint(actual, expected) or unexplained(extra_hint or (
+            "compare each step with the book: queries/keys/values, scores, scale, mask, softmax(dim=-1), "
+            "weights @ values"))
     expect_close(actual, expected, what, hint=hint)
 
 
@@ -125,7 +141,7 @@ def expect_book(spec: ModuleSpec, module, x: torch.Tensor, expected: torch.Tenso
         right_attention = close(out, spec.reference(state, x, sizes, None), FLOAT32)
     hint = weights_hint if right_attention else \
         diagnose(out, mistake_outputs(spec, state, x, sizes), spec.mistakes) or nan_hint(out, expected) or \
-        default_hint
+        unexplained(default_hint)
     expect_close(out, expected, what, tol=BOOK, hint=hint)
 
 

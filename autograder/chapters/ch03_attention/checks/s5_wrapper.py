@@ -62,7 +62,7 @@ def own_heads(sub, state: dict, x: torch.Tensor, sizes: Sizes) -> torch.Tensor:
         raise CheckFailure(f"{NAME} has weights of its own besides its heads ({', '.join(extra)})",
                            Diagnosis("the wrapper only concatenates the heads' outputs: no output projection or "
                                      "other layer of its own (out_proj comes with MultiHeadAttention)",
-                                     Diagnosis.NAMED))
+                                     Diagnosis.NAMED, mistake="wrapper_own_layers"))
     head = sub.build(CAUSAL.name, sizes.d_in, sizes.head_dim, sizes.context_length, 0.0, seed=0)
     outputs = []
     for i in range(sizes.num_heads):
