@@ -106,6 +106,7 @@ class Mutant:
     after: str
     family: str
     source: str = field(repr=False, default="")
+    changed_line: int = 0  # the line of the change in ``source``
 
 
 # -- the operators --------------------------------------------------------------------------
@@ -228,13 +229,15 @@ def mutants_of(source: str, origin: str, regions: list[tuple[int, int, int]]) ->
                 continue
             seen.add(text)
             texts = _contexts(parents, node)
+            # the line of the change in the unparsed program (the one the mutant runs)
+            changed = next((i for i, (a, b) in enumerate(zip(original.split("\n"), text.split("\n")), 1) if a != b), 0)
             # stage 1 is the softmax alone, stage 7 the sizes alone; stage 2's functions each do one step
             function = next((p.name for p in _ancestors(parents, node) if isinstance(p, ast.FunctionDef)
                              and p.name.startswith("compute_attn_")), "")
             family = {1: "softmax", 7: "sizes"}.get(stage) or \
                 {"compute_attn_weights": "softmax", "compute_attn_scores": "scores"}.get(function) or family_of(texts)
             found.append(Mutant(origin, stage, line, operator, ast.unparse(node)[:80],
-                                ast.unparse(replacement)[:80], family, text))
+                                ast.unparse(replacement)[:80], family, text, changed))
     return found
 
 
@@ -470,6 +473,9 @@ def classify_hint(mutant: Mutant, graded: dict) -> str:
     """named (the change), generic, or other (another mistake)."""
     hint, mistake = graded["hint"], graded["mistake"] or ""
     _, ids, words = FAMILIES[mutant.family]
+    at = re.search(r"\(raised at submission\.py, line (\d+)", hint)
+    if at and int(at.group(1)) == mutant.changed_line and not (mistake and not mistake.startswith("observed_")):
+        return "at_line"  # an exception: the hint reads it and points at the very line that was changed
     if mistake.startswith("observed_") or mistake in ("load_error", "timeout"):
         return "generic"
     if mistake:
@@ -536,18 +542,20 @@ def main(argv=None) -> int:
           f"(same outputs on every probe), {non_equivalent} not")
     print(f"killed {killed}/{non_equivalent} ({100 * killed / max(non_equivalent, 1):.1f}%), "
           f"non-equivalent survivors {counts['survived']}")
-    print(f"hints of the killed: names the change {counts['named']} ({100 * counts['named'] / max(killed, 1):.1f}%), "
-          f"generic {counts['generic']} ({100 * counts['generic'] / max(killed, 1):.1f}%), "
-          f"names another mistake {counts['other']} ({100 * counts['other'] / max(killed, 1):.1f}%)")
+    def pct(n):
+        return f"{n} ({100 * n / max(killed, 1):.1f}%)"
+    print(f"hints of the killed: names the change {pct(counts['named'])}, points at the changed line (an exception "
+          f"read: the sizes, the line) {pct(counts['at_line'])}, generic {pct(counts['generic'])}, "
+          f"names another mistake {pct(counts['other'])}")
     for title, which in (("names another mistake", "other"), ("non-equivalent survivors", "survived"),
-                         ("generic", "generic"), ("equivalent", "equivalent")):
+                         ("generic", "generic"), ("points at the changed line", "at_line"), ("equivalent", "equivalent")):
         listed = [r for r in rows if r["outcome"] == which]
         if listed:
             print(f"\n-- {title} ({len(listed)}):")
             for r in listed:
                 print(f"  {r['origin']}:{r['line']} s{r['stage']} [{r['family']}] {r['operator']}: "
                       f"{r['before']} -> {r['after']}")
-                if which in ("other", "generic"):
+                if which in ("other", "generic", "at_line"):
                     print(f"      hint [{r['mistake'] or '-'}]: {r['hint'][:200]}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))

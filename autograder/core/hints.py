@@ -60,6 +60,8 @@ SHAPE_ERROR = r"must match the size|size mismatch|shapes cannot be multiplied|ma
 def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
     """Read the two sizes of a shape error against the drawn example's sizes (batch,
     num_tokens, ...): the mix-up they point at, or ``fallback`` with the sizes named."""
+    at = re.search(r" \(raised at [^()]*\)$", fallback or "")
+    where = at.group(0) if at else ""  # the student's line (core.submission.at_line), kept at the end
     found = re.search(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", message) or \
         re.search(r"shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", message)
     if not found:
@@ -76,7 +78,7 @@ def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
     if pair("num_tokens", "context_length") and sizes.tokens < sizes.context_length:
         return Diagnosis(f"the input is shorter than the context (num_tokens={sizes.tokens}, context_length="
                          f"{sizes.context_length}) and the mask is not sliced: use self.mask.bool()[:num_tokens, "
-                         ":num_tokens]", Diagnosis.NAMED, mistake="mask_not_sliced")
+                         f":num_tokens]{where}", Diagnosis.NAMED, mistake="mask_not_sliced")
     which = {v: [n for n, size in names.items() if size == v] for v in (a, b)}
     if not which[a] or not which[b]:
         return fallback
@@ -90,6 +92,8 @@ def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
                 "(d_out, d_in)), torch.rand(d_in, d_out) for x @ W")
     else:
         step = fallback or "print the shape of each intermediate tensor"
+    if where and not step.endswith(where):
+        step += where
     return Diagnosis(f"the sizes {said} do not fit together; {step}", Diagnosis.GENERIC,
                      mistake="observed_sizes")
 
