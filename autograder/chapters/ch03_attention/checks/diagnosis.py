@@ -74,6 +74,15 @@ def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> str:
     return ""
 
 
+def shape_named(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: Sizes) -> str:
+    """When the output has a wrong shape: the known mistake whose output it is, shape and values
+    (a mistake that returns the weights, or concatenates the heads along another axis)."""
+    if not isinstance(actual, torch.Tensor) or tuple(actual.shape) == tuple(spec.out_shape(sizes)):
+        return ""
+    with named_weights(spec, state):
+        return diagnose(actual, mistake_outputs(spec, state, x, sizes), spec.mistakes)
+
+
 def unexplained(advice: str) -> str:
     """The hint for a wrong output that no known mistake gives: what is observed (the values
     differ), then the check's advice; GENERIC, so a named mistake of another check outranks it."""
@@ -111,7 +120,7 @@ def expect_reference(spec: ModuleSpec, actual: torch.Tensor, state: dict, x: tor
                      what: str, extra_hint: str = "") -> None:
     with named_weights(spec, state):
         expected = spec.reference(state, x, sizes, None)
-    expect_shape(actual, expected.shape, what, spec.shape_hint)
+    expect_shape(actual, expected.shape, what, shape_named(spec, actual, state, x, sizes) or spec.shape_hint)
     if close(actual, expected, FLOAT32):
         return
     hint = diagnose(actual, mistake_outputs(spec, state, x, sizes), spec.mistakes) or \
