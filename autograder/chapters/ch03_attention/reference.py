@@ -257,9 +257,9 @@ def causal_attention(state: dict, x: torch.Tensor, mistake: str | None = None, p
 
 WRAPPER_MISTAKES: dict[str, str] = {
     "concat_batch": "the heads' outputs are concatenated along the batch axis (dim=0): concatenate them along the "
-                    "features, torch.cat([head(x) for head in self.heads], dim=-1)",
+                    "last dimension (the features), torch.cat([head(x) for head in self.heads], dim=-1)",
     "concat_tokens": "the heads' outputs are concatenated along the tokens (dim=1): concatenate them along the "
-                     "features, torch.cat([head(x) for head in self.heads], dim=-1)",
+                     "last dimension (the features), torch.cat([head(x) for head in self.heads], dim=-1)",
     "heads_reversed": "the heads are concatenated in reverse order: head i fills the columns "
                       "[i*d_out, (i+1)*d_out), torch.cat([head(x) for head in self.heads], dim=-1)",
 }

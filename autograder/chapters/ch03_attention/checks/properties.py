@@ -95,8 +95,10 @@ def causality(spec: ModuleSpec, sub, sizes: Sizes, position: int) -> None:
     changed[:, t + 1:] = tensor(changed[:, t + 1:].shape, sizes.seed + 7, -3, 3)
     after = module(changed)
     if not close(before[:, :t + 1], after[:, :t + 1], EXACT):
-        diff = (before[:, :t + 1] - after[:, :t + 1]).abs().amax(dim=(0, 2))
-        token = int((diff > 1e-5).nonzero()[0])
+        # NaN against a number (or inf against -inf) differs too
+        differs = ~torch.isclose(before[:, :t + 1].double(), after[:, :t + 1].double(), rtol=EXACT.rtol,
+                                 atol=EXACT.atol, equal_nan=True)
+        token = int(differs.any(0).any(-1).nonzero()[0])
         # a mistake elsewhere (heads mixed by a wrong view) also leaks the future: name it
         known = diagnose(before, mistake_outputs(spec, state, x, sizes), spec.mistakes)
         raise CheckFailure(
