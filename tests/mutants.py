@@ -21,8 +21,12 @@ cell does) and classified:
   - names the change: the hint's mistake id (or, for a hint without one, its words) belongs to
     the family of what was changed (:data:`FAMILIES`: a change inside the mask's code must get
     a mask hint, a change of the scale a scale hint, ...);
+  - points at the changed line: the code raised, and the hint (what the error and its sizes
+    mean in the chapter's terms) ends with the very line that was changed ("raised at
+    submission.py, line N"); counted apart from the named ones;
   - is generic: an observation (``observed_*`` ids: NaN, rows not summing to 1, the future
-    leaking, a shape) or the fallback of an exception;
+    leaking, a shape, values no known mistake gives) or the reading of an exception raised
+    elsewhere;
   - names another mistake: any other hint. The issue's target is none of these.
 - survived: full marks. Equivalent when the mutant's outputs equal the unchanged code's on
   several random inputs and weights (training and eval mode, :func:`probe`): decided here,

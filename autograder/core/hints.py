@@ -75,7 +75,9 @@ def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
     def pair(x, y):
         return {a, b} == {names.get(x), names.get(y)} and names.get(x) != names.get(y)
 
-    if pair("num_tokens", "context_length") and sizes.tokens < sizes.context_length:
+    others = [v for n, v in names.items() if n not in ("num_tokens", "context_length")]
+    if pair("num_tokens", "context_length") and sizes.tokens < sizes.context_length and \
+            sizes.context_length not in others and sizes.tokens not in others:  # no other size explains them
         return Diagnosis(f"the input is shorter than the context (num_tokens={sizes.tokens}, context_length="
                          f"{sizes.context_length}) and the mask is not sliced: use self.mask.bool()[:num_tokens, "
                          f":num_tokens]{where}", Diagnosis.NAMED, mistake="mask_not_sliced")
@@ -86,7 +88,7 @@ def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
     # what the sizes show, never a guess at the step: two sizes can meet in several wrong ways
     if pair("num_tokens", "num_heads"):
         step = ("the token axis meets the head axis: after .view(b, num_tokens, num_heads, head_dim) the heads "
-                "come first only after .transpose(1, 2)")
+                "come first only after .transpose(1, 2)") + (f"; {fallback}" if fallback else "")
     elif pair("d_in", "d_out"):
         step = ("d_in meets d_out: a weight the wrong way round? nn.Linear(d_in, d_out) (its weight is "
                 "(d_out, d_in)), torch.rand(d_in, d_out) for x @ W")
