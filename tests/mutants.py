@@ -477,15 +477,15 @@ def classify_hint(mutant: Mutant, graded: dict) -> str:
     """named (the change), generic, or other (another mistake)."""
     hint, mistake = graded["hint"], graded["mistake"] or ""
     _, ids, words = FAMILIES[mutant.family]
-    at = re.search(r"\(raised at submission\.py, line (\d+)", hint)
-    if at and int(at.group(1)) == mutant.changed_line and not (mistake and not mistake.startswith("observed_")):
-        return "at_line"  # an exception: the hint reads it and points at the very line that was changed
-    if mistake.startswith("observed_") or mistake in ("load_error", "timeout"):
-        return "generic"
-    if mistake:
+    if mistake and not mistake.startswith("observed_") and mistake not in ("load_error", "timeout"):
         return "named" if any(re.search(ids, m) for m in mistake.split("|")) else "other"
-    if re.search(words, hint):
+    if not mistake and re.search(words, hint.split(" (raised at ")[0]):
         return "named"
+    at = re.search(r"\(raised at submission\.py, line (\d+)", hint)
+    if at and int(at.group(1)) == mutant.changed_line:
+        return "at_line"  # an exception: the hint reads it and points at the very line that was changed
+    if mistake:
+        return "generic"
     if not hint or any(w in hint for w in GENERIC_WORDS + _error_hints()):
         return "generic"  # the fallback, or what the exception raised means: no mistake named
     return "other"
