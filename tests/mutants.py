@@ -404,7 +404,7 @@ def probe(stage: int, ns: dict) -> list:
         except Exception as exc:
             outs.append(f"raised {type(exc).__name__}")
 
-    for seed in range(3):
+    def one(seed):  # the outputs for one seed (a function, so the closures below bind its names)
         g = torch.Generator().manual_seed(seed)
 
         def x(*shape):
@@ -459,6 +459,9 @@ def probe(stage: int, ns: dict) -> list:
                 outs.append(repr(sorted((k, v) for k, v in vars(m).items() if isinstance(v, (int, float)))))
                 return m(x(1, 4, 768))
             attempt(gpt2)
+
+    for seed in range(3):
+        one(seed)
     return outs
 
 
