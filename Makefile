@@ -44,7 +44,7 @@ quote = '$(subst ','\'',$(1))'
 # The venv's bin as an absolute path that survives spaces (make's abspath splits on them).
 ABS_BIN = $(call quote,$(if $(filter /%,$(BIN)),$(BIN),$(CURDIR)/$(BIN)))
 
-.PHONY: help test check check-fast check-torch lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader demo
+.PHONY: help test check check-fast check-torch lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader demo mutants
 
 help:
 	@echo "make test [STAGE=4] [V=1]  grade your notebook ($(NOTEBOOK)); V=1 lists every failed check"
@@ -67,6 +67,7 @@ help:
 	@echo "make class-report [FROM=nbgrader|repos|gradescope] [GRADESCOPE_ZIP=export.zip] [ANONYMOUS=1] [OUT=build/class-report]  the class's mistakes, ranked"
 	@echo "make bench            time wrapper vs weight split vs fused QKV vs SDPA (table + build/bench.png)"
 	@echo "make bench-grader     time make test against import torch and nbgrader validate"
+	@echo "make mutants [MUTANTS_ARGS=--styles 0]  the mutation benchmark: one-operation mutants graded, kill rate, hint precision (minutes)"
 
 venv: $(STAMP)
 
@@ -130,6 +131,12 @@ bench: $(STAMP)
 
 bench-grader: $(STAMP)
 	@$(BIN)/python -m autograder.chapters.ch03_attention.bench grader $(BENCH_NOTEBOOK)
+
+# The mutation benchmark (tests/mutants.py), not part of make check: every one-operation change
+# of the solutions' graded code (and a sample of each correct style's), graded on its stage.
+MUTANTS_ARGS ?=
+mutants: $(STAMP)
+	$(BIN)/python tests/mutants.py --jobs 2 $(MUTANTS_ARGS)
 
 # One grading, every CI output: the table, GitHub Classroom's `Points X/Y` annotations,
 # results.json (Gradescope), junit.xml, and a Markdown summary when $GITHUB_STEP_SUMMARY is set.

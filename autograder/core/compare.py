@@ -45,9 +45,14 @@ def fmt(t: torch.Tensor, rows: int = 4, around: int | None = None) -> str:
 
 
 def expect_shape(actual: torch.Tensor, shape, what: str, hint: str = "") -> None:
+    """The shape; a wrong one is an observation (GENERIC, ``observed_shape``): the shapes, then
+    the stage's advice, unless the caller's hint names a mistake it has evidence for."""
     if tuple(actual.shape) != tuple(shape):
-        raise CheckFailure(f"{what} has shape {list(actual.shape)}, expected {list(shape)}",
-                           hint or "compare each dimension with the shapes in the docstring")
+        if not isinstance(hint, Diagnosis):
+            hint = Diagnosis(f"the output has shape {list(actual.shape)} where {list(shape)} is expected: "
+                             f"{hint or 'compare each dimension with the shapes in the docstring'}",
+                             Diagnosis.GENERIC, mistake="observed_shape")
+        raise CheckFailure(f"{what} has shape {list(actual.shape)}, expected {list(shape)}", hint)
 
 
 def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, *, hint: str = "",
@@ -63,10 +68,11 @@ def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, *, hin
     bad = ~torch.isfinite(actual64) & torch.isfinite(expected64)
     if bad.any():
         where = bad.nonzero()[0].tolist()
-        raise CheckFailure(f"{what} contains {'NaN' if actual64.isnan().any() else 'inf'} "
-                           f"(first at index {where})", hint or Diagnosis(
-                               "NaN usually means a whole row of scores was masked with -inf, or an overflow "
-                               "in exp()", Diagnosis.NAMED))
+        kind = 'NaN' if actual64.isnan().any() else 'inf'
+        raise CheckFailure(f"{what} contains {kind} (first at index {where})", hint or Diagnosis(
+            f"the output has {kind} where the expected values are finite (first at index {where}): print the "
+            "intermediate tensors (scores, masked scores, weights) to find the first step that gives "
+            f"{kind}", Diagnosis.GENERIC, mistake=f"observed_{kind.lower()}"))
     if not torch.allclose(actual64, expected64, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
         diff = (actual64 - expected64).abs().nan_to_num(0.0)
         at = _unravel(int(diff.argmax()), diff.shape)

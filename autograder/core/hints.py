@@ -34,8 +34,11 @@ _ERROR_HINTS: list[tuple[str, str]] = [
      "it): move that definition above the test cell"),
     (r"object is not callable", "something is called like a function but is not one "
      "(a tensor where a layer was expected?)"),
-    (r"has no attribute", "an attribute name differs from the one the stage asks for, or "
-     "__init__ did not set it (did you call super().__init__()?)"),
+    (r"'(Tensor|int|float|tuple|list|NoneType|Size)' object has no attribute",
+     "a method is called on a value that does not have it (a tensor, a number or a tuple where the line "
+     "expects something else): print the type of each name on the line the error points to"),
+    (r"has no attribute", "the module has no such attribute: __init__ did not set it under that name "
+     "(did you call super().__init__()?), or forward reads a name the stage does not ask for"),
     (r"__init__\(\) takes 1 positional argument",
      "the class's __init__ takes no arguments besides self: is it spelt `def __init__(self, ...)`, with two "
      "underscores on each side, and does it take the stage's arguments? (a misspelt __init__ leaves nn.Module's own)"),
@@ -57,6 +60,8 @@ SHAPE_ERROR = r"must match the size|size mismatch|shapes cannot be multiplied|ma
 def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
     """Read the two sizes of a shape error against the drawn example's sizes (batch,
     num_tokens, ...): the mix-up they point at, or ``fallback`` with the sizes named."""
+    at = re.search(r" \(raised at [^()]*\)$", fallback or "")
+    where = at.group(0) if at else ""  # the student's line (core.submission.at_line), kept at the end
     found = re.search(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", message) or \
         re.search(r"shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", message)
     if not found:
@@ -70,22 +75,29 @@ def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
     def pair(x, y):
         return {a, b} == {names.get(x), names.get(y)} and names.get(x) != names.get(y)
 
-    if pair("num_tokens", "context_length") and sizes.tokens < sizes.context_length:
+    others = [v for n, v in names.items() if n not in ("num_tokens", "context_length")]
+    if pair("num_tokens", "context_length") and sizes.tokens < sizes.context_length and \
+            sizes.context_length not in others and sizes.tokens not in others:  # no other size explains them
         return Diagnosis(f"the input is shorter than the context (num_tokens={sizes.tokens}, context_length="
                          f"{sizes.context_length}) and the mask is not sliced: use self.mask.bool()[:num_tokens, "
-                         ":num_tokens]", Diagnosis.NAMED)
-    if pair("num_tokens", "num_heads"):
-        return Diagnosis("the head axis and the token axis are mixed up: after .view(b, num_tokens, num_heads, "
-                         "head_dim) call .transpose(1, 2), so the tensors are (b, num_heads, num_tokens, head_dim), "
-                         "and take the scores with the keys' last two axes swapped, keys.transpose(2, 3)",
-                         Diagnosis.NAMED)
+                         f":num_tokens]{where}", Diagnosis.NAMED, mistake="mask_not_sliced")
     which = {v: [n for n, size in names.items() if size == v] for v in (a, b)}
     if not which[a] or not which[b]:
         return fallback
     said = " and ".join(f"{v} (= {' or '.join(which[v])})" for v in (a, b))
-    return Diagnosis(f"the sizes {said} do not fit together; {fallback}" if fallback else
-                     f"the sizes {said} do not fit together: print the shape of each intermediate tensor",
-                     Diagnosis.NAMED)
+    # what the sizes show, never a guess at the step: two sizes can meet in several wrong ways
+    if pair("num_tokens", "num_heads"):
+        step = ("the token axis meets the head axis: after .view(b, num_tokens, num_heads, head_dim) the heads "
+                "come first only after .transpose(1, 2)") + (f"; {fallback}" if fallback else "")
+    elif pair("d_in", "d_out"):
+        step = ("d_in meets d_out: a weight the wrong way round? nn.Linear(d_in, d_out) (its weight is "
+                "(d_out, d_in)), torch.rand(d_in, d_out) for x @ W")
+    else:
+        step = fallback or "print the shape of each intermediate tensor"
+    if where and not step.endswith(where):
+        step += where
+    return Diagnosis(f"the sizes {said} do not fit together; {step}", Diagnosis.GENERIC,
+                     mistake="observed_sizes")
 
 
 def error_hint(exc_type: str, message: str, stage_hints: ErrorHints = ()) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from autograder.core.chapter import ErrorHints
-from autograder.core.failures import CheckFailure, NotImplementedYet, StudentCodeError
+from autograder.core.failures import CheckFailure, Diagnosis, NotImplementedYet, StudentCodeError
 from autograder.core.hints import error_hint
 from autograder.sandbox import wire
 
@@ -199,5 +199,16 @@ def _failure(error: dict, what: str, stage_label: str, error_hints: ErrorHints) 
                                 "never exit the process from a function or a method")
     where = f" ({error['where']})" if error.get("where") else ""
     message = f"{what} raised {error.get('type')}: {error.get('message')}{where}"
-    return StudentCodeError(message, error_hint(error.get("type", ""), error.get("message", ""), error_hints),
-                            exc_type=str(error.get("type", "")))
+    return StudentCodeError(message, at_line(error_hint(error.get("type", ""), error.get("message", ""), error_hints),
+                                             error.get("where", "")), exc_type=str(error.get("type", "")))
+
+
+def at_line(hint: str, where: str) -> str:
+    """The hint with the line of the student's cell that raised ("cell 12, line 4, in forward"),
+    keeping its rank and mistake id."""
+    if not where:
+        return hint
+    text = f"{hint} (raised at {where})"
+    if isinstance(hint, Diagnosis):
+        return Diagnosis(text, hint.rank, hint.alternatives, hint.mistake)
+    return text

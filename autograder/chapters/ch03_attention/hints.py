@@ -35,6 +35,9 @@ ERROR_HINTS: dict[str, ErrorHints] = {
          "context_length = 1024"),
     ],
     "mha": [
+        (r"(?i)(ValueError|AssertionError).*divisib", "the divisibility check refused sizes that divide evenly "
+         "(every size the grader builds with, outside check 6.3, has d_out % num_heads == 0): raise only when "
+         "d_out % num_heads != 0"),
         (SHAPE_ERROR, "split the heads with .view(b, num_tokens, num_heads, head_dim).transpose(1, 2), "
          "take keys.transpose(2, 3), slice the mask to [:num_tokens, :num_tokens], and merge with "
          ".transpose(1, 2).contiguous().view(b, num_tokens, d_out)"),

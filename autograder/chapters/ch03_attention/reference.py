@@ -153,17 +153,29 @@ def attention_variant(q, k, v, *, scale: float, causal: bool, mistake: str | Non
             scores = scores.masked_fill(future, 0.0)
         elif mistake == "mask_transposed":
             scores = scores.masked_fill(future.T, -math.inf)
+        elif mistake == "mask_hides_all":
+            scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool), -math.inf)
+        elif mistake == "mask_pos_inf":
+            scores = scores.masked_fill(future, math.inf)
         elif mistake == "mask_off_by_one":
             scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(2), -math.inf)
         elif mistake != "mask_after_softmax":
             scores = scores.masked_fill(future, -math.inf)
     dim = {"softmax_wrong_dim": -2, "softmax_over_batch": 0}.get(mistake, -1)
+    if mistake == "softmax_over_heads":
+        if scores.dim() < 4:
+            raise RuntimeError("no head axis")
+        dim = 1
     if mistake == "scale_after_softmax":
         weights = torch.softmax(scores, dim=dim) * scale
+    elif mistake == "no_softmax":
+        weights = scores * scale
     else:
         weights = torch.softmax(scores * scale, dim=dim)
     if causal and mistake == "mask_after_softmax":
         weights = weights.masked_fill(future, 0.0)
+    if mistake == "returns_weights":
+        return weights
     return weights @ v
 
 
@@ -190,6 +202,14 @@ ATTENTION_MISTAKES: dict[str, str] = {
     "mask_transposed": "the mask is transposed: it hides the past and shows the future "
                        "(mask above the diagonal, torch.triu)",
     "no_mask": "no causal mask: every token sees the future tokens",
+    "mask_pos_inf": "the masked scores are filled with +inf instead of -inf: every query with a hidden "
+                    "score gets NaN from the softmax; fill them with -inf (-torch.inf or float('-inf'))",
+    "mask_hides_all": "the mask hides every score, so every token's softmax is NaN: the mask is 1 only above the "
+                      "diagonal, torch.triu(torch.ones(context_length, context_length), diagonal=1)",
+    "returns_weights": "forward returns the attention weights (num_tokens x num_tokens per query): the context "
+                       "vectors are the weights times the values, attn_weights @ values",
+    "no_softmax": "the scores are used as weights without a softmax: attn_weights = torch.softmax(attn_scores "
+                  "/ sqrt(d_k), dim=-1), so each query's weights are positive and sum to 1",
     "mask_off_by_one": "the mask starts one diagonal too high, so each token also sees the next one: "
                        "torch.triu(..., diagonal=1) hides everything above the diagonal",
     # last: at small sizes an axis often has the size of a likelier culprit (d_out, num_heads),
@@ -202,7 +222,7 @@ ATTENTION_MISTAKES: dict[str, str] = {
                             "divide by sqrt(keys.shape[-1])",
 }
 CAUSAL_ONLY = {"mask_hides_diagonal", "mask_zero_fill", "mask_after_softmax", "mask_transposed", "no_mask",
-               "mask_off_by_one"}
+               "mask_off_by_one", "mask_pos_inf", "mask_hides_all"}
 BATCHED_ONLY = {"softmax_over_batch"}
 
 
@@ -236,6 +256,10 @@ def causal_attention(state: dict, x: torch.Tensor, mistake: str | None = None, p
 
 
 WRAPPER_MISTAKES: dict[str, str] = {
+    "concat_batch": "the heads' outputs are concatenated along the batch axis (dim=0): concatenate them along the "
+                    "last dimension (the features), torch.cat([head(x) for head in self.heads], dim=-1)",
+    "concat_tokens": "the heads' outputs are concatenated along the tokens (dim=1): concatenate them along the "
+                     "last dimension (the features), torch.cat([head(x) for head in self.heads], dim=-1)",
     "heads_reversed": "the heads are concatenated in reverse order: head i fills the columns "
                       "[i*d_out, (i+1)*d_out), torch.cat([head(x) for head in self.heads], dim=-1)",
 }
@@ -244,7 +268,8 @@ WRAPPER_MISTAKES: dict[str, str] = {
 def wrapper(state: dict, x: torch.Tensor, num_heads: int, mistake: str | None = None) -> torch.Tensor:
     order = range(num_heads - 1, -1, -1) if mistake == "heads_reversed" else range(num_heads)
     per_head = mistake if mistake in ATTENTION_MISTAKES else None
-    return torch.cat([causal_attention(state, x, per_head, prefix=f"heads.{i}.") for i in order], -1)
+    dim = {"concat_batch": 0, "concat_tokens": 1}.get(mistake, -1)
+    return torch.cat([causal_attention(state, x, per_head, prefix=f"heads.{i}.") for i in order], dim)
 
 
 MHA_MISTAKES: dict[str, str] = {
@@ -258,6 +283,8 @@ MHA_MISTAKES: dict[str, str] = {
                                "num_heads, head_dim) call .transpose(1, 2), so each head attends over the tokens",
     "split_by_view_only": "the heads are split with .view(b, num_heads, num_tokens, head_dim), which mixes "
                           "tokens and features: .view(b, num_tokens, num_heads, head_dim).transpose(1, 2)",
+    "softmax_over_heads": "softmax over the head axis (dim=1): each query's weights must sum to 1 over the keys, "
+                          "softmax(..., dim=-1)",
     "single_head": "all of d_out attends as one head: split queries, keys and values into num_heads heads "
                    "of head_dim = d_out // num_heads",
 }
@@ -291,7 +318,7 @@ def multi_head(state: dict, x: torch.Tensor, num_heads: int, mistake: str | None
             raise RuntimeError("this mistake raises a shape error at these sizes")
         causal = t == num_heads
     ctx = attention_variant(q, k, v, scale=scale, causal=causal, d_in=x.shape[-1],
-                            mistake=mistake if mistake in ATTENTION_MISTAKES else None)
+                            mistake=mistake if mistake in ATTENTION_MISTAKES or mistake == "softmax_over_heads" else None)
     if mistake in ("merge_without_transpose", "split_without_transpose", "split_by_view_only"):
         ctx = ctx.contiguous().view(b, t, d_out)
     else:

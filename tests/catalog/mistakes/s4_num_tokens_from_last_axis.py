@@ -1,7 +1,9 @@
 """Reads num_tokens from the last axis of x (that is d_in), so the mask is sliced to the
-wrong size."""
+wrong size. Where d_in = 1 the 1 x 1 mask hides nothing, and the output is exactly that of
+no mask: the row names that (the output's evidence); the shape check names the sizes."""
 STAGE = 4
-HINT = "d_in"
+HINT = "causal mask"
+CHECK_HINTS = {"4.3": "d_in"}  # the sizes of the shape error: d_in meets num_tokens
 
 
 class CausalAttention(CausalAttention):

@@ -8,7 +8,6 @@ import torch
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks import s4_causal
 from autograder.chapters.ch03_attention.checks.diagnosis import (
-    NAN_HINT,
     diagnose,
     expect_function,
     expect_reference,
@@ -45,24 +44,31 @@ def test_two_mistakes_with_one_hint_are_one_diagnosis():
 def test_diagnose_matches_nan_in_the_same_places():
     with_nan = A.clone()
     with_nan[0, 0] = float("nan")
-    actual = C.clone()
+    actual = A.clone()
     actual[0, 0] = float("nan")
     assert diagnose(actual, {"a": with_nan, "b": B}, HINTS) == "hint a"
+    # the same NaN but other values elsewhere: NaN alone is no evidence of the mistake
+    other_values = C.clone()
+    other_values[0, 0] = float("nan")
+    assert diagnose(other_values, {"a": with_nan, "b": B}, HINTS) == ""
     elsewhere = C.clone()
     elsewhere[1, 1] = float("nan")
     assert diagnose(elsewhere, {"a": with_nan, "b": B}, HINTS) == ""
 
 
-def test_an_output_nan_everywhere_names_no_mistake():
+def test_an_output_nan_everywhere_names_a_mistake_only_when_no_other_gives_it():
     nan = torch.full((3, 4), float("nan"))
-    assert diagnose(nan.clone(), {"a": nan}, HINTS) == ""
+    assert diagnose(nan.clone(), {"a": nan, "b": nan.clone()}, HINTS) == ""  # a degenerate input
+    hint = diagnose(nan.clone(), {"a": nan, "b": B}, HINTS)
+    assert hint == "hint a" and hint.mistake == "a"
 
 
 def test_nan_hint_only_where_the_expected_output_is_finite():
     broken = A.clone()
     broken[2, 1] = float("nan")
     hint = nan_hint(broken, A)
-    assert hint == NAN_HINT and hint.rank == Diagnosis.NAMED
+    # an observation (which token, how a softmax makes NaN), never a mistake it did not match
+    assert "token 2" in hint and hint.rank == Diagnosis.GENERIC and hint.mistake == "observed_nan"
     assert nan_hint(A, A) == ""
     assert nan_hint(broken, broken) == ""  # the expected output has that NaN too
     assert nan_hint(broken[:2], A) == ""  # another shape: a shape failure, said elsewhere
@@ -123,7 +129,8 @@ def test_expect_reference_falls_back_on_the_generic_hint():
     with pytest.raises(CheckFailure) as failure:
         expect_reference(s4_causal.SPEC, R.causal_attention(STATE, X).float() * 1.5, STATE, X, SIZES, "out",
                          extra_hint="extra")
-    assert failure.value.hint == "extra"
+    hint = failure.value.hint
+    assert hint.endswith("extra") and hint.rank == Diagnosis.GENERIC and hint.mistake == "observed_wrong_values"
 
 
 def test_expect_reference_says_a_missing_contract_weight():

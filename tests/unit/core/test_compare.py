@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from autograder.core.compare import BOOK, EXACT, FLOAT32, close, expect_close, expect_shape, fmt
-from autograder.core.failures import CheckFailure
+from autograder.core.failures import CheckFailure, Diagnosis
 
 
 def float64_reference(seed: int = 0, shape=(3, 4)) -> torch.Tensor:
@@ -80,7 +80,16 @@ def test_shape_mismatch_message_names_both_shapes():
 def test_shape_mismatch_keeps_the_checks_hint():
     with pytest.raises(CheckFailure) as info:
         expect_shape(torch.zeros(4), (2, 2), "weights", "use keepdim=True")
-    assert info.value.hint == "use keepdim=True"
+    # an observation (the shapes), then the check's advice; never ranked as a named mistake
+    assert info.value.hint.endswith("use keepdim=True") and "[4] where [2, 2]" in info.value.hint
+    assert info.value.hint.rank == Diagnosis.GENERIC and info.value.hint.mistake == "observed_shape"
+
+
+def test_shape_mismatch_keeps_a_named_diagnosis_as_it_is():
+    named = Diagnosis("named", Diagnosis.NAMED, mistake="m")
+    with pytest.raises(CheckFailure) as info:
+        expect_shape(torch.zeros(4), (2, 2), "weights", named)
+    assert info.value.hint is named
 
 
 def test_wrong_dtype_is_named():
@@ -96,7 +105,8 @@ def test_nan_where_a_value_is_expected_is_named_with_its_index():
     actual = torch.tensor([[0.5, 0.5], [float("nan"), 1.0]])
     with pytest.raises(CheckFailure, match=r"out contains NaN \(first at index \[1, 0\]\)") as info:
         expect_close(actual, torch.tensor([[0.5, 0.5], [0.0, 1.0]]), "out")
-    assert "-inf" in info.value.hint  # the usual cause: a fully masked row
+    # an observation, not a guess at the cause
+    assert "index [1, 0]" in info.value.hint and info.value.hint.mistake == "observed_nan"
 
 
 def test_inf_where_a_value_is_expected_is_named():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from autograder.chapters.ch03_attention.hints import ERROR_HINTS
+from autograder.core.failures import Diagnosis
 from autograder.core.hints import error_hint, shape_error_hint
 from autograder.core.strategies import Sizes
 
@@ -102,6 +103,7 @@ def test_the_pair_is_read_in_either_order():
 def test_num_tokens_against_num_heads_means_a_missing_transpose():
     hint = shape_error_hint(broadcast_error(3, 2), sizes(tokens=3, num_heads=2, d_out=4, context_length=3))
     assert "transpose(1, 2)" in hint and "head axis" in hint, hint
+    assert hint.rank == Diagnosis.GENERIC  # the sizes say which axes meet, not which step moved them
 
 
 def test_heads_are_not_read_into_a_single_head_example():
@@ -112,13 +114,14 @@ def test_heads_are_not_read_into_a_single_head_example():
 
 
 def test_other_sizes_are_named():
-    hint = shape_error_hint(broadcast_error(4, 6), sizes(), "print the shapes")
-    assert hint == "the sizes 4 (= d_in) and 6 (= d_out) do not fit together; print the shapes"
+    hint = shape_error_hint(broadcast_error(5, 6), sizes(tokens=5), "print the shapes")
+    assert hint == "the sizes 5 (= num_tokens or context_length) and 6 (= d_out) do not fit together; print the shapes"
 
 
 def test_a_matrix_product_error_is_read_too():
     hint = shape_error_hint("RuntimeError: mat1 and mat2 shapes cannot be multiplied (3x4 and 6x2)", sizes())
-    assert hint.startswith("the sizes 4 (= d_in) and 6 (= d_out) do not fit together:"), hint
+    assert hint.startswith("the sizes 4 (= d_in) and 6 (= d_out) do not fit together; d_in meets d_out"), hint
+    assert hint.rank == Diagnosis.GENERIC and hint.mistake == "observed_sizes"  # what the sizes show
 
 
 def test_sizes_that_name_nothing_give_the_fallback():

@@ -24,11 +24,20 @@ def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dic
     values, or NaN in the same places), ranked NAMED when no other mistake with another hint
     matches too (at small sizes two mistakes can coincide: sqrt(num_tokens) = d_k)."""
     matched = []
+    all_nan = [name for name, output in variants.items() if bool(torch.isnan(output).all())]
+    if isinstance(actual, torch.Tensor) and actual.is_floating_point() and bool(torch.isnan(actual).all()) and \
+            len(all_nan) == 1 and variants[all_nan[0]].shape == actual.shape:
+        # NaN everywhere names a mistake only when no other mistake (and no degenerate input,
+        # such as zeros, which makes many NaN) gives it
+        return Diagnosis(hints[all_nan[0]], Diagnosis.NAMED, mistake=all_nan[0])
     for name, output in variants.items():
         same_values = close(actual, output.float(), FLOAT32) and not torch.isnan(output).all()
         # an output that is NaN everywhere identifies no mistake (a degenerate input, such as zeros)
+        # NaN in the same places and the same values everywhere else (NaN alone is no evidence:
+        # several mistakes make the same rows NaN)
         same_nan = torch.isnan(output).any() and not torch.isnan(output).all() and isinstance(actual, torch.Tensor) and \
-            actual.shape == output.shape and torch.equal(torch.isnan(actual), torch.isnan(output))
+            actual.shape == output.shape and torch.equal(torch.isnan(actual), torch.isnan(output)) and \
+            close(actual.nan_to_num(0.0, 1e30, -1e30), output.float().nan_to_num(0.0, 1e30, -1e30), FLOAT32)
         if same_values or same_nan:
             matched.append((hints[name], name))
     if not matched:
@@ -42,16 +51,45 @@ def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dic
                      mistake="|".join(by_hint[h] for h in distinct[:2]))
 
 
-NAN_HINT = ("NaN in the output: every score of some query is hidden (-inf), so its softmax is 0/0; a token "
-            "must always see itself and the past (torch.triu(..., diagonal=1) hides only the future)")
+def nan_tokens(actual: torch.Tensor) -> list[int]:
+    """The tokens (the second-to-last axis) whose output has a NaN somewhere."""
+    if actual.dim() < 2:
+        return [0] if bool(torch.isnan(actual).any()) else []
+    rows = torch.isnan(actual).reshape(-1, *actual.shape[-2:]).any(0).any(-1)
+    return [int(i) for i in rows.nonzero().flatten()]
 
 
 def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> str:
-    """NAN_HINT when ``actual`` has NaN where ``expected`` is finite."""
+    """What is observably wrong when ``actual`` has NaN where ``expected`` is finite: which
+    tokens, and how a softmax makes NaN (no known mistake named: :func:`diagnose` names one
+    only when its output has the same NaN)."""
     if isinstance(actual, torch.Tensor) and actual.shape == expected.shape and actual.is_floating_point() \
             and bool((torch.isnan(actual) & torch.isfinite(expected)).any()):
-        return Diagnosis(NAN_HINT, Diagnosis.NAMED, mistake="nan_fully_masked_row")
+        tokens = nan_tokens(actual)
+        where = "every token" if len(tokens) == actual.shape[-2] and actual.dim() >= 2 else \
+            f"token{'s' if len(tokens) > 1 else ''} {', '.join(map(str, tokens[:8]))}{' ...' if len(tokens) > 8 else ''}"
+        return Diagnosis(f"the output of {where} is NaN where it should be finite: a softmax gives NaN when every "
+                         "score of a query is -inf (the token sees nothing) or when a score is +inf; print the "
+                         "masked scores of those tokens", Diagnosis.GENERIC, mistake="observed_nan")
     return ""
+
+
+def shape_named(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: Sizes) -> str:
+    """When the output has a wrong shape: the known mistake whose output it is, shape and values
+    (a mistake that returns the weights, or concatenates the heads along another axis)."""
+    if not isinstance(actual, torch.Tensor) or tuple(actual.shape) == tuple(spec.out_shape(sizes)):
+        return ""
+    with named_weights(spec, state):
+        return diagnose(actual, mistake_outputs(spec, state, x, sizes), spec.mistakes)
+
+
+def unexplained(advice: str) -> str:
+    """The hint for a wrong output that no known mistake gives: what is observed (the values
+    differ), then the check's advice; GENERIC, so a named mistake of another check outranks it."""
+    if isinstance(advice, Diagnosis):
+        return advice
+    return Diagnosis(f"the output differs from the right one and from every known mistake's: {advice}",
+                     Diagnosis.GENERIC, mistake="observed_wrong_values")
 
 
 def mistake_outputs(spec: ModuleSpec, state: dict, x: torch.Tensor, sizes: Sizes) -> dict:
@@ -82,12 +120,13 @@ def expect_reference(spec: ModuleSpec, actual: torch.Tensor, state: dict, x: tor
                      what: str, extra_hint: str = "") -> None:
     with named_weights(spec, state):
         expected = spec.reference(state, x, sizes, None)
-    expect_shape(actual, expected.shape, what, spec.shape_hint)
+    expect_shape(actual, expected.shape, what, shape_named(spec, actual, state, x, sizes) or spec.shape_hint)
     if close(actual, expected, FLOAT32):
         return
     hint = diagnose(actual, mistake_outputs(spec, state, x, sizes), spec.mistakes) or \
-        nan_hint(actual, expected) or extra_hint or (
-        "compare each step with the book: queries/keys/values, scores, scale, mask, softmax(dim=-1), weights @ values")
+        nan_hint(actual, expected) or unexplained(extra_hint or (
+            "compare each step with the book: queries/keys/values, scores, scale, mask, softmax(dim=-1), "
+            "weights @ values"))
     expect_close(actual, expected, what, hint=hint)
 
 
@@ -111,7 +150,7 @@ def expect_book(spec: ModuleSpec, module, x: torch.Tensor, expected: torch.Tenso
         right_attention = close(out, spec.reference(state, x, sizes, None), FLOAT32)
     hint = weights_hint if right_attention else \
         diagnose(out, mistake_outputs(spec, state, x, sizes), spec.mistakes) or nan_hint(out, expected) or \
-        default_hint
+        unexplained(default_hint)
     expect_close(out, expected, what, tol=BOOK, hint=hint)
 
 

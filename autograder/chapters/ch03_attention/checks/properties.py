@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, expect_reference, mistake_outputs
 from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, judged, load_grader_weights, load_weights, named_weights
 from autograder.core.compare import EXACT, FLOAT32, close, expect_close, expect_shape, fmt
-from autograder.core.failures import CheckFailure
+from autograder.core.failures import CheckFailure, Diagnosis
 from autograder.core.strategies import Sizes, tensor
 
 # the token after which causality changes the input (taken modulo the number of tokens)
@@ -48,7 +48,7 @@ def row_sums(spec: ModuleSpec, sub, sizes: Sizes) -> None:
     """Attention weights of each token form a convex combination (they sum to 1)."""
     x = spec.input(sizes)
     x[..., 0] = 1.0
-    module, state, _, _ = judged(spec, sub, sizes, x)
+    module, state, _, plain_out = judged(spec, sub, sizes, x)
     with named_weights(spec, state):
         constant = _weights_for_constant_values(spec, state, sizes)
     load_weights(spec, module, constant)
@@ -58,26 +58,30 @@ def row_sums(spec: ModuleSpec, sub, sizes: Sizes) -> None:
         return
     # every output coordinate is the sum of one row of attention weights
     row = out.double().reshape(-1, out.shape[-1])
-    known = diagnose(out, mistake_outputs(spec, {**state, **constant}, x, sizes), spec.mistakes)
+    # named on the grader's ordinary weights: with every value vector equal to ones many mistakes
+    # coincide (any two that make the same rows NaN, or that keep the weights summing to 1)
+    known = diagnose(plain_out, mistake_outputs(spec, state, x, sizes), spec.mistakes)
     if torch.isnan(row).any():
         token = int(torch.isnan(out).nonzero()[0][-2])
         raise CheckFailure(
             f"with every value vector equal to ones, the output of token {token} is NaN",
-            known or "NaN means a whole row of scores is -inf: the mask hides the diagonal too "
-            "(a token must see itself: torch.triu(..., diagonal=1))")
+            known or Diagnosis(f"the attention weights of token {token} are NaN: a softmax gives NaN when every "
+                               "score of a query is -inf (the token sees nothing) or a score is +inf; print "
+                               "that token's masked scores", Diagnosis.GENERIC, mistake="observed_nan"))
     bad = (row - 1).abs().max(dim=-1).values.argmax()
     value = row[bad][(row[bad] - 1).abs().argmax()].item()
     scale = 1 / math.sqrt(sizes.head_dim)
     if known:
         hint = known
     elif torch.allclose(row, torch.full_like(row, scale), rtol=1e-4, atol=1e-5):
-        hint = ("the weights are scaled after the softmax: divide the scores by sqrt(d_k) before "
-                "the softmax, so the weights still sum to 1")
-    elif value > 1:
-        hint = "softmax over the wrong dimension? use dim=-1, so the weights of each query sum to 1"
+        # every row sums to exactly 1/sqrt(d_k): the evidence of the scale applied after the softmax
+        hint = Diagnosis("the weights are scaled after the softmax: divide the scores by sqrt(d_k) before "
+                         "the softmax, so the weights still sum to 1", Diagnosis.NAMED, mistake="scale_after_softmax")
     else:
-        hint = ("weights zeroed after the softmax without renormalising? mask the scores with -inf "
-                "before the softmax")
+        # no known mistake gives this output: say what is observed, not a guess at its cause
+        hint = Diagnosis(f"the attention weights of a token sum to {value:.4g}, not 1: the softmax must run over "
+                         "the keys (dim=-1) and nothing may change the weights after it but dropout",
+                         Diagnosis.GENERIC, mistake="observed_rows_not_summing_to_1")
     raise CheckFailure(
         f"with every value vector equal to ones the output must be all ones (the attention weights "
         f"of each token sum to 1), but a row of weights sums to {value:.4g}", hint)
@@ -91,14 +95,19 @@ def causality(spec: ModuleSpec, sub, sizes: Sizes, position: int) -> None:
     changed[:, t + 1:] = tensor(changed[:, t + 1:].shape, sizes.seed + 7, -3, 3)
     after = module(changed)
     if not close(before[:, :t + 1], after[:, :t + 1], EXACT):
-        diff = (before[:, :t + 1] - after[:, :t + 1]).abs().amax(dim=(0, 2))
-        token = int((diff > 1e-5).nonzero()[0])
+        # NaN against a number (or inf against -inf) differs too
+        differs = ~torch.isclose(before[:, :t + 1].double(), after[:, :t + 1].double(), rtol=EXACT.rtol,
+                                 atol=EXACT.atol, equal_nan=True)
+        token = int(differs.any(0).any(-1).nonzero()[0])
         # a mistake elsewhere (heads mixed by a wrong view) also leaks the future: name it
         known = diagnose(before, mistake_outputs(spec, state, x, sizes), spec.mistakes)
         raise CheckFailure(
             f"output at token {token} changed when only tokens {t + 1}..{sizes.tokens - 1} "
-            "changed", known or "the mask lets tokens see the future: hide the scores above the diagonal "
-            "(torch.triu(..., diagonal=1)) with -inf, sliced to [:num_tokens, :num_tokens]")
+            "changed", known or Diagnosis(
+                f"the output of token {token} depends on later tokens (only tokens {t + 1}.. changed): every "
+                "score above the diagonal must be -inf before the softmax (torch.triu(..., diagonal=1), sliced "
+                "to [:num_tokens, :num_tokens]), and no other step may move values between tokens",
+                Diagnosis.GENERIC, mistake="observed_future_dependence"))
 
 
 def batch_independence(spec: ModuleSpec, sub, sizes: Sizes) -> None:

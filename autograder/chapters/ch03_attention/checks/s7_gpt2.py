@@ -8,7 +8,7 @@ from autograder.chapters.ch03_attention.checks.s6_mha import SPEC as MHA
 from autograder.chapters.ch03_attention.checks.spec import expect_weights_matter, fails_alike, load_grader_weights, require
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
-from autograder.core.failures import CheckFailure, StudentCodeError
+from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
 from autograder.core.strategies import explaining, tensor
 
 NAME = "build_gpt2_small_mha"
@@ -56,12 +56,26 @@ def params(sub):
                            "return MultiHeadAttention(...) built with GPT-2's sizes")
     count, own = module.info["num_params"], _own_mha(sub).info["num_params"]
     if count != own:
-        d = SIZE["d_out"]
-        hint = {own + 3 * d: "qkv_bias should stay False here"}.get(
-            count, "d_in = d_out = 768, context_length = 1024, num_heads = 12, dropout 0.0, qkv_bias False")
+        hint = _params_hint(module.info["params"], _own_mha(sub).info["params"])
         raise CheckFailure(f"{NAME}() has {count:,} parameters; your MultiHeadAttention built with GPT-2 small's "
                            f"sizes has {own:,} (the book's has {book.GPT2_SMALL_PARAMS:,})", hint)
     _expect_uses_weights(sub, module)
+
+
+def _params_hint(mine: dict, own: dict) -> str:
+    """What the parameters themselves show against the student's own MultiHeadAttention at
+    GPT-2 small's sizes: biases it should not have, or the weights whose shapes differ."""
+    extra = sorted(name for name in mine if name not in own)
+    if extra and all(name.endswith(".bias") and name.split(".")[0] in ("W_query", "W_key", "W_value")
+                     for name in extra) and all(mine[n] == own[n] for n in own if n in mine):
+        return Diagnosis("qkv_bias should stay False here: " + ", ".join(extra) + " should not exist",
+                         Diagnosis.NAMED, mistake="gpt2_qkv_bias")
+    differ = [f"{name} has shape {mine[name]}, expected {shape}" for name, shape in own.items()
+              if name in mine and mine[name] != shape]
+    if differ:
+        return Diagnosis("; ".join(differ[:2]) + ": GPT-2 small has d_in = d_out = 768", Diagnosis.NAMED,
+                         mistake="gpt2_wrong_sizes")
+    return "d_in = d_out = 768, context_length = 1024, num_heads = 12, dropout 0.0, qkv_bias False"
 
 
 def _dropout_rates(info: dict) -> list[float]:
@@ -110,9 +124,9 @@ def _judge_same_as_own(sub, module, x, what: str, default_hint: str) -> torch.Te
         for n in (1, 2, 4, 6, 8, 16, 24):
             other = _own_mha(sub, n)
             other.load(state)
-            others[f"{n} heads"] = other(x)
-        hint = diagnose(out, others, {k: f"the output matches {k}: GPT-2 small has num_heads=12"
-                                      for k in others}) or default_hint
+            others[f"gpt2_num_heads_{n}"] = other(x)
+        hint = diagnose(out, others, {k: f"the output matches {k.rsplit('_', 1)[1]} heads: GPT-2 small has "
+                                      "num_heads=12" for k in others}) or default_hint
     expect_close(out, expected, what, hint=hint)
     return out
 

@@ -140,10 +140,11 @@ def expect_weights_matter(module, x: torch.Tensor, out: torch.Tensor, state: dic
     if not other:
         raise CheckFailure(f"{module.what} has no registered parameters, so its output cannot depend on them",
                            Diagnosis("layers kept in a plain Python list or dict, or created inside forward, are not "
-                                     "registered: assign them to self, or hold them in nn.ModuleList", Diagnosis.NAMED))
+                                     "registered: assign them to self, or hold them in nn.ModuleList", Diagnosis.NAMED,
+                                     mistake="layers_not_registered"))
     raise CheckFailure(f"{module.what}(x) gave the same output with other weights loaded into it: the output "
                        "does not depend on the module's weights",
-                       Diagnosis(WEIGHTS_IGNORED_HINT, Diagnosis.NAMED))
+                       Diagnosis(WEIGHTS_IGNORED_HINT, Diagnosis.NAMED, mistake="weights_ignored"))
 
 
 def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None, *, dropout: float | None = None):
@@ -153,8 +154,22 @@ def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None, *
     x = spec.input(sizes) if x is None else x
     state = load_grader_weights(module, sizes.seed)
     out = module(x)
+    if isinstance(out, torch.Tensor) and tuple(out.shape) != tuple(spec.out_shape(sizes)):
+        from autograder.chapters.ch03_attention.checks.diagnosis import shape_named
+
+        expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", shape_named(spec, out, state, x, sizes) or
+                     spec.shape_hint)
     expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
-    expect_weights_matter(module, x, out, state, sizes.seed)
+    try:
+        expect_weights_matter(module, x, out, state, sizes.seed)
+    except CheckFailure:
+        if isinstance(out, torch.Tensor) and out.is_floating_point() and bool(torch.isnan(out).any()):
+            # NaN is the same whatever the weights: say what it is, not that the weights are ignored
+            from autograder.chapters.ch03_attention.checks.diagnosis import expect_reference
+
+            module.load(state)
+            expect_reference(spec, out, state, x, sizes, f"{module.what}(x)")
+        raise
     return module, state, x, out
 
 
