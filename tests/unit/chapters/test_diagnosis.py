@@ -137,3 +137,14 @@ def test_expect_reference_says_a_missing_contract_weight():
     state = {k: v for k, v in STATE.items() if k != "W_key.weight"}
     with pytest.raises(CheckFailure, match="CausalAttention has no weight named 'W_key.weight'"):
         expect_reference(s4_causal.SPEC, R.causal_attention(STATE, X).float(), state, X, SIZES, "out")
+
+
+def test_nan_everywhere_names_no_mistake_on_a_drawn_example():
+    """At x = [0.0] the no-exp mistake (x / x.sum()) is NaN everywhere because of the input
+    alone: a submission NaN everywhere for its own reasons must not be told exp is missing."""
+    x = torch.tensor([0.0], dtype=torch.float64)
+    variants = {"no_exp": x / x.sum(), "whole_tensor": x.exp() / x.exp().sum()}
+    hints = {"no_exp": "exp is missing", "whole_tensor": "the whole tensor sums to 1"}
+    nan = torch.tensor([float("nan")])
+    assert diagnose(nan, variants, hints, nan_everywhere_names=False) == ""
+    assert diagnose(nan, variants, hints) == "exp is missing"  # seeded module inputs: it names

@@ -19,14 +19,19 @@ from autograder.core.hints import shape_error_hint
 from autograder.core.strategies import Sizes, explaining, variation_seed
 
 
-def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dict[str, str]) -> str:
+def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dict[str, str], *,
+             nan_everywhere_names: bool = True) -> str:
     """The hint of the first known mistake whose output matches the student's (same shape and
     values, or NaN in the same places), ranked NAMED when no other mistake with another hint
-    matches too (at small sizes two mistakes can coincide: sqrt(num_tokens) = d_k)."""
+    matches too (at small sizes two mistakes can coincide: sqrt(num_tokens) = d_k).
+
+    ``nan_everywhere_names=False`` where the input is a drawn example that hypothesis shrinks
+    toward zeros (the function stages): there a mistake can be NaN everywhere because of the
+    input alone (x / x.sum() at x = [0.0]), which says nothing of the student's code."""
     matched = []
     all_nan = [name for name, output in variants.items() if bool(torch.isnan(output).all())]
-    if isinstance(actual, torch.Tensor) and actual.is_floating_point() and bool(torch.isnan(actual).all()) and \
-            len(all_nan) == 1 and variants[all_nan[0]].shape == actual.shape:
+    if nan_everywhere_names and isinstance(actual, torch.Tensor) and actual.is_floating_point() and \
+            bool(torch.isnan(actual).all()) and len(all_nan) == 1 and variants[all_nan[0]].shape == actual.shape:
         # NaN everywhere names a mistake only when no other mistake (and no degenerate input,
         # such as zeros, which makes many NaN) gives it
         return Diagnosis(hints[all_nan[0]], Diagnosis.NAMED, mistake=all_nan[0])
@@ -112,7 +117,7 @@ def expect_function(actual: torch.Tensor, expected: torch.Tensor, what: str, mis
     hint = default_hint
     if not close(actual, expected, tol) and explaining():
         variants, hints = R.function_variants(mistakes, *args)
-        hint = diagnose(actual, variants, hints) or default_hint
+        hint = diagnose(actual, variants, hints, nan_everywhere_names=False) or default_hint
     expect_close(actual, expected, what, hint=hint, tol=tol)
 
 
