@@ -36,6 +36,8 @@ SKIPPED = {
     "gh repo create": "needs GitHub",
     "gh repo edit": "needs GitHub",
     "cd -": "closes the GitHub block above",
+    "make class-report GRADESCOPE_ZIP=": "needs Gradescope's Export Submissions zip; tests/e2e/test_class_report.py "
+                                          "reads one built in Gradescope's layout",
     "gh classroom clone": "needs GitHub Classroom: the stand-in clones the template instead",
     ".venv/bin/python -m pip wheel": "builds the grader's wheel with pip (setuptools from the index); "
                                      "its contents are what `make student-repo` copies",

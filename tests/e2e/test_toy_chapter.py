@@ -114,7 +114,9 @@ def test_engine_gives_a_flattening_double_the_fixed_example_only():
     assert [c.status for c in result.checks] == [CheckStatus.PASSED, CheckStatus.FAILED]
     assert result.score == 4
     assert "has shape" in result.checks[1].message
-    assert result.checks[1].hint == "keep the input's shape: return 2 * x, without reshaping"
+    # the shapes observed, then the stage's advice (a wrong shape names no mistake by itself)
+    assert result.checks[1].hint == ("the output has shape [6] where [2, 3] is expected: "
+                                     "keep the input's shape: return 2 * x, without reshaping")
 
 
 def test_engine_says_what_is_missing():
@@ -155,7 +157,7 @@ def test_cli_gives_the_flattening_submission_partial_marks(cli):
     failed = run.test("1.2")
     assert (failed["status"], failed["score"], failed["max_score"]) == ("failed", 0, 6)
     assert "has shape" in failed["output"] and "smallest failing case" in failed["output"], failed
-    assert "hint: keep the input's shape" in failed["output"], failed
+    assert "hint: the output has shape [6] where [2, 3] is expected: keep the input's shape" in failed["output"], failed
 
 
 def test_cli_reports_a_stub_as_not_implemented(cli):
