@@ -3,11 +3,11 @@ penalty, the hidden examples' seeds (nbgrader itself runs in tests/e2e/test_nbgr
 
 from __future__ import annotations
 
-import nbformat
 import pytest
 
 # the instructors' install has nbgrader; make check-torch's venv (grading only) does not
 pytest.importorskip("nbgrader", reason="nbgrader is not installed (make check-torch grades without it)")
+import nbformat  # noqa: E402
 from support import SOLUTION  # noqa: E402
 
 from autograder.chapters.ch03_attention import CHAPTER  # noqa: E402

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
 import pytest
 
 # the instructors' install has nbgrader; make check-torch's venv (grading only) does not
 pytest.importorskip("nbgrader", reason="nbgrader is not installed (make check-torch grades without it)")
+import nbformat  # noqa: E402
 
 from autograder.chapters import load  # noqa: E402
 from autograder.frontends.nbgrader import precomputed  # noqa: E402
