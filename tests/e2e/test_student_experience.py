@@ -29,26 +29,6 @@ from autograder.sandbox.loader import Cell
 CHAPTER = load("ch03_attention")
 
 
-class UnscaledCausalAttention(nn.Module):
-    """The book's CausalAttention without the 1/sqrt(d_k) scale: a catalogued mistake."""
-
-    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
-        super().__init__()
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.dropout = nn.Dropout(dropout)
-        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
-
-    def forward(self, x):
-        n = x.shape[1]
-        scores = self.W_query(x) @ self.W_key(x).transpose(1, 2)
-        scores = scores.masked_fill(self.mask.bool()[:n, :n], -torch.inf)
-        return self.dropout(torch.softmax(scores, dim=-1)) @ self.W_value(x)
-
-
-STAGE4_UNSCALED = {"CausalAttention": UnscaledCausalAttention, "torch": torch, "nn": nn}
-
 UNSCALED_SOURCE = '''
 import torch
 from torch import nn
@@ -68,6 +48,13 @@ class CausalAttention(nn.Module):
         scores = scores.masked_fill(self.mask.bool()[:n, :n], -torch.inf)
         return self.dropout(torch.softmax(scores, dim=-1)) @ self.W_value(x)
 '''
+
+# The book's CausalAttention without the 1/sqrt(d_k) scale (a catalogued mistake), as a class
+# for the in-kernel tests and as the source a notebook cell holds.
+_unscaled: dict = {}
+exec(UNSCALED_SOURCE, _unscaled)
+UnscaledCausalAttention = _unscaled["CausalAttention"]
+STAGE4_UNSCALED = {"CausalAttention": UnscaledCausalAttention, "torch": torch, "nn": nn}
 
 
 @pytest.fixture(scope="module")
