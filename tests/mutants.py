@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import copy
 import json
 import multiprocessing
 import random
@@ -54,6 +53,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from support import REPO, SOLUTION  # tests/ is sys.path[0] when this file runs as a script
+
+from autograder.core.mutation import call_name, mutable, one_operation_changes, parents_of, replaced
 
 CATALOG = REPO / "tests" / "catalog"
 BASE = CATALOG / "correct" / "book_style.py"
@@ -72,19 +73,19 @@ FAMILIES: dict[str, tuple[str, str, str]] = {
                 r"sum_dim|keepdim|exp|divide_by_sum|plain_sum", r"softmax|sum to 1|exp|keepdim|dim=-1"),
     "scale": (r"sqrt|\*\* ?\(?-?0\.5|scale|d_k", r"scale|unscaled", r"scale|sqrt|d_k"),
     # the keys' transpose in the scores, before the heads' transposes
-    "keys": (r"keys\.(T|mT|transpose)|\bk\.(T|mT|transpose)", r"keys|queries|transpose|scores|head",
+    "keys": (r"keys\.(T|mT|transpose|permute)|\bk\.(T|mT|transpose|permute)", r"keys|queries|transpose|scores|head",
              r"keys|queries|transpose|scores|@|product|head"),
     "heads": (r"view|transpose\(1, ?2\)|contiguous|split|num_heads|head_dim|permute|reshape|unflatten|flatten|"
               r"cat\(|heads", r"split|merge|head|concat|cat_|heads|view|contiguous|divisib",
               r"head|transpose|view|split|merge|contiguous|concat|cat"),
+    "projection": (r"W_query|W_key|W_value|out_proj|Linear|Parameter|qkv_bias|bias|rand", r"bias|proj|weights|"
+                   r"order|linear|param|init|created|v1|v2|query|key|value",
+                   r"bias|out_proj|nn\.Linear|nn\.Parameter|created|order|W_query|W_key|W_value|weights"),
     "scores": (r"\.T\b|\.mT|transpose|@|matmul|einsum|bmm", r"keys|queries|features|elementwise|row_dots|one_query|"
                r"transpose|weights|context|scores|head|mean", r"keys|queries|transpose|scores|@|product"),
     # the token count: it slices the mask and sizes the heads' views
     "tokens": (r"\bnum_tokens\b|\bn\b|\bt\b|shape\[1\]|size\(1\)", r"mask|split|merge|head|view|future",
                r"mask|num_tokens|view|transpose|future"),
-    "projection": (r"W_query|W_key|W_value|out_proj|Linear|Parameter|qkv_bias|bias|rand", r"bias|proj|weights|"
-                   r"order|linear|param|init|created|v1|v2|query|key|value",
-                   r"bias|out_proj|nn\.Linear|nn\.Parameter|created|order|W_query|W_key|W_value|weights"),
     "sizes": (r"768|1024|12|gpt2|d_in|d_out|context_length", r"size|gpt|context|heads|d_in|d_out|768|dropout",
               r"768|1024|12|num_heads|context_length|GPT-2|d_in|d_out|dropout"),
 }
@@ -113,123 +114,28 @@ class Mutant:
     changed_line: int = 0  # the line of the change in ``source``
 
 
-# -- the operators --------------------------------------------------------------------------
+# -- the operators: autograder.core.mutation's, which the diagnosis varies its reference with -----
 
-_BINOP_SWAPS = {ast.Div: [ast.Mult, ast.FloorDiv], ast.Mult: [ast.Div, ast.Add], ast.Add: [ast.Sub, ast.Mult],
-                ast.Sub: [ast.Add], ast.MatMult: [ast.Mult], ast.FloorDiv: [ast.Div, ast.Mod],
-                ast.Pow: [ast.Mult], ast.Mod: [ast.FloorDiv]}
-_CMP_SWAPS = {ast.Eq: [ast.NotEq], ast.NotEq: [ast.Eq], ast.Lt: [ast.LtE, ast.Gt], ast.LtE: [ast.Lt],
-              ast.Gt: [ast.GtE, ast.Lt], ast.GtE: [ast.Gt]}
-# calls whose result can be replaced by their receiver or their first argument (the call dropped)
-_DROPPABLE = {"transpose", "contiguous", "softmax", "exp", "sqrt", "dropout", "masked_fill", "masked_fill_",
-              "bool", "triu", "tril", "out_proj", "proj", "T", "mT", "permute", "float", "view", "reshape"}
-_AXIS_KEYWORDS = ("dim", "axis")
 # a call dropped or changed is judged by its own name first (softmax(scores / sqrt(d)) -> the softmax)
-_OWN_FAMILY = {"softmax", "exp", "sum", "sqrt", "dropout", "masked_fill", "masked_fill_", "triu", "tril"}
-
-
-def _name(call: ast.AST) -> str:
-    func = call.func if isinstance(call, ast.Call) else call
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return ""
-
-
-def _replacements(node: ast.AST):
-    """(operator, replacement node) for each one-operation change of ``node`` itself."""
-    if isinstance(node, ast.BinOp):
-        for op in _BINOP_SWAPS.get(type(node.op), []):
-            yield f"{type(node.op).__name__}->{op.__name__}", ast.BinOp(node.left, op(), node.right)
-        yield "drop right operand", node.left  # a / sqrt(d) -> a, x @ W -> x, ...
-        if type(node.op) in (ast.Div, ast.Sub, ast.MatMult, ast.Pow, ast.FloorDiv):
-            yield "swap operands", ast.BinOp(node.right, node.op, node.left)
-    elif isinstance(node, ast.Compare) and len(node.ops) == 1:
-        for op in _CMP_SWAPS.get(type(node.ops[0]), []):
-            yield f"{type(node.ops[0]).__name__}->{op.__name__}", ast.Compare(node.left, [op()], node.comparators)
-    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        yield "drop minus sign", node.operand
-    elif isinstance(node, ast.Constant) and type(node.value) is int:
-        for value in (node.value + 1, node.value - 1):
-            yield f"int {node.value}->{value}", ast.Constant(value)
-    elif isinstance(node, ast.Constant) and type(node.value) is float:
-        yield f"float {node.value}->{node.value + 1}", ast.Constant(node.value + 1.0)
-    elif isinstance(node, ast.Constant) and node.value in ("-inf", "inf"):
-        yield f"'{node.value}'->'{'inf' if node.value == '-inf' else '-inf'}'", \
-            ast.Constant("inf" if node.value == "-inf" else "-inf")
-    elif isinstance(node, ast.Constant) and node.value is True:
-        yield "True->False", ast.Constant(False)
-    elif isinstance(node, ast.Constant) and node.value is False:
-        yield "False->True", ast.Constant(True)
-    elif isinstance(node, ast.Attribute) and node.attr in ("inf",):
-        yield "inf->0", ast.Constant(0.0)
-    elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
-        yield f"drop .{node.attr}", node.value
-    elif isinstance(node, ast.Attribute) and node.attr in ("triu", "tril"):
-        yield f"{node.attr}->{'tril' if node.attr == 'triu' else 'triu'}", \
-            ast.Attribute(node.value, "tril" if node.attr == "triu" else "triu", node.ctx)
-    elif isinstance(node, ast.Subscript) and isinstance(node.slice, (ast.Slice, ast.Tuple)) and \
-            any(isinstance(s, ast.Slice) for s in ([node.slice] if isinstance(node.slice, ast.Slice) else node.slice.elts)):
-        yield "drop slice", node.value
-    elif isinstance(node, ast.Call):
-        name = _name(node)
-        if name in _DROPPABLE:
-            if isinstance(node.func, ast.Attribute) and not (isinstance(node.func.value, ast.Name) and
-                                                             node.func.value.id in ("torch", "F", "math", "self")):
-                yield f"drop .{name}()", node.func.value
-            elif node.args:
-                yield f"drop {name}()", node.args[0]
-        if len(node.args) == 2 and not isinstance(node.args[0], ast.Starred):
-            yield "swap arguments", ast.Call(node.func, [node.args[1], node.args[0]], node.keywords)
-        for i, kw in enumerate(node.keywords):
-            if kw.arg in _AXIS_KEYWORDS:
-                for value in (0, -2, 1):
-                    if ast.unparse(kw.value) != str(value):
-                        new = copy.copy(node)
-                        new.keywords = [*node.keywords[:i], ast.keyword(kw.arg, ast.Constant(value)), *node.keywords[i + 1:]]
-                        yield f"{kw.arg}={ast.unparse(kw.value)}->{value}", new
-            elif kw.arg in ("keepdim", "bias", "qkv_bias"):
-                new = copy.copy(node)
-                new.keywords = [k for k in node.keywords if k is not kw]
-                yield f"drop {kw.arg}=", new
-
-
-def _parents(tree: ast.AST) -> dict:
-    parents = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
-    return parents
+_OWN_FAMILY = {"softmax", "exp", "sum", "sqrt", "dropout", "masked_fill", "masked_fill_", "triu", "tril",
+               "matmul", "bmm", "mm"}
 
 
 def mutants_of(source: str, origin: str, regions: list[tuple[int, int, int]]) -> list[Mutant]:
     """Every one-operation mutant of ``source`` whose change lies in a region (stage, first
     line, last line), deduplicated by the code it gives."""
     tree = ast.parse(source)
-    parents = _parents(tree)
+    parents = parents_of(tree)
     original = ast.unparse(tree)
     seen, found = {original}, []
     for node in ast.walk(tree):
         line = getattr(node, "lineno", None)
         stage = next((s for s, a, b in regions if line is not None and a <= line <= b), None)
-        if stage is None or isinstance(node, (ast.stmt, ast.arg, ast.arguments, ast.keyword)):
+        if stage is None or not mutable(node, parents):
             continue
-        if isinstance(parents.get(node), ast.Call) and parents[node].func is node:
-            continue  # the called function itself: its call's operators change it
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value not in ("-inf", "inf"):
-            continue
-        for operator, replacement in _replacements(node):
-            # replace in place, unparse, put the node back
-            holder, slot = _slot(parents, node)
-            if holder is None:
-                continue
-            _put(holder, slot, replacement)
-            try:
-                text = ast.unparse(tree)
-            finally:
-                _put(holder, slot, node)
-            if text in seen:
+        for operator, replacement in one_operation_changes(node):
+            text = replaced(tree, parents, node, replacement)
+            if text is None or text in seen:
                 continue
             seen.add(text)
             texts = _contexts(parents, node)
@@ -256,8 +162,8 @@ def _contexts(parents, node) -> list[str]:
             chain = [node, *_ancestors(parents, node)]
             arg = next((defaults[id(c)] for c in chain if id(c) in defaults), None)
             return texts + ([arg.arg] if arg is not None else [])
-        if isinstance(current, ast.Call) and _name(current) in _OWN_FAMILY:
-            texts.append(_name(current))
+        if isinstance(current, ast.Call) and call_name(current) in _OWN_FAMILY:
+            texts.append(call_name(current))
         if isinstance(current, ast.stmt):
             texts.append(ast.unparse(current) if not isinstance(current, (ast.FunctionDef, ast.ClassDef)) else current.name)
             break
@@ -269,28 +175,6 @@ def _ancestors(parents, node):
     while node in parents:
         node = parents[node]
         yield node
-
-
-def _slot(parents, node):
-    holder = parents.get(node)
-    if holder is None:
-        return None, None
-    for name, value in ast.iter_fields(holder):
-        if value is node:
-            return holder, (name, None)
-        if isinstance(value, list):
-            for i, item in enumerate(value):
-                if item is node:
-                    return holder, (name, i)
-    return None, None
-
-
-def _put(holder, slot, value):
-    name, index = slot
-    if index is None:
-        setattr(holder, name, value)
-    else:
-        getattr(holder, name)[index] = value
 
 
 # -- the sources ----------------------------------------------------------------------------

@@ -31,9 +31,10 @@ class NotImplementedYet(CheckFailure):
 class StudentCodeError(CheckFailure):
     """The student's code raised an exception while a check used it."""
 
-    def __init__(self, message: str, hint: str = "", exc_type: str = ""):
+    def __init__(self, message: str, hint: str = "", exc_type: str = "", exc_message: str = ""):
         super().__init__(message, hint)
         self.exc_type = exc_type
+        self.exc_message = exc_message  # the exception's own message, as the worker reported it
 
 
 class Diagnosis(str):

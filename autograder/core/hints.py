@@ -85,6 +85,9 @@ def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
     if not which[a] or not which[b]:
         return fallback
     said = " and ".join(f"{v} (= {' or '.join(which[v])})" for v in (a, b))
+    if getattr(fallback, "rank", Diagnosis.GENERIC) >= Diagnosis.AMBIGUOUS:  # the step is known: keep its name
+        return Diagnosis(f"the sizes {said} do not fit together; {fallback}", fallback.rank, fallback.alternatives,
+                         fallback.mistake)
     # what the sizes show, never a guess at the step: two sizes can meet in several wrong ways
     if pair("num_tokens", "num_heads"):
         step = ("the token axis meets the head axis: after .view(b, num_tokens, num_heads, head_dim) the heads "

@@ -200,7 +200,8 @@ def _failure(error: dict, what: str, stage_label: str, error_hints: ErrorHints) 
     where = f" ({error['where']})" if error.get("where") else ""
     message = f"{what} raised {error.get('type')}: {error.get('message')}{where}"
     return StudentCodeError(message, at_line(error_hint(error.get("type", ""), error.get("message", ""), error_hints),
-                                             error.get("where", "")), exc_type=str(error.get("type", "")))
+                                             error.get("where", "")), exc_type=str(error.get("type", "")),
+                            exc_message=str(error.get("message", "")))
 
 
 def at_line(hint: str, where: str) -> str:

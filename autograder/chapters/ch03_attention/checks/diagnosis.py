@@ -9,13 +9,18 @@ Builds on :mod:`.spec`.
 
 from __future__ import annotations
 
+import re
+import warnings
+
 import torch
 
+from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, expect_weights_matter, load_grader_weights, named_weights, perturbed
 from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import Diagnosis, StudentCodeError
 from autograder.core.hints import shape_error_hint
+from autograder.core.mutation import step_variants
 from autograder.core.strategies import Sizes, explaining, variation_seed
 
 
@@ -36,14 +41,7 @@ def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dic
         # such as zeros, which makes many NaN) gives it
         return Diagnosis(hints[all_nan[0]], Diagnosis.NAMED, mistake=all_nan[0])
     for name, output in variants.items():
-        same_values = close(actual, output.float(), FLOAT32) and not torch.isnan(output).all()
-        # an output that is NaN everywhere identifies no mistake (a degenerate input, such as zeros)
-        # NaN in the same places and the same values everywhere else (NaN alone is no evidence:
-        # several mistakes make the same rows NaN)
-        same_nan = torch.isnan(output).any() and not torch.isnan(output).all() and isinstance(actual, torch.Tensor) and \
-            actual.shape == output.shape and torch.equal(torch.isnan(actual), torch.isnan(output)) and \
-            close(actual.nan_to_num(0.0, 1e30, -1e30), output.float().nan_to_num(0.0, 1e30, -1e30), FLOAT32)
-        if same_values or same_nan:
+        if same_output(actual, output):
             matched.append((hints[name], name))
     if not matched:
         return ""
@@ -54,6 +52,136 @@ def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dic
     # two mistakes give this output at these sizes: say both
     return Diagnosis(f"{distinct[0]}; or, as likely here: {distinct[1]}", Diagnosis.AMBIGUOUS, tuple(distinct),
                      mistake="|".join(by_hint[h] for h in distinct[:2]))
+
+
+def same_output(actual, output: torch.Tensor) -> bool:
+    """Whether the student's ``actual`` is ``output``: the same shape and values, or NaN in the
+    same places and the same values everywhere else (NaN alone is no evidence: several mistakes
+    make the same rows NaN). An output that is NaN everywhere identifies no mistake (a degenerate
+    input, such as zeros, gives it too)."""
+    if bool(torch.isnan(output).all()):
+        return False
+    if close(actual, output.float(), FLOAT32):
+        return True
+    return bool(torch.isnan(output).any()) and isinstance(actual, torch.Tensor) and actual.shape == output.shape and \
+        torch.equal(torch.isnan(actual), torch.isnan(output)) and \
+        close(actual.nan_to_num(0.0, 1e30, -1e30), output.float().nan_to_num(0.0, 1e30, -1e30), FLOAT32)
+
+
+# -- the steps' variants: mistakes nobody catalogued ----------------------------------------------
+
+def _variants_run(program, args: tuple):
+    """(variant, what it gave: a tensor, or the exception it raised) for each one-operation
+    variant of ``program`` on ``args`` (float64), computed in the grader's process."""
+    for variant in step_variants(program, P.ALTERNATIVES.get(program, ())):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                yield variant, variant.function(*args)
+            except Exception as exc:  # a variant that raises: compared with what the student's code raised
+                yield variant, exc
+
+
+def _step_hint(matched: list, *, raised: bool = False) -> str:
+    """The hint for the variants that gave the student's output (or error): NAMED when they all
+    change the same step, AMBIGUOUS when steps differ (both said), "" when none matched."""
+    if not matched:
+        return ""
+    by_step = {}
+    for variant in matched:
+        by_step.setdefault(P.STEPS[variant.step][0], variant)
+    texts, ids = [], []
+    for step_id, variant in list(by_step.items())[:2]:
+        words = P.STEPS[variant.step][1]
+        what = "your code raises the error that" if raised else "your result is exactly what"
+        texts.append(f"one step differs from the chapter's computation, {words}: {what} "
+                     f"`{P.as_written(variant.after)}` gives where the right step is "
+                     f"`{P.as_written(variant.before)}` (the book's names)")
+        ids.append(f"{step_id}_{variant.operator}")
+    if len(by_step) == 1:
+        return Diagnosis(texts[0], Diagnosis.NAMED, mistake=ids[0])
+    return Diagnosis(f"{texts[0]}; or, as likely here: {texts[1]}", Diagnosis.AMBIGUOUS, tuple(texts),
+                     mistake="|".join(ids))
+
+
+def diagnose_steps(actual, program, *args: torch.Tensor) -> str:
+    """The step whose one-operation variant gives the student's output (see :func:`_step_hint`);
+    "" when the program is None, nothing is being explained, or no variant gives it."""
+    if program is None or not explaining() or not isinstance(actual, torch.Tensor):
+        return ""
+    args = _float64(args)
+    try:
+        if same_output(actual, program(*args)):
+            return ""  # the steps are right on these arguments: what differs is elsewhere (the weights)
+    except Exception:
+        return ""  # the program cannot run on these weights (their shapes): the structure checks say why
+    return _step_hint([v for v, out in _variants_run(program, args)
+                       if isinstance(out, torch.Tensor) and same_output(actual, out)])
+
+
+def _comparable(message: str) -> str:
+    return re.sub(r"[\x00-\x1f\x7f-\x9f?]", "?", message[:600])
+
+
+def diagnose_step_error(error: StudentCodeError, program, *args: torch.Tensor) -> str:
+    """The step whose one-operation variant raises what the student's code raised, the same type
+    and message (sizes included), on the same input and weights; "" when the right computation
+    raises it too (then the weights themselves have the wrong shapes) or no variant does."""
+    if program is None or not error.exc_message or not explaining():
+        return ""
+    args = _float64(args)
+    raised = (error.exc_type, _comparable(error.exc_message))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            program(*args)
+    except Exception as exc:
+        if (type(exc).__name__, _comparable(str(exc))) == raised:
+            return ""
+    alike = [(v, out) for v, out in _variants_run(program, args)
+             if isinstance(out, Exception) and (type(out).__name__, _comparable(str(out))) == raised]
+    # an error is weaker evidence than an output: the same sizes meet wrongly after many mistakes.
+    # A step is named only when every variant that raises it changes that one step
+    if len({P.STEPS[v.step][0] for v, _ in alike}) != 1:
+        return ""
+    return _step_hint([v for v, out in alike if v.raised_here(out)] or [v for v, _ in alike], raised=True)
+
+
+def explain_error(error: StudentCodeError, program, *args: torch.Tensor) -> None:
+    """Name the step behind ``error`` in its hint, when a variant raises the same (the line of
+    the student's cell kept at the end)."""
+    hint = diagnose_step_error(error, program, *args)
+    if hint:
+        at = re.search(r" \(raised at [^()]*\)$", error.hint or "")
+        error.hint = Diagnosis(str(hint) + (at.group(0) if at else ""), hint.rank, hint.alternatives, hint.mistake)
+
+
+def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes) -> None:
+    """:func:`explain_error` on the module's own weights (read back from the worker)."""
+    if spec.program is None or not explaining():
+        return
+    try:
+        state = module.state()
+    except StudentCodeError:
+        return
+    with named_weights(spec, state):
+        explain_error(error, spec.program, *module_args(state, x, sizes))
+
+
+def _float64(args: tuple) -> tuple:
+    return tuple({k: R.d(v) for k, v in a.items()} if isinstance(a, dict) else
+                 R.d(a) if isinstance(a, torch.Tensor) else a for a in args)
+
+
+def module_args(state: dict, x: torch.Tensor, sizes: Sizes) -> tuple:
+    """The arguments of a module's program: its weights, the input, the sizes it was built with."""
+    return state, x, sizes.context_length, sizes.num_heads
+
+
+def diagnose_module(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: Sizes) -> str:
+    """The catalogued mistake that gives the student's output, else the step variant that does."""
+    return diagnose(actual, mistake_outputs(spec, state, x, sizes), spec.mistakes) or \
+        diagnose_steps(actual, spec.program, *module_args(state, x, sizes))
 
 
 def nan_tokens(actual: torch.Tensor) -> list[int]:
@@ -85,7 +213,7 @@ def shape_named(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: S
     if not isinstance(actual, torch.Tensor) or tuple(actual.shape) == tuple(spec.out_shape(sizes)):
         return ""
     with named_weights(spec, state):
-        return diagnose(actual, mistake_outputs(spec, state, x, sizes), spec.mistakes)
+        return diagnose_module(spec, actual, state, x, sizes)
 
 
 def unexplained(advice: str) -> str:
@@ -112,12 +240,14 @@ def mistake_outputs(spec: ModuleSpec, state: dict, x: torch.Tensor, sizes: Sizes
 
 
 def expect_function(actual: torch.Tensor, expected: torch.Tensor, what: str, mistakes: R.FunctionMistakes,
-                    args: tuple, *, default_hint: str, tol=FLOAT32) -> None:
-    """``actual`` equals ``expected``; if not, the hint of the known mistake it matches."""
+                    args: tuple, *, default_hint: str, tol=FLOAT32, program=None) -> None:
+    """``actual`` equals ``expected``; if not, the hint of the known mistake it matches, else of
+    the step of ``program`` (:mod:`..programs`) whose variant gives it."""
     hint = default_hint
     if not close(actual, expected, tol) and explaining():
         variants, hints = R.function_variants(mistakes, *args)
-        hint = diagnose(actual, variants, hints, nan_everywhere_names=False) or default_hint
+        hint = diagnose(actual, variants, hints, nan_everywhere_names=False) or \
+            diagnose_steps(actual, program, *args) or default_hint
     expect_close(actual, expected, what, hint=hint, tol=tol)
 
 
@@ -128,7 +258,7 @@ def expect_reference(spec: ModuleSpec, actual: torch.Tensor, state: dict, x: tor
     expect_shape(actual, expected.shape, what, shape_named(spec, actual, state, x, sizes) or spec.shape_hint)
     if close(actual, expected, FLOAT32):
         return
-    hint = diagnose(actual, mistake_outputs(spec, state, x, sizes), spec.mistakes) or \
+    hint = diagnose_module(spec, actual, state, x, sizes) or \
         nan_hint(actual, expected) or unexplained(extra_hint or (
             "compare each step with the book: queries/keys/values, scores, scale, mask, softmax(dim=-1), "
             "weights @ values"))
@@ -144,6 +274,7 @@ def expect_book(spec: ModuleSpec, module, x: torch.Tensor, expected: torch.Tenso
         out = module(x)
     except StudentCodeError as failure:
         failure.hint = shape_error_hint(failure.message, sizes, failure.hint)
+        explain_module_error(failure, spec, module, x, sizes)
         raise
     what = f"{module.what}({'batch' if spec.batched else 'inputs'})"
     expect_shape(out, spec.out_shape(sizes), what, spec.shape_hint or default_hint)
@@ -154,8 +285,7 @@ def expect_book(spec: ModuleSpec, module, x: torch.Tensor, expected: torch.Tenso
     with named_weights(spec, state):
         right_attention = close(out, spec.reference(state, x, sizes, None), FLOAT32)
     hint = weights_hint if right_attention else \
-        diagnose(out, mistake_outputs(spec, state, x, sizes), spec.mistakes) or nan_hint(out, expected) or \
-        unexplained(default_hint)
+        diagnose_module(spec, out, state, x, sizes) or nan_hint(out, expected) or unexplained(default_hint)
     expect_close(out, expected, what, tol=BOOK, hint=hint)
 
 
@@ -165,14 +295,18 @@ def expect_beyond_book(spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes) 
     seed = variation_seed()
     x = perturbed(x, seed)
     state = load_grader_weights(module, 1000 + seed)
-    out = module(x)
+    try:
+        out = module(x)
+    except StudentCodeError as failure:
+        explain_error(failure, spec.program, *module_args(state, x, sizes))
+        raise
     expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
     expect_weights_matter(module, x, out, state, 1000 + seed, restore=False)
     with named_weights(spec, state):
         expected = spec.reference(state, x, sizes, None)
     if close(out, expected, FLOAT32):
         return
-    hint = diagnose(out, mistake_outputs(spec, state, x, sizes), spec.mistakes) or nan_hint(out, expected) or \
+    hint = diagnose_module(spec, out, state, x, sizes) or nan_hint(out, expected) or \
         ("the book's printed output is reproduced, but the same code is wrong on other inputs and weights: "
          "compute the attention itself (no printed values, no special cases for the book's example)")
     expect_close(out, expected, f"{module.what} on the book's inputs changed slightly, with other weights",

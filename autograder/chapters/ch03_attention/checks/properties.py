@@ -13,7 +13,7 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, expect_reference, mistake_outputs
+from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module, expect_reference
 from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, judged, load_grader_weights, load_weights, named_weights
 from autograder.core.compare import EXACT, FLOAT32, close, expect_close, expect_shape, fmt
 from autograder.core.failures import CheckFailure, Diagnosis
@@ -60,7 +60,7 @@ def row_sums(spec: ModuleSpec, sub, sizes: Sizes) -> None:
     row = out.double().reshape(-1, out.shape[-1])
     # named on the grader's ordinary weights: with every value vector equal to ones many mistakes
     # coincide (any two that make the same rows NaN, or that keep the weights summing to 1)
-    known = diagnose(plain_out, mistake_outputs(spec, state, x, sizes), spec.mistakes)
+    known = diagnose_module(spec, plain_out, state, x, sizes)
     if torch.isnan(row).any():
         token = int(torch.isnan(out).nonzero()[0][-2])
         raise CheckFailure(
@@ -100,7 +100,7 @@ def causality(spec: ModuleSpec, sub, sizes: Sizes, position: int) -> None:
                                  atol=EXACT.atol, equal_nan=True)
         token = int(differs.any(0).any(-1).nonzero()[0])
         # a mistake elsewhere (heads mixed by a wrong view) also leaks the future: name it
-        known = diagnose(before, mistake_outputs(spec, state, x, sizes), spec.mistakes)
+        known = diagnose_module(spec, before, state, x, sizes)
         raise CheckFailure(
             f"output at token {token} changed when only tokens {t + 1}..{sizes.tokens - 1} "
             "changed", known or Diagnosis(

@@ -3,8 +3,9 @@
 import torch
 
 from autograder.chapters.ch03_attention import book
+from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, expect_function
+from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, diagnose_steps, expect_function
 from autograder.chapters.ch03_attention.checks.spec import perturbed, require
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, expect_shape
@@ -18,19 +19,20 @@ def book_example(sub):
     scores = book.INPUTS @ book.INPUTS[1]
     expect_function(softmax_naive(scores), book.JOURNEY_WEIGHTS, "softmax_naive(attn_scores_2)",
                     R.softmax_mistakes(scores), (scores,), tol=BOOK,
-                    default_hint="exp(x) divided by the sum of exp(x)")
+                    default_hint="exp(x) divided by the sum of exp(x)", program=P.softmax_naive)
     # the points count only if the same code is right beyond the printed example
     other = perturbed(scores, variation_seed())
     expect_function(softmax_naive(other), torch.softmax(other.double(), -1),
                     "softmax_naive(x) for the book's scores changed slightly", R.softmax_mistakes(other), (other,),
-                    default_hint="exp(x) divided by the sum of exp(x), computed for any input")
+                    default_hint="exp(x) divided by the sum of exp(x), computed for any input", program=P.softmax_naive)
 
 
 def _known_mistake(out: torch.Tensor, x: torch.Tensor, default: str) -> str:
     if not explaining():
         return default
     variants, hints = R.function_variants(R.softmax_mistakes(x), x)
-    return diagnose(out, variants, hints, nan_everywhere_names=False) or default
+    return diagnose(out, variants, hints, nan_everywhere_names=False) or diagnose_steps(out, P.softmax_naive, x) or \
+        default
 
 
 @check("1.2", 4, "sums to 1 along the last dimension, positive, same shape (1-, 2- and 3-d inputs)")
@@ -69,6 +71,6 @@ def equals_torch(sub):
         x = torch.from_numpy(array.copy())
         expect_function(softmax_naive(x), torch.softmax(x.double(), -1), f"softmax_naive(x) for x of shape "
                         f"{list(x.shape)}", R.softmax_mistakes(x), (x,), tol=FLOAT32,
-                        default_hint="exp(x) / exp(x).sum(dim=-1, keepdim=True)")
+                        default_hint="exp(x) / exp(x).sum(dim=-1, keepdim=True)", program=P.softmax_naive)
 
     run_property(body, float_arrays(bound=10.0), examples=EXAMPLES["function"])

@@ -1,8 +1,9 @@
 """Stage 3 (self_attention): SelfAttention_v1 (nn.Parameter) and SelfAttention_v2 (nn.Linear)."""
 
 from autograder.chapters.ch03_attention import book
+from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, expect_book, expect_reference, mistake_outputs
+from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module, expect_book, expect_reference
 from autograder.chapters.ch03_attention.checks.properties import permutation_equivariance, row_sums
 from autograder.chapters.ch03_attention.checks.spec import (
     ModuleSpec,
@@ -16,7 +17,7 @@ from autograder.chapters.ch03_attention.checks.spec import (
 from autograder.chapters.ch03_attention.checks.structure import linear_structure
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close
-from autograder.core.failures import CheckFailure
+from autograder.core.failures import CheckFailure, Diagnosis
 from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property, variation_seed
 
 QKV = ["W_query", "W_key", "W_value"]
@@ -24,14 +25,14 @@ _MISTAKES = {m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=False, ba
 
 V1 = ModuleSpec(
     name="SelfAttention_v1", batched=False, causal=False, args=lambda s: (s.d_in, s.d_out),
-    reference=lambda state, x, s, mistake: R.self_attention_v1(state, x, mistake),
+    reference=lambda state, x, s, mistake: R.self_attention_v1(state, x, mistake), program=P.self_attention_v1,
     mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"], v1_style=True,
     structure_hint="SelfAttention_v1 holds plain matrices: W_query, W_key, W_value = "
                    "nn.Parameter(torch.rand(d_in, d_out)), used as x @ W_query",
     shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
 V2 = ModuleSpec(
     name="SelfAttention_v2", batched=False, causal=False, args=lambda s: (s.d_in, s.d_out),
-    reference=lambda state, x, s, mistake: R.self_attention_v2(state, x, mistake),
+    reference=lambda state, x, s, mistake: R.self_attention_v2(state, x, mistake), program=P.self_attention_v2,
     mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"],
     shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
 BOOK_SIZES = Sizes(batch=1, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=1, seed=0)
@@ -64,8 +65,13 @@ def structure(sub):
         if v1.info["params"].get(name) != [4, 3]:
             found = v1.info["params"].get(name) or ("an nn.Linear" if f"{name}.weight" in v1.info["params"]
                                                     else "missing")
+            hint = f"self.{name} = nn.Parameter(torch.rand(d_in, d_out))"
+            if found == [3, 4]:
+                hint = Diagnosis(f"{name} is (d_out, d_in), the sizes swapped: v1 computes x @ {name}, so create it "
+                                 "as nn.Parameter(torch.rand(d_in, d_out))", Diagnosis.NAMED,
+                                 mistake="v1_weights_transposed")
             raise CheckFailure(f"SelfAttention_v1(4, 3).{name} should be a parameter of shape [4, 3]; found {found}",
-                               f"self.{name} = nn.Parameter(torch.rand(d_in, d_out))")
+                               hint)
     require(sub, "SelfAttention_v2", "class")
     linear_structure(sub.build("SelfAttention_v2", 4, 3, seed=0).info, QKV, [3, 4], bias=False)
     linear_structure(sub.build("SelfAttention_v2", 4, 3, qkv_bias=True, seed=0).info, QKV, [3, 4], bias=True)
@@ -88,7 +94,7 @@ def weight_transfer(sub):
     # the exercise needs a right v2 first: a wrong v2 is named as such, never v1
     out_v2 = v2(x)
     if not close(out_v2, expected, FLOAT32):
-        hint = diagnose(out_v2, mistake_outputs(V2, state, x, BOOK_SIZES), V2.mistakes) or ATTENTION_HINT
+        hint = diagnose_module(V2, out_v2, state, x, BOOK_SIZES) or ATTENTION_HINT
         expect_close(out_v2, expected, "SelfAttention_v2(3, 2) (whose weights v1 receives)", hint=hint)
     load_weights(V1, v1, transposed)
     out_v1 = v1(x)
@@ -96,7 +102,7 @@ def weight_transfer(sub):
            "gives the same result as the nn.Linear layer"
     if not close(out_v1, expected, FLOAT32):
         v1_state = {name: transposed[name] for name in QKV}
-        hint = diagnose(out_v1, mistake_outputs(V1, v1_state, x, BOOK_SIZES), V1.mistakes) or hint
+        hint = diagnose_module(V1, out_v1, v1_state, x, BOOK_SIZES) or hint
     expect_close(out_v1, expected, "SelfAttention_v1 with v2's transposed weights", hint=hint)
 
 

@@ -3,6 +3,7 @@
 import torch
 
 from autograder.chapters.ch03_attention import book
+from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks.diagnosis import expect_book, expect_reference
 from autograder.chapters.ch03_attention.checks.properties import (
@@ -24,7 +25,7 @@ QKV = ["W_query", "W_key", "W_value"]
 SPEC = ModuleSpec(
     name="CausalAttention", batched=True, causal=True,
     args=lambda s: (s.d_in, s.d_out, s.context_length, 0.0),
-    reference=lambda state, x, s, mistake: R.causal_attention(state, x, mistake),
+    reference=lambda state, x, s, mistake: R.causal_attention(state, x, mistake), program=P.causal_attention,
     mistakes={m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=True)},
     out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"], dropout_index=3,
     shape_hint="x is (batch, num_tokens, d_in) and the output (batch, num_tokens, d_out)")

@@ -6,7 +6,7 @@ import torch
 
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, mistake_outputs
+from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, diagnose_module
 from autograder.chapters.ch03_attention.checks.properties import batch_independence, causality, meta_device, positions
 from autograder.chapters.ch03_attention.checks.s4_causal import SPEC as CAUSAL
 from autograder.chapters.ch03_attention.checks.spec import (
@@ -86,7 +86,7 @@ def _expect_own_heads(module, out: torch.Tensor, state: dict, x: torch.Tensor, s
         return
     variants = {"heads_reversed": torch.cat(expected.split(sizes.head_dim, -1)[::-1], -1)}
     hint = diagnose(out, variants, R.WRAPPER_MISTAKES) or \
-        diagnose(out, mistake_outputs(SPEC, state, x, sizes), SPEC.mistakes) or CONCAT_HINT
+        diagnose_module(SPEC, out, state, x, sizes) or CONCAT_HINT
     expect_close(out, expected, f"{what} (expected: your CausalAttention heads with the same weights, "
                  "concatenated)", hint=hint)
 

@@ -3,8 +3,9 @@
 import torch
 
 from autograder.chapters.ch03_attention import book
+from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, expect_book, expect_reference, mistake_outputs, nan_hint
+from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module, expect_book, expect_reference, nan_hint
 from autograder.chapters.ch03_attention.checks.properties import (
     batch_independence,
     causality,
@@ -40,6 +41,7 @@ SPEC = ModuleSpec(
     name=NAME, batched=True, causal=True,
     args=lambda s: (s.d_in, s.d_out, s.context_length, 0.0, s.num_heads),
     reference=lambda state, x, s, mistake: R.multi_head(state, x, s.num_heads, mistake),
+    program=P.multi_head_attention,
     mistakes=MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"],
     identity_out_proj=True, dropout_index=3, heads=lambda s: s.num_heads,
     structure_hint="create W_query, W_key, W_value = nn.Linear(d_in, d_out, bias=qkv_bias) and "
@@ -129,7 +131,7 @@ def equals_wrapper(sub):
         expect_shape(out, expected.shape, what, SPEC.shape_hint)
         hint = ""
         if not close(out, expected, FLOAT32):  # the known mistakes' outputs only explain a failure
-            hint = diagnose(out, mistake_outputs(SPEC, stacked, x, sizes), MISTAKES) or nan_hint(out, expected) or (
+            hint = diagnose_module(SPEC, out, stacked, x, sizes) or nan_hint(out, expected) or (
                 "head h must use rows h*head_dim:(h+1)*head_dim of each projection: "
                 ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)")
         expect_close(out, expected, what, hint=hint)

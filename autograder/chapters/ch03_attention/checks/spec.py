@@ -56,6 +56,9 @@ class ModuleSpec:
     structure_hint: str | Callable[[str, set], str] = \
         "create W_query, W_key, W_value as nn.Linear(d_in, d_out, bias=qkv_bias)"
     shape_hint: str = ""  # said when the output has the wrong shape
+    # the computation step by step (chapters.ch03_attention.programs), whose one-operation
+    # variants name mistakes nobody catalogued: program(state, x, context_length, num_heads)
+    program: Callable | None = None
 
     def missing_weight_hint(self, missing: str, present: set) -> str:
         return self.structure_hint(missing, present) if callable(self.structure_hint) else self.structure_hint
@@ -153,7 +156,14 @@ def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None, *
     module = spec.build(sub, sizes, dropout=dropout)
     x = spec.input(sizes) if x is None else x
     state = load_grader_weights(module, sizes.seed)
-    out = module(x)
+    try:
+        out = module(x)
+    except StudentCodeError as failure:
+        from autograder.chapters.ch03_attention.checks.diagnosis import explain_error, module_args
+
+        with named_weights(spec, state):
+            explain_error(failure, spec.program, *module_args(state, x, sizes))
+        raise
     if isinstance(out, torch.Tensor) and tuple(out.shape) != tuple(spec.out_shape(sizes)):
         from autograder.chapters.ch03_attention.checks.diagnosis import shape_named
 

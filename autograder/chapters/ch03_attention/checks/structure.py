@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from autograder.core.failures import CheckFailure
+from autograder.core.failures import CheckFailure, Diagnosis
 
 
 def mask_structure(info: dict, context_length: int, prefix: str = "") -> None:
@@ -39,9 +39,14 @@ def linear_structure(info: dict, names: list[str], shape: list[int], bias: bool)
             found = entry["class"] if entry else ("a parameter" if name in info["params"] else "missing")
             raise CheckFailure(f"`{name}` should be an nn.Linear, found {found}",
                                f"self.{name} = nn.Linear(d_in, d_out, bias=qkv_bias)")
-        if info["params"].get(f"{name}.weight") != shape:
-            raise CheckFailure(f"`{name}.weight` has shape {info['params'].get(f'{name}.weight')}, "
-                               f"expected {shape}", "nn.Linear(in_features, out_features)")
+        found = info["params"].get(f"{name}.weight")
+        if found != shape:
+            hint = "nn.Linear(in_features, out_features)"
+            if found == shape[::-1]:
+                hint = Diagnosis(f"the sizes of {name} are swapped: nn.Linear(d_in, d_out) stores its weight as "
+                                 "(d_out, d_in), the shape expected; yours was created as nn.Linear(d_out, d_in)",
+                                 Diagnosis.NAMED, mistake="linear_sizes_swapped")
+            raise CheckFailure(f"`{name}.weight` has shape {found}, expected {shape}", hint)
         if entry.get("bias") != bias:
             raise CheckFailure(f"`{name}` has {'a' if entry.get('bias') else 'no'} bias with qkv_bias={bias}",
                                "pass bias=qkv_bias to nn.Linear")

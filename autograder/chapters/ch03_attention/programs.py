@@ -1,0 +1,145 @@
+"""The chapter's computations written step by step, for the diagnosis of mistakes nobody listed.
+
+Each function computes what a stage must output, one named step per statement
+(``scores = queries @ keys.transpose(1, 2)``), on float64 inputs and weights (the caller's). :func:`autograder.core.mutation.step_variants`
+changes one operation of one step at a time (a swapped operand, another axis, the mask's -inf
+made +inf, a transpose dropped, ...): when the student's output equals such a variant's and no
+other step's variant, the hint names that step and the change (:data:`STEPS` says each step in
+the chapter's words). The catalogued mistakes of :mod:`.reference` are tried first: their hints
+say more. The oracle itself stays :mod:`.reference` (PyTorch's SDPA); a test checks that these
+programs compute the same.
+
+``ALTERNATIVES``: other common ways to write a step (a tril mask compared with 0, the scale as a
+power -0.5): a change of those is a different output, recognised too.
+"""
+
+from __future__ import annotations
+
+import re
+
+import torch
+
+from autograder.chapters.ch03_attention.reference import linear
+
+
+def softmax_naive(x):
+    exp_x = torch.exp(x)
+    sums = exp_x.sum(dim=-1, keepdim=True)
+    normalised = exp_x / sums
+    return normalised
+
+
+def compute_attn_scores(inputs):
+    scores = inputs @ inputs.T
+    return scores
+
+
+def compute_attn_weights(attn_scores):
+    weights = torch.softmax(attn_scores, dim=-1)
+    return weights
+
+
+def compute_context_vecs(attn_weights, inputs):
+    context = attn_weights @ inputs
+    return context
+
+
+def self_attention_v1(state, x, context_length, num_heads):
+    queries = x @ state["W_query"]
+    keys = x @ state["W_key"]
+    values = x @ state["W_value"]
+    scores = queries @ keys.T
+    scaled = scores / keys.shape[-1] ** 0.5
+    weights = torch.softmax(scaled, dim=-1)
+    context = weights @ values
+    return context
+
+
+def self_attention_v2(state, x, context_length, num_heads):
+    queries = linear(state, "W_query", x)
+    keys = linear(state, "W_key", x)
+    values = linear(state, "W_value", x)
+    scores = queries @ keys.T
+    scaled = scores / keys.shape[-1] ** 0.5
+    weights = torch.softmax(scaled, dim=-1)
+    context = weights @ values
+    return context
+
+
+def causal_attention(state, x, context_length, num_heads):
+    b, num_tokens, d_in = x.shape
+    queries = linear(state, "W_query", x)
+    keys = linear(state, "W_key", x)
+    values = linear(state, "W_value", x)
+    scores = queries @ keys.transpose(1, 2)
+    masked = scores.masked_fill(torch.triu(torch.ones(context_length, context_length), diagonal=1).bool()
+                                [:num_tokens, :num_tokens], -torch.inf)
+    scaled = masked / keys.shape[-1] ** 0.5
+    weights = torch.softmax(scaled, dim=-1)
+    context = weights @ values
+    return context
+
+
+def multi_head_attention(state, x, context_length, num_heads):
+    b, num_tokens, d_in = x.shape
+    queries = linear(state, "W_query", x)
+    keys = linear(state, "W_key", x)
+    values = linear(state, "W_value", x)
+    d_out = queries.shape[-1]
+    head_dim = d_out // num_heads
+    q_heads = queries.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+    k_heads = keys.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+    v_heads = values.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+    scores = q_heads @ k_heads.transpose(2, 3)
+    masked = scores.masked_fill(torch.triu(torch.ones(context_length, context_length), diagonal=1).bool()
+                                [:num_tokens, :num_tokens], -torch.inf)
+    scaled = masked / head_dim ** 0.5
+    weights = torch.softmax(scaled, dim=-1)
+    context = weights @ v_heads
+    merged = context.transpose(1, 2).contiguous().view(b, num_tokens, d_out)
+    projected = linear(state, "out_proj", merged)
+    return projected
+
+
+_SCALE_AS_POWER = "scaled = scores * keys.shape[-1] ** -0.5"
+_TRIL_MASK = ("masked = scores.masked_fill(torch.tril(torch.ones(context_length, context_length))"
+              "[:num_tokens, :num_tokens] == 0, float('-inf'))")
+ALTERNATIVES: dict[object, tuple[str, ...]] = {
+    self_attention_v1: (_SCALE_AS_POWER,),
+    self_attention_v2: (_SCALE_AS_POWER,),
+    causal_attention: ("scaled = masked * keys.shape[-1] ** -0.5", _TRIL_MASK),
+    multi_head_attention: ("scaled = masked * head_dim ** -0.5", _TRIL_MASK),
+}
+
+# step -> (its id in a mistake's id, the step in the chapter's words: what a hint says was changed)
+STEPS: dict[str, tuple[str, str]] = {
+    "exp_x": ("exp", "the exponentials, torch.exp(x)"),
+    "sums": ("sum", "the sums of the exponentials (one per row, along the last dimension, kept for broadcasting)"),
+    "normalised": ("divide_by_sum", "the division of the exponentials by their sums"),
+    "queries": ("query_projection", "the queries (the input times W_query)"),
+    "keys": ("key_projection", "the keys (the input times W_key)"),
+    "values": ("value_projection", "the values (the input times W_value)"),
+    "scores": ("scores", "the attention scores, queries @ keys transposed (every query with every key)"),
+    "masked": ("mask", "the causal mask: the scores above the diagonal (the future) filled with -inf"),
+    "scaled": ("scale", "the scaling of the scores by 1/sqrt(d_k)"),
+    "weights": ("softmax", "the softmax over the keys (dim=-1), which makes each query's weights sum to 1"),
+    "context": ("context", "the context vectors, the weights times the values"),
+    "d_out": ("split_sizes", "d_out, the width of the queries"),
+    "head_dim": ("split_sizes", "head_dim = d_out // num_heads"),
+    "q_heads": ("split_queries", "the split of the queries into heads, "
+                ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
+    "k_heads": ("split_keys", "the split of the keys into heads, "
+                ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
+    "v_heads": ("split_values", "the split of the values into heads, "
+                ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
+    "merged": ("merge_heads", "the merge of the heads back into (b, num_tokens, d_out), "
+               ".transpose(1, 2).contiguous().view(b, num_tokens, d_out)"),
+    "projected": ("out_proj", "the output projection, out_proj"),
+    "return": ("output", "what the function returns"),
+}
+
+
+def as_written(code: str) -> str:
+    """A step's code as the chapter's classes write it: ``self.W_query(x)``, ``self.W_query``."""
+    code = re.sub(r"linear\(state, '(\w+)', (\w+)\)", r"self.\1(\2)", code)
+    return re.sub(r"state\['(\w+)'\]", r"self.\1", code)

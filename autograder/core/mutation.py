@@ -1,0 +1,228 @@
+"""One-operation changes of Python code, and the variants of a reference program they give.
+
+Two users, one set of operators (:func:`one_operation_changes`):
+
+- the diagnosis (:func:`step_variants`): a chapter writes its reference computation as a plain
+  function, one step per statement (``scores = queries @ keys.T``); every one-operation change
+  of a step is a mistake someone can make, so when a student's output equals the output of one
+  such variant (and of no variant of another step), the hint can name the step and the change,
+  for mistakes nobody catalogued;
+- the mutation benchmark (``tests/mutants.py``, ``make mutants``), which changes the solutions
+  and the correct styles with the same operators and measures the kill rate and the hints.
+
+The operators are the classic ones (arithmetic and comparison operators swapped, operands and
+arguments swapped, a call or an operand dropped, a constant moved by one, an axis changed,
+-inf and inf exchanged, triu and tril exchanged), written over :mod:`ast`.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+import re
+import textwrap
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+
+_BINOP_SWAPS = {ast.Div: [ast.Mult, ast.FloorDiv], ast.Mult: [ast.Div, ast.Add], ast.Add: [ast.Sub, ast.Mult],
+                ast.Sub: [ast.Add], ast.MatMult: [ast.Mult], ast.FloorDiv: [ast.Div, ast.Mod],
+                ast.Pow: [ast.Mult], ast.Mod: [ast.FloorDiv]}
+_CMP_SWAPS = {ast.Eq: [ast.NotEq], ast.NotEq: [ast.Eq], ast.Lt: [ast.LtE, ast.Gt], ast.LtE: [ast.Lt],
+              ast.Gt: [ast.GtE, ast.Lt], ast.GtE: [ast.Gt]}
+# calls whose result can be replaced by their receiver or their first argument (the call dropped)
+DROPPABLE = {"transpose", "contiguous", "softmax", "exp", "sqrt", "dropout", "masked_fill", "masked_fill_",
+             "bool", "triu", "tril", "out_proj", "proj", "T", "mT", "permute", "float", "view", "reshape"}
+_AXIS_KEYWORDS = ("dim", "axis")
+_MODULES = ("torch", "F", "math", "self")
+
+
+def call_name(call: ast.AST) -> str:
+    """The name a call is made by: ``softmax`` for ``torch.softmax(...)`` and ``x.softmax(...)``."""
+    func = call.func if isinstance(call, ast.Call) else call
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return ""
+
+
+def one_operation_changes(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """(operator, replacement node) for each one-operation change of ``node`` itself."""
+    if isinstance(node, ast.BinOp):
+        for op in _BINOP_SWAPS.get(type(node.op), []):
+            yield f"{type(node.op).__name__}->{op.__name__}", ast.BinOp(node.left, op(), node.right)
+        yield "drop right operand", node.left  # a / sqrt(d) -> a, x @ W -> x, ...
+        if type(node.op) in (ast.Div, ast.Sub, ast.MatMult, ast.Pow, ast.FloorDiv):
+            yield "swap operands", ast.BinOp(node.right, node.op, node.left)
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1:
+        for op in _CMP_SWAPS.get(type(node.ops[0]), []):
+            yield f"{type(node.ops[0]).__name__}->{op.__name__}", ast.Compare(node.left, [op()], node.comparators)
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        yield "drop minus sign", node.operand
+    elif isinstance(node, ast.Constant) and type(node.value) is int:
+        for value in (node.value + 1, node.value - 1):
+            yield f"int {node.value}->{value}", ast.Constant(value)
+    elif isinstance(node, ast.Constant) and type(node.value) is float:
+        yield f"float {node.value}->{node.value + 1}", ast.Constant(node.value + 1.0)
+    elif isinstance(node, ast.Constant) and node.value in ("-inf", "inf"):
+        other = "inf" if node.value == "-inf" else "-inf"
+        yield f"'{node.value}'->'{other}'", ast.Constant(other)
+    elif isinstance(node, ast.Constant) and node.value is True:
+        yield "True->False", ast.Constant(False)
+    elif isinstance(node, ast.Constant) and node.value is False:
+        yield "False->True", ast.Constant(True)
+    elif isinstance(node, ast.Attribute) and node.attr in ("inf",):
+        yield "inf->0", ast.Constant(0.0)
+    elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
+        yield f"drop .{node.attr}", node.value
+    elif isinstance(node, ast.Attribute) and node.attr in ("triu", "tril"):
+        other = "tril" if node.attr == "triu" else "triu"
+        yield f"{node.attr}->{other}", ast.Attribute(node.value, other, node.ctx)
+    elif isinstance(node, ast.Subscript) and isinstance(node.slice, (ast.Slice, ast.Tuple)) and \
+            any(isinstance(s, ast.Slice) for s in ([node.slice] if isinstance(node.slice, ast.Slice) else node.slice.elts)):
+        yield "drop slice", node.value
+    elif isinstance(node, ast.Call):
+        yield from _call_changes(node)
+
+
+def _call_changes(node: ast.Call) -> Iterator[tuple[str, ast.AST]]:
+    name = call_name(node)
+    if name in DROPPABLE:
+        if isinstance(node.func, ast.Attribute) and not (isinstance(node.func.value, ast.Name) and
+                                                         node.func.value.id in _MODULES):
+            yield f"drop .{name}()", node.func.value
+        elif node.args:
+            yield f"drop {name}()", node.args[0]
+    if len(node.args) == 2 and not isinstance(node.args[0], ast.Starred):
+        yield "swap arguments", ast.Call(node.func, [node.args[1], node.args[0]], node.keywords)
+    for i, kw in enumerate(node.keywords):
+        if kw.arg in _AXIS_KEYWORDS:
+            for value in (0, -2, 1):
+                if ast.unparse(kw.value) != str(value):
+                    new = copy.copy(node)
+                    new.keywords = [*node.keywords[:i], ast.keyword(kw.arg, ast.Constant(value)), *node.keywords[i + 1:]]
+                    yield f"{kw.arg}={ast.unparse(kw.value)}->{value}", new
+        elif kw.arg in ("keepdim", "bias", "qkv_bias"):
+            new = copy.copy(node)
+            new.keywords = [k for k in node.keywords if k is not kw]
+            yield f"drop {kw.arg}=", new
+
+
+def parents_of(tree: ast.AST) -> dict:
+    parents = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    return parents
+
+
+def mutable(node: ast.AST, parents: dict) -> bool:
+    """Whether the operators apply to ``node``: not a statement, an argument, a keyword, a
+    called function itself (its call's operators change it) nor a string other than "inf"."""
+    if isinstance(node, (ast.stmt, ast.arg, ast.arguments, ast.keyword)):
+        return False
+    if isinstance(parents.get(node), ast.Call) and parents[node].func is node:
+        return False
+    return not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value not in ("-inf", "inf"))
+
+
+def replaced(tree: ast.AST, parents: dict, node: ast.AST, replacement: ast.AST) -> str | None:
+    """The source of ``tree`` with ``node`` replaced (``tree`` itself is left as it was)."""
+    holder = parents.get(node)
+    if holder is None:
+        return None
+    for name, value in ast.iter_fields(holder):
+        if value is node:
+            setattr(holder, name, replacement)
+            try:
+                return ast.unparse(tree)
+            finally:
+                setattr(holder, name, node)
+        if isinstance(value, list) and any(item is node for item in value):
+            i = next(i for i, item in enumerate(value) if item is node)
+            value[i] = replacement
+            try:
+                return ast.unparse(tree)
+            finally:
+                value[i] = node
+    return None
+
+
+# -- the variants of a reference program ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class StepVariant:
+    """A reference program with one operation of one step changed."""
+
+    step: str  # the name the changed statement assigns ("return" for the return statement)
+    operator: str  # what was changed, as an id ("div_floordiv", "drop_transpose", "dim_1_0")
+    before: str  # that statement as the reference writes it
+    after: str  # and changed
+    function: Callable
+    lines: tuple[int, int] = (0, 0)  # the changed statement's first and last line in the variant's code
+
+    def raised_here(self, error: BaseException) -> bool:
+        """Whether ``error`` was raised by the changed statement itself, not by a later step."""
+        own = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == self.function.__code__.co_filename]
+        return bool(own) and self.lines[0] <= (own[-1].lineno or 0) <= self.lines[1]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"_+", "_", re.sub(r"[^a-z0-9]+", "_", text.lower())).strip("_")
+
+
+def _step_of(statement: ast.stmt) -> str:
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        return statement.targets[0].id
+    return "return" if isinstance(statement, ast.Return) else ""
+
+
+@cache
+def step_variants(function: Callable, alternatives: tuple[str, ...] = ()) -> tuple[StepVariant, ...]:
+    """Every one-operation variant of ``function`` (a plain function whose body assigns one named
+    step per statement), compiled in the function's own module, deduplicated by their code.
+
+    ``alternatives``: other ways to write a step (``"scaled = scores * d_k ** -0.5"`` beside
+    ``scaled = scores / d_k ** 0.5``): each replaces the statement that assigns the same name and
+    is varied in its turn, so that a change of either way of writing it is recognised.
+    Statements that assign no single name (unpacking the input's shape) are not varied."""
+    source = textwrap.dedent(inspect.getsource(function))
+    tree = ast.parse(source)
+    definition = tree.body[0]
+    definition.decorator_list = []
+    seen = {ast.unparse(tree)}
+    found = []
+    written = [(i, statement) for i, statement in enumerate(definition.body)]
+    for alternative in alternatives:
+        statement = ast.parse(alternative).body[0]
+        index = next((i for i, s in enumerate(definition.body) if _step_of(s) == _step_of(statement)), None)
+        if index is None:
+            raise ValueError(f"no step {_step_of(statement)!r} in {function.__name__} for {alternative!r}")
+        written.append((index, statement))
+    for index, statement in written:
+        step = _step_of(statement)
+        if not step:
+            continue
+        original, definition.body[index] = definition.body[index], statement
+        parents = parents_of(tree)
+        try:
+            for node in ast.walk(statement):
+                if not mutable(node, parents):
+                    continue
+                for operator, replacement in one_operation_changes(node):
+                    text = replaced(tree, parents, node, replacement)
+                    if text is None or text in seen:
+                        continue
+                    seen.add(text)
+                    namespace = dict(function.__globals__)
+                    exec(compile(text, f"<variant of {function.__name__}>", "exec"), namespace)
+                    changed = ast.parse(text).body[0].body[index]
+                    found.append(StepVariant(step, _slug(operator), ast.unparse(statement),
+                                             replaced(statement, parents, node, replacement),
+                                             namespace[definition.name], (changed.lineno, changed.end_lineno)))
+        finally:
+            definition.body[index] = original
+    return tuple(found)
