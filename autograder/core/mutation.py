@@ -226,3 +226,18 @@ def step_variants(function: Callable, alternatives: tuple[str, ...] = ()) -> tup
         finally:
             definition.body[index] = original
     return tuple(found)
+
+
+def rewritten(function: Callable, alternative: str) -> Callable:
+    """``function`` with one step written the ``alternative`` way (unchanged otherwise): it must
+    compute the same, which the chapter's tests check for each alternative it lists."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    definition = tree.body[0]
+    definition.decorator_list = []
+    statement = ast.parse(alternative).body[0]
+    index = next(i for i, s in enumerate(definition.body) if _step_of(s) == _step_of(statement))
+    definition.body[index] = statement
+    namespace = dict(function.__globals__)
+    exec(compile(ast.unparse(tree), f"<{function.__name__} rewritten>", "exec"), namespace)
+    return namespace[definition.name]
+

@@ -20,6 +20,8 @@ ERROR_HINTS: dict[str, ErrorHints] = {
          "scores queries @ keys.T; v1 multiplies x @ W (W of shape (d_in, d_out))"),
     ],
     "causal": [
+        (r"buffer name should be a string", "register_buffer takes the buffer's name first, then the tensor: "
+         "self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))"),
         (SHAPE_ERROR, "x is (batch, num_tokens, d_in): transpose only the keys' last two axes "
          "(keys.transpose(1, 2); keys.T reverses the batch axis too) and slice the mask to "
          "[:num_tokens, :num_tokens]"),
@@ -35,6 +37,8 @@ ERROR_HINTS: dict[str, ErrorHints] = {
          "context_length = 1024"),
     ],
     "mha": [
+        (r"buffer name should be a string", "register_buffer takes the buffer's name first, then the tensor: "
+         "self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))"),
         (r"(?i)(ValueError|AssertionError).*divisib", "the divisibility check refused sizes that divide evenly "
          "(every size the grader builds with, outside check 6.3, has d_out % num_heads == 0): raise only when "
          "d_out % num_heads != 0"),

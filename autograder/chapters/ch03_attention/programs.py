@@ -111,6 +111,20 @@ ALTERNATIVES: dict[object, tuple[str, ...]] = {
     multi_head_attention: ("scaled = masked * head_dim ** -0.5", _TRIL_MASK),
 }
 
+# steps of one kind: when an error cannot tell them apart (x @ W_query and x @ W_key raise alike),
+# the hint names the kind
+GROUPS: dict[str, tuple[str, str]] = {
+    "query_projection": ("projections", "the projections of the input, x @ W_query, x @ W_key, x @ W_value"),
+    "key_projection": ("projections", "the projections of the input, x @ W_query, x @ W_key, x @ W_value"),
+    "value_projection": ("projections", "the projections of the input, x @ W_query, x @ W_key, x @ W_value"),
+    "split_queries": ("split_heads", "the split of the queries, keys or values into heads, "
+                      ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
+    "split_keys": ("split_heads", "the split of the queries, keys or values into heads, "
+                   ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
+    "split_values": ("split_heads", "the split of the queries, keys or values into heads, "
+                     ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
+}
+
 # step -> (its id in a mistake's id, the step in the chapter's words: what a hint says was changed)
 STEPS: dict[str, tuple[str, str]] = {
     "exp_x": ("exp", "the exponentials, torch.exp(x)"),

@@ -90,6 +90,14 @@ def _step_hint(matched: list, *, raised: bool = False) -> str:
     by_step = {}
     for variant in matched:
         by_step.setdefault(P.STEPS[variant.step][0], variant)
+    kinds = {P.GROUPS.get(step_id, (step_id,))[0] for step_id in by_step}
+    if len(by_step) > 1 and len(kinds) == 1 and next(iter(by_step)) in P.GROUPS:  # steps of one kind
+        group, words = P.GROUPS[next(iter(by_step))]
+        variant = next(iter(by_step.values()))
+        what = "your code raises the error that" if raised else "your result is exactly what"
+        return Diagnosis(f"one step differs from the chapter's computation, {words}: {what} "
+                         f"`{P.as_written(variant.after)}` (or the same change in another of them) gives",
+                         Diagnosis.NAMED, mistake=f"{group}_{variant.operator}")
     texts, ids = [], []
     for step_id, variant in list(by_step.items())[:2]:
         words = P.STEPS[variant.step][1]
@@ -123,11 +131,18 @@ def _comparable(message: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f-\x9f?]", "?", message[:600])
 
 
+# errors whose message gives both operands' whole shapes (or the call's whole arguments): a
+# broadcast error names one axis of each ("size of tensor a (2) must match ... b (6)"), which
+# too many different mistakes share to name one
+WHOLE_SHAPES = r"shapes cannot be multiplied|Expected size for first two dimensions|is invalid for input of size|" \
+                r"invalid combination of arguments|must be tuple of ints"
+
+
 def diagnose_step_error(error: StudentCodeError, program, *args: torch.Tensor) -> str:
     """The step whose one-operation variant raises what the student's code raised, the same type
     and message (sizes included), on the same input and weights; "" when the right computation
     raises it too (then the weights themselves have the wrong shapes) or no variant does."""
-    if program is None or not error.exc_message or not explaining():
+    if program is None or not re.search(WHOLE_SHAPES, error.exc_message or "") or not explaining():
         return ""
     args = _float64(args)
     raised = (error.exc_type, _comparable(error.exc_message))
@@ -142,7 +157,7 @@ def diagnose_step_error(error: StudentCodeError, program, *args: torch.Tensor) -
              if isinstance(out, Exception) and (type(out).__name__, _comparable(str(out))) == raised]
     # an error is weaker evidence than an output: the same sizes meet wrongly after many mistakes.
     # A step is named only when every variant that raises it changes that one step
-    if len({P.STEPS[v.step][0] for v, _ in alike}) != 1:
+    if len({P.GROUPS.get(P.STEPS[v.step][0], (P.STEPS[v.step][0],))[0] for v, _ in alike}) != 1:
         return ""
     return _step_hint([v for v, out in alike if v.raised_here(out)] or [v for v, _ in alike], raised=True)
 

@@ -1,0 +1,121 @@
+"""programs.py and the step diagnosis: the chapter's computation step by step, whose one-operation
+variants name a mistake nobody catalogued, and only the step that was changed."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from autograder.chapters.ch03_attention import programs as P
+from autograder.chapters.ch03_attention import reference as R
+from autograder.chapters.ch03_attention.checks.diagnosis import WHOLE_SHAPES, diagnose_step_error, diagnose_steps, module_args
+from autograder.core.failures import Diagnosis, StudentCodeError
+from autograder.core.mutation import rewritten, step_variants
+from autograder.core.strategies import Sizes, tensor
+
+SIZES = Sizes(batch=2, tokens=5, d_in=3, d_out=4, context_length=7, num_heads=2, seed=0)
+
+
+def _state(d_in, d_out, bias=True, v1=False):
+    names = ("W_query", "W_key", "W_value")
+    if v1:
+        return {n: tensor((d_in, d_out), i) for i, n in enumerate(names)}
+    state = {f"{n}.weight": tensor((d_out, d_in), i) for i, n in enumerate(names)}
+    if bias:
+        state.update({f"{n}.bias": tensor((d_out,), 10 + i) for i, n in enumerate(names)})
+    state.update({"out_proj.weight": tensor((d_out, d_out), 20), "out_proj.bias": tensor((d_out,), 21)})
+    return state
+
+
+def _d(state):
+    return {k: R.d(v) for k, v in state.items()}
+
+
+@pytest.mark.parametrize("program, reference, v1, batched", [
+    (P.self_attention_v1, R.self_attention_v1, True, False),
+    (P.self_attention_v2, R.self_attention_v2, False, False),
+    (P.causal_attention, R.causal_attention, False, True),
+    (P.multi_head_attention, lambda state, x: R.multi_head(state, x, SIZES.num_heads), False, True),
+])
+def test_each_program_computes_what_the_oracle_does(program, reference, v1, batched):
+    state = _state(SIZES.d_in, SIZES.d_out, v1=v1)
+    x = tensor((SIZES.batch, SIZES.tokens, SIZES.d_in) if batched else (SIZES.tokens, SIZES.d_in), 5)
+    out = program(_d(state), R.d(x), SIZES.context_length, SIZES.num_heads)
+    assert torch.allclose(out, reference(state, x), atol=1e-10)
+    for alternative in P.ALTERNATIVES.get(program, ()):  # every other way to write a step is right too
+        again = rewritten(program, alternative)(_d(state), R.d(x), SIZES.context_length, SIZES.num_heads)
+        assert torch.allclose(again, out, atol=1e-10), alternative
+
+
+def test_the_function_programs_compute_the_chapter():
+    x, w = tensor((5, 3), 1).double(), torch.softmax(tensor((5, 5), 2).double(), -1)
+    assert torch.allclose(P.softmax_naive(x), torch.softmax(x, -1))
+    assert torch.allclose(P.compute_attn_scores(x), x @ x.T)
+    assert torch.allclose(P.compute_attn_weights(x), torch.softmax(x, -1))
+    assert torch.allclose(P.compute_context_vecs(w, x), w @ x)
+
+
+def test_every_step_is_said_in_the_chapters_words():
+    for program in (P.softmax_naive, P.compute_attn_scores, P.compute_attn_weights, P.compute_context_vecs,
+                    P.self_attention_v1, P.self_attention_v2, P.causal_attention, P.multi_head_attention):
+        for variant in step_variants(program, P.ALTERNATIVES.get(program, ())):
+            assert variant.step in P.STEPS, (program.__name__, variant.step)
+
+
+def _causal_args():
+    state = _state(SIZES.d_in, SIZES.d_out)
+    return module_args(state, tensor((SIZES.batch, SIZES.tokens, SIZES.d_in), 5), SIZES)
+
+
+def _uncatalogued_causal(state, x, floor_scale=False, swapped_scale=False):
+    """A causal attention with the scale written as a floor division (no catalogued mistake)."""
+    q, k, v = (R.linear(state, n, R.d(x)) for n in ("W_query", "W_key", "W_value"))
+    scores = q @ k.transpose(1, 2)
+    n = scores.shape[-1]
+    scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), -torch.inf)
+    d_k = k.shape[-1]
+    scaled = scores // d_k ** 0.5 if floor_scale else (d_k ** 0.5 / scores if swapped_scale else scores / d_k ** 0.5)
+    return torch.softmax(scaled, -1) @ v
+
+
+def test_an_uncatalogued_change_is_named_by_its_step():
+    state, x, *_ = _causal_args()
+    hint = diagnose_steps(_uncatalogued_causal(state, x, floor_scale=True).float(), P.causal_attention,
+                          *_causal_args())
+    assert hint.rank == Diagnosis.NAMED and hint.mistake == "scale_div_floordiv"
+    assert "1/sqrt(d_k)" in hint and "//" in hint
+
+
+def test_the_right_output_and_an_unexplained_one_are_never_named():
+    state, x, *_ = _causal_args()
+    assert diagnose_steps(_uncatalogued_causal(state, x).float(), P.causal_attention, *_causal_args()) == ""
+    two_changes = _uncatalogued_causal(state, x, floor_scale=True) * 2  # two operations changed: no one step
+    assert diagnose_steps(two_changes.float(), P.causal_attention, *_causal_args()) == ""
+
+
+def _error(exc_type: str, message: str) -> StudentCodeError:
+    return StudentCodeError(f"forward raised {exc_type}: {message}", "hint (raised at cell 3, line 4, in forward)",
+                            exc_type=exc_type, exc_message=message)
+
+
+def test_an_error_names_a_step_only_when_every_variant_raising_it_changes_that_step():
+    args = _causal_args()
+    state, x = _d(args[0]), R.d(args[1])
+    raising = {}
+    for variant in step_variants(P.causal_attention, P.ALTERNATIVES[P.causal_attention]):
+        try:
+            variant.function(state, x, *args[2:])
+        except Exception as exc:
+            raising.setdefault((type(exc).__name__, str(exc)), set()).add(P.STEPS[variant.step][0])
+    whole = {m: steps for m, steps in raising.items() if re.search(WHOLE_SHAPES, m[1])}
+    one_step = next(m for m, steps in whole.items() if len(steps) == 1)
+    several = next((m for m, steps in whole.items() if len(steps) > 1), None)
+    broadcast = next(m for m in raising if "must match the size of tensor" in m[1])
+    assert diagnose_step_error(_error(*broadcast), P.causal_attention, *args) == ""  # one axis each: too weak
+    hint = diagnose_step_error(_error(*one_step), P.causal_attention, *args)
+    assert hint.rank == Diagnosis.NAMED and hint.mistake.startswith(next(iter(raising[one_step])))
+    if several is not None:
+        assert diagnose_step_error(_error(*several), P.causal_attention, *args) == ""
+    assert diagnose_step_error(_error("RuntimeError", "an error no variant raises"), P.causal_attention, *args) == ""
