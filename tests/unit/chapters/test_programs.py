@@ -119,3 +119,9 @@ def test_an_error_names_a_step_only_when_every_variant_raising_it_changes_that_s
     if several is not None:
         assert diagnose_step_error(_error(*several), P.causal_attention, *args) == ""
     assert diagnose_step_error(_error("RuntimeError", "an error no variant raises"), P.causal_attention, *args) == ""
+
+
+def test_the_variants_are_not_run_on_weights_far_beyond_the_graders_sizes():
+    huge = {"W_query": torch.zeros(2000, 1000), "W_key": torch.zeros(2000, 1000), "W_value": torch.zeros(2000, 1000)}
+    x = torch.zeros(3, 2000)
+    assert diagnose_steps(torch.ones(3, 1000), P.self_attention_v1, huge, x, 3, 1) == ""
