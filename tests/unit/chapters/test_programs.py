@@ -122,6 +122,14 @@ def test_an_error_names_a_step_only_when_every_variant_raising_it_changes_that_s
 
 
 def test_the_variants_are_not_run_on_weights_far_beyond_the_graders_sizes():
-    huge = {"W_query": torch.zeros(2000, 1000), "W_key": torch.zeros(2000, 1000), "W_value": torch.zeros(2000, 1000)}
-    x = torch.zeros(3, 2000)
-    assert diagnose_steps(torch.ones(3, 1000), P.self_attention_v1, huge, x, 3, 1) == ""
+    def weights(numbers):
+        d_in = numbers // (3 * 4)
+        return {n: tensor((d_in, 4), i).double() for i, n in enumerate(("W_query", "W_key", "W_value"))}, \
+            tensor((3, d_in), 9).double()
+
+    floor = next(v for v in step_variants(P.self_attention_v1, P.ALTERNATIVES[P.self_attention_v1])
+                 if v.operator == "div_floordiv")
+    small, x = weights(12 * 50)
+    assert diagnose_steps(floor.function(small, x, 3, 1).float(), P.self_attention_v1, small, x, 3, 1)
+    big, x = weights(1_200_000)  # the same mistake, on weights beyond the bound: not tried
+    assert diagnose_steps(floor.function(big, x, 3, 1).float(), P.self_attention_v1, big, x, 3, 1) == ""
