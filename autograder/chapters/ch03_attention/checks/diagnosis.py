@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from dataclasses import replace
 
 import torch
 
@@ -18,7 +19,7 @@ from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, expect_weights_matter, load_grader_weights, named_weights, perturbed
 from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
-from autograder.core.failures import Diagnosis, StudentCodeError
+from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
 from autograder.core.hints import shape_error_hint
 from autograder.core.mutation import step_variants
 from autograder.core.strategies import Sizes, explaining, variation_seed
@@ -171,25 +172,68 @@ def diagnose_step_error(error: StudentCodeError, program, *args: torch.Tensor) -
     return _step_hint([v for v, out in alike if v.raised_here(out)] or [v for v, _ in alike], raised=True)
 
 
-def explain_error(error: StudentCodeError, program, *args: torch.Tensor) -> None:
+def explain_error(error: StudentCodeError, program, *args: torch.Tensor) -> bool:
     """Name the step behind ``error`` in its hint, when a variant raises the same (the line of
-    the student's cell kept at the end)."""
-    hint = diagnose_step_error(error, program, *args)
+    the student's cell kept at the end); whether it did."""
+    return _rename(error, diagnose_step_error(error, program, *args))
+
+
+def _rename(error: StudentCodeError, hint: str) -> bool:
     if hint:
         at = re.search(r" \(raised at [^()]*\)$", error.hint or "")
         error.hint = Diagnosis(str(hint) + (at.group(0) if at else ""), hint.rank, hint.alternatives, hint.mistake)
+    return bool(hint)
 
 
-def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes) -> None:
-    """:func:`explain_error` on the module's own weights (read back from the worker)."""
+def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes,
+                         state: dict | None = None) -> None:
+    """Name the step behind an error the student's module raised: a variant raising the same on
+    these weights (``state``, else the module's own, read back), else the output the same module
+    gives at sizes where the mistake lets it run (:func:`named_at_other_sizes`)."""
     if spec.program is None or not explaining():
         return
     try:
-        state = module.state()
+        state = module.state() if state is None else state
     except StudentCodeError:
         return
     with named_weights(spec, state):
-        explain_error(error, spec.program, *module_args(state, x, sizes))
+        if explain_error(error, spec.program, *module_args(state, x, sizes)):
+            return
+    _rename(error, named_at_other_sizes(spec, module.sub, sizes))
+
+
+def _confusable_sizes(sizes: Sizes) -> list[Sizes]:
+    """Sizes at which two axes that did not meet are equal (the tokens and the heads, d_in and
+    d_out, ...): a mistake that raised at ``sizes`` may run there and show its output."""
+    found = []
+    for tokens, d_in in ((sizes.num_heads, sizes.d_in), (sizes.head_dim, sizes.d_in), (sizes.d_out, sizes.d_in),
+                         (sizes.tokens, sizes.d_out), (sizes.d_out, sizes.d_out)):
+        candidate = replace(sizes, tokens=tokens, d_in=d_in, context_length=max(sizes.context_length, tokens))
+        if candidate != sizes and candidate not in found and tokens >= 1:
+            found.append(candidate)
+    return found
+
+
+def named_at_other_sizes(spec: ModuleSpec, sub, sizes: Sizes) -> str:
+    """When the student's module raised at ``sizes``: the mistake (catalogued or a step's variant)
+    its output names at the first of :func:`_confusable_sizes` where it runs and is wrong, said
+    with those sizes; "" when none names one. An error alone is weak evidence (the same sizes
+    meet wrongly after many mistakes); an output that equals one mistake's is strong."""
+    for other in _confusable_sizes(sizes):
+        try:
+            module = spec.build(sub, other)
+            state = load_grader_weights(module, other.seed)
+            x = spec.input(other)
+            out = module(x)
+            with named_weights(spec, state):
+                if close(out, spec.reference(state, x, other, None), FLOAT32):
+                    continue  # right at these sizes: nothing to learn here
+                hint = diagnose_module(spec, out, state, x, other)
+        except CheckFailure:
+            continue
+        if getattr(hint, "rank", Diagnosis.GENERIC) == Diagnosis.NAMED:
+            return Diagnosis(f"{hint} (seen where your code runs, at {other})", Diagnosis.NAMED, mistake=hint.mistake)
+    return ""
 
 
 def _float64(args: tuple) -> tuple:
@@ -322,7 +366,7 @@ def expect_beyond_book(spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes) 
     try:
         out = module(x)
     except StudentCodeError as failure:
-        explain_error(failure, spec.program, *module_args(state, x, sizes))
+        explain_module_error(failure, spec, module, x, sizes, state)
         raise
     expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
     expect_weights_matter(module, x, out, state, 1000 + seed, restore=False)

@@ -159,10 +159,9 @@ def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None, *
     try:
         out = module(x)
     except StudentCodeError as failure:
-        from autograder.chapters.ch03_attention.checks.diagnosis import explain_error, module_args
+        from autograder.chapters.ch03_attention.checks.diagnosis import explain_module_error
 
-        with named_weights(spec, state):
-            explain_error(failure, spec.program, *module_args(state, x, sizes))
+        explain_module_error(failure, spec, module, x, sizes, state)
         raise
     if isinstance(out, torch.Tensor) and tuple(out.shape) != tuple(spec.out_shape(sizes)):
         from autograder.chapters.ch03_attention.checks.diagnosis import shape_named
