@@ -42,7 +42,8 @@ _ERROR_HINTS: list[tuple[str, str]] = [
     (r"__init__\(\) takes 1 positional argument",
      "the class's __init__ takes no arguments besides self: is it spelt `def __init__(self, ...)`, with two "
      "underscores on each side, and does it take the stage's arguments? (a misspelt __init__ leaves nn.Module's own)"),
-    (r"tuple of ints,? ?but got float|must be tuple of ints",
+    (r"tuple of ints,? ?but got float|must be tuple of ints|slice indices must be integers|"
+     r"'float' object cannot be interpreted as an integer",
      "a size is a float: sizes are whole numbers, head_dim = d_out // num_heads (integer division, not /)"),
     (r"takes .* positional argument|unexpected keyword argument|missing .* required",
      "the signature differs from the one in the stage's instructions: keep the argument names "

@@ -16,6 +16,8 @@ ERROR_HINTS: dict[str, ErrorHints] = {
          "num_tokens) and the context vectors attn_weights @ inputs (num_tokens x d)"),
     ],
     "self_attention": [
+        (r"permute\(\): duplicate dims|permute.*does not match the length", "permute lists every axis once, in the "
+         "new order: the keys' transpose for the scores is keys.T, keys.transpose(0, 1) or keys.permute(1, 0)"),
         (SHAPE_ERROR, "x is (num_tokens, d_in): queries, keys and values are (num_tokens, d_out), the "
          "scores queries @ keys.T; v1 multiplies x @ W (W of shape (d_in, d_out))"),
     ],
@@ -37,6 +39,12 @@ ERROR_HINTS: dict[str, ErrorHints] = {
          "context_length = 1024"),
     ],
     "mha": [
+        (r"permute\(\): duplicate dims|permute.*does not match the length", "permute lists every axis once, in the "
+         "new order: splitting the heads, (b, num_tokens, num_heads, head_dim).permute(0, 2, 1, 3) moves the heads "
+         "before the tokens, the keys' transpose swaps the last two axes, and the merge moves the heads back"),
+        (r"unflatten: Provided sizes", "unflatten splits one axis into the sizes given: the heads come from the last "
+         "axis, .unflatten(-1, (num_heads, head_dim)), and a (b * num_heads) axis from axis 0, .unflatten(0, (b, "
+         "num_heads))"),
         (r"buffer name should be a string", "register_buffer takes the buffer's name first, then the tensor: "
          "self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))"),
         (r"(?i)(ValueError|AssertionError).*divisib", "the divisibility check refused sizes that divide evenly "
@@ -45,5 +53,7 @@ ERROR_HINTS: dict[str, ErrorHints] = {
         (SHAPE_ERROR, "split the heads with .view(b, num_tokens, num_heads, head_dim).transpose(1, 2), "
          "take keys.transpose(2, 3), slice the mask to [:num_tokens, :num_tokens], and merge with "
          ".transpose(1, 2).contiguous().view(b, num_tokens, d_out)"),
+        (r"^AssertionError", "an assert refused sizes that divide evenly: the one check MultiHeadAttention needs is "
+         "that d_out is divisible by num_heads, assert d_out % num_heads == 0"),
     ],
 }

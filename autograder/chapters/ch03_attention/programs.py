@@ -104,11 +104,17 @@ def multi_head_attention(state, x, context_length, num_heads):
 _SCALE_AS_POWER = "scaled = scores * keys.shape[-1] ** -0.5"
 _TRIL_MASK = ("masked = scores.masked_fill(torch.tril(torch.ones(context_length, context_length))"
               "[:num_tokens, :num_tokens] == 0, float('-inf'))")
+# a large finite number instead of -inf (a row that hides everything is then uniform, not NaN),
+# filled in or added
+_FINITE_MASK = ("masked = scores.masked_fill(torch.tril(torch.ones(context_length, context_length))"
+                "[:num_tokens, :num_tokens] == 0, -1e9)")
+_ADDITIVE_MASK = ("masked = scores + (1.0 - torch.tril(torch.ones(context_length, context_length))"
+                  "[:num_tokens, :num_tokens]) * -1e9")
 ALTERNATIVES: dict[object, tuple[str, ...]] = {
     self_attention_v1: (_SCALE_AS_POWER,),
     self_attention_v2: (_SCALE_AS_POWER,),
-    causal_attention: ("scaled = masked * keys.shape[-1] ** -0.5", _TRIL_MASK),
-    multi_head_attention: ("scaled = masked * head_dim ** -0.5", _TRIL_MASK),
+    causal_attention: ("scaled = masked * keys.shape[-1] ** -0.5", _TRIL_MASK, _FINITE_MASK, _ADDITIVE_MASK),
+    multi_head_attention: ("scaled = masked * head_dim ** -0.5", _TRIL_MASK, _FINITE_MASK, _ADDITIVE_MASK),
 }
 
 # steps of one kind: when an error cannot tell them apart (x @ W_query and x @ W_key raise alike),
