@@ -1,6 +1,6 @@
 """The mutation benchmark: every one-operation change of correct code, graded, and the hint read.
 
-    .venv/bin/python tests/mutants.py [--jobs 2] [--styles N] [--stage S] [--list] [--json out.json]
+    .venv/bin/python tests/mutants.py [--jobs 2] [--styles N] [--stage S] [--origin O] [--list] [--json out.json]
 
 (``make mutants``; a benchmark, not part of ``make check``.)
 
@@ -383,6 +383,8 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--styles", type=int, default=25, help="mutants drawn per correct style (0: none, -1: all)")
     parser.add_argument("--stage", type=int, action="append", help="only this stage (repeatable)")
+    parser.add_argument("--origin", action="append", help="only the mutants of this source: 'solutions' or a correct "
+                        "style's file name (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     parser.add_argument("--json", type=Path, help="write every mutant's outcome here")
     args = parser.parse_args(argv)
@@ -396,6 +398,8 @@ def main(argv=None) -> int:
         mutants += found if args.styles < 0 else rng.sample(found, min(args.styles, len(found)))
     if args.stage:
         mutants = [m for m in mutants if m.stage in args.stage]
+    if args.origin:
+        mutants = [m for m in mutants if m.origin in args.origin]
     if args.list:
         for m in mutants:
             print(f"{m.origin}:{m.line} s{m.stage} [{m.family}] {m.operator}: {m.before} -> {m.after}")
