@@ -22,24 +22,24 @@ import torch
 from autograder.chapters.ch03_attention.reference import linear
 
 
-def softmax_naive(x):
+def softmax_steps(x):
     exp_x = torch.exp(x)
     sums = exp_x.sum(dim=-1, keepdim=True)
     normalised = exp_x / sums
     return normalised
 
 
-def compute_attn_scores(inputs):
+def attn_scores_steps(inputs):
     scores = inputs @ inputs.T
     return scores
 
 
-def compute_attn_weights(attn_scores):
+def attn_weights_steps(attn_scores):
     weights = torch.softmax(attn_scores, dim=-1)
     return weights
 
 
-def compute_context_vecs(attn_weights, inputs):
+def context_vecs_steps(attn_weights, inputs):
     context = attn_weights @ inputs
     return context
 

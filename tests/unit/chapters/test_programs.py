@@ -51,14 +51,14 @@ def test_each_program_computes_what_the_oracle_does(program, reference, v1, batc
 
 def test_the_function_programs_compute_the_chapter():
     x, w = tensor((5, 3), 1).double(), torch.softmax(tensor((5, 5), 2).double(), -1)
-    assert torch.allclose(P.softmax_naive(x), torch.softmax(x, -1))
-    assert torch.allclose(P.compute_attn_scores(x), x @ x.T)
-    assert torch.allclose(P.compute_attn_weights(x), torch.softmax(x, -1))
-    assert torch.allclose(P.compute_context_vecs(w, x), w @ x)
+    assert torch.allclose(P.softmax_steps(x), torch.softmax(x, -1))
+    assert torch.allclose(P.attn_scores_steps(x), x @ x.T)
+    assert torch.allclose(P.attn_weights_steps(x), torch.softmax(x, -1))
+    assert torch.allclose(P.context_vecs_steps(w, x), w @ x)
 
 
 def test_every_step_is_said_in_the_chapters_words():
-    for program in (P.softmax_naive, P.compute_attn_scores, P.compute_attn_weights, P.compute_context_vecs,
+    for program in (P.softmax_steps, P.attn_scores_steps, P.attn_weights_steps, P.context_vecs_steps,
                     P.self_attention_v1, P.self_attention_v2, P.causal_attention, P.multi_head_attention):
         for variant in step_variants(program, P.ALTERNATIVES.get(program, ())):
             assert variant.step in P.STEPS, (program.__name__, variant.step)

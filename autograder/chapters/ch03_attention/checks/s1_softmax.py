@@ -19,19 +19,19 @@ def book_example(sub):
     scores = book.INPUTS @ book.INPUTS[1]
     expect_function(softmax_naive(scores), book.JOURNEY_WEIGHTS, "softmax_naive(attn_scores_2)",
                     R.softmax_mistakes(scores), (scores,), tol=BOOK,
-                    default_hint="exp(x) divided by the sum of exp(x)", program=P.softmax_naive)
+                    default_hint="exp(x) divided by the sum of exp(x)", program=P.softmax_steps)
     # the points count only if the same code is right beyond the printed example
     other = perturbed(scores, variation_seed())
     expect_function(softmax_naive(other), torch.softmax(other.double(), -1),
                     "softmax_naive(x) for the book's scores changed slightly", R.softmax_mistakes(other), (other,),
-                    default_hint="exp(x) divided by the sum of exp(x), computed for any input", program=P.softmax_naive)
+                    default_hint="exp(x) divided by the sum of exp(x), computed for any input", program=P.softmax_steps)
 
 
 def _known_mistake(out: torch.Tensor, x: torch.Tensor, default: str) -> str:
     if not explaining():
         return default
     variants, hints = R.function_variants(R.softmax_mistakes(x), x)
-    return diagnose(out, variants, hints, nan_everywhere_names=False) or diagnose_steps(out, P.softmax_naive, x) or \
+    return diagnose(out, variants, hints, nan_everywhere_names=False) or diagnose_steps(out, P.softmax_steps, x) or \
         default
 
 
@@ -71,6 +71,6 @@ def equals_torch(sub):
         x = torch.from_numpy(array.copy())
         expect_function(softmax_naive(x), torch.softmax(x.double(), -1), f"softmax_naive(x) for x of shape "
                         f"{list(x.shape)}", R.softmax_mistakes(x), (x,), tol=FLOAT32,
-                        default_hint="exp(x) / exp(x).sum(dim=-1, keepdim=True)", program=P.softmax_naive)
+                        default_hint="exp(x) / exp(x).sum(dim=-1, keepdim=True)", program=P.softmax_steps)
 
     run_property(body, float_arrays(bound=10.0), examples=EXAMPLES["function"])

@@ -32,10 +32,10 @@ def _scores(case: Tokens) -> torch.Tensor:
 def scores_book(sub):
     compute_attn_scores = require(sub, "compute_attn_scores", "function")
     expect_function(compute_attn_scores(book.INPUTS), book.ATTN_SCORES, "compute_attn_scores(inputs)",
-                    R.scores_mistakes(book.INPUTS), (book.INPUTS,), tol=BOOK, default_hint=SCORES_HINT, program=P.compute_attn_scores)
+                    R.scores_mistakes(book.INPUTS), (book.INPUTS,), tol=BOOK, default_hint=SCORES_HINT, program=P.attn_scores_steps)
     x = perturbed(book.INPUTS, variation_seed())
     expect_function(compute_attn_scores(x), x.double() @ x.double().T, f"compute_attn_scores(inputs) {OTHER}",
-                    R.scores_mistakes(x), (x,), default_hint=SCORES_HINT, program=P.compute_attn_scores)
+                    R.scores_mistakes(x), (x,), default_hint=SCORES_HINT, program=P.attn_scores_steps)
 
 
 @check("2.2", 3, "all pairwise dot products on random inputs (num_tokens != d)")
@@ -46,7 +46,7 @@ def scores_random(sub):
         x = _inputs(case)
         expect_function(compute_attn_scores(x), x.double() @ x.double().T,
                         f"compute_attn_scores(inputs) for inputs of shape {list(x.shape)}",
-                        R.scores_mistakes(x), (x,), default_hint=SCORES_HINT, program=P.compute_attn_scores)
+                        R.scores_mistakes(x), (x,), default_hint=SCORES_HINT, program=P.attn_scores_steps)
 
     run_property(body, token_matrices, examples=EXAMPLES["function"])
 
@@ -56,11 +56,11 @@ def weights_book(sub):
     compute_attn_weights = require(sub, "compute_attn_weights", "function")
     scores = book.ATTN_SCORES.clone()
     expect_function(compute_attn_weights(scores), book.ATTN_WEIGHTS, "compute_attn_weights(attn_scores)",
-                    R.WEIGHTS_MISTAKES, (scores,), tol=BOOK, default_hint=WEIGHTS_HINT, program=P.compute_attn_weights)
+                    R.WEIGHTS_MISTAKES, (scores,), tol=BOOK, default_hint=WEIGHTS_HINT, program=P.attn_weights_steps)
     other = perturbed(scores, variation_seed())
     expect_function(compute_attn_weights(other), torch.softmax(other.double(), -1),
                     f"compute_attn_weights(attn_scores) {OTHER}", R.WEIGHTS_MISTAKES, (other,),
-                    default_hint=WEIGHTS_HINT, program=P.compute_attn_weights)
+                    default_hint=WEIGHTS_HINT, program=P.attn_weights_steps)
 
 
 @check("2.4", 3, "each row of weights sums to 1 (random, asymmetric scores)")
@@ -80,7 +80,7 @@ def weights_random(sub):
                     else "normalise each row with a softmax: torch.softmax(attn_scores, dim=-1)")
             raise CheckFailure(f"{what}: rows sum to {worst:.4g}, not 1", hint)
         expect_function(out, torch.softmax(scores.double(), -1), what, R.WEIGHTS_MISTAKES, (scores,),
-                        default_hint=WEIGHTS_HINT, program=P.compute_attn_weights)
+                        default_hint=WEIGHTS_HINT, program=P.attn_weights_steps)
 
     run_property(body, token_matrices, examples=EXAMPLES["function"])
 
@@ -91,12 +91,12 @@ def context_book(sub):
     weights = torch.softmax(book.INPUTS @ book.INPUTS.T, dim=-1)  # unrounded, as in the book
     expect_function(compute_context_vecs(weights, book.INPUTS), book.CONTEXT_VECS,
                     "compute_context_vecs(attn_weights, inputs)", R.CONTEXT_MISTAKES, (weights, book.INPUTS),
-                    tol=BOOK, default_hint=CONTEXT_HINT, program=P.compute_context_vecs)
+                    tol=BOOK, default_hint=CONTEXT_HINT, program=P.context_vecs_steps)
     x = perturbed(book.INPUTS, variation_seed())
     weights = torch.softmax(x @ x.T, dim=-1)
     expect_function(compute_context_vecs(weights, x), weights.double() @ x.double(),
                     f"compute_context_vecs(attn_weights, inputs) {OTHER}", R.CONTEXT_MISTAKES, (weights, x),
-                    default_hint=CONTEXT_HINT, program=P.compute_context_vecs)
+                    default_hint=CONTEXT_HINT, program=P.context_vecs_steps)
 
 
 @check("2.6", 2, "context vectors are convex combinations of the inputs (random weights)")
@@ -115,6 +115,6 @@ def context_random(sub):
                                "is not a weighted average of them",
                                "multiply the weights (rows summing to 1) by the inputs: attn_weights @ inputs")
         expect_function(out, weights.double() @ x.double(), what, R.CONTEXT_MISTAKES, (weights, x),
-                        default_hint=CONTEXT_HINT, program=P.compute_context_vecs)
+                        default_hint=CONTEXT_HINT, program=P.context_vecs_steps)
 
     run_property(body, token_matrices, examples=EXAMPLES["function"])
