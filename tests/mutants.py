@@ -71,9 +71,9 @@ FAMILIES: dict[str, tuple[str, str, str]] = {
              r"mask|future|triu|diagonal|-inf"),
     "softmax": (r"^(softmax|exp|sum)$|softmax\(|\bexp\b|exp_|\.sum\(|keepdim", r"softmax|columns|whole_tensor|"
                 r"sum_dim|keepdim|exp|divide_by_sum|plain_sum", r"softmax|sum to 1|exp|keepdim|dim=-1"),
-    "scale": (r"sqrt|\*\* ?\(?-?0\.5|scale|d_k", r"scale|unscaled", r"scale|sqrt|d_k"),
+    "scale": (r"sqrt|\*\* ?\(?-?0\.5|scal(e|ing)|d_k", r"scale|unscaled", r"scale|sqrt|d_k"),
     # the keys' transpose in the scores, before the heads' transposes
-    "keys": (r"keys\.(T|mT|transpose|permute)|\bk\.(T|mT|transpose|permute)", r"keys|queries|transpose|scores|head",
+    "keys": (r"keys\.(T|mT|t\(\)|transpose|permute)|\bk\.(T|mT|t\(\)|transpose|permute)", r"keys|queries|transpose|scores|head",
              r"keys|queries|transpose|scores|@|product|head"),
     "heads": (r"view|transpose\(1, ?2\)|contiguous|split|num_heads|head_dim|permute|reshape|unflatten|flatten|"
               r"cat\(|heads", r"split|merge|head|concat|cat_|heads|view|contiguous|divisib",
@@ -81,7 +81,7 @@ FAMILIES: dict[str, tuple[str, str, str]] = {
     "projection": (r"W_query|W_key|W_value|out_proj|Linear|Parameter|qkv_bias|bias|rand", r"bias|proj|weights|"
                    r"order|linear|param|init|created|v1|v2|query|key|value",
                    r"bias|out_proj|nn\.Linear|nn\.Parameter|created|order|W_query|W_key|W_value|weights"),
-    "scores": (r"\.T\b|\.mT|transpose|@|matmul|einsum|bmm", r"keys|queries|features|elementwise|row_dots|one_query|"
+    "scores": (r"\.T\b|\.mT|transpose|@|matmul|einsum|bmm|\bmm\b", r"keys|queries|features|elementwise|row_dots|one_query|"
                r"transpose|weights|context|scores|head|mean", r"keys|queries|transpose|scores|@|product"),
     # the token count: it slices the mask and sizes the heads' views
     "tokens": (r"\bnum_tokens\b|\bn\b|\bt\b|shape\[1\]|size\(1\)", r"mask|split|merge|head|view|future",
@@ -117,8 +117,10 @@ class Mutant:
 # -- the operators: autograder.core.mutation's, which the diagnosis varies its reference with -----
 
 # a call dropped or changed is judged by its own name first (softmax(scores / sqrt(d)) -> the softmax)
-_OWN_FAMILY = {"softmax", "exp", "sum", "sqrt", "dropout", "masked_fill", "masked_fill_", "triu", "tril",
-               "matmul", "bmm", "mm"}
+_OWN_FAMILY = {"softmax", "exp", "sum", "sqrt", "dropout", "masked_fill", "masked_fill_", "triu", "tril", "out_proj"}
+# a product call is judged as what it multiplies: the input by a weight (a projection), else the scores or
+# the context; a division by its divisor (torch.div(scores, scaling_factor) is the scale)
+_PRODUCTS = {"matmul", "bmm", "mm"}
 
 
 def mutants_of(source: str, origin: str, regions: list[tuple[int, int, int]]) -> list[Mutant]:
@@ -164,6 +166,13 @@ def _contexts(parents, node) -> list[str]:
             return texts + ([arg.arg] if arg is not None else [])
         if isinstance(current, ast.Call) and call_name(current) in _OWN_FAMILY:
             texts.append(call_name(current))
+        elif (isinstance(current, ast.Call) and call_name(current) in _PRODUCTS) or \
+                (isinstance(current, ast.BinOp) and isinstance(current.op, ast.MatMult)):
+            operands = " ".join(map(ast.unparse, current.args if isinstance(current, ast.Call) else
+                                    (current.left, current.right)))
+            texts.append("W_query" if re.search(r"W_(query|key|value)", operands) else "matmul")
+        elif isinstance(current, ast.Call) and call_name(current) in ("div", "true_divide") and len(current.args) == 2:
+            texts.append(ast.unparse(current.args[1]))
         if isinstance(current, ast.stmt):
             texts.append(ast.unparse(current) if not isinstance(current, (ast.FunctionDef, ast.ClassDef)) else current.name)
             break

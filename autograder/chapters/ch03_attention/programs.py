@@ -101,6 +101,46 @@ def multi_head_attention(state, x, context_length, num_heads):
     return projected
 
 
+def causal_attention_scaled_first(state, x, context_length, num_heads):
+    b, num_tokens, d_in = x.shape
+    queries = linear(state, "W_query", x)
+    keys = linear(state, "W_key", x)
+    values = linear(state, "W_value", x)
+    scores = queries @ keys.transpose(1, 2)
+    scaled = scores / keys.shape[-1] ** 0.5
+    masked = scaled.masked_fill(torch.triu(torch.ones(context_length, context_length), diagonal=1).bool()
+                                [:num_tokens, :num_tokens], -torch.inf)
+    weights = torch.softmax(masked, dim=-1)
+    context = weights @ values
+    return context
+
+
+def multi_head_attention_scaled_first(state, x, context_length, num_heads):
+    b, num_tokens, d_in = x.shape
+    queries = linear(state, "W_query", x)
+    keys = linear(state, "W_key", x)
+    values = linear(state, "W_value", x)
+    d_out = queries.shape[-1]
+    head_dim = d_out // num_heads
+    q_heads = queries.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+    k_heads = keys.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+    v_heads = values.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+    scores = q_heads @ k_heads.transpose(2, 3)
+    scaled = scores / head_dim ** 0.5
+    masked = scaled.masked_fill(torch.triu(torch.ones(context_length, context_length), diagonal=1).bool()
+                                [:num_tokens, :num_tokens], -torch.inf)
+    weights = torch.softmax(masked, dim=-1)
+    context = weights @ v_heads
+    merged = context.transpose(1, 2).contiguous().view(b, num_tokens, d_out)
+    projected = linear(state, "out_proj", merged)
+    return projected
+
+
+# the same computation with its steps in another order (scaled before masked: a change of the
+# scale then meets finite scores, not -inf): their variants are tried too
+REORDERED = {causal_attention: (causal_attention_scaled_first,),
+             multi_head_attention: (multi_head_attention_scaled_first,)}
+
 _SCALE_AS_POWER = "scaled = scores * keys.shape[-1] ** -0.5"
 _TRIL_MASK = ("masked = scores.masked_fill(torch.tril(torch.ones(context_length, context_length))"
               "[:num_tokens, :num_tokens] == 0, float('-inf'))")

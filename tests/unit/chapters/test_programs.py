@@ -44,6 +44,9 @@ def test_each_program_computes_what_the_oracle_does(program, reference, v1, batc
     x = tensor((SIZES.batch, SIZES.tokens, SIZES.d_in) if batched else (SIZES.tokens, SIZES.d_in), 5)
     out = program(_d(state), R.d(x), SIZES.context_length, SIZES.num_heads)
     assert torch.allclose(out, reference(state, x), atol=1e-10)
+    for reordered in P.REORDERED.get(program, ()):  # the steps in another order compute the same
+        again = reordered(_d(state), R.d(x), SIZES.context_length, SIZES.num_heads)
+        assert torch.allclose(again, out, atol=1e-10), reordered.__name__
     for alternative in P.ALTERNATIVES.get(program, ()):  # every other way to write a step is right too
         again = rewritten(program, alternative)(_d(state), R.d(x), SIZES.context_length, SIZES.num_heads)
         assert torch.allclose(again, out, atol=1e-10), alternative

@@ -83,7 +83,8 @@ def _variants_run(program, args: tuple):
                   if isinstance(t, torch.Tensor))
     if numbers > _VARIANTS_MAX_NUMBERS:
         return
-    for variant in step_variants(program, P.ALTERNATIVES.get(program, ())):
+    variants = [v for p in (program, *P.REORDERED.get(program, ())) for v in step_variants(p, P.ALTERNATIVES.get(p, ()))]
+    for variant in variants:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
@@ -142,18 +143,26 @@ def _comparable(message: str) -> str:
 
 
 # errors whose message gives both operands' whole shapes (or the call's whole arguments): a
-# broadcast error names one axis of each ("size of tensor a (2) must match ... b (6)"), which
-# too many different mistakes share to name one
-WHOLE_SHAPES = r"shapes cannot be multiplied|Expected size for first two dimensions|is invalid for input of size|" \
-                r"invalid combination of arguments|must be tuple of ints"
+# broadcast error names one axis of each ("size of tensor a (2) must match ... b (6)"), and a
+# view's "shape [1, 3, 2] is invalid for input of size 18" is what any earlier wrong shape ends
+# in: too many different mistakes share those to name one
+WHOLE_SHAPES = r"shapes cannot be multiplied|Expected size for first two dimensions|" \
+               r"invalid combination of arguments|must be tuple of ints"
 
 
 def diagnose_step_error(error: StudentCodeError, program, *args: torch.Tensor) -> str:
-    """The step whose one-operation variant raises what the student's code raised, the same type
-    and message (sizes included), on the same input and weights; "" when the right computation
-    raises it too (then the weights themselves have the wrong shapes) or no variant does."""
+    """The step whose one-operation variant raises what the student's code raised (see
+    :func:`error_variants`), as a hint; "" when none."""
+    return _step_hint(error_variants(error, program, *args), raised=True)
+
+
+def error_variants(error: StudentCodeError, program, *args: torch.Tensor) -> list:
+    """The variants that raise what the student's code raised, the same type and message (whole
+    shapes, :data:`WHOLE_SHAPES`), on the same input and weights, when they all change one step
+    (those that raise in the step they changed first); [] when the right computation raises it
+    too (then the weights themselves have the wrong shapes), or steps differ, or none does."""
     if program is None or not re.search(WHOLE_SHAPES, error.exc_message or "") or not explaining():
-        return ""
+        return []
     args = _float64(args)
     raised = (error.exc_type, _comparable(error.exc_message))
     try:
@@ -162,20 +171,14 @@ def diagnose_step_error(error: StudentCodeError, program, *args: torch.Tensor) -
             program(*args)
     except Exception as exc:
         if (type(exc).__name__, _comparable(str(exc))) == raised:
-            return ""
+            return []
     alike = [(v, out) for v, out in _variants_run(program, args)
              if isinstance(out, Exception) and (type(out).__name__, _comparable(str(out))) == raised]
     # an error is weaker evidence than an output: the same sizes meet wrongly after many mistakes.
     # A step is named only when every variant that raises it changes that one step
     if len({P.GROUPS.get(P.STEPS[v.step][0], (P.STEPS[v.step][0],))[0] for v, _ in alike}) != 1:
-        return ""
-    return _step_hint([v for v, out in alike if v.raised_here(out)] or [v for v, _ in alike], raised=True)
-
-
-def explain_error(error: StudentCodeError, program, *args: torch.Tensor) -> bool:
-    """Name the step behind ``error`` in its hint, when a variant raises the same (the line of
-    the student's cell kept at the end); whether it did."""
-    return _rename(error, diagnose_step_error(error, program, *args))
+        return []
+    return [v for v, out in alike if v.raised_here(out)] or [v for v, _ in alike]
 
 
 def _rename(error: StudentCodeError, hint: str) -> bool:
@@ -187,9 +190,11 @@ def _rename(error: StudentCodeError, hint: str) -> bool:
 
 def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes,
                          state: dict | None = None) -> None:
-    """Name the step behind an error the student's module raised: a variant raising the same on
-    these weights (``state``, else the module's own, read back), else the output the same module
-    gives at sizes where the mistake lets it run (:func:`named_at_other_sizes`)."""
+    """Name the step behind an error the student's module raised. The variants raising the same
+    on these weights (``state``, else the module's own, read back) are a hypothesis that the same
+    module's outputs at other sizes, where it runs (:func:`runs_at_other_sizes`), must bear out: a
+    wrong output there that no such variant gives refutes it. Without one, the mistake those
+    outputs name, if any."""
     if spec.program is None or not explaining():
         return
     try:
@@ -197,9 +202,30 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
     except StudentCodeError:
         return
     with named_weights(spec, state):
-        if explain_error(error, spec.program, *module_args(state, x, sizes)):
+        suspects = error_variants(error, spec.program, *module_args(state, x, sizes))
+    seen = runs_at_other_sizes(spec, module.sub, sizes)
+    for other, other_state, other_x, out in seen:
+        args = _float64(module_args(other_state, other_x, other))
+        suspects = [v for v in suspects if _gives(v, args, out)]
+    if suspects and seen:  # borne out by an output, not by the error alone
+        _rename(error, _step_hint(suspects, raised=True))
+        return
+    for other, other_state, other_x, out in seen:
+        with named_weights(spec, other_state):
+            hint = diagnose_module(spec, out, other_state, other_x, other)
+        if getattr(hint, "rank", Diagnosis.GENERIC) == Diagnosis.NAMED:
+            _rename(error, Diagnosis(f"{hint} (seen where your code runs, at {other})", Diagnosis.NAMED,
+                                     mistake=hint.mistake))
             return
-    _rename(error, named_at_other_sizes(spec, module.sub, sizes))
+
+
+def _gives(variant, args: tuple, out: torch.Tensor) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return same_output(out, variant.function(*args))
+        except Exception:
+            return False
 
 
 def _confusable_sizes(sizes: Sizes) -> list[Sizes]:
@@ -214,11 +240,11 @@ def _confusable_sizes(sizes: Sizes) -> list[Sizes]:
     return found
 
 
-def named_at_other_sizes(spec: ModuleSpec, sub, sizes: Sizes) -> str:
-    """When the student's module raised at ``sizes``: the mistake (catalogued or a step's variant)
-    its output names at the first of :func:`_confusable_sizes` where it runs and is wrong, said
-    with those sizes; "" when none names one. An error alone is weak evidence (the same sizes
-    meet wrongly after many mistakes); an output that equals one mistake's is strong."""
+def runs_at_other_sizes(spec: ModuleSpec, sub, sizes: Sizes) -> list[tuple]:
+    """(sizes, weights, input, output) where the student's module, which raised at ``sizes``, runs
+    at one of :func:`_confusable_sizes` with the grader's weights and gives a wrong output (an
+    output that is right there says nothing of the mistake)."""
+    seen = []
     for other in _confusable_sizes(sizes):
         try:
             module = spec.build(sub, other)
@@ -227,13 +253,11 @@ def named_at_other_sizes(spec: ModuleSpec, sub, sizes: Sizes) -> str:
             out = module(x)
             with named_weights(spec, state):
                 if close(out, spec.reference(state, x, other, None), FLOAT32):
-                    continue  # right at these sizes: nothing to learn here
-                hint = diagnose_module(spec, out, state, x, other)
+                    continue
         except CheckFailure:
             continue
-        if getattr(hint, "rank", Diagnosis.GENERIC) == Diagnosis.NAMED:
-            return Diagnosis(f"{hint} (seen where your code runs, at {other})", Diagnosis.NAMED, mistake=hint.mistake)
-    return ""
+        seen.append((other, state, x, out))
+    return seen
 
 
 def _float64(args: tuple) -> tuple:
