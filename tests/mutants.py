@@ -401,9 +401,10 @@ def main(argv=None) -> int:
     mutants: list[Mutant] = []
     for origin, source, regions in solution_sources():
         mutants += mutants_of(source, origin, regions)
-    rng = random.Random(28)
     for origin, source, regions in style_sources() if args.styles else []:
         found = mutants_of(source, origin, regions)
+        # a draw of its own per style: a style added to the catalog leaves the others' samples as they were
+        rng = random.Random(f"28:{origin}")
         mutants += found if args.styles < 0 else rng.sample(found, min(args.styles, len(found)))
     if args.stage:
         mutants = [m for m in mutants if m.stage in args.stage]

@@ -207,7 +207,7 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
     for other, other_state, other_x, out in seen:
         args = _float64(module_args(other_state, other_x, other))
         suspects = [v for v in suspects if _gives(v, args, out)]
-    if suspects and seen:  # borne out by an output, not by the error alone
+    if suspects:
         _rename(error, _step_hint(suspects, raised=True))
         return
     for other, other_state, other_x, out in seen:
