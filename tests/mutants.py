@@ -75,8 +75,9 @@ FAMILIES: dict[str, tuple[str, str, str]] = {
     # the keys' transpose in the scores, before the heads' transposes
     "keys": (r"keys\.(T|mT|t\(\)|transpose|permute)|\bk\.(T|mT|t\(\)|transpose|permute)", r"keys|queries|transpose|scores|head",
              r"keys|queries|transpose|scores|@|product|head"),
+    # scale_by_d_out: head_dim computed as d_out shows as a scale by 1/sqrt(d_out), the mistake's own hint
     "heads": (r"view|transpose\(1, ?2\)|contiguous|split|num_heads|head_dim|permute|reshape|unflatten|flatten|"
-              r"cat\(|heads", r"split|merge|head|concat|cat_|heads|view|contiguous|divisib",
+              r"cat\(|heads", r"split|merge|head|concat|cat_|heads|view|contiguous|divisib|scale_by_d_out",
               r"head|transpose|view|split|merge|contiguous|concat|cat"),
     "projection": (r"W_query|W_key|W_value|out_proj|Linear|Parameter|qkv_bias|bias|rand", r"bias|proj|weights|"
                    r"order|linear|param|init|created|v1|v2|query|key|value",
