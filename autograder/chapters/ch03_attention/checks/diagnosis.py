@@ -115,7 +115,7 @@ def _step_hint(matched: list, *, raised: bool = False) -> str:
         what = "your code raises the error that" if raised else "your result is exactly what"
         texts.append(f"one step differs from the chapter's computation, {words}: {what} "
                      f"`{P.as_written(variant.after)}` gives where the right step is "
-                     f"`{P.as_written(variant.before)}` (the book's names)")
+                     f"`{P.as_written(variant.before)}` (the steps named as in the grader's reference)")
         ids.append(f"{step_id}_{variant.operator}")
     if len(by_step) == 1:
         return Diagnosis(texts[0], Diagnosis.NAMED, mistake=ids[0])
