@@ -60,10 +60,11 @@ help:
 	@echo "make formgrader       JupyterLab with nbgrader's formgrader (manual grading, overrides), localhost"
 	@echo "make feedback         nbgrader feedback (HTML, hidden tests removed) in grading/feedback/"
 	@echo "make export           grades to grading/grades.csv: a column per stage and the total"
-	@echo "make ci-grade         grade for CI: Classroom points, $(CI_REPORTS)/results.json and junit.xml"
+	@echo "make ci-grade         grade for CI: the table, a Grade annotation, $(CI_REPORTS)/results.json and junit.xml"
 	@echo "make gradescope [HIDDEN_EXAMPLES=1]  build the Gradescope autograder zip (build/gradescope/)"
-	@echo "make student-repo DEST=dir [URL=git-url] [GRADER_URL=public-url]  the students' repository (one commit, no answers)"
-	@echo "make grade-repos REPOS=dir  regrade cloned student repositories with this grader: build/grade-repos/grades.csv"
+	@echo "make classroom50 DEST=dir  Classroom 50's per-assignment autograder folder (autograder.py and the grader)"
+	@echo "make student-repo DEST=dir [URL=git-url] [GRADER_URL=public-url] [GRADE_ON=push|tags|none]  the students' repository (one commit, no answers)"
+	@echo "make grade-repos REPOS=dir [DEADLINE=...]  regrade a class folder of student repositories with this grader: build/grade-repos/grades.csv"
 	@echo "make class-report [FROM=nbgrader|repos|gradescope] [GRADESCOPE_ZIP=export.zip] [ANONYMOUS=1] [OUT=build/class-report]  the class's mistakes, ranked"
 	@echo "make bench            time wrapper vs weight split vs fused QKV vs SDPA (table + build/bench.png)"
 	@echo "make bench-grader     time make test against import torch and nbgrader validate"
@@ -138,7 +139,7 @@ MUTANTS_ARGS ?=
 mutants: $(STAMP)
 	$(BIN)/python tests/mutants.py --jobs 2 $(MUTANTS_ARGS)
 
-# One grading, every CI output: the table, GitHub Classroom's `Points X/Y` annotations,
+# One grading, every CI output: the table, a `Grade` annotation on the run's page,
 # results.json (Gradescope), junit.xml, and a Markdown summary when $GITHUB_STEP_SUMMARY is set.
 # The grader exits 0 whatever the score (a low score is a grade, not a broken build), 1 below
 # PASS_MARK when one is given, 2 when the notebook could not be graded at all; make shows
@@ -149,6 +150,13 @@ ci-grade: $(STUDENT_STAMP)
 
 gradescope: $(STAMP)
 	@$(BIN)/python -m autograder.frontends.gradescope build $(if $(HIDDEN_EXAMPLES),--hidden-examples)
+
+# Classroom 50: DEST is CLASSROOM/autograders/ASSIGNMENT in the classroom50 configuration
+# repository (autograder/frontends/classroom50.py, docs/instructors/classroom50.md).
+.PHONY: classroom50
+classroom50: $(STAMP)
+	@test -n $(call quote,$(DEST)) || { echo "usage: make classroom50 DEST=classroom50/CLASSROOM/autograders/ASSIGNMENT"; exit 2; }
+	@$(BIN)/python -m autograder.frontends.classroom50 build $(call quote,$(DEST))
 
 # nbgrader runs alembic from PATH, so the venv's bin goes first.
 NBGRADER := PATH=$(ABS_BIN):"$$PATH" $(BIN)/nbgrader
@@ -192,18 +200,20 @@ clean:
 	rm -rf $(VENV) build .pytest_cache .hypothesis .ruff_cache
 	find autograder tests -name __pycache__ -type d -prune -exec rm -rf {} +
 
-# The students' repository (GitHub Classroom template): the release, the grader, a student
-# README and Makefile, the grade workflow; one commit, no answers (autograder/frontends/student_repo.py).
+# The students' repository (the assignment's template repository): the release, the grader, a
+# student README and Makefile, the grade workflow (GRADE_ON=push, tags: pushed submit* tags only,
+# none: no workflow, for Classroom 50); one commit, no answers (autograder/frontends/student_repo.py).
 # The trusted regrade: each student's notebook graded by this checkout's grader, REPOS untouched.
 .PHONY: student-repo grade-repos
 student-repo: $(STAMP)
 	@test -n $(call quote,$(DEST)) || { echo "usage: make student-repo DEST=path/to/new/folder"; exit 2; }
 	@$(BIN)/python -m autograder.frontends.student_repo $(call quote,$(DEST)) --chapter $(CHAPTER) $(if $(URL),--url $(call quote,$(URL))) \
-		$(if $(GRADER_URL),--grader-url $(call quote,$(GRADER_URL)))
+		$(if $(GRADER_URL),--grader-url $(call quote,$(GRADER_URL))) $(if $(GRADE_ON),--grade-on $(call quote,$(GRADE_ON)))
 
 grade-repos: $(STAMP)
-	@test -n $(call quote,$(REPOS)) || { echo "usage: make grade-repos REPOS=folder/of/cloned/repositories [JOBS=n] [OUT=build/grade-repos]"; exit 2; }
-	@$(BIN)/python -m autograder.frontends.grade_repos $(call quote,$(REPOS)) --chapter $(CHAPTER) $(if $(JOBS),--jobs $(JOBS)) $(if $(OUT),--out $(call quote,$(OUT)))
+	@test -n $(call quote,$(REPOS)) || { echo "usage: make grade-repos REPOS=class-folder [DEADLINE=\"2026-11-20 23:59 America/New_York\"] [JOBS=n] [OUT=build/grade-repos]"; exit 2; }
+	@$(BIN)/python -m autograder.frontends.grade_repos $(call quote,$(REPOS)) --chapter $(CHAPTER) $(if $(JOBS),--jobs $(JOBS)) $(if $(OUT),--out $(call quote,$(OUT))) \
+		$(if $(DEADLINE),--deadline $(call quote,$(DEADLINE)))
 
 # What to re-teach: the class's diagnosed mistakes, ranked, read from what grading left (never
 # regrading): make autograde's grading/diagnoses/, make grade-repos' build/grade-repos/, or

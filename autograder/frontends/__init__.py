@@ -2,7 +2,8 @@
 (:mod:`autograder.core`) and shows its report in its own format.
 
 - :mod:`.cli` (``python -m autograder``, ``make test``) and :mod:`.ci` (``make ci-grade``:
-  GitHub Classroom, JUnit, results.json, the step summary);
+  a grade annotation, JUnit, results.json, the step summary); :mod:`.classroom50` (Classroom 50's
+  autograder folder and its grading);
 - :mod:`.gradescope` (the autograder zip and what runs in it);
 - :mod:`.notebook` (the notebook's test cells) and :mod:`.cellorder` (its warnings);
 - :mod:`.nbgrader` (the nbgrader plugins), :mod:`.stagegrades` (their sandboxed run),
@@ -11,7 +12,8 @@
 - :mod:`.student_repo` (``make student-repo``), :mod:`.grade_repos` (``make grade-repos``)
   and :mod:`.fingerprint` (tamper evidence);
 - shared: :mod:`.reports` (table, text, results.json, HTML, safe writes), :mod:`.finder`
-  (which notebook of a folder is the submission), :mod:`.jobs` (default parallelism).
+  (which notebook of a folder is the submission), :mod:`.dates` (the instants instructors type),
+  :mod:`.jobs` (default parallelism).
 
 Sandbox and core never import this package (pyproject.toml's import contracts).
 """

@@ -5,12 +5,9 @@
 From one :class:`~autograder.core.results.GradeReport` it produces
 
 - the console table of ``make test``;
-- GitHub Classroom's two annotations, exactly as its grading reporter
-  (classroom-resources/autograding-grading-reporter) emits them, which is what Classroom
-  records as the score::
+- one annotation with the grade, which the run's page lists under *Annotations*::
 
-      ::notice title=Autograding complete::Points 55/100
-      ::notice title=Autograding report::{"totalPoints":55,"maxPoints":100}
+      ::notice title=Grade::55/100 points (+0/10 bonus)
 
 - Gradescope's ``results.json`` (:func:`autograder.frontends.reports.results_json.gradescope_json`);
 - JUnit XML: one ``<testsuite>`` per stage, one ``<testcase>`` per check;
@@ -22,7 +19,11 @@ Every output carries the grader's fingerprint beside the release's
 (:mod:`autograder.frontends.fingerprint`): "grader modified" when they differ. Everything
 printed before the annotations may quote the submission, so it is framed by
 ``::stop-commands::TOKEN`` ... ``::TOKEN::`` (a fresh random token): no line a submission
-prints can start a workflow command, and the Classroom pair is printed once, last.
+prints can start a workflow command, and the grade annotation is printed once, last.
+
+The notebook graded is ``SUBMISSION``; where it is missing (the student renamed it, as
+Jupyter's *Duplicate* and Colab's *Save a copy* do), the repository's notebook is found as
+every route finds it (:func:`autograder.frontends.finder.find_in_repository`) and named.
 
 Exit status. A low score is a grade, not a broken build:
 
@@ -31,7 +32,7 @@ Exit status. A low score is a grade, not a broken build:
 - 1: graded, but below ``--pass-mark P`` (only when a pass mark is given);
 - 2: it could not be graded at all (no notebook, damaged notebook, the grader could not
   start or failed itself). The reason is printed; the annotations and results.json
-  still say 0 points, so Classroom and Gradescope record an honest zero.
+  still say 0 points, so every reader records an honest zero.
 
 (Through ``make ci-grade`` either failure shows as make's "Error 1"/"Error 2", and make
 itself then exits 2.)
@@ -42,7 +43,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import html
-import json
 import os
 import re
 import secrets
@@ -53,7 +53,7 @@ from pathlib import Path
 from autograder.core.checks import CheckStatus
 from autograder.core.results import GradeReport
 from autograder.frontends.fingerprint import Verdict
-from autograder.frontends.reports.text import format_points
+from autograder.frontends.reports.text import bonus_total, confinement_text, format_points
 
 # Stage status -> the mark the step summary shows.
 SUMMARY_MARK = {CheckStatus.PASSED: "✅", CheckStatus.FAILED: "❌", CheckStatus.STOPPED: "⏱️",
@@ -73,7 +73,7 @@ def exit_status(score: float, error: str, pass_mark: float | None) -> int:
     return 0
 
 
-# --- GitHub Classroom -----------------------------------------------------------------
+# --- GitHub workflow commands ---------------------------------------------------------
 
 def workflow_command(command: str, message: str, **properties: str) -> str:
     """One GitHub Actions workflow command, escaped as @actions/core escapes it (a newline
@@ -88,19 +88,10 @@ def workflow_command(command: str, message: str, **properties: str) -> str:
     return f"::{command}{' ' + props if props else ''}::{data(message)}"
 
 
-def _js_number(value: float) -> int | float:
-    """Points as the reporter (JavaScript) prints them: 100, not 100.0."""
-    value = round(float(value), 6)
-    return int(value) if value.is_integer() else value
-
-
-def classroom_annotations(report: GradeReport) -> list[str]:
-    total, maximum = _js_number(report.score), _js_number(report.max_score)
-    return [
-        workflow_command("notice", f"Points {total}/{maximum}", title="Autograding complete"),
-        workflow_command("notice", json.dumps({"totalPoints": total, "maxPoints": maximum},
-                                              separators=(",", ":")), title="Autograding report"),
-    ]
+def grade_annotation(report: GradeReport) -> str:
+    """The grade as one notice on the run's page: ``55/100 points (+0/10 bonus)``."""
+    message = f"{format_points(report.score)}/{format_points(report.max_score)} points{bonus_total(report)}"
+    return workflow_command("notice", message, title="Grade")
 
 
 # --- Markdown step summary ------------------------------------------------------------
@@ -124,6 +115,7 @@ def summary_markdown(report: GradeReport, verdict: Verdict | None = None) -> str
     lines = [f"## {report.chapter.id}: {format_points(report.score)}/{format_points(report.max_score)} points", ""]
     if verdict is not None:
         lines += [fingerprint_markdown(verdict), ""]
+    lines += [f"Confinement of your code while it ran: {_cell(confinement_text(report))}", ""]
     if report.error:
         lines += [f"**Could not grade:** {_cell(report.error)}", ""]
     lines += ["| Stage | Points | Result | Hint |", "| --- | ---: | --- | --- |"]
@@ -147,13 +139,30 @@ def summary_markdown(report: GradeReport, verdict: Verdict | None = None) -> str
 
 # --- tamper evidence --------------------------------------------------------------------
 
-def grader_verdict(chapter) -> Verdict:
-    """The grader running now (its checkout: package, Makefile, workflow, the notebook's locked
-    cells) against the release fingerprint that ``make student-repo`` left there."""
+def grader_verdict(chapter, graded: Path | None) -> Verdict:
+    """The grader running now (its checkout: package, Makefile, workflow, the locked cells of
+    ``graded``, the notebook graded) against the release fingerprint that ``make student-repo``
+    left there; with no notebook graded, the grader alone (a missing notebook is no edit)."""
     from autograder.frontends import fingerprint
 
     root = Path(__file__).resolve().parents[2]
-    return fingerprint.verify_checkout(root, chapter.release_notebook(Path()).as_posix())
+    return fingerprint.verify_checkout(root, chapter.release_notebook(Path()).as_posix(), graded,
+                                       notebook_found=graded is not None)
+
+
+def notebook_to_grade(args: argparse.Namespace, chapter) -> tuple[Path | None, str]:
+    """``args.submission`` when it is there; else the repository's notebook under another name
+    (the one in the folder, or the shallowest), with a note naming it."""
+    from autograder.frontends import finder
+
+    given = Path(args.submission)
+    if given.exists():
+        return given, ""
+    found, note = finder.find_in_repository(Path.cwd(), chapter)
+    if found is None:
+        return None, ""
+    args.submission = str(found)
+    return found, f"{given} is not there; graded {found.relative_to(Path.cwd()).as_posix()}, the repository's notebook"
 
 
 def fingerprint_markdown(verdict: Verdict) -> str:
@@ -269,7 +278,7 @@ def grade(args: argparse.Namespace, chapter) -> tuple[GradeReport, list[str]]:
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m autograder.frontends.ci",
-        description="Grade a submission once for CI: console table, GitHub Classroom annotations, "
+        description="Grade a submission once for CI: console table, a grade annotation, "
                     "Gradescope results.json, JUnit XML and a Markdown step summary. Exit status: "
                     "0 graded (any score), 1 below --pass-mark, 2 could not grade.")
     from autograder.frontends.cli import add_grading_arguments
@@ -290,16 +299,18 @@ def main(argv=None) -> int:
     chapter = cli.load_chapter(args)
     if chapter is None:
         return 2
-    verdict = grader_verdict(chapter)
+    graded, note = notebook_to_grade(args, chapter)
+    verdict = grader_verdict(chapter, graded)
     # From here to the annotations, every line may quote the submission: plain text to GitHub.
     with workflow_commands_stopped():
+        if note:
+            print(f"note: {note}")
         outcome = _grade_and_report(args, chapter, verdict)
     if outcome is None:
         return 2
     report, output_failed = outcome
     print(fingerprint_annotation(verdict))
-    for line in classroom_annotations(report):  # the one pair Classroom reads, printed once
-        print(line)
+    print(grade_annotation(report))  # printed once, last
     status = 2 if output_failed else exit_status(report.score, report.error, args.pass_mark)
     if status == 1:
         print(f"Score {format_points(report.score)} is below the pass mark {format_points(args.pass_mark)}.")

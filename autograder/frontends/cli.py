@@ -21,6 +21,9 @@ from autograder.sandbox.limits import Limits
 _STARTED = time.monotonic()
 
 DEFAULT_LIMITS = Limits()
+# How a report's error begins when the grader, not the submission, failed (the front ends that
+# must tell the two apart, such as Classroom 50's, read it).
+GRADER_FAILED = "the grader itself failed"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -176,7 +179,7 @@ def grade_report(args, chapter, limits, worker, stages, *, show_traceback: bool)
                 report.hidden_examples = over_both
     except Exception as exc:
         why = str(exc) if isinstance(exc, NoDevice) else (
-            f"the grader itself failed ({type(exc).__name__}: {exc}); please tell the course staff")
+            f"{GRADER_FAILED} ({type(exc).__name__}: {exc}); please tell the course staff")
         if show_traceback and not isinstance(exc, NoDevice):
             import traceback
             traceback.print_exc()

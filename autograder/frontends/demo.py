@@ -5,7 +5,7 @@
 In a scratch folder (default ``build/demo/``, never ``grading/``) it generates a small class of
 simulated students (:mod:`autograder.frontends.simulated_class`), grades them through the
 nbgrader route in a course copy (release, due date, this project's parallel autograde,
-feedback, export to CSV), then regrades them as GitHub Classroom repositories (the students'
+feedback, export to CSV), then regrades them as students' repositories (the students'
 repository of ``make student-repo``, one clone per student with the student's notebook
 committed, ``make grade-repos``), and prints where each result is and a table of each
 student's expected and actual total.
@@ -197,10 +197,12 @@ def step_student_repos(demo: Demo) -> None:
     student_repo.build(demo.template, chapter, scratch=True)
     release, solution = simulated_class.release_and_solution()
     notebook = chapter.release_notebook(Path())
-    demo.repos.mkdir()
+    # one folder down, as cloning a whole class leaves them: the regrade opens it
+    submissions = demo.repos / f"{ASSIGNMENT}-submissions"
+    submissions.mkdir(parents=True)
     for entry in demo.students:
         s = entry.student
-        clone = demo.repos / s.id
+        clone = submissions / s.id
         subprocess.run(["git", "clone", "-q", str(demo.template), str(clone)], check=True, capture_output=True)
         path = clone / notebook
         if s.notebook_name:  # renamed: the release's name is gone, the student's copy is committed
@@ -215,7 +217,7 @@ def step_student_repos(demo: Demo) -> None:
                        env={**os.environ, "GIT_AUTHOR_NAME": s.id, "GIT_AUTHOR_EMAIL": f"{s.id}@example.org",
                             "GIT_COMMITTER_NAME": s.id, "GIT_COMMITTER_EMAIL": f"{s.id}@example.org",
                             "GIT_COMMITTER_DATE": when})
-    print(f"  {len(demo.students)} student repositories in {demo.repos}/")
+    print(f"  {len(demo.students)} student repositories in {submissions}/")
 
 
 def step_grade_repos(demo: Demo) -> None:
@@ -324,7 +326,7 @@ def print_summary(demo: Demo, seconds: float) -> bool:
     for label, path in demo.results.items():
         print(f"  {label}: {path}")
     print(f"  the course copy (nbgrader's layout, gradebook): {demo.course}")
-    print("Next: docs/instructors/nbgrader.md (your own class) and docs/instructors/github-classroom.md.")
+    print("Next: docs/instructors/nbgrader.md (your own class) and docs/instructors/github-organizations.md or classroom50.md.")
     return all(r["ok"] == "yes" for r in rows)
 
 

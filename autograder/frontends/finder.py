@@ -97,3 +97,21 @@ def find_notebook(folder: str | Path, assignment: str, *, below: bool = False, e
         if not chosen.is_file():
             return Found(None, candidates, "not a file", f"{relative.as_posix()} is not a regular file; not graded")
     return Found(chosen, candidates)
+
+
+def find_in_repository(repo: str | Path, chapter) -> tuple[Path | None, str]:
+    """The notebook to grade in a student's repository (``make grade-repos``, Classroom 50, a
+    workflow's ``make ci-grade``) and a note for the report: the release's path, else the
+    shallowest notebook of the assignment's name, else the shallowest notebook (a renamed copy
+    such as ``Copy of ch03_attention (1).ipynb``). A link is never followed: it could point at
+    anything on the grading machine (the solutions, say)."""
+    repo = Path(repo)
+    expected = chapter.release_notebook(repo).relative_to(repo)
+    found = find_notebook(repo, chapter.id, below=True, expected=expected, several="shallowest", links="refuse")
+    if found.problem == "none":
+        return None, f"no notebook (.ipynb) in the repository; expected {expected.as_posix()}"
+    if found.notebook is None:
+        return None, found.reason
+    relative = found.notebook.relative_to(repo)
+    note = "" if relative == expected else f"graded {relative.as_posix()} (not at {expected.as_posix()})"
+    return found.notebook, note

@@ -1,6 +1,6 @@
 """The grader's fingerprint: tamper evidence for CI runs in a student's own repository.
 
-On GitHub Classroom the grade workflow runs the student's copy of the grader, which the
+In a student's repository the grade workflow runs the student's copy of the grader, which the
 student can edit. The fingerprint makes such an edit visible. It is one SHA-256 over the
 parts that decide a grade, each hashed on its own:
 
@@ -83,12 +83,16 @@ def digest(parts: Mapping[str, str]) -> str:
     return _sha("".join(f"{name}\0{parts[name]}\n" for name in sorted(parts)).encode("utf-8"))
 
 
-def read_tree(root: Path, notebook_path: str) -> dict[str, bytes]:
-    """The fingerprinted files of a checkout at ``root`` (those that exist)."""
+def read_tree(root: Path, notebook_path: str, graded: Path | None = None) -> dict[str, bytes]:
+    """The fingerprinted files of a checkout at ``root`` (those that exist). ``graded``: the
+    notebook actually graded when the student renamed or moved it (``Copy of ch03_attention.ipynb``):
+    its locked cells stand for the release notebook's, so a rename alone changes nothing."""
     root = Path(root)
     files = {}
-    for relative in [*grader_files(root), *GRADER_EXTRA, notebook_path]:
-        path = root / relative
+    sources = {relative: root / relative for relative in [*grader_files(root), *GRADER_EXTRA, notebook_path]}
+    if graded is not None:
+        sources[notebook_path] = Path(graded)
+    for relative, path in sources.items():
         if path.is_file() and not path.is_symlink():
             try:
                 files[relative] = path.read_bytes()
@@ -124,8 +128,19 @@ class Verdict:
                 "grader_modified": self.status == "modified", "changed": self.changed}
 
 
+def without_notebook(parts: Mapping[str, str]) -> dict[str, str]:
+    """The grader's parts alone: where no notebook was found there are no locked cells to
+    compare, and a missing notebook is reported as missing, never as a modified grader."""
+    return {name: value for name, value in parts.items() if not name.startswith(LOCKED_CELL_PREFIX)}
+
+
 def compare(parts: Mapping[str, str], release_parts: Mapping[str, str] | None,
-            release_digest: str | None = None) -> Verdict:
+            release_digest: str | None = None, *, notebook_found: bool = True) -> Verdict:
+    """``parts`` against the release's; with ``notebook_found=False`` the grader's parts alone."""
+    if not notebook_found:
+        parts = without_notebook(parts)
+        if release_parts is not None:
+            release_parts, release_digest = without_notebook(release_parts), None
     mine = digest(parts)
     if release_parts is None:
         return Verdict(mine, release_digest)
@@ -139,10 +154,12 @@ def release_record(parts: Mapping[str, str]) -> dict:
             "parts": dict(sorted(parts.items()))}
 
 
-def verify_checkout(root: Path, notebook_path: str) -> Verdict:
-    """The checkout at ``root`` against the release record it carries (CI's view)."""
+def verify_checkout(root: Path, notebook_path: str, graded: Path | None = None, *, notebook_found: bool = True) -> Verdict:
+    """The checkout at ``root`` against the release record it carries (CI's view); ``graded``:
+    the notebook graded, when it is not at ``notebook_path`` (:func:`read_tree`); with
+    ``notebook_found=False`` the grader alone (a missing notebook is not a modified grader)."""
     root = Path(root)
-    parts = parts_of(read_tree(root, notebook_path), notebook_path)
+    parts = parts_of(read_tree(root, notebook_path, graded), notebook_path)
     try:
         record = json.loads((root / RELEASE_FILE).read_text(encoding="utf-8"))
         release_parts = {str(k): str(v) for k, v in record["parts"].items()}
@@ -152,7 +169,7 @@ def verify_checkout(root: Path, notebook_path: str) -> Verdict:
             return compare(parts, None)
         # a student repository whose record is gone or unreadable: that is an edit too
         return Verdict(digest(parts), "missing", [RELEASE_FILE])
-    verdict = compare(parts, release_parts)
+    verdict = compare(parts, release_parts, notebook_found=notebook_found)
     if digest(release_parts) != release_digest:  # the record itself was edited
         verdict.release = release_digest
         verdict.changed = verdict.changed or [RELEASE_FILE]

@@ -1,20 +1,30 @@
-"""``make grade-repos REPOS=dir``: the trusted regrade of a class's repositories.
+"""``make grade-repos REPOS=dir [DEADLINE=...]``: the trusted regrade of a class's repositories.
 
-    python -m autograder.frontends.grade_repos REPOS [--out build/grade-repos] [--jobs N]
+    python -m autograder.frontends.grade_repos REPOS [--out build/grade-repos] [--jobs N] [--deadline WHEN]
 
-REPOS holds one folder per student repository, cloned at the deadline (for instance with
-``gh classroom clone student-repos``). From each one only the notebook is read: it is copied
-out and graded by *this* checkout's grader (the instructor's), never by the copy of the grader
-in the student's repository, JOBS at a time with a progress bar. The student's grader files are
-only compared with the release (the fingerprint of :mod:`autograder.frontends.fingerprint`),
-to report an edit. Nothing in REPOS is written.
+REPOS is a class folder as the cloning tools leave it (:func:`student_repos`): repositories
+directly inside it, one folder down (``hw3-submissions/<repo>``, as ``gh classroom clone``
+wrote them, or one folder per section), or a mix; each repository is one row, never merged
+with another. From each one only the notebook is read (:func:`autograder.frontends.finder.find_in_repository`:
+the release's path, else a renamed copy): it is copied out and graded by *this* checkout's
+grader (the instructor's), never by the copy of the grader in the student's repository, JOBS
+at a time with a progress bar. The student's grader files are only compared with the release
+(the fingerprint of :mod:`autograder.frontends.fingerprint`), to report an edit. Nothing in
+REPOS is written.
+
+With ``--deadline`` (``make grade-repos DEADLINE="2026-11-20 23:59 America/New_York"``, read
+by :mod:`autograder.frontends.dates`), each repository is graded at its last commit whose
+committer date is at or before the deadline (the commit's files exported to a private folder,
+the checkout left as it is); without it, at the checked-out files.
 
 Writes, under ``--out``:
 
-- ``grades.csv``: one row per repository: ``student``, one column per stage, ``total`` (out of
-  100; the bonus stage has its own column and is not in it), ``commit`` (the checked-out
-  commit), ``fingerprint`` (``release`` or ``modified: <parts>``) and ``reason`` (why a row is
-  0: no notebook, a damaged one, a grading that did not finish);
+- ``grades.csv``: one row per repository: ``student`` (the repository's folder name; its path
+  under REPOS where two folders share a name), one column per stage, ``total`` (out of 100;
+  the bonus stage has its own column and is not in it), ``commit`` and ``commit_date`` (the
+  graded commit and its committer date, in UTC), ``fingerprint`` (``release`` or
+  ``modified: <parts>``) and ``reason`` (why a row is 0: no notebook, a damaged one, no commit
+  before the deadline, a grading that did not finish);
 - ``<student>/report.txt`` (the grader's table, as ``make test`` prints it) and
   ``<student>/results.json`` (Gradescope's schema).
 """
@@ -29,9 +39,12 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from autograder.frontends import finder, fingerprint
@@ -48,6 +61,7 @@ class Row:
     stage_points: dict[str, float] = field(default_factory=dict)
     total: float = 0.0
     commit: str = ""
+    commit_date: str = ""
     fingerprint: str = ""
     reason: str = ""
     seconds: float = 0.0
@@ -56,67 +70,142 @@ class Row:
 def columns(chapter) -> list[str]:
     stages = [f"stage{s.number}_{s.id}" for s in chapter.stages if not s.bonus]
     bonus = [f"bonus_stage{s.number}_{s.id}" for s in chapter.stages if s.bonus]
-    return ["student", *stages, "total", *bonus, "commit", "fingerprint", "reason"]
+    return ["student", *stages, "total", *bonus, "commit", "commit_date", "fingerprint", "reason"]
 
 
 def _stage_column(stage) -> str:
     return f"{'bonus_' if stage.bonus else ''}stage{stage.number}_{stage.id}"
 
 
-def find_notebook(repo: Path, chapter) -> tuple[Path | None, str]:
-    """The notebook to grade in ``repo`` and a note (:func:`autograder.frontends.finder.find_notebook`):
-    the release's path, else the shallowest notebook of that name, else the shallowest
-    notebook. A link is never followed: it could point at anything on the instructor's
-    machine (the solutions, say)."""
-    expected = chapter.release_notebook(repo).relative_to(repo)
-    found = finder.find_notebook(repo, chapter.id, below=True, expected=expected, several="shallowest", links="refuse")
-    if found.problem == "none":
-        return None, f"no notebook (.ipynb) in the repository; expected {expected.as_posix()}"
-    if found.notebook is None:
-        return None, found.reason
-    relative = found.notebook.relative_to(repo)
-    note = "" if relative == expected else f"graded {relative.as_posix()} (not at {expected.as_posix()})"
-    return found.notebook, note
+# --- the class folder -------------------------------------------------------------------------
+
+def _is_repository(folder: Path) -> bool:
+    return (folder / ".git").exists()
+
+
+def _folders(parent: Path) -> list[Path]:
+    return sorted(p for p in parent.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
+
+
+def student_repos(repos: Path) -> dict[str, Path]:
+    """Each student repository in the class folder ``repos``, by the name its row gets.
+
+    A folder with ``.git`` is a repository. A folder without one that holds repositories (the
+    ``<assignment>-submissions/`` of ``gh classroom clone``, a folder per section) is opened one
+    level down, so two students never become one row; its other folders are repositories too
+    (a download without ``.git``). Any other folder is one repository (a student's folder
+    unzipped). A row is named by the repository's folder, or by its path under ``repos`` where
+    two folders share a name."""
+    found: list[Path] = []
+    for folder in _folders(repos):
+        inside = _folders(folder)
+        if not _is_repository(folder) and any(_is_repository(p) for p in inside):
+            found += inside
+        else:
+            found.append(folder)
+    counts: dict[str, int] = {}
+    for repo in found:
+        counts[repo.name] = counts.get(repo.name, 0) + 1
+    return {(repo.name if counts[repo.name] == 1 else repo.relative_to(repos).as_posix()): repo for repo in found}
+
+
+# --- git, read only ---------------------------------------------------------------------------
+
+def _git(repo: Path, *args: str, text: bool = True) -> subprocess.CompletedProcess | None:
+    """A read-only git command in ``repo`` (no lock files, no writes); None when git failed to run."""
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    try:
+        return subprocess.run(["git", "-c", f"safe.directory={repo}", "-C", str(repo), *args],
+                              capture_output=True, text=text, timeout=120, env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
 
 
 def head_commit(repo: Path) -> str:
     """The checked-out commit, read without writing to the repository ('' when there is none)."""
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-    try:
-        proc = subprocess.run(["git", "-c", f"safe.directory={repo}", "-C", str(repo), "rev-parse", "--verify", "-q", "HEAD"],
-                              capture_output=True, text=True, timeout=30, env=env)
-    except (OSError, subprocess.TimeoutExpired):
+    proc = _git(repo, "rev-parse", "--verify", "-q", "HEAD")
+    return proc.stdout.strip() if proc is not None and proc.returncode == 0 else ""
+
+
+def commit_date(repo: Path, commit: str) -> str:
+    """The commit's committer date in UTC ('' when unknown): set on the machine that made it."""
+    proc = _git(repo, "show", "-s", "--format=%cI", commit, "--") if commit else None
+    if proc is None or proc.returncode != 0:
         return ""
-    return proc.stdout.strip() if proc.returncode == 0 else ""
+    try:
+        from autograder.frontends.dates import describe
+
+        return describe(datetime.fromisoformat(proc.stdout.strip()))
+    except ValueError:
+        return ""
 
 
-def fingerprint_status(repo: Path, chapter, release_parts: dict[str, str]) -> str:
+def commit_at(repo: Path, deadline: datetime) -> str:
+    """The last commit of the checked-out branch whose committer date is at or before ``deadline``."""
+    proc = _git(repo, "rev-list", "-1", f"--before={int(deadline.timestamp())}", "HEAD", "--")
+    return proc.stdout.strip() if proc is not None and proc.returncode == 0 else ""
+
+
+def export_commit(repo: Path, commit: str, into: Path) -> None:
+    """The commit's regular files written under ``into`` (``git archive``: the repository and
+    its checkout are only read). Links and anything else that is not a plain file are left out."""
+    proc = _git(repo, "archive", "--format=tar", commit, text=False)
+    if proc is None or proc.returncode != 0:
+        raise OSError(f"git archive {commit[:12]} failed: {(proc.stderr if proc else b'').decode(errors='replace')[:200]}")
+    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as archive:
+        for member in archive.getmembers():
+            if member.isfile():
+                member.mode = 0o644
+                archive.extract(member, into, filter="data")
+
+
+# --- one repository ---------------------------------------------------------------------------
+
+def fingerprint_status(repo: Path, chapter, release_parts: dict[str, str], graded: Path | None) -> str:
+    """The student's grader against the release; ``graded``: the notebook graded (a renamed copy
+    stands for the release's; None: there was none, and the grader alone is compared)."""
     notebook = chapter.release_notebook(Path()).as_posix()
-    parts = fingerprint.parts_of(fingerprint.read_tree(repo, notebook), notebook)
-    verdict = fingerprint.compare(parts, release_parts)
+    parts = fingerprint.parts_of(fingerprint.read_tree(repo, notebook, graded), notebook)
+    verdict = fingerprint.compare(parts, release_parts, notebook_found=graded is not None)
     if verdict.status == "release":
         return "release"
     shown = "; ".join(verdict.changed[:6])
     return f"modified: {shown}" + (f" and {len(verdict.changed) - 6} more" if len(verdict.changed) > 6 else "")
 
 
-def grade_one(repo: Path, out: Path, chapter, release_parts: dict[str, str]) -> Row:
+def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[str, str],
+              deadline: datetime | None = None) -> Row:
     started = time.monotonic()
-    row = Row(repo.name, {_stage_column(s): 0.0 for s in chapter.stages})
-    row.commit = head_commit(repo)
-    row.fingerprint = fingerprint_status(repo, chapter, release_parts)
-    folder = out / repo.name
+    row = Row(student, {_stage_column(s): 0.0 for s in chapter.stages})
+    folder = out / student
     folder.mkdir(parents=True, exist_ok=True)
-    notebook, note = find_notebook(repo, chapter)
-    if notebook is None:
-        row.reason = note
-        (folder / "report.txt").write_text(f"{repo.name}: 0 points: {note}\n", encoding="utf-8")
-        row.seconds = time.monotonic() - started
-        return row
-    # A private copy is graded: the student's repository is only read.
-    copy = folder / "submission" / notebook.name
-    copy.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(notebook, copy, follow_symlinks=False)
+    with tempfile.TemporaryDirectory(prefix="grade-repos-") as scratch:
+        tree = repo
+        if deadline is None:
+            row.commit = head_commit(repo)
+        else:
+            row.commit = commit_at(repo, deadline)
+            if not row.commit:
+                from autograder.frontends.dates import describe
+
+                row.reason = f"no commit at or before the deadline ({describe(deadline)})"
+                (folder / "report.txt").write_text(f"{student}: 0 points: {row.reason}\n", encoding="utf-8")
+                row.seconds = time.monotonic() - started
+                return row
+            tree = Path(scratch) / "tree"
+            export_commit(repo, row.commit, tree)
+        row.commit_date = commit_date(repo, row.commit)
+        notebook, note = finder.find_in_repository(tree, chapter)
+        row.fingerprint = fingerprint_status(tree, chapter, release_parts, notebook)
+        if notebook is None:
+            row.reason = note
+            (folder / "report.txt").write_text(f"{student}: 0 points: {note}\n", encoding="utf-8")
+            row.seconds = time.monotonic() - started
+            return row
+        # A private copy is graded: the student's repository is only read.
+        copy = folder / "submission" / notebook.name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(notebook, copy, follow_symlinks=False)
     results = folder / "results.json"
     if results.exists():
         results.unlink()  # our own file from an earlier run (the folder is ours: see _refusal)
@@ -150,10 +239,6 @@ def grade_one(repo: Path, out: Path, chapter, release_parts: dict[str, str]) -> 
     return row
 
 
-def student_repos(repos: Path) -> list[Path]:
-    return sorted(p for p in repos.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
-
-
 def _refusal(repos: Path, out: Path) -> str | None:
     if not repos.is_dir():
         return f"{repos}: no such folder (REPOS= the folder of cloned student repositories)"
@@ -179,13 +264,14 @@ def write_csv(path: Path, rows: list[Row], chapter) -> None:
     for row in rows:
         points = [f"{row.stage_points[_stage_column(s)]:g}" for s in chapter.stages if not s.bonus]
         bonus = [f"{row.stage_points[_stage_column(s)]:g}" for s in chapter.stages if s.bonus]
-        writer.writerow([row.student, *points, f"{row.total:g}", *bonus, row.commit, row.fingerprint, row.reason])
+        writer.writerow([row.student, *points, f"{row.total:g}", *bonus, row.commit, row.commit_date, row.fingerprint,
+                         row.reason])
     tmp = path.with_name(path.name + ".partial")
     tmp.write_text(buffer.getvalue(), encoding="utf-8")
     tmp.replace(path)
 
 
-def grade_all(repos: Path, out: Path, chapter, jobs: int) -> list[Row]:
+def grade_all(repos: Path, out: Path, chapter, jobs: int, deadline: datetime | None = None) -> list[Row]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from autograder.frontends.student_repo import release_parts
@@ -196,27 +282,40 @@ def grade_all(repos: Path, out: Path, chapter, jobs: int) -> list[Row]:
     with Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.description}")) as progress, ThreadPoolExecutor(max_workers=jobs) as pool:
         task = progress.add_task("", total=len(students))
-        futures = {pool.submit(grade_one, repo, out, chapter, expected): repo for repo in students}
+        futures = {pool.submit(grade_one, student, repo, out, chapter, expected, deadline): student
+                   for student, repo in students.items()}
         for future in as_completed(futures):
-            repo = futures[future]
+            student = futures[future]
             try:
                 rows.append(future.result())
             except Exception as exc:  # one repository's trouble never stops the class
-                rows.append(Row(repo.name, {_stage_column(s): 0.0 for s in chapter.stages},
+                rows.append(Row(student, {_stage_column(s): 0.0 for s in chapter.stages},
                                 reason=f"not graded: {type(exc).__name__}: {exc}"))
-            progress.update(task, advance=1, description=repo.name)
+            progress.update(task, advance=1, description=student)
     return sorted(rows, key=lambda r: r.student)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.frontends.grade_repos",
                                      description="Regrade cloned student repositories with this checkout's grader.")
-    parser.add_argument("repos", type=Path, help="the folder holding one folder per student repository")
+    parser.add_argument("repos", type=Path, help="the class folder: student repositories inside it or one folder down")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where the CSV and reports go (default {DEFAULT_OUT})")
     parser.add_argument("--jobs", type=int, default=None, help="repositories graded at a time (default: CPU cores)")
     parser.add_argument("--chapter", default=None, metavar="ID")
+    parser.add_argument("--deadline", default=None, metavar="WHEN",
+                        help='grade each repository\'s last commit at or before WHEN ("2026-11-20 23:59 America/New_York", '
+                             '"2026-11-20 23:59:00 -0500", "2026-11-21T04:59Z")')
     args = parser.parse_args(argv)
     from autograder.chapters import load
+    from autograder.frontends.dates import InstantError, describe, parse_instant
+
+    deadline = None
+    if args.deadline:
+        try:
+            deadline = parse_instant(args.deadline)
+        except InstantError as exc:
+            print(f"error: DEADLINE {exc}", file=sys.stderr)
+            return 2
 
     try:
         chapter = load(args.chapter)
@@ -233,11 +332,14 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     # absolute: the grader runs in this checkout (cwd=REPO_ROOT), not necessarily the current folder
-    rows = grade_all(args.repos.resolve(), args.out.resolve(), chapter, max(1, args.jobs or default_jobs()))
+    if deadline is not None:
+        print(f"deadline {describe(deadline)}: each repository's last commit at or before it")
+    rows = grade_all(args.repos.resolve(), args.out.resolve(), chapter, max(1, args.jobs or default_jobs()), deadline)
     write_csv(args.out / "grades.csv", rows, chapter)
     for row in rows:
-        flags = "" if row.fingerprint == "release" else f"  [{row.fingerprint.split(':')[0]}]"
-        print(f"{row.student}: {row.total:g}/{chapter.max_score:g}{flags}{'  ' + row.reason if row.reason else ''}")
+        flags = "  [grader modified]" if row.fingerprint.startswith("modified") else ""
+        when = f"  {row.commit[:10]} {row.commit_date}" if deadline is not None and row.commit else ""
+        print(f"{row.student}: {row.total:g}/{chapter.max_score:g}{when}{flags}{'  ' + row.reason if row.reason else ''}")
     print(f"{len(rows)} repositories in {time.monotonic() - started:.1f} s: {args.out / 'grades.csv'}, "
           f"reports in {args.out}/<student>/")
     return 0

@@ -3,7 +3,7 @@
     python -m autograder.frontends.student_repo DEST [--chapter ID]
 
 DEST (new, or an empty folder) becomes a git repository with one commit and no history,
-ready to push as a GitHub Classroom template:
+ready to push as the template repository of a plain GitHub organization or Classroom 50:
 
 - ``assignments/<id>/<id>.ipynb``: the released notebook (nbgrader's release: no solutions,
   no hidden tests);
@@ -13,7 +13,9 @@ ready to push as a GitHub Classroom template:
 - ``Makefile``: the student targets (``lab``, ``test``, ``ci-grade``) cut from this
   repository's own Makefile, recipes and variables unchanged, so a fix to ``make test`` here
   is a fix there;
-- ``README.md`` (``templates/student_README.md``), ``.gitignore`` and the grade workflow.
+- ``README.md`` (``templates/student_README.md``), ``.gitignore`` and the grade workflow,
+  which grades every push, or only pushed ``submit*`` tags (``--grade-on tags``), or is left out
+  (``--grade-on none``: Classroom 50 grades each submission with the instructor's copy).
 
 Never copied: ``solutions/``, ``tests/`` (the catalog of correct submissions), ``grading/``
 (the gradebook), ``nbgrader_config.py``, ``.ci/`` and the maintainers' workflow.
@@ -39,11 +41,14 @@ STUDENT_TARGETS = ("venv", "test", "lab", "ci-grade")
 STUDENT_HELP = {
     "lab": "open the notebook in JupyterLab (sets up .venv on first use)",
     "test": "grade your notebook; make test STAGE=4 grades one stage",
-    "ci-grade": "what GitHub runs on every push: the grade, Classroom's points, build/ci/ reports",
+    "ci-grade": "what GitHub Actions runs on a push: the grade, build/ci/ reports",
     "clean": "remove .venv and build/ (your notebook stays)",
 }
 STUDENT_CLEAN = "clean:\n\trm -rf $(VENV) build .pytest_cache .hypothesis\n"
-COPIED = (".gitignore", fingerprint.WORKFLOW)
+COPIED = (".gitignore",)
+# When the students' grade workflow runs (make student-repo GRADE_ON=...).
+GRADE_ON = ("push", "tags", "none")
+SUBMISSION_TAGS = "submit*"
 AUTHOR = {"GIT_AUTHOR_NAME": "Course staff", "GIT_AUTHOR_EMAIL": "course-staff@users.noreply.github.com"}
 
 
@@ -150,7 +155,7 @@ def install_source(url: str) -> str:
 def with_install_source(notebook: bytes, url: str) -> bytes:
     """The release notebook with ``url`` as its setup cell's ``GRADER_SOURCE``: the public,
     answer-free address pip installs the grader from where it is missing (Colab, Kaggle). It
-    carries no token: a private address (a GitHub Classroom student's repository) would fail
+    carries no token: a private address (a student's private repository) would fail
     there, so ``make student-repo GRADER_URL=...`` names a public one."""
     if "@" in url.split("://", 1)[-1].split("/", 1)[0]:
         raise StudentRepoError(f"{url} carries credentials; the grader's install address must be public, with no token")
@@ -167,7 +172,7 @@ def with_install_source(notebook: bytes, url: str) -> bytes:
 
 def colab_link(url: str | None, notebook: str) -> str:
     """The template's notebook on Colab, for a repository on GitHub; a how-to otherwise. A
-    student's own copy (GitHub Classroom's, private) has another address: the README tells
+    student's own copy (private) has another address: the README tells
     how to open it (File > Open notebook > GitHub)."""
     match = re.match(r"^(?:git\+)?https://github\.com/([^/]+)/([^/]+?)(?:\.git)?/?$", url or "")
     if not match:
@@ -179,7 +184,24 @@ def colab_link(url: str | None, notebook: str) -> str:
             "(the notebook's first code cell installs the grader there, keeping Colab's PyTorch).")
 
 
-def student_readme(chapter, torch_version: str, url: str | None = None) -> str:
+# How the students' README says a GitHub hand-in is graded, by make student-repo's GRADE_ON.
+HAND_IN = {
+    "push": ("commit and push the notebook (`git add {notebook}`, `git commit`, `git push`). Every push is "
+             "graded by `.github/workflows/grade.yml` (`make ci-grade`, with this repository's copy of the "
+             "grader): the run's page in the *Actions* tab shows the table and the points. A low score is a "
+             "grade, not a failed run."),
+    "tags": ("commit and push the notebook, then hand it in with a tag: `git tag submit-1 && git push origin "
+             "submit-1` (`submit-2` for the next hand-in). Each pushed `submit*` tag is graded by "
+             "`.github/workflows/grade.yml` (`make ci-grade`, with this repository's copy of the grader): the "
+             "run's page in the *Actions* tab shows the table and the points. Plain pushes are not graded; "
+             "`make test` gives you the same table on your machine."),
+    "none": ("commit and push the notebook; hand it in as your course says (with Classroom 50: "
+             "`gh student submit`). Your course's grader, not this repository's copy, grades it and "
+             "publishes the table as a release of this repository."),
+}
+
+
+def student_readme(chapter, torch_version: str, url: str | None = None, grade_on: str = "push") -> str:
     rows = []
     for stage in chapter.stages:
         points = f"{chapter.points(stage):g}" + (" bonus" if stage.bonus else "")
@@ -189,14 +211,27 @@ def student_readme(chapter, torch_version: str, url: str | None = None) -> str:
     return template.format(title=chapter.title, notebook=chapter.release_notebook(Path()).as_posix(),
                            n_stages=len(chapter.graded_stages), stage_rows="\n".join(rows),
                            max_score=f"{chapter.max_score:g}", torch=torch_version,
-                           colab=colab_link(url, chapter.release_notebook(Path()).as_posix()))
+                           colab=colab_link(url, chapter.release_notebook(Path()).as_posix()),
+                           github=HAND_IN[grade_on].format(notebook=chapter.release_notebook(Path()).as_posix()))
+
+
+def grade_workflow(text: str, grade_on: str) -> str:
+    """The grade workflow for ``grade_on``: every push (as written), or pushed submission tags only."""
+    if grade_on == "push":
+        return text
+    trigger = "on:\n  push:\n"
+    if trigger not in text:
+        raise StudentRepoError(f"{fingerprint.WORKFLOW} has no `{trigger.strip()}` trigger to narrow to tags")
+    return text.replace(trigger, f'on:\n  push:\n    tags: ["{SUBMISSION_TAGS}"]  # a submission: git tag submit-1 && '
+                                 "git push origin submit-1\n", 1)
 
 
 def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None,
-                  grader_url: str | None = None) -> dict[str, bytes]:
+                  grader_url: str | None = None, grade_on: str = "push") -> dict[str, bytes]:
     """Every file of the student repository but the release fingerprint, by relative path.
     ``url``: the template's address (the README's Colab badge); ``grader_url``: the public,
-    answer-free address the notebook's setup cell installs the grader from (default ``url``)."""
+    answer-free address the notebook's setup cell installs the grader from (default ``url``);
+    ``grade_on``: when the grade workflow runs (:data:`GRADE_ON`; ``none``: no workflow)."""
     from autograder.frontends.gradescope import torch_pin
 
     root = Path(root)
@@ -206,10 +241,15 @@ def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None,
     files = {path: (root / path).read_bytes() for path in _committable(root, fingerprint.grader_files(root))}
     for path in ("pyproject.toml", "constraints.txt", notebook, *COPIED):
         files[path] = (root / path).read_bytes()
+    if grade_on not in GRADE_ON:
+        raise StudentRepoError(f"GRADE_ON={grade_on}: one of {', '.join(GRADE_ON)}")
+    if grade_on != "none":
+        files[fingerprint.WORKFLOW] = grade_workflow((root / fingerprint.WORKFLOW).read_text(encoding="utf-8"),
+                                                     grade_on).encode()
     if grader_url or url:
         files[notebook] = with_install_source(files[notebook], grader_url or url)
     files["Makefile"] = student_makefile((root / "Makefile").read_text(encoding="utf-8")).encode()
-    files["README.md"] = student_readme(chapter, torch_pin(root / "constraints.txt"), url).encode()
+    files["README.md"] = student_readme(chapter, torch_pin(root / "constraints.txt"), url, grade_on).encode()
     return files
 
 
@@ -253,7 +293,7 @@ def _git(dest: Path, *args: str) -> None:
 
 
 def build(dest: Path, chapter, url: str | None = None, grader_url: str | None = None, *,
-          scratch: bool = False) -> list[str]:
+          scratch: bool = False, grade_on: str = "push") -> list[str]:
     """Write the student repository to ``dest`` and commit it once; returns its files.
     ``scratch``: a throwaway build (``make demo``'s, in its git-ignored folder) may lie inside
     this checkout."""
@@ -263,7 +303,7 @@ def build(dest: Path, chapter, url: str | None = None, grader_url: str | None = 
         raise StudentRepoError(why)
     if shutil.which("git") is None:
         raise StudentRepoError("git is not installed; the student repository is a git repository")
-    files = release_files(chapter, url=url, grader_url=grader_url)
+    files = release_files(chapter, url=url, grader_url=grader_url, grade_on=grade_on)
     notebook = chapter.release_notebook(Path()).as_posix()
     record = fingerprint.release_record(fingerprint.parts_of(files, notebook))
     files[fingerprint.RELEASE_FILE] = (json.dumps(record, indent=2) + "\n").encode()
@@ -296,12 +336,15 @@ def main(argv=None) -> int:
                         help="a public, answer-free install source of the grader (a git URL, or a wheel or sdist URL) "
                              "that the notebook's setup cell installs from on Colab and Kaggle, with no token "
                              "(default: --url)")
+    parser.add_argument("--grade-on", choices=GRADE_ON, default="push",
+                        help="when the students' grade workflow runs: every push (default), pushed submit* tags only "
+                             "(fewer Actions minutes), or none (no workflow: Classroom 50 grades each submission)")
     args = parser.parse_args(argv)
     from autograder.chapters import load
 
     try:
         chapter = load(args.chapter)
-        files = build(Path(args.dest), chapter, args.url, args.grader_url)
+        files = build(Path(args.dest), chapter, args.url, args.grader_url, grade_on=args.grade_on)
     except (KeyError, StudentRepoError) as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2
@@ -312,8 +355,8 @@ def main(argv=None) -> int:
     record = json.loads((Path(args.dest) / fingerprint.RELEASE_FILE).read_text())
     print(f"wrote {args.dest}: {len(files)} files, {size / 1024:.0f} KiB, one commit; "
           f"grader fingerprint {record['fingerprint'][:16]}")
-    print("Push it as the GitHub Classroom template repository. In the assignment, protect "
-          "autograder/, Makefile, pyproject.toml and .github/ (Classroom's protected file paths).")
+    print("Publish it as the assignment's template repository: docs/instructors/github-organizations.md "
+          "(a plain GitHub organization) or docs/instructors/classroom50.md.")
     source = args.grader_url or args.url
     if source:
         print(f"On Colab and Kaggle the notebook installs the grader from {install_source(source)}: it must be "

@@ -1,4 +1,4 @@
-"""CI front ends: the GitHub workflows, `make ci-grade` (GitHub Classroom annotations, step
+"""CI front ends: the GitHub workflows, `make ci-grade` (the grade annotation, step
 summary, results.json, junit.xml, exit rule) and the Gradescope autograder zip.
 
 Each submission is graded once per session (module-scoped fixtures run `make ci-grade` the
@@ -27,7 +27,7 @@ from support import REPO, TESTS
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import HIDDEN_FAILURE
-from autograder.frontends import gradescope
+from autograder.frontends import gradescope, student_repo
 
 STAGES, checks_for = CHAPTER.stages, CHAPTER.checks_for
 PERFECT = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
@@ -125,13 +125,12 @@ def workflow_commands(stdout: str) -> list[str]:
 
 
 def annotations(stdout: str) -> list[str]:
-    """The Classroom annotations GitHub records."""
-    return [line for line in workflow_commands(stdout) if line.startswith("::notice title=Autograding")]
+    """The grade annotations GitHub shows on the run's page."""
+    return [line for line in workflow_commands(stdout) if line.startswith("::notice title=Grade::")]
 
 
-def classroom_lines(points: int) -> list[str]:
-    return [f"::notice title=Autograding complete::Points {points}/100",
-            f'::notice title=Autograding report::{{"totalPoints":{points},"maxPoints":100}}']
+def grade_lines(points: int, bonus: int = 0) -> list[str]:
+    return [f"::notice title=Grade::{points}/100 points (+{bonus}/10 bonus)"]
 
 
 def table_rows(summary: str) -> dict[str, list[str]]:
@@ -160,9 +159,9 @@ def junit_cases(root: ET.Element) -> list[ET.Element]:
 
 # --- the full-marks notebook -----------------------------------------------------------
 
-def test_perfect_notebook_prints_classroom_points_100(perfect):
+def test_perfect_notebook_prints_the_grade_100(perfect):
     assert perfect.returncode == 0, perfect.stdout
-    assert annotations(perfect.stdout) == classroom_lines(100)
+    assert annotations(perfect.stdout) == grade_lines(100, 10)
 
 
 def test_perfect_notebook_summary_table(perfect):
@@ -193,7 +192,7 @@ def test_perfect_notebook_results_and_junit(perfect):
 
 def test_blank_notebook_is_a_score_of_zero_not_a_broken_build(blank):
     assert blank.returncode == 0, blank.stdout
-    assert annotations(blank.stdout) == classroom_lines(0)
+    assert annotations(blank.stdout) == grade_lines(0)
 
 
 def test_blank_notebook_summary_points_at_each_stub(blank):
@@ -230,7 +229,7 @@ def recipe_status(run: Run) -> int:
 
 def test_partial_score_below_the_pass_mark_exits_1(partial):
     assert recipe_status(partial) == 1, partial.stdout + partial.stderr
-    assert annotations(partial.stdout) == classroom_lines(10)
+    assert annotations(partial.stdout) == grade_lines(10)
     assert "below the pass mark 50" in partial.stdout
     check_results_json(partial.results, 10)
     rows = table_rows(partial.summary)
@@ -245,7 +244,7 @@ def test_partial_score_below_the_pass_mark_exits_1(partial):
 
 def test_damaged_notebook_exits_2_and_still_reports_zero(damaged):
     assert recipe_status(damaged) == 2, damaged.stdout + damaged.stderr
-    assert annotations(damaged.stdout) == classroom_lines(0)
+    assert annotations(damaged.stdout) == grade_lines(0)
     assert "not valid notebook JSON" in damaged.stdout
     assert "**Could not grade:**" in damaged.summary and "not valid notebook JSON" in damaged.summary
     check_results_json(damaged.results, 0)
@@ -255,8 +254,7 @@ def test_damaged_notebook_exits_2_and_still_reports_zero(damaged):
 
 # --- text from the submission cannot command the runner -----------------------------------
 
-HOSTILE = ("\n::notice title=Autograding complete::Points 100/100"
-           '\n::notice title=Autograding report::{"totalPoints":100,"maxPoints":100}'
+HOSTILE = ("\n::notice title=Grade::100/100 points (+10/10 bonus)"
            "\n::error::forged error\n::add-mask::Points\n::stop-commands::pwned\n"
            "[click me](https://evil.example/phish) ![tracker](https://evil.example/t.png) "
            "<img src=https://evil.example/p.png> www.evil.example")
@@ -278,10 +276,10 @@ def hostile(tmp_path_factory) -> Run:
 
 
 def test_submission_text_cannot_forge_workflow_commands(hostile):
-    assert "::notice title=Autograding complete::Points 100/100" in hostile.stdout, "the attack reached the log"
+    assert "::notice title=Grade::100/100 points (+10/10 bonus)" in hostile.stdout, "the attack reached the log"
     commands = workflow_commands(hostile.stdout)
-    assert commands[-2:] == classroom_lines(10), commands  # the real score, once, last
-    assert len(commands) == 3 and commands[0].startswith("::notice title=Grader fingerprint::"), commands
+    assert commands[-1:] == grade_lines(10), commands  # the real score, once, last
+    assert len(commands) == 2 and commands[0].startswith("::notice title=Grader fingerprint::"), commands
     assert not [c for c in commands if "evil" in c or "forged" in c or "add-mask" in c]
     tokens = re.findall(r"^::stop-commands::([0-9a-f]{32})$", hostile.stdout, re.M)
     assert len(tokens) == 1 and tokens[0] not in HOSTILE
@@ -315,10 +313,12 @@ def actionlint(*files: Path) -> subprocess.CompletedProcess:
                           cwd=REPO, capture_output=True, text=True, timeout=120)
 
 
-def test_workflows_pass_actionlint():
+def test_workflows_pass_actionlint(tmp_path):
     files = sorted(WORKFLOWS.glob("*.yml"))
     assert {f.name for f in files} >= {"grade.yml", "check.yml"}
-    proc = actionlint(*files)
+    tags = tmp_path / "grade-on-tags.yml"  # the students' workflow of make student-repo GRADE_ON=tags
+    tags.write_text(student_repo.grade_workflow((WORKFLOWS / "grade.yml").read_text(), "tags"))
+    proc = actionlint(*files, tags)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout == ""
 
@@ -344,6 +344,9 @@ def test_workflows_install_the_pinned_cpu_torch(workflow, command):
 def test_grade_workflow_triggers_and_uploads_the_reports():
     text = (WORKFLOWS / "grade.yml").read_text()
     assert re.search(r"^on:\n  push:\n  workflow_dispatch:", text, re.M)
+    on_tags = student_repo.grade_workflow(text, "tags")
+    assert re.search(r'^on:\n  push:\n    tags: \["submit\*"\].*\n  workflow_dispatch:', on_tags, re.M)
+    assert "Classroom" not in text.split("\njobs:")[0].split("\nname:")[1], "no naming kept for GitHub Classroom"
     makefile = (REPO / "Makefile").read_text()
     reports = re.search(r"^CI_REPORTS \?= (\S+)", makefile, re.M).group(1)
     assert re.search(rf"uses: actions/upload-artifact@\S+\n(\s+.*\n)*?\s+path: {reports}/?\n", text)

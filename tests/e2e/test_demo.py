@@ -98,6 +98,7 @@ def test_the_repositories_regrade_agrees(demo):
         repos = {r["student"]: r for r in csv.DictReader(handle)}
     assert {s: float(r["total"]) for s, r in repos.items()} == nbgrader  # no late penalty there
     assert repos["renamed"]["reason"].startswith("graded ") and float(repos["renamed"]["total"]) == 100
+    assert {r["fingerprint"] for r in repos.values()} == {"release"}, "a renamed notebook is no modified grader"
     assert all(len(r["commit"]) == 40 for r in repos.values())
 
 

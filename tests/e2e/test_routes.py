@@ -38,7 +38,10 @@ SKIPPED = {
     "cd -": "closes the GitHub block above",
     "make class-report GRADESCOPE_ZIP=": "needs Gradescope's Export Submissions zip; tests/e2e/test_class_report.py "
                                           "reads one built in Gradescope's layout",
-    "gh classroom clone": "needs GitHub Classroom: the stand-in clones the template instead",
+    "while read -r s; do gh repo create": "needs GitHub: the stand-in clones the template for each student instead",
+    "while read -r s; do gh repo clone": "needs GitHub: the stand-in clones the template for each student instead",
+    "git -C ../classroom50": "needs the classroom50 configuration repository on GitHub; tests/e2e/test_classroom50.py "
+                             "runs the folder's autograder.py as Classroom 50's runner does",
     ".venv/bin/python -m pip wheel": "builds the grader's wheel with pip (setuptools from the index); "
                                      "its contents are what `make student-repo` copies",
 }
@@ -77,18 +80,21 @@ def _lms_download(course: Path) -> None:
     shutil.copy(SOLUTION, archive / "doejane_12345_678901_ch03_attention.ipynb")  # Canvas's name
 
 
-def _classroom_clone(course: Path) -> None:
-    """`gh classroom clone student-repos`: one clone of the template per student; ada's holds
-    the solutions committed, bob's the untouched release."""
+def _organization_clone(course: Path) -> None:
+    """`gh repo clone` of each student's repository: one clone of the template per student;
+    ada's holds the solutions, committed before the page's deadline (2026-11-20 23:59 in New
+    York), bob's the untouched release (the template's commit, made as the test runs)."""
     template = course.parent / "ch03-attention-template"
     repos = course / "student-repos"
     for student in ("ada", "bob"):
-        subprocess.run(["git", "clone", "-q", str(template), str(repos / student)], check=True, capture_output=True)
-    notebook = repos / "ada" / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
+        subprocess.run(["git", "clone", "-q", str(template), str(repos / f"ch03-attention-{student}")], check=True,
+                       capture_output=True)
+    notebook = repos / "ch03-attention-ada" / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
     notebook.write_text(json.dumps(json.loads(SOLUTION.read_text()), indent=1))
-    git = ["git", "-C", str(repos / "ada"), "-c", "user.name=Ada", "-c", "user.email=ada@example.org",
+    git = ["git", "-C", str(repos / "ch03-attention-ada"), "-c", "user.name=Ada", "-c", "user.email=ada@example.org",
            "-c", "commit.gpgsign=false"]
-    subprocess.run([*git, "commit", "-qam", "my answers"], check=True, capture_output=True)
+    when = {"GIT_AUTHOR_DATE": "2026-11-20T20:00:00-05:00", "GIT_COMMITTER_DATE": "2026-11-20T20:00:00-05:00"}
+    subprocess.run([*git, "commit", "-qam", "my answers"], check=True, capture_output=True, env={**os.environ, **when})
 
 
 # The check step is the same command on every page, on the same solutions and grader: it runs
@@ -100,7 +106,7 @@ _shared_runs: dict[str, subprocess.CompletedProcess] = {}
 STAND_INS = {
     "make students ROSTER=class.csv": _roster,
     "PATH=.venv/bin:$PATH .venv/bin/nbgrader zip_collect": _lms_download,
-    "make grade-repos REPOS=student-repos": _classroom_clone,
+    "make grade-repos REPOS=student-repos": _organization_clone,
 }
 
 
@@ -172,14 +178,26 @@ def test_the_gradescope_checklist_runs_as_written(tmp_path):
     _check_step(ran)
 
 
-def test_the_github_classroom_checklist_runs_as_written(tmp_path):
-    course, ran, skipped, _ = walk("github-classroom.md", tmp_path)
+def test_the_github_organizations_checklist_runs_as_written(tmp_path):
+    course, ran, skipped, _ = walk("github-organizations.md", tmp_path)
     template = course.parent / "ch03-attention-template"
     assert (template / ".git").is_dir() and not (template / "solutions").exists()
     with open(course / "build" / "grade-repos" / "grades.csv", newline="") as handle:
-        totals = {row["student"]: row["total"] for row in csv.DictReader(handle)}
-    assert totals == {"ada": "100", "bob": "0"}
-    assert any("gh repo create" in s for s in skipped) and any("gh classroom clone" in s for s in skipped)
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert {s: r["total"] for s, r in rows.items()} == {"ch03-attention-ada": "100", "ch03-attention-bob": "0"}
+    assert rows["ch03-attention-ada"]["commit_date"] == "2026-11-21 01:00:00 UTC"
+    assert rows["ch03-attention-bob"]["reason"].startswith("no commit at or before the deadline")
+    assert any("gh repo create" in s for s in skipped) and any("gh repo clone" in s for s in skipped)
+    _check_step(ran)
+
+
+def test_the_classroom50_checklist_runs_as_written(tmp_path):
+    course, ran, skipped, _ = walk("classroom50.md", tmp_path)
+    template = course.parent / "ch03-attention-template"
+    assert not (template / ".github" / "workflows" / "grade.yml").exists(), "GRADE_ON=none: Classroom 50 grades"
+    folder = course.parent / "classroom50" / "llm-fall26" / "autograders" / "ch03-attention"
+    assert (folder / "autograder.py").is_file() and (folder / "grader" / "pyproject.toml").is_file()
+    assert any("git -C ../classroom50 push" in s for s in skipped)
     _check_step(ran)
 
 
@@ -192,7 +210,8 @@ def test_the_colab_checklist_runs_as_written(tmp_path):
     _check_step(ran)
 
 
-@pytest.mark.parametrize("page", ["nbgrader.md", "gradescope.md", "github-classroom.md", "colab-kaggle.md"])
+@pytest.mark.parametrize("page", ["nbgrader.md", "gradescope.md", "github-organizations.md", "classroom50.md",
+                                  "colab-kaggle.md"])
 def test_every_checklist_ends_with_the_check_step(page):
     steps = checklist(PAGES / page)
     assert steps[-1].commands == ["make test NOTEBOOK=solutions/ch03_attention/ch03_attention.ipynb"], steps[-1]

@@ -8,10 +8,8 @@ hidden tests and their seeds, the catalog's correct submissions).
 
 from __future__ import annotations
 
-import ast
 import csv
 import hashlib
-import io
 import json
 import os
 import re
@@ -19,17 +17,16 @@ import shutil
 import subprocess
 import sys
 import time
-import tokenize
 from pathlib import Path
 
 import pytest
+from leaks import CORRECT, answers, code_cells, files_of, leaks
 from support import RELEASE, REPO, SOLUTION
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.frontends import fingerprint, student_repo
 
 NOTEBOOK = CHAPTER.release_notebook(Path()).as_posix()
-CORRECT = sorted((REPO / "tests" / "catalog" / "correct").glob("*.py"))
 VENV_BIN = Path(sys.executable).parent
 
 
@@ -45,105 +42,6 @@ def tree(tmp_path_factory) -> Path:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "one commit" in proc.stdout
     return dest
-
-
-def files_of(tree: Path) -> list[Path]:
-    return sorted(p for p in tree.rglob("*") if p.is_file() and ".git" not in p.relative_to(tree).parts)
-
-
-# --- what answers look like ------------------------------------------------------------------
-
-def code_cells(notebook: Path | bytes) -> list[str]:
-    data = json.loads(notebook.read_bytes() if isinstance(notebook, Path) else notebook)
-    return ["".join(c["source"]) for c in data["cells"] if c["cell_type"] == "code"]
-
-
-def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        return body[1:]
-    return body
-
-
-def definitions(source: str) -> set[str]:
-    """Every function's body, docstring dropped, as an AST dump: the same code however it is
-    formatted or commented. Lines starting with % or ! (IPython) are skipped."""
-    source = "\n".join("pass" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
-    try:
-        module = ast.parse(source)
-    except SyntaxError:
-        return set()
-    return {ast.dump(ast.Module(body=_without_docstring(node.body), type_ignores=[]))
-            for node in ast.walk(module) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-
-
-def code_lines(source: str) -> list[str]:
-    """The lines of code in order, comments and all whitespace removed (a statement spread
-    over several lines gives one entry per line)."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return [flat for line in source.splitlines() if (flat := re.sub(r"\s+", "", line))]
-    by_line: dict[int, list[str]] = {}
-    for tok in tokens:
-        if tok.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-                            tokenize.ENDMARKER):
-            by_line.setdefault(tok.start[0], []).append(tok.string)
-    return [re.sub(r"\s+", "", "".join(parts)) for _, parts in sorted(by_line.items())]
-
-
-def flattened(source: str) -> str:
-    return "\n".join(code_lines(source))
-
-
-def solution_regions(source: str) -> list[str]:
-    return re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", source, re.S)
-
-
-def answers() -> dict[str, set[str]]:
-    """What must never reach a student, from the instructor's notebook and the catalog:
-
-    - each solution region (between BEGIN/END SOLUTION), normalised (no comments, no
-      whitespace), and every two consecutive lines of it or of a catalog file that the release
-      does not already show (its docstrings state the interface, the grader's hints quote
-      single lines on purpose);
-    - every function body, docstring dropped and compared as an AST (any formatting);
-    - the hidden tests' marker and seeds."""
-    release_cells = ["".join(c["source"]) for c in json.loads(RELEASE.read_text())["cells"]]
-    given_text = re.sub(r"\s+", "", "".join(release_cells))
-    given_defs = set().union(*map(definitions, code_cells(RELEASE)))
-    solution_cells = code_cells(SOLUTION)
-    sources = [region for cell in solution_cells for region in solution_regions(cell)] + [p.read_text() for p in CORRECT]
-    regions = {flattened(r) for cell in solution_cells for r in solution_regions(cell)}
-    windows = set()
-    for source in sources:
-        lines = code_lines(source)
-        for first, second in zip(lines, lines[1:]):
-            if len(first + second) >= 40 and first + second not in given_text:
-                windows.add(f"{first}\n{second}")
-    bodies = set().union(*map(definitions, solution_cells + sources)) - given_defs
-    seeds = set(re.findall(r"hidden_seed\s*=\s*(\d+)", SOLUTION.read_text()))
-    assert bodies and windows and seeds and len(regions) > 10, "no answers found: the leak test would prove nothing"
-    return {"bodies": bodies, "code": {r for r in regions if len(r) >= 30} | windows, "seeds": seeds,
-            "markers": {"BEGIN HIDDEN TESTS", "BEGIN SOLUTION"}}
-
-
-def leaks(tree: Path, found: dict[str, set[str]]) -> list[str]:
-    problems = []
-    for path in files_of(tree):
-        relative = path.relative_to(tree).as_posix()
-        text = path.read_bytes().decode("utf-8", "replace")
-        sources = code_cells(path.read_bytes()) if path.suffix == ".ipynb" else [text]
-        if path.suffix == ".md":  # code in a README's fences counts as code
-            sources += re.findall(r"```[^\n]*\n(.*?)```", text, re.S)
-        bodies = set().union(*map(definitions, sources))
-        problems += [f"{relative}: a solution's function body" for _ in bodies & found["bodies"]]
-        flat = "\n".join(map(flattened, sources))
-        problems += [f"{relative}: solution code {code!r}" for code in found["code"] if code in flat]
-        problems += [f"{relative}: hidden-test seed {seed}" for seed in found["seeds"]
-                     if re.search(rf"(?<!\d){seed}(?!\d)", text)]
-        problems += [f"{relative}: {marker!r}" for marker in found["markers"] if marker in text]
-    return problems
 
 
 # --- the tree --------------------------------------------------------------------------------
@@ -315,9 +213,9 @@ def release_answered(answered) -> str:
     return json.dumps(notebook, indent=1)
 
 
-def commit_all(repo: Path, message: str) -> str:
+def commit_all(repo: Path, message: str, date: str | None = None) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "s", "GIT_AUTHOR_EMAIL": "s@x", "GIT_COMMITTER_NAME": "s",
-           "GIT_COMMITTER_EMAIL": "s@x"}
+           "GIT_COMMITTER_EMAIL": "s@x", **({"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date} if date else {})}
     subprocess.run(["git", "-C", str(repo), "add", "--all"], check=True, env=env)
     subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", message], check=True, env=env)
     return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -337,33 +235,44 @@ def snapshot(folder: Path) -> dict[str, tuple[str, int]]:
     return found
 
 
+# Where each clone sits in the class folder: directly inside, or one folder down as the cloning
+# tools leave them (gh classroom clone's <assignment>-submissions/, a folder per section).
+CLASS_LAYOUT = {"blank": "", "tampered": "", "no-notebook": "", "perfect": "ch03-attention-submissions",
+                "partial": "ch03-attention-submissions", "renamed": "section-b"}
+
+
 @pytest.fixture(scope="module")
 def class_regrade(tree, tmp_path_factory):
-    """Five clones of the student repository as the deadline finds them, regraded."""
+    """Six clones of the student repository as the deadline finds them, in a mixed layout, regraded."""
     repos = tmp_path_factory.mktemp("student-repos")
-    commits = {}
-    for student in ("blank", "perfect", "partial", "tampered", "no-notebook"):
-        subprocess.run(["git", "clone", "-q", str(tree), str(repos / student)], check=True)
-    (repos / "perfect" / NOTEBOOK).write_text(release_answered(lambda grade_id: True))
-    (repos / "partial" / NOTEBOOK).write_text(release_answered(lambda grade_id: grade_id.startswith("stage1_")))
+    commits, where = {}, {student: repos / folder / student for student, folder in CLASS_LAYOUT.items()}
+    for path in where.values():
+        subprocess.run(["git", "clone", "-q", str(tree), str(path)], check=True)
+    (where["perfect"] / NOTEBOOK).write_text(release_answered(lambda grade_id: True))
+    (where["partial"] / NOTEBOOK).write_text(release_answered(lambda grade_id: grade_id.startswith("stage1_")))
+    # Renamed as Jupyter's Duplicate or Colab's Save a copy names it; its locked cells untouched.
+    (where["renamed"] / NOTEBOOK).unlink()
+    (where["renamed"] / NOTEBOOK).with_name("Copy of ch03_attention (1).ipynb").write_text(
+        release_answered(lambda grade_id: grade_id.startswith("stage1_")))
     # The tampered grader would give everything full marks; the regrade never runs it.
-    engine = repos / "tampered" / "autograder" / "core" / "results.py"
+    engine = where["tampered"] / "autograder" / "core" / "results.py"
     engine.write_text(engine.read_text().replace("return self.check.points if self.status is CheckStatus.PASSED else 0.0",
                                                  "return self.check.points"))
     assert "return self.check.points\n" in engine.read_text()
-    (repos / "no-notebook" / NOTEBOOK).unlink()
-    for student in ("blank", "perfect", "partial", "tampered", "no-notebook"):
-        commits[student] = commit_all(repos / student, "work")
+    (where["no-notebook"] / NOTEBOOK).unlink()
+    for student, path in where.items():
+        commits[student] = commit_all(path, "work")
     before = snapshot(repos)
     out = tmp_path_factory.mktemp("regrade") / "out"
     started = time.monotonic()
     proc = make("grade-repos", f"REPOS={repos}", f"OUT={out}", "JOBS=2", timeout=900)
     seconds = time.monotonic() - started
-    print(f"grade-repos, five repositories: {seconds:.1f} s")
+    print(f"grade-repos, six repositories: {seconds:.1f} s")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").open())}
-    return {"rows": rows, "commits": commits, "unchanged": snapshot(repos) == before, "out": out, "repos": repos}
+    return {"rows": rows, "commits": commits, "unchanged": snapshot(repos) == before, "out": out, "repos": repos,
+            "said": proc.stdout}
 
 
 def test_grade_repos_csv(class_regrade):
@@ -371,20 +280,48 @@ def test_grade_repos_csv(class_regrade):
     stage_columns = [f"stage{s.number}_{s.id}" for s in CHAPTER.graded_stages]
     with (class_regrade["out"] / "grades.csv").open() as handle:
         header = next(csv.reader(handle))
-    assert header == ["student", *stage_columns, "total", "bonus_stage8_efficiency", "commit", "fingerprint", "reason"]
-    assert sorted(rows) == ["blank", "no-notebook", "partial", "perfect", "tampered"]
-    expected_totals = {"blank": "0", "perfect": "100", "partial": "10", "tampered": "0", "no-notebook": "0"}
+    assert header == ["student", *stage_columns, "total", "bonus_stage8_efficiency", "commit", "commit_date",
+                      "fingerprint", "reason"]
+    assert sorted(rows) == sorted(CLASS_LAYOUT), "one row per repository, whichever folder holds it"
+    assert f"{len(CLASS_LAYOUT)} repositories" in class_regrade["said"]
+    expected_totals = {"blank": "0", "perfect": "100", "partial": "10", "tampered": "0", "no-notebook": "0",
+                       "renamed": "10"}
     assert {s: rows[s]["total"] for s in rows} == expected_totals
     assert [rows["perfect"][c] for c in stage_columns] == [f"{CHAPTER.points(s):g}" for s in CHAPTER.graded_stages]
     assert rows["perfect"]["bonus_stage8_efficiency"] == "10"
     assert rows["partial"]["stage1_softmax"] == "10" and rows["partial"]["stage2_scores"] == "0"
     assert {s: rows[s]["commit"] for s in rows} == commits
-    for student in ("blank", "perfect", "partial"):
-        assert rows[student]["fingerprint"] == "release", rows[student]
-        assert rows[student]["reason"] == ""
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", rows[s]["commit_date"]) for s in rows)
+    for student in ("blank", "perfect", "partial", "renamed", "no-notebook"):
+        assert rows[student]["fingerprint"] == "release", rows[student]  # a rename, a missing notebook: no edit
+    assert rows["renamed"]["reason"] == f"graded {Path(NOTEBOOK).with_name('Copy of ch03_attention (1).ipynb').as_posix()} " \
+                                        f"(not at {NOTEBOOK})"
     assert rows["tampered"]["fingerprint"] == "modified: autograder/core/results.py"
     assert rows["no-notebook"]["reason"].startswith("no notebook (.ipynb) in the repository")
-    assert rows["no-notebook"]["fingerprint"].startswith("modified: " + fingerprint.LOCKED_CELL_PREFIX)
+
+
+def test_grade_repos_deadline_grades_the_last_commit_before_it(tree, tmp_path):
+    """DEADLINE=: the last commit whose committer date is at or before it; the checkout is left
+    as it is (the later commit stays checked out)."""
+    repo = tmp_path / "repos" / "late"
+    subprocess.run(["git", "clone", "-q", str(tree), str(repo)], check=True)
+    (repo / NOTEBOOK).write_text(release_answered(lambda grade_id: grade_id.startswith("stage1_")))
+    on_time = commit_all(repo, "stage 1", date="2099-11-20T12:00:00-05:00")
+    (repo / NOTEBOOK).write_text(release_answered(lambda grade_id: True))
+    late = commit_all(repo, "everything, a day late", date="2099-11-21T12:00:00-05:00")
+    before = snapshot(repo)
+    out = tmp_path / "out"
+    proc = make("grade-repos", f"REPOS={repo.parent}", f"OUT={out}", "DEADLINE=2099-11-20 23:59 America/New_York")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "deadline 2099-11-21 04:59:00 UTC" in proc.stdout
+    (row,) = csv.DictReader((out / "grades.csv").open())
+    assert (row["total"], row["commit"], row["commit_date"]) == ("10", on_time, "2099-11-20 17:00:00 UTC")
+    assert snapshot(repo) == before and late != on_time
+    proc = make("grade-repos", f"REPOS={repo.parent}", f"OUT={tmp_path / 'early'}", "DEADLINE=2020-01-01 00:00 UTC")
+    (row,) = csv.DictReader((tmp_path / "early" / "grades.csv").open())
+    assert row["total"] == "0" and row["reason"] == "no commit at or before the deadline (2020-01-01 00:00:00 UTC)"
+    proc = make("grade-repos", f"REPOS={repo.parent}", f"OUT={tmp_path / 'pst'}", "DEADLINE=2099-11-20 23:59 PST")
+    assert proc.returncode != 0 and "abbreviation" in proc.stderr and not (tmp_path / "pst").exists()
 
 
 def test_grade_repos_reports_and_leaves_the_repositories_alone(class_regrade):

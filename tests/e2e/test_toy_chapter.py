@@ -193,8 +193,7 @@ def test_ci_exits_0_and_reports_full_marks(ci):
     assert run.returncode == 0, run.log
     assert run.results["score"] == 10
     assert [t["number"] for t in run.results["tests"]] == ["1.1", "1.2"]
-    assert "::notice title=Autograding complete::Points 10/10" in run.stdout, run.log
-    assert '{"totalPoints":10,"maxPoints":10}' in run.stdout, run.log
+    assert "::notice title=Grade::10/10 points" in run.stdout, run.log
     assert "## toy_double: 10/10 points" in run.summary, run.summary
 
 
@@ -203,7 +202,7 @@ def test_ci_exits_0_for_a_partial_grade(ci):
     assert run.returncode == 0, run.log  # a low score is a grade, not a broken build
     assert run.results["score"] == 4
     assert [t["number"] for t in run.results["tests"]] == ["1.1", "1.2"]
-    assert "::notice title=Autograding complete::Points 4/10" in run.stdout, run.log
+    assert "::notice title=Grade::4/10 points" in run.stdout, run.log
     assert "## toy_double: 4/10 points" in run.summary, run.summary
     assert "**1.2**" in run.summary, run.summary  # the failed check is listed
 

@@ -412,9 +412,11 @@ IDS = [rel(p) for p in PAGES]
 
 def test_the_pages_exist_and_the_readme_is_a_landing_page():
     assert (REPO / "docs" / "students.md").exists() and TEMPLATE.exists()
-    for route in ("github-classroom", "nbgrader", "gradescope", "colab-kaggle"):
+    for route in ("classroom50", "github-organizations", "nbgrader", "gradescope", "colab-kaggle", "class-report"):
         assert (REPO / "docs" / "instructors" / f"{route}.md").exists(), route
     assert (REPO / "README.md").stat().st_size <= 10 * 1024
+    # GitHub Classroom closed on 2026-08-28: no page sends an instructor there.
+    assert not [rel(p) for p in PAGES if "classroom.github.com" in p.read_text() or "gh classroom" in p.read_text()]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=IDS)

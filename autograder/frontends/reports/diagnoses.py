@@ -4,7 +4,7 @@ The class report (:mod:`autograder.frontends.class_report`) counts mistakes from
 records, never from rendered text. Every route keeps one per submission, written by the
 grading process (never by the student's code):
 
-- Gradescope and GitHub Classroom (``python -m autograder NB --results results.json``, which
+- Gradescope and CI (``python -m autograder NB --results results.json``, which
   ``make grade-repos`` runs too): ``extra_data.diagnosis`` of results.json, and each failed
   test's ``extra_data``;
 - nbgrader (``make autograde``): the answer of :mod:`autograder.frontends.stagegrades`
