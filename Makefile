@@ -230,7 +230,7 @@ demo: $(STAMP)
 .PHONY: duedate students formgrader
 duedate: $(GRADEBOOK)
 	@test -n "$(DUE)" || { echo 'usage: make duedate DUE="2026-11-20 23:59:00 -0500" (or "... America/New_York", "... UTC"), then make autograde'; exit 2; }
-	@$(BIN)/python -m autograder.frontends.duedate $(ASSIGNMENT) $(call quote,$(DUE))
+	@PATH=$(ABS_BIN):"$$PATH" $(BIN)/python -m autograder.frontends.duedate $(ASSIGNMENT) $(call quote,$(DUE))
 
 students: $(GRADEBOOK)
 	@test -n "$(ROSTER)" || { echo "usage: make students ROSTER=class.csv  (columns: id,first_name,last_name,email)"; exit 2; }
