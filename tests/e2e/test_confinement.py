@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -249,6 +250,33 @@ def test_the_worker_sees_a_minimal_environment():
         finally:
             worker.close()
     assert seen == {"GITHUB_TOKEN": "False", SECRET: "False", "PATH": "True"}
+
+
+def _documented_environment() -> tuple[set[str], tuple[str, ...]]:
+    """The names (and NAME_* prefixes) docs/security.md's fences table gives the worker's environment."""
+    row = next(line for line in (REPO / "docs" / "security.md").read_text().splitlines()
+               if line.startswith("| environment |"))
+    names = set(re.findall(r"`([A-Z][A-Z0-9_]*\*?)`", row))
+    return {n for n in names if not n.endswith("*")}, tuple(n[:-1] for n in names if n.endswith("*"))
+
+
+def test_the_worker_environment_is_the_one_security_md_lists():
+    names, prefixes = _documented_environment()
+    with mock.patch.dict(os.environ, {SECRET: "1", "LC_ALL": "C.UTF-8", "CUDA_HOME": "/nowhere"}):
+        source = "import os\ndef name(i):\n    return ([*sorted(os.environ), ''])[min(i, len(os.environ))]\n"
+        worker = Worker([Cell(1, source, "env.py")], "cpu", Limits())
+        try:
+            worker.start()
+            worker.begin_stage(1)
+            seen = []  # one name per request: a reply's repr is shortened
+            while not seen or seen[-1]:
+                seen.append(worker.request({"op": "call", "name": "name", "args": [len(seen)]})["ok"]["repr"].strip("'"))
+            seen.pop()
+        finally:
+            worker.close()
+    undocumented = [n for n in seen if n not in names and not n.startswith(prefixes)]
+    assert not undocumented, f"the worker's environment holds {undocumented}, which docs/security.md does not list"
+    assert {"HOME", "PATH", "AUTOGRADER_GRADER_PID", "LC_ALL", "CUDA_HOME"} <= set(seen)
 
 
 @needs_landlock
