@@ -2,7 +2,7 @@
 
 ``python -I -m autograder.frontends.stagegrades NOTEBOOK --stage N ... < SEEDS`` (SEEDS: the
 hidden examples' seeds as JSON, ``{"N": SEED, ...}``, on standard input: never on a command
-line, which every process of the machine can read in ``/proc/<pid>/cmdline``) is started by
+line, which every process of the machine can read) is started by
 :class:`autograder.frontends.nbgrader.execute.SandboxExecute` for each notebook
 nbgrader autogrades, and writes its answer as JSON on its standard output (never to a file a
 worker could reach). The notebook is loaded once, in the confined worker: what each cell printed

@@ -102,7 +102,7 @@ class SandboxExecute(NbGraderPreprocessor):
         command = [sys.executable, "-I", "-m", "autograder.frontends.stagegrades", str(notebook),
                    "--device", self.device, *self.limit_arguments(),
                    *(["--chapter", chapter.id, "--stage", *map(str, numbers)] if chapter else [])]
-        # The seeds go on a pipe: a command line is readable by every process (/proc/<pid>/cmdline).
+        # The seeds go on a pipe: any process of the machine can read another one's command line.
         proc = subprocess.run(command, capture_output=True, text=True,
                               input=json.dumps({str(n): s for n, s in sorted(seeds.items())}))
         try:
