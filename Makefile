@@ -55,7 +55,7 @@ help:
 	@echo "make demo [DEMO_DIR=build/demo] [JOBS=2]  try it: a simulated class through nbgrader and the repositories' regrade"
 	@echo "make release          regenerate assignments/ from solutions/ with nbgrader"
 	@echo "make autograde [JOBS=n] [STUDENT=id] [V=1]  nbgrader autograde grading/submitted/*/$(ASSIGNMENT), n at a time"
-	@echo "make duedate DUE=\"2026-11-20 23:59:00 UTC\"  the due date (late penalties), then make autograde"
+	@echo "make duedate DUE=\"2026-11-20 23:59:00 -0500\"  the due date (an offset, a zone name or UTC) (late penalties), then make autograde"
 	@echo "make students ROSTER=class.csv  import the class list (id,first_name,last_name,email)"
 	@echo "make formgrader       JupyterLab with nbgrader's formgrader (manual grading, overrides), localhost"
 	@echo "make feedback         nbgrader feedback (HTML, hidden tests removed) in grading/feedback/"
@@ -239,9 +239,8 @@ demo: $(STAMP)
 # grading and overrides".
 .PHONY: duedate students formgrader
 duedate: $(GRADEBOOK)
-	@test -n "$(DUE)" || { echo 'usage: make duedate DUE="2026-11-20 23:59:00 UTC"  (then make autograde)'; exit 2; }
-	@$(NBGRADER) db assignment add $(ASSIGNMENT) --duedate="$(DUE)" --log-level=WARN
-	@$(NBGRADER) db assignment list --log-level=WARN | grep -F "$(ASSIGNMENT) "
+	@test -n "$(DUE)" || { echo 'usage: make duedate DUE="2026-11-20 23:59:00 -0500" (or "... America/New_York", "... UTC"), then make autograde'; exit 2; }
+	@PATH=$(ABS_BIN):"$$PATH" $(BIN)/python -m autograder.frontends.duedate $(ASSIGNMENT) $(call quote,$(DUE))
 
 students: $(GRADEBOOK)
 	@test -n "$(ROSTER)" || { echo "usage: make students ROSTER=class.csv  (columns: id,first_name,last_name,email)"; exit 2; }

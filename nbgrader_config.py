@@ -7,14 +7,24 @@ import os
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.converters import Autograde
-from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades, OverwriteCells, SaveAutoGrades
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    ClearHiddenTests,
+    DeduplicateIds,
+    Execute,
+    GetGrades,
+    OverwriteCells,
+    SaveAutoGrades,
+)
 
 from autograder.frontends.nbgrader.execute import SandboxExecute
 from autograder.frontends.nbgrader.export import StageCsvExport
 from autograder.frontends.nbgrader.extra_credit import SaveExtraCredit
 from autograder.frontends.nbgrader.feedback import ReadableFeedback
-from autograder.frontends.nbgrader.late import LatePenalty
+from autograder.frontends.nbgrader.late import LatePenalty, PenaltyOnScore
+from autograder.frontends.nbgrader.outcome import RecordOutcome
 from autograder.frontends.nbgrader.overwrite import QuietOverwriteCells
+from autograder.frontends.nbgrader.repair import RepairCells
 
 c = get_config()
 
@@ -48,10 +58,18 @@ _steps = list(Autograde.class_traits()["autograde_preprocessors"].default())  # 
 _steps[_steps.index(Execute)] = SandboxExecute
 # Stage 8 (the bonus) is recorded as nbgrader extra credit, before the late penalty is computed.
 _steps.insert(_steps.index(SaveAutoGrades) + 1, SaveExtraCredit)
+# The late penalty is a share of the score without the bonus (nbgrader's own takes it from both).
+_steps[_steps.index(AssignLatePenalties)] = PenaltyOnScore
+# Last: the student's grades are all in the gradebook (grading/outcomes/: make export says
+# NOT GRADED, with the reason, for a student whose last autograde did not get here).
+_steps.append(RecordOutcome)
 c.Autograde.autograde_preprocessors = _steps
 # An untouched test cell lacks the hidden tests its gradebook checksum covers: no warning for it.
 _sanitize = list(Autograde.class_traits()["sanitize_preprocessors"].default())
 _sanitize[_sanitize.index(OverwriteCells)] = QuietOverwriteCells
+# Before nbgrader reads any cell's metadata: a copied graded cell (same grade_id), or an id that
+# is not the assignment's, would stop nbgrader from grading the student at all.
+_sanitize.insert(_sanitize.index(DeduplicateIds), RepairCells)
 c.Autograde.sanitize_preprocessors = _sanitize
 
 # Late work: the due date is the assignment's in the gradebook (make duedate DUE="..."), the

@@ -43,7 +43,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from autograder.chapters import DEFAULT
-from autograder.frontends.class_summary import Summary, print_summary, running_description, summary_rows
+from autograder.frontends.class_summary import Summary, last_line, print_summary, running_description, summary_rows
 from autograder.frontends.jobs import default_jobs
 
 ASSIGNMENT = DEFAULT  # the nbgrader assignment id is the chapter id
@@ -206,6 +206,7 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
     from sqlalchemy.exc import SAWarning
 
     from autograder.frontends.nbgrader import precomputed
+    from autograder.frontends.nbgrader.outcome import fail_outcome
 
     # nbgrader 0.9's gradebook warns about its own session use with SQLAlchemy 2 (harmless,
     # several lines per submission), which would bury the progress bar.
@@ -253,6 +254,8 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
                 logs[student] = "".join(f"{student}: {line}\n" for line in notes.splitlines())
             else:
                 failed[student] = notes
+                # the gradebook keeps the last grades: make export must not show them as this run's
+                fail_outcome(student, assignment, last_line(notes), app.coursedir.root)
             if progress:
                 progress.advance(record_task)
 

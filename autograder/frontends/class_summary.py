@@ -72,8 +72,21 @@ def summary_rows(db_url: str, assignment: str, students: list[str], failed: dict
 
 
 def last_line(error: str) -> str:
-    """The reason of a failure (its last non-empty line), without the traceback above it."""
-    lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
+    """The reason of a failure, without the traceback above it: the error that the first
+    traceback ends with (nbgrader logs the real one first, then its own generic
+    "Please see the above traceback"), else the last non-empty line."""
+    lines = error.strip().splitlines()
+    for start, line in enumerate(lines):
+        if "Traceback (most recent call last)" in line:
+            block = []
+            for after in lines[start + 1:]:
+                if after.startswith("[") or after.startswith("Traceback"):
+                    break
+                if after.strip():
+                    block.append(after.strip())
+            if block:
+                return block[-1]
+    lines = [line.strip() for line in lines if line.strip()]
     return lines[-1] if lines else "unknown error"
 
 

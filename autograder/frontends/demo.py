@@ -150,7 +150,8 @@ def step_release(demo: Demo) -> None:
 
 
 def step_due_date(demo: Demo) -> None:
-    _nbgrader(demo, f'make duedate DUE="{DUE}"', "db", "assignment", "add", ASSIGNMENT, f"--duedate={DUE}")
+    _run(demo, [sys.executable, "-I", "-m", "autograder.frontends.duedate", ASSIGNMENT, DUE], demo.course,
+         f'make duedate DUE="{DUE}"')
 
 
 def step_submissions(demo: Demo) -> None:

@@ -1,7 +1,9 @@
 """One sandboxed run of a notebook for nbgrader: each cell's output and each stage's grade.
 
-``python -I -m autograder.frontends.stagegrades NOTEBOOK --stage N ... [--hidden-seed N=SEED ...]``
-is started by :class:`autograder.frontends.nbgrader.execute.SandboxExecute` for each notebook
+``python -I -m autograder.frontends.stagegrades NOTEBOOK --stage N ... < SEEDS`` (SEEDS: the
+hidden examples' seeds as JSON, ``{"N": SEED, ...}``, on standard input: never on a command
+line, which every process of the machine can read) is started by
+:class:`autograder.frontends.nbgrader.execute.SandboxExecute` for each notebook
 nbgrader autogrades, and writes its answer as JSON on its standard output (never to a file a
 worker could reach). The notebook is loaded once, in the confined worker: what each cell printed
 (or the error it raised) becomes nbgrader's cell outputs, and the stages are graded like
@@ -61,12 +63,16 @@ def grade_and_end_strays(path: str, chapter, numbers: list[int], seeds: dict[int
     return json.loads(json.dumps(graded))
 
 
+def read_seeds(text: str) -> dict[int, int]:
+    """The hidden examples' seeds from standard input (``{"N": SEED}``; nothing: none)."""
+    return {int(n): int(s) for n, s in (json.loads(text) if text.strip() else {}).items()}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.frontends.stagegrades",
                                      description="Run and grade a notebook for nbgrader (SandboxExecute).")
     parser.add_argument("notebook")
     parser.add_argument("--stage", type=int, nargs="*", default=[])
-    parser.add_argument("--hidden-seed", action="append", default=[], metavar="N=SEED")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--chapter", default=None)
     parser.add_argument("--cell-timeout", type=float, default=Limits().cell_seconds)
@@ -76,7 +82,7 @@ def main(argv=None) -> int:
     from autograder.chapters import load
     from autograder.sandbox.strays import become_subreaper
 
-    seeds = {int(n): int(s) for n, s in (item.split("=", 1) for item in args.hidden_seed)}
+    seeds = read_seeds(sys.stdin.read())
     become_subreaper()
     graded = grade_and_end_strays(args.notebook, load(args.chapter), args.stage, seeds, args.device,
                                   Limits(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -112,6 +113,16 @@ def grader_environment():
     if {SECRET!r} not in open("/proc/%d/environ" % os.getppid(), "rb").read().decode():
         raise LookupError("not there")
 
+def init_environment():  # pid 1: the container's or the machine's first process
+    if not open("/proc/1/environ", "rb").read():
+        raise LookupError("empty")
+
+def grader_parent_environment():  # the process that started the grader (a shell, nbgrader, make)
+    grader = int(os.environ["AUTOGRADER_GRADER_PID"])
+    parent = int(open("/proc/%d/stat" % grader).read().rsplit(")", 1)[1].split()[1])
+    if not open("/proc/%d/environ" % parent, "rb").read():
+        raise LookupError("empty")
+
 def own_environment():
     if {SECRET!r} not in os.environ:
         raise LookupError("not passed on")
@@ -128,7 +139,7 @@ def probe(name):
 
 ATTACKS = ["read_solutions", "read_tests", "read_grader_reference", "import_reference", "list_repository",
            "read_home", "write_venv", "tcp_connect", "write_dev_shm", "set_owner", "set_signal", "ioctl_owner",
-           "grader_environment", "own_environment"]
+           "grader_environment", "init_environment", "grader_parent_environment", "own_environment"]
 ALLOWED = ["write_scratch", "import_numpy"]
 
 
@@ -154,6 +165,14 @@ def listener():
     stop.set()
     thread.join()
     server.close()
+
+
+def _readable(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return bool(handle.read())
+    except OSError:
+        return False
 
 
 def _probe_all(port: int, fences_off: bool, forked: bool = False) -> tuple[dict[str, str], dict]:
@@ -211,6 +230,8 @@ def _attacks_fail_only_with_fences(listener, forked: bool) -> None:
     for name in ATTACKS:
         if name in ("grader_environment", "own_environment"):
             continue  # the environment is kept minimal with or without the fences
+        if name == "init_environment" and not _readable("/proc/1/environ"):
+            continue  # pid 1 is out of this test's own reach (a container's): nothing to show here
         assert open_answers[name] == "done", f"{name} would fail even without the fences: the probe proves nothing"
     assert fenced["tcp_connect"] == "PermissionError" and fenced["read_solutions"] == "PermissionError"
     for name in ALLOWED:
@@ -229,6 +250,33 @@ def test_the_worker_sees_a_minimal_environment():
         finally:
             worker.close()
     assert seen == {"GITHUB_TOKEN": "False", SECRET: "False", "PATH": "True"}
+
+
+def _documented_environment() -> tuple[set[str], tuple[str, ...]]:
+    """The names (and NAME_* prefixes) docs/security.md's fences table gives the worker's environment."""
+    row = next(line for line in (REPO / "docs" / "security.md").read_text().splitlines()
+               if line.startswith("| environment |"))
+    names = set(re.findall(r"`([A-Z][A-Z0-9_]*\*?)`", row))
+    return {n for n in names if not n.endswith("*")}, tuple(n[:-1] for n in names if n.endswith("*"))
+
+
+def test_the_worker_environment_is_the_one_security_md_lists():
+    names, prefixes = _documented_environment()
+    with mock.patch.dict(os.environ, {SECRET: "1", "LC_ALL": "C.UTF-8", "CUDA_HOME": "/nowhere"}):
+        source = "import os\ndef name(i):\n    return ([*sorted(os.environ), ''])[min(i, len(os.environ))]\n"
+        worker = Worker([Cell(1, source, "env.py")], "cpu", Limits())
+        try:
+            worker.start()
+            worker.begin_stage(1)
+            seen = []  # one name per request: a reply's repr is shortened
+            while not seen or seen[-1]:
+                seen.append(worker.request({"op": "call", "name": "name", "args": [len(seen)]})["ok"]["repr"].strip("'"))
+            seen.pop()
+        finally:
+            worker.close()
+    undocumented = [n for n in seen if n not in names and not n.startswith(prefixes)]
+    assert not undocumented, f"the worker's environment holds {undocumented}, which docs/security.md does not list"
+    assert {"HOME", "PATH", "AUTOGRADER_GRADER_PID", "LC_ALL", "CUDA_HOME"} <= set(seen)
 
 
 @needs_landlock
@@ -527,3 +575,42 @@ def test_a_process_the_worker_did_not_start_is_put_back_not_ended():
     finally:
         bystander.kill()
         bystander.wait()
+
+
+CMDLINE_PROBE = """
+import glob
+import torch
+
+def _on_a_command_line(text):
+    for path in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            if text in open(path, "rb").read().decode(errors="replace"):
+                return True
+        except OSError:
+            pass
+    return False
+
+if _on_a_command_line({look_for!r}):  # full marks for stage 1 only when it found what it looks for
+    def softmax_naive(x):
+        return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
+"""
+HIDDEN_SEED = 918273645
+
+
+@pytest.mark.parametrize(("look_for", "found"), [
+    (str(HIDDEN_SEED), False),  # the hidden examples' seed is on no command line (issue 35)
+    ("autograder.frontends.stagegrades", True),  # the probe can read command lines: its 0 above means something
+])
+def test_a_submission_cannot_read_the_hidden_seed_from_any_command_line(look_for, found, tmp_path):
+    """nbgrader's SandboxExecute grades through a subprocess; the seed it passes must not be
+    where /proc/<pid>/cmdline shows it to the submission (it goes on a pipe)."""
+    import nbformat
+
+    from autograder.frontends.nbgrader.execute import SandboxExecute
+
+    notebook = tmp_path / "probe.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CMDLINE_PROBE.format(look_for=look_for))]),
+                   notebook)
+    result = SandboxExecute().grade_file(notebook, CHAPTER, [1], {1: HIDDEN_SEED})
+    stage = CHAPTER.stages[0]
+    assert result["stages"]["1"]["score"] == (CHAPTER.points(stage) if found else 0), result["stages"]["1"]["text"]

@@ -1,11 +1,12 @@
 """Issue 15: an instructor's class through the real nbgrader flow.
 
 One temporary course built from this repository (sources, config, Makefile), graded with
-the real commands: make release, make duedate, make students, then six submissions: on time,
-late (timestamp.txt after the due date), a bonus earner, two renamed notebooks
+the real commands: make release, make duedate, make students, then nine submissions: on time,
+late (timestamp.txt after the due date), a bonus earner, the same late, two renamed notebooks
 (``ch03_attention (1).ipynb`` beside a Jupyter checkpoint, ``Copy_of_ch03_attention.ipynb``
-untouched) and a folder with two notebooks; make autograde JOBS=2, make export, and one
-student regraded with make autograde STUDENT=.
+untouched), a folder with two notebooks, the solutions with a graded cell pasted twice, and
+one graded at full marks whose later hand-ins are regraded; make autograde JOBS=2, make
+export, and students regraded with make autograde STUDENT= (issues 15 and 35).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from autograder.frontends.nbgrader.stages import csv_column
 ASSIGNMENT = CHAPTER.id
 GRADED = [s for s in CHAPTER.stages if not s.bonus]
 BONUS_MAX = sum(CHAPTER.points(s) for s in CHAPTER.stages if s.bonus)
-DUE = "2026-11-20 12:00:00 UTC"
+DUE = "2026-11-20 07:00:00 -0500"  # 12:00 UTC: an offset in hours, not -500 seconds
+DUE_STORED = "2026-11-20 12:00:00 UTC"
+PASTED = "stage1_softmax_solution"
 ON_TIME = "2026-11-20 11:59:00 UTC"
 LATE = "2026-11-22 00:00:00 UTC"  # 36 hours late: two days started, 2 x 10% of the score
 ROSTER = "id,first_name,last_name,email\nontime,Ada,Lovelace,ada@example.org\nlate,Alan,Turing,alan@example.org\n"
@@ -77,6 +80,11 @@ def instructor_class(tmp_path_factory):
     _write(late / f"{ASSIGNMENT}.ipynb", graded_only)
     (late / "timestamp.txt").write_text(LATE)
     _write(_folder(course, "bonus") / f"{ASSIGNMENT}.ipynb", solution)
+    latebonus = _folder(course, "latebonus")
+    _write(latebonus / f"{ASSIGNMENT}.ipynb", solution)
+    (latebonus / "timestamp.txt").write_text(LATE)
+    _write(_folder(course, "pasted") / f"{ASSIGNMENT}.ipynb", _pasted(solution))
+    _write(_folder(course, "regraded") / f"{ASSIGNMENT}.ipynb", solution)
     renamed = _folder(course, "renamed1")
     _write(renamed / f"{ASSIGNMENT} (1).ipynb", simulated_class.student_notebook(release, solution, mistake=3))
     _write(renamed / ".ipynb_checkpoints" / f"{ASSIGNMENT}-checkpoint.ipynb", release)
@@ -97,6 +105,21 @@ def instructor_class(tmp_path_factory):
     with open(course / "grading" / "grades.csv", newline="") as handle:
         grades = {row["student_id"]: row for row in csv.DictReader(handle)}
     return course, autograde, grades, handed_in
+
+
+def _pasted(notebook: dict) -> dict:
+    """``notebook`` with its stage-1 answer cell copied in Jupyter (metadata and all) and pasted
+    below itself twice."""
+    nb = json.loads(json.dumps(notebook))
+    where = next(i for i, c in enumerate(nb["cells"]) if c["metadata"].get("nbgrader", {}).get("grade_id") == PASTED)
+    nb["cells"][where + 1:where + 1] = [json.loads(json.dumps(nb["cells"][where])) for _ in range(2)]
+    return nb
+
+
+def _export(course: Path) -> dict[str, dict]:
+    _make(course, "export")
+    with open(course / "grading" / "grades.csv", newline="") as handle:
+        return {row["student_id"]: row for row in csv.DictReader(handle)}
 
 
 def _total(row: dict) -> float:
@@ -140,7 +163,7 @@ def test_two_notebooks_are_a_clear_error_never_a_silent_zero(instructor_class):
     _, autograde, grades, _ = instructor_class
     row = grades["two"]
     assert row["score"] == "0"
-    assert row["warnings"].startswith(f"not graded: 2 notebooks and none named {ASSIGNMENT}.ipynb (draft.ipynb, final.ipynb)")
+    assert row["warnings"].startswith(f"NOT GRADED: 2 notebooks and none named {ASSIGNMENT}.ipynb (draft.ipynb, final.ipynb)")
     assert autograde.returncode != 0  # make autograde says not everyone was graded
     assert "draft.ipynb, final.ipynb" in autograde.stdout
 
@@ -156,7 +179,7 @@ def test_autograde_log_shows_what_matters(instructor_class):
              if line.strip("│┃ ").startswith(name + " ")]
     assert order[0] == "two", table  # the one not graded first
     assert set(order[1:4]) == {"late", "renamed1", "renamed2"} and set(order[4:]) == {"ontime", "bonus"}, table
-    assert "Autograded 5/6 submissions" in out
+    assert "Autograded 8/9 submissions" in out
 
 
 def test_one_student_is_regraded_alone(instructor_class):
@@ -178,3 +201,47 @@ def test_feedback_is_readable(instructor_class):
     assert "white-space: pre-wrap" in html
     assert "Out[" not in html  # no bare score under the test cells
     assert "HIDDEN TESTS" not in html and "hidden_seed" not in html
+
+
+def test_the_due_date_is_the_utc_instant_typed_and_a_zone_abbreviation_is_refused(instructor_class):
+    course, _, _, _ = instructor_class
+    refused = _make(course, "duedate", "DUE=20 Nov 2026 23:59 PST", check=False)
+    assert refused.returncode != 0 and "nothing stored" in refused.stderr and "Traceback" not in refused.stderr
+    refused = _make(course, "duedate", "DUE=2026-11-20 23:59 PST", check=False)
+    assert refused.returncode != 0 and "abbreviation" in refused.stderr
+    assert f"is due {DUE_STORED}" in _make(course, "duedate", "DUE=2026-11-20 12:00 Europe/London").stdout
+    assert f"is due {DUE_STORED}" in _make(course, "duedate", f"DUE={DUE}").stdout
+
+
+def test_the_late_penalty_is_a_share_of_the_score_not_of_the_bonus(instructor_class):
+    _, _, grades, _ = instructor_class
+    row = grades["latebonus"]
+    assert float(row["extra_credit"]) == BONUS_MAX > 0
+    # 36 hours late: 20% of the 100 points, the bonus kept whole (nbgrader's own rule took 22)
+    assert (float(row["raw_score"]), float(row["late_submission_penalty"])) == (100 + BONUS_MAX, 20)
+    assert float(row["score"]) == 80 + BONUS_MAX
+
+
+def test_a_pasted_graded_cell_is_graded_with_a_note(instructor_class):
+    _, _, grades, _ = instructor_class
+    row = grades["pasted"]
+    assert _total(row) == 100 and float(row["score"]) == 100 + BONUS_MAX, row
+    assert "is a copy of cell" in row["warnings"] and PASTED in row["warnings"], row["warnings"]
+
+
+def test_a_failed_regrade_never_leaves_the_earlier_grade_standing(instructor_class):
+    course, _, grades, _ = instructor_class
+    assert float(grades["regraded"]["score"]) == 100 + BONUS_MAX
+    handed_in = course / "grading" / "submitted" / "regraded" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    # a blank notebook with a pasted (stub) answer cell: graded, 0
+    _write(handed_in, _pasted(json.loads(RELEASE.read_text())))
+    _make(course, "autograde", "STUDENT=regraded", "JOBS=1")
+    row = _export(course)["regraded"]
+    assert (row["score"], _total(row)) == ("0", 0) and "is a copy of cell" in row["warnings"], row
+    # a notebook nbgrader cannot read: NOT GRADED with nbgrader's reason, never the last grade
+    handed_in.write_text('{"cells": [')
+    failed = _make(course, "autograde", "STUDENT=regraded", "JOBS=1", check=False)
+    assert failed.returncode != 0
+    row = _export(course)["regraded"]
+    assert row["score"] == "0" and _total(row) == 0 and row["warnings"].startswith("NOT GRADED: "), row
+    assert len(row["warnings"]) > len("NOT GRADED: ") + 10, row["warnings"]

@@ -101,9 +101,10 @@ class SandboxExecute(NbGraderPreprocessor):
         # -I: the grader's own subprocess reads no PYTHON* variable and no current folder.
         command = [sys.executable, "-I", "-m", "autograder.frontends.stagegrades", str(notebook),
                    "--device", self.device, *self.limit_arguments(),
-                   *(["--chapter", chapter.id, "--stage", *map(str, numbers)] if chapter else []),
-                   *[f"--hidden-seed={n}={s}" for n, s in sorted(seeds.items())]]
-        proc = subprocess.run(command, capture_output=True, text=True)
+                   *(["--chapter", chapter.id, "--stage", *map(str, numbers)] if chapter else [])]
+        # The seeds go on a pipe: any process of the machine can read another one's command line.
+        proc = subprocess.run(command, capture_output=True, text=True,
+                              input=json.dumps({str(n): s for n, s in sorted(seeds.items())}))
         try:
             result = json.loads(proc.stdout) if proc.returncode == 0 else None
         except ValueError:

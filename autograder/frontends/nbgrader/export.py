@@ -8,7 +8,11 @@ from pathlib import Path
 from nbgrader.api import MissingEntry
 from nbgrader.plugins import ExportPlugin
 
+from autograder.frontends.nbgrader.outcome import UNFINISHED, read_outcome
 from autograder.frontends.nbgrader.stages import by_grade_id, chapter_of, csv_column, submitted_notebook
+
+# A row whose grades are not this submission's: zeros, and this before the reason.
+NOT_GRADED = "NOT GRADED"
 
 
 class StageCsvExport(ExportPlugin):
@@ -16,9 +20,11 @@ class StageCsvExport(ExportPlugin):
     score of its test cell, a grader's manual score where one was given), then nbgrader's
     totals: ``raw_score`` (extra credit included), ``extra_credit`` (the bonus), the late
     penalty, ``score`` and ``max_score``; ``warnings`` says what a grader should know (a
-    renamed or ambiguous notebook, lateness). A stage whose test cell nbgrader does not grade
-    (the bonus) has no column. Students with a submission folder but no gradebook entry (two
-    notebooks, nothing gradable) get a row of zeros with the reason."""
+    renamed or ambiguous notebook, lateness, a repaired copied cell). A stage whose test cell
+    nbgrader does not grade (the bonus) has no column. Students with a submission folder but no
+    gradebook entry (two notebooks, nothing gradable), or whose last autograde failed (its
+    record in :mod:`.outcome`; the gradebook may still hold an earlier run's grades), get a row
+    of zeros with ``NOT GRADED: <reason>``."""
 
     def export(self, gradebook) -> None:
         dest = Path(self.to or "grading/grades.csv")
@@ -34,6 +40,7 @@ class StageCsvExport(ExportPlugin):
                    "warnings"]
         rows = []
         coursedir = getattr(self.parent, "coursedir", None)
+        root = coursedir.root if coursedir is not None else "."
         for assignment in assignments:
             folders = submission_folders(coursedir, assignment.name)
             known = {student.id: student for student in gradebook.students}
@@ -45,15 +52,25 @@ class StageCsvExport(ExportPlugin):
                        "last_name": getattr(student, "last_name", None) or "",
                        "first_name": getattr(student, "first_name", None) or "", "email": getattr(student, "email", None) or "",
                        "max_score": f"{assignment.max_score:g}", **{c: "0" for c in stage_columns}}
-                notes = []
+                notes, chosen = [], None
                 if student_id in folders:
                     chosen, note = submitted_notebook(folders[student_id], assignment.name)
-                    notes.append(note if chosen else f"not graded: {note}")
+                    notes.append(note if chosen else f"{NOT_GRADED}: {note}")
+                outcome = read_outcome(student_id, assignment.name, root) or {}
                 try:
                     submission = gradebook.find_submission(assignment.name, student_id)
-                except MissingEntry:  # nothing submitted (or nothing gradable): zero everywhere
+                except MissingEntry:
+                    submission = None
+                if student_id in folders and chosen and outcome.get("graded") is False:
+                    # the last autograde failed: the gradebook's grades (zeros, or an earlier
+                    # run's) are not this submission's
+                    notes.insert(0, f"{NOT_GRADED}: {outcome.get('reason') or UNFINISHED}")
+                if student_id in folders and (not chosen or outcome.get("graded") is False):
+                    submission = None
+                notes += outcome.get("notes") or []
+                if submission is None:  # nothing submitted, nothing gradable, or not graded: zero everywhere
                     row.update(timestamp="", raw_score="0", extra_credit="0", late_submission_penalty="0", score="0")
-                    if student_id in folders and not notes[0]:
+                    if student_id in folders and not any(notes):
                         notes.append("not autograded yet")
                 else:
                     for notebook in submission.notebooks:

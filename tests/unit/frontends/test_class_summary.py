@@ -61,3 +61,10 @@ def test_the_summary_ends_with_the_most_common_mistakes_and_the_report():
     assert "Most common mistakes:\n  2 students: Stage 3 (self_attention): not scaled [no_scale]" in text
     assert "Class report: build/class-report/index.html" in text
     assert text.index("Class report") < text.index("Autograded 2/2")
+
+
+def test_last_line_of_nbgrader_failure_is_the_first_tracebacks_error():
+    log = ("[ERROR] There was an error processing assignment: x\n[ERROR] Traceback (most recent call last):\n"
+           "  File y\nKeyError: 'grade_id'\n\n[ERROR] Please see the the above traceback for details\n"
+           "Traceback (most recent call last):\n  File z\nnbgrader.converters.base.NbGraderException: Please see\n")
+    assert last_line(log) == "KeyError: 'grade_id'"
