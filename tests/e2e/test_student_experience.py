@@ -355,3 +355,29 @@ def test_in_a_kernel_an_endless_loop_costs_its_stage_and_an_interrupt_stops_the_
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+# -- the notebook under another name, and an edited test cell ---------------------------------
+
+def test_make_test_grades_a_renamed_notebook_or_names_the_candidates(tmp_path):
+    renamed = _notebook_of(PARTIAL, tmp_path / "Copy of ch03_attention (1).ipynb")
+    expected = tmp_path / "ch03_attention.ipynb"
+    proc = _make("test", f"NOTEBOOK={expected}", "STAGE=1", "DEVICE=cpu")
+    assert "Total: 10/10" in proc.stdout, proc.stdout + proc.stderr
+    assert f"graded the notebook there, {renamed.name}" in proc.stdout
+    _notebook_of(PARTIAL, tmp_path / "mine.ipynb")
+    proc = _make("test", f"NOTEBOOK={expected}", "STAGE=1", "DEVICE=cpu")
+    assert "2 other notebooks" in proc.stdout and "Total: 0/10" in proc.stdout, proc.stdout
+    assert f"make test NOTEBOOK='{renamed}'" in proc.stdout and f"make test NOTEBOOK={tmp_path / 'mine.ipynb'}" in \
+        proc.stdout
+
+
+def test_make_test_reports_an_edited_test_cell(tmp_path):
+    nb = nbformat.read(REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_stage1_softmax")
+    cell.source = "print('all good')\n"
+    nbformat.write(nb, tmp_path / "ch03_attention.ipynb")
+    proc = _make("test", f"NOTEBOOK={tmp_path / 'ch03_attention.ipynb'}", "STAGE=1", "DEVICE=cpu")
+    assert "warning: test cell test_stage1_softmax differs from the release's" in proc.stdout, proc.stdout
+    untouched = _make("test", "STAGE=1", "DEVICE=cpu")
+    assert "differs from the release's" not in untouched.stdout
