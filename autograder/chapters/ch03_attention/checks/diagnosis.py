@@ -215,7 +215,8 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
         with named_weights(spec, other_state):
             hint = diagnose_module(spec, out, other_state, other_x, other)
         if getattr(hint, "rank", Diagnosis.GENERIC) == Diagnosis.NAMED:
-            _rename(error, Diagnosis(f"{hint} (seen where your code runs, at {other})", Diagnosis.NAMED,
+            _rename(error, Diagnosis(f"{hint} (your class runs without this error when built with {other}, "
+                                            "and its output there shows this mistake)", Diagnosis.NAMED,
                                      mistake=hint.mistake))
             return
 
