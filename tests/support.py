@@ -54,3 +54,42 @@ def grade_in_process(chapter, stage, namespace: dict, **options):
     from autograder.core.submission import LocalTransport, Submission
 
     return run_stage(chapter, stage, Submission(LocalTransport(namespace), stage.label), **options)
+
+
+def solution_fragments(notebook: Path = SOLUTION, min_chars: int = 10) -> set[str]:
+    """The code a solution cell holds between ``### BEGIN SOLUTION`` and ``### END SOLUTION``,
+    as fragments a hint could paste: every call, product, subscript and assignment there, as
+    :func:`code_text` writes it, of at least ``min_chars`` characters (``keys.T`` or ``x.exp()``
+    name a step; ``exp_x.sum(dim=-1, keepdim=True)`` is the line)."""
+    import ast
+
+    fragments = set()
+    for cell in json.loads(notebook.read_text())["cells"]:
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if cell["cell_type"] != "code" or "### BEGIN SOLUTION" not in source:
+            continue
+        lines = source.splitlines()
+        begins = [i + 1 for i, line in enumerate(lines) if "### BEGIN SOLUTION" in line]
+        ends = [i + 1 for i, line in enumerate(lines) if "### END SOLUTION" in line]
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, (ast.Call, ast.BinOp, ast.Subscript, ast.Compare, ast.Assign, ast.Return)):
+                continue
+            if not any(b <= node.lineno <= e for b, e in zip(begins, ends)):
+                continue
+            text = code_text(ast.unparse(node.value if isinstance(node, ast.Return) and node.value else node))
+            if len(text) >= min_chars:
+                fragments.add(text)
+    return fragments
+
+
+def code_text(text: str) -> str:
+    """``text`` with its spaces and quotes made uniform, to find code in prose."""
+    import re
+
+    return re.sub(r"\s+", "", text).replace("'", '"').replace("`", "")
+
+
+def pasted_solution(hint: str, fragments: set[str]) -> list[str]:
+    """The solution fragments ``hint`` holds."""
+    said = code_text(hint)
+    return sorted(f for f in fragments if f in said)

@@ -115,12 +115,12 @@ def settle_ambiguous_hints(results: list[CheckResult]) -> list[CheckResult]:
     """A check whose output fits two known mistakes ("A; or, as likely here: B") names A alone
     when another check of the stage named A for certain: the stage's evidence settles it, and
     the student reads one hint instead of variations of it."""
-    named = {c.hint for c in results if hint_rank(c.hint) == Diagnosis.NAMED}
+    named = {c.diagnosis for c in results if hint_rank(c.diagnosis) == Diagnosis.NAMED}
     for c in results:
-        if hint_rank(c.hint) == Diagnosis.AMBIGUOUS:
-            settled = [a for a in getattr(c.hint, "alternatives", ()) if a in named]
+        if hint_rank(c.diagnosis) == Diagnosis.AMBIGUOUS:
+            settled = [a for a in getattr(c.diagnosis, "alternatives", ()) if a in named]
             if len(settled) == 1:
-                c.hint = next(h for h in named if h == settled[0])
+                c.diagnosis = next(h for h in named if h == settled[0])
     return results
 
 
@@ -196,7 +196,7 @@ def with_hidden(visible: StageResult, hidden: StageResult) -> StageResult:
         other = by_id.get(seen.check.id)
         if seen.status is CheckStatus.PASSED and other is not None and other.status is not CheckStatus.PASSED:
             status = CheckStatus.FAILED if other.status is CheckStatus.NOT_IMPLEMENTED else other.status
-            checks.append(CheckResult(seen.check, status, HIDDEN_FAILURE, other.hint, exception=other.exception,
+            checks.append(CheckResult(seen.check, status, HIDDEN_FAILURE, other.diagnosis, exception=other.exception,
                                       hidden_failure=True))
         else:
             checks.append(seen)
@@ -274,4 +274,4 @@ def _point_at_cell_errors(result: StageResult, cell_errors: list[dict]) -> None:
             f"({error.get('message', '')[:120]}); fix it first")
     for check in result.checks:
         if check.status is CheckStatus.FAILED and "is not defined" in check.message:
-            check.hint = f"{check.hint}; {note}" if check.hint else note
+            check.diagnosis = f"{check.diagnosis}; {note}" if check.diagnosis else note

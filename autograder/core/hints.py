@@ -12,6 +12,38 @@ import re
 from autograder.core.chapter import ErrorHints
 from autograder.core.failures import Diagnosis
 
+# -- levels -----------------------------------------------------------------------------------
+# A hint says what is wrong; the code that fixes it is marked with fix() and shown only from
+# hint level 2 on (autograder.core.settings): at level 1 the student finds the line.
+FIX_START, FIX_END = "\u27e6", "\u27e7"
+_MARKED_FIX = re.compile(r"[,;:]?\s*" + FIX_START + "[^" + FIX_END + "]*" + FIX_END)
+
+
+def fix(text: str) -> str:
+    """``text`` (the fixing code, with any words that lead into it) shown from level 2 on."""
+    return f"{FIX_START}{text}{FIX_END}"
+
+
+def at_level(hint: str, level: int) -> str:
+    """``hint`` as the student reads it at ``level``: level 1 drops every marked fix (and the
+    comma or colon before it), level 2 keeps them; a Diagnosis keeps its rank and mistake."""
+    if not hint or FIX_START not in hint:
+        return hint
+    if level >= 2:
+        text = hint.replace(FIX_START, "").replace(FIX_END, "")
+    else:
+        text = _MARKED_FIX.sub("", hint)
+        text = re.sub(r"\(\s*[,;:]?\s*\)", "", text)  # a parenthesis left empty
+        text = re.sub(r"\(\s*[,;:]\s*", "(", text)
+        text = re.sub(r"\s+([,;:)])", r"\1", text)
+        text = re.sub(r"([,;:])(?=[,;:])", "", text)
+        text = re.sub(r" {2,}", " ", text).strip()
+        text = re.sub(r"[,;:]$", "", text).strip()
+    if isinstance(hint, Diagnosis):
+        return Diagnosis(text, hint.rank, tuple(at_level(a, level) for a in hint.alternatives), hint.mistake)
+    return text
+
+
 _ERROR_HINTS: list[tuple[str, str]] = [
     (r"view size is not compatible|not contiguous",
      "call .contiguous() before .view() after a transpose (or use .reshape())"),
@@ -20,7 +52,7 @@ _ERROR_HINTS: list[tuple[str, str]] = [
      "a shape mismatch: print the shape of each intermediate tensor (queries, keys, "
      "attn_scores, ...) and compare it with the shapes in the docstring"),
     (r"only supports boolean masks|expected .*Bool.*mask|mask .*must be .*bool",
-     "masked_fill needs a boolean mask: self.mask.bool()[:num_tokens, :num_tokens]"),
+     "masked_fill needs a boolean mask" + fix(": self.mask.bool()[:num_tokens, :num_tokens]")),
     (r"(?i:expected .*same device)|on the expected device|device type",
      "a tensor lives on another device than the input: register the mask with "
      "self.register_buffer(...) and create new tensors with device=x.device"),
@@ -44,7 +76,8 @@ _ERROR_HINTS: list[tuple[str, str]] = [
      "underscores on each side, and does it take the stage's arguments? (a misspelt __init__ leaves nn.Module's own)"),
     (r"tuple of ints,? ?but got float|must be tuple of ints|slice indices must be integers|"
      r"'float' object cannot be interpreted as an integer",
-     "a size is a float: sizes are whole numbers, head_dim = d_out // num_heads (integer division, not /)"),
+     "a size is a float: sizes are whole numbers (integer division, //, not /)" +
+     fix(", head_dim = d_out // num_heads")),
     (r"takes .* positional argument|unexpected keyword argument|missing .* required",
      "the signature differs from the one in the stage's instructions: keep the argument names "
      "and their order"),
@@ -80,8 +113,8 @@ def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
     if pair("num_tokens", "context_length") and sizes.tokens < sizes.context_length and \
             sizes.context_length not in others and sizes.tokens not in others:  # no other size explains them
         return Diagnosis(f"the input is shorter than the context (num_tokens={sizes.tokens}, context_length="
-                         f"{sizes.context_length}) and the mask is not sliced: use self.mask.bool()[:num_tokens, "
-                         f":num_tokens]{where}", Diagnosis.NAMED, mistake="mask_not_sliced")
+                         f"{sizes.context_length}) and the mask is not sliced to the input's tokens" +
+                         fix(": use self.mask.bool()[:num_tokens, :num_tokens]") + where, Diagnosis.NAMED, mistake="mask_not_sliced")
     which = {v: [n for n, size in names.items() if size == v] for v in (a, b)}
     if not which[a] or not which[b]:
         return fallback
@@ -94,8 +127,8 @@ def shape_error_hint(message: str, sizes, fallback: str = "") -> str:
         step = ("the token axis meets the head axis: after .view(b, num_tokens, num_heads, head_dim) the heads "
                 "come first only after .transpose(1, 2)") + (f"; {fallback}" if fallback else "")
     elif pair("d_in", "d_out"):
-        step = ("d_in meets d_out: a weight the wrong way round? nn.Linear(d_in, d_out) (its weight is "
-                "(d_out, d_in)), torch.rand(d_in, d_out) for x @ W")
+        step = ("d_in meets d_out: a weight the wrong way round? nn.Linear(d_in, d_out) stores its weight as "
+                "(d_out, d_in); a plain matrix for x @ W is (d_in, d_out)")
     else:
         step = fallback or "print the shape of each intermediate tensor"
     if where and not step.endswith(where):
@@ -117,3 +150,4 @@ def error_hint(exc_type: str, message: str, stage_hints: ErrorHints = ()) -> str
     if exc_type == "RecursionError":
         return "a function calls itself without end"
     return "read the error and the line it points to; run the stage's cell on the book's example"
+

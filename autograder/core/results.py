@@ -8,17 +8,21 @@ from dataclasses import dataclass, field
 from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import Check, CheckStatus
 from autograder.core.failures import hint_rank
+from autograder.core.hints import at_level
+from autograder.core.settings import hint_level
 
 
 @dataclass
 class CheckResult:
     """One check's outcome: its status, the message and hint the student reads, and (when
-    a drawn example failed) that example's sizes. ``score``: the check's points if it passed."""
+    a drawn example failed) that example's sizes. ``score``: the check's points if it passed.
+    ``diagnosis`` is the hint whole, its fixing code marked (core.hints.fix); ``hint`` is what
+    the student reads, at the course's hint level (core.settings)."""
 
     check: Check
     status: CheckStatus
     message: str = ""
-    hint: str = ""
+    diagnosis: str = ""
     example: object = None  # the smallest failing example's sizes, when one was drawn (CheckFailure.example)
     # Whether the check read the examples seed (strategies.noting_seed_reads): one that did not
     # would repeat its visible run exactly on hidden examples. Unknown (not run) counts as read.
@@ -31,6 +35,14 @@ class CheckResult:
     @property
     def score(self) -> float:
         return self.check.points if self.status is CheckStatus.PASSED else 0.0
+
+    @property
+    def hint(self) -> str:
+        return at_level(self.diagnosis, hint_level())
+
+    @hint.setter
+    def hint(self, value: str) -> None:
+        self.diagnosis = value
 
 
 @dataclass
@@ -92,6 +104,13 @@ class StageResult:
         if self.status is CheckStatus.NOT_IMPLEMENTED:
             return f"fill in the {self.stage.label} cell (replace `raise NotImplementedError`) and run it"
         return self._first_attempted_failure().hint
+
+    @property
+    def diagnosis(self) -> str:
+        """The row's hint whole, its fixing code marked (see :class:`CheckResult`)."""
+        if self.status in (CheckStatus.PASSED, CheckStatus.NOT_IMPLEMENTED):
+            return self.hint
+        return self._first_attempted_failure().diagnosis
 
 
 @dataclass

@@ -15,17 +15,56 @@ from autograder.core.chapter import ErrorHints
 from autograder.core.failures import CheckFailure, Diagnosis, NotImplementedYet, StudentCodeError
 from autograder.core.hints import error_hint
 from autograder.sandbox import wire
+from autograder.sandbox.errors import over_the_stage_time_limit
 
 
 class LocalTransport:
-    def __init__(self, namespace: dict, device: str = "cpu"):
+    """The student's objects in this process (the notebook's test cells). An interrupt stops the
+    checks: a KeyboardInterrupt goes on up, unless ``time_limit`` (a :class:`StageClock`) ran out,
+    which ends the stage as the sandboxed worker's time limit does."""
+
+    def __init__(self, namespace: dict, device: str = "cpu", time_limit: StageClock | None = None):
         from autograder.sandbox.workspace import Workspace
 
-        self.workspace = Workspace(namespace, device)
+        self.workspace = Workspace(namespace, device, interrupts_stop=True)
+        self.time_limit = time_limit
 
     def request(self, req: dict) -> dict:
         req = wire.decode(*_split(wire.encode(req)))
-        return wire.decode(*_split(wire.encode(self.workspace.dispatch(req))))
+        try:
+            answer = self.workspace.dispatch(req)
+        except KeyboardInterrupt:
+            if self.time_limit is not None and self.time_limit.expired:
+                raise over_the_stage_time_limit(self.time_limit.seconds) from None
+            raise
+        return wire.decode(*_split(wire.encode(answer)))
+
+
+class StageClock:
+    """A stage's time limit in this process: when it runs out, the main thread is interrupted
+    (as Jupyter's Interrupt does), so a loop in the student's code stops where it runs."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.expired = False
+        self._timer = None
+
+    def __enter__(self) -> StageClock:
+        import threading
+
+        self._timer = threading.Timer(self.seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def _expire(self) -> None:
+        import _thread
+
+        self.expired = True
+        _thread.interrupt_main()
+
+    def __exit__(self, *exc) -> None:
+        self._timer.cancel()
 
 
 def _split(frame: bytes) -> tuple[bytes, list[bytes]]:

@@ -143,8 +143,64 @@ def prestart_worker(args, limits):
     return worker
 
 
+def find_renamed(args) -> list[str]:
+    """``make test`` names the assignment's notebook; when no file has that name, the notebook
+    the folder holds under another name ("Copy of ch03_attention (1).ipynb") is graded instead
+    (``args.submission`` changed), by the rules every route uses (frontends.finder). Returns the
+    lines that say so, or that name the candidates and the command for each."""
+    import shlex
+
+    from autograder.frontends.finder import find_notebook
+
+    path = Path(args.submission)
+    if path.exists() or path.suffix != ".ipynb" or not path.parent.is_dir():
+        return []
+    found = find_notebook(path.parent, path.stem, expected=path.name)
+    if found.notebook is not None:
+        args.submission = str(found.notebook)
+        return [f"note: there is no {path.name} in {path.parent}/; graded the notebook there, {found.notebook.name}"]
+    if found.problem != "several":
+        return []
+    return [f"note: there is no {path.name} in {path.parent}/ but {len(found.candidates)} other notebooks; "
+            "grade one of them with", *(f"  make test NOTEBOOK={shlex.quote(str(p))}" for p in found.candidates)]
+
+
+def edited_test_cells(submission: str, chapter) -> list[str]:
+    """The grade_ids of the notebook's locked cells (its test cells) that differ from the
+    release's: the student repository's release record (frontends.fingerprint), else, in the
+    course repository, the released notebook. [] when there is nothing to compare with."""
+    import hashlib
+    import json
+
+    from autograder.frontends import fingerprint
+
+    try:
+        mine = fingerprint.locked_cells(Path(submission).read_bytes())
+    except OSError:
+        return []
+    root = Path(__file__).resolve().parents[2]
+    try:
+        record = json.loads((root / fingerprint.RELEASE_FILE).read_text(encoding="utf-8"))["parts"]
+        released = {name[len(fingerprint.LOCKED_CELL_PREFIX):]: str(sha) for name, sha in record.items()
+                    if name.startswith(fingerprint.LOCKED_CELL_PREFIX)}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        release = chapter.release_notebook(root)
+        if not release.is_file() or release.resolve() == Path(submission).resolve():
+            return []
+        try:
+            cells = fingerprint.locked_cells(release.read_bytes())
+        except OSError:
+            return []
+        released = {grade_id: hashlib.sha256(source.encode("utf-8")).hexdigest() for grade_id, source in cells.items()}
+    return sorted(grade_id for grade_id, sha in released.items() if grade_id in mine
+                  and hashlib.sha256(mine[grade_id].encode("utf-8")).hexdigest() != sha)
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
+    renamed = find_renamed(args)
+    for line in renamed:
+        print(line)
     limits = limits_from(args)
     worker = prestart_worker(args, limits)
     try:
@@ -226,6 +282,11 @@ def _grade(args, limits, worker) -> int:
         print(f"note: {note}")
     for late in late_name_warnings(args.submission):
         print(f"warning: {late}")
+    edited = edited_test_cells(args.submission, chapter)
+    if edited:
+        print(f"warning: test cell{'s' if len(edited) > 1 else ''} {', '.join(edited)} differ{'' if len(edited) > 1 else 's'} "
+              "from the release's (a modified grader): this grade comes from the course's own checks, not from the "
+              "cells; CI reports the edit to the course staff")
     return report.exit_code
 
 

@@ -28,7 +28,9 @@ _last_visible: dict[tuple[str, int], object] = {}
 
 
 def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu",
-                hidden_seed: int | None = None):
+                hidden_seed: int | None = None, stage_seconds: float | None = None):
+    """``stage_seconds``: the stage's time limit, by default ``make test``'s (Limits.stage_seconds).
+    An Interrupt stops the cell's checks at once, with one line and no points."""
     if os.environ.get(TEST_CELLS_OFF):
         return None
     from autograder.chapters import load
@@ -44,16 +46,27 @@ def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu"
         return 0
 
     key = (chapter.id, stage.number)
-    if hidden_seed is None:
-        result = _run(chapter, stage, namespace, device, None)
-        _last_visible[key] = result
-        show_feedback(result, lambda: feedback_html(chapter, result, namespace, device))
+    seconds = stage_seconds
+    try:
+        if hidden_seed is None:
+            result = _run(chapter, stage, namespace, device, None, seconds=seconds)
+            _last_visible[key] = result
+            show_feedback(result, lambda: feedback_html(chapter, result, namespace, device))
+            return cell_value(result.score)
+        visible = _last_visible.pop(key, None) or _run(chapter, stage, namespace, device, None, seconds=seconds)
+        rerun = checks_hidden_examples_could_fail(visible)
+        result = with_hidden(visible, _run(chapter, stage, namespace, device, hidden_seed, rerun, seconds=seconds)) \
+            if rerun else visible
+        print(hidden_text(result))
         return cell_value(result.score)
-    visible = _last_visible.pop(key, None) or _run(chapter, stage, namespace, device, None)
-    rerun = checks_hidden_examples_could_fail(visible)
-    result = with_hidden(visible, _run(chapter, stage, namespace, device, hidden_seed, rerun)) if rerun else visible
-    print(hidden_text(result))
-    return cell_value(result.score)
+    except KeyboardInterrupt:
+        # the student's Interrupt (or the time limit striking between two calls of their code):
+        # one line, not a traceback nor the next example
+        print(f"{stage.label}: {INTERRUPTED}")
+        return cell_value(0.0)
+
+
+INTERRUPTED = "checks stopped by an interrupt (or the stage's time limit); no points from this run, run the cell again"
 
 
 def cell_value(score: float):
@@ -132,12 +145,19 @@ def failing_exhibit(chapter, result, namespace: dict, device: str):
         return None
 
 
-def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None, only=None):
+def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None, only=None, *,
+         seconds: float | None = None):
+    """The stage's checks on the kernel's objects, within ``seconds`` (core.submission.StageClock;
+    by default make test's limit, Limits.stage_seconds)."""
     from autograder.core.engine import run_stage
-    from autograder.core.submission import LocalTransport, Submission
+    from autograder.core.submission import LocalTransport, StageClock, Submission
+    from autograder.sandbox.limits import Limits
 
-    sub = Submission(LocalTransport(namespace, device), stage.label, chapter.error_hints.get(stage.id, ()))
-    return run_stage(chapter, stage, sub, examples_seed=examples_seed, only=only)
+    seconds = Limits().stage_seconds if seconds is None else seconds
+
+    with StageClock(seconds) as clock:
+        sub = Submission(LocalTransport(namespace, device, clock), stage.label, chapter.error_hints.get(stage.id, ()))
+        return run_stage(chapter, stage, sub, examples_seed=examples_seed, only=only)
 
 
 def hidden_text(result) -> str:

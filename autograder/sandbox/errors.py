@@ -26,3 +26,12 @@ def ended_the_stage(why: str | None = None) -> StageAborted:
         "the submission ended the grading process during this stage",
         "remove sys.exit / os._exit / exit() calls; a crash inside PyTorch can also cause "
         "this (very large tensors?)")
+
+
+def over_the_stage_time_limit(seconds: float) -> StageAborted:
+    """The stop when a stage's checks ran past their time limit: the same words from the
+    sandboxed worker (make test, CI, nbgrader) and from the notebook's test cell."""
+    return StageAborted(
+        f"stopped after {seconds:g} s, the time limit of a stage",
+        "an endless loop, or code far slower than it should be (Python loops over "
+        "tensor elements?); the other stages were still graded")

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from autograder.sandbox import forkpool, oslayer
-from autograder.sandbox.errors import StageAborted, ended_the_stage
+from autograder.sandbox.errors import StageAborted, ended_the_stage, over_the_stage_time_limit
 from autograder.sandbox.forkserver import ForkServerError
 from autograder.sandbox.launch import BOOT, confinement_refusal, worker_environment
 from autograder.sandbox.limits import Limits
@@ -377,10 +377,7 @@ class Worker:
             self.end_stage(ask=False)
             if time.monotonic() >= self.give_up_at:
                 raise StageAborted(self._over_time("grading"), "look for slow code in this stage") from None
-            raise StageAborted(
-                f"stopped after {self.limits.stage_seconds:g} s, the time limit of a stage",
-                "an endless loop, or code far slower than it should be (Python loops over "
-                "tensor elements?); the other stages were still graded") from None
+            raise over_the_stage_time_limit(self.limits.stage_seconds) from None
         except wire.FrameTooLarge as exc:
             self.end_stage(ask=False)
             raise StageAborted(f"the submission sent an output far too large to check ({exc})",

@@ -82,10 +82,13 @@ def on_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
 
 
 class Workspace:
-    def __init__(self, namespace: dict, device: str = "cpu"):
+    def __init__(self, namespace: dict, device: str = "cpu", *, interrupts_stop: bool = False):
         self.namespace = namespace
         self.device = torch.device(device)
         self.modules: dict[int, nn.Module] = {}
+        # In a notebook's kernel an interrupt (the student's, or the test cell's time limit) stops
+        # the checks; in the sandboxed worker it is the student's code's error like any other.
+        self.interrupts_stop = interrupts_stop
 
     # -- dispatch ---------------------------------------------------------------------
     def dispatch(self, request: dict) -> dict:
@@ -99,6 +102,10 @@ class Workspace:
             return {"error": {"kind": "missing", "type": "NameError", "message": str(missing), "where": ""}}
         except _NotAModule as bad:
             return {"error": {"kind": "bad_type", "type": "TypeError", "message": str(bad), "where": ""}}
+        except KeyboardInterrupt as exc:
+            if self.interrupts_stop:
+                raise
+            return {"error": describe_error(exc)}
         except BaseException as exc:
             return {"error": describe_error(exc)}
 

@@ -4,7 +4,8 @@ show the hint that names their mistake; correct submissions in other styles must
 Layout (tests/catalog/):
 - correct/*.py: complete submissions, each defining every stage's names in its own style.
 - mistakes/*.py: small files that declare the stage they break (``STAGE``) and words the
-  stage's hint must contain (``HINT``), and redefine only that stage's names. Each is graded
+  stage's hint must contain at the level that names the fix (``HINT``), and redefine only that
+  stage's names. At the default level the hint holds no code of the solution notebook's answers. Each is graded
   appended to correct/book_style.py, so the submission is right everywhere else.
 - policy/*.py: correct submissions that call what a stage teaches (a library softmax, PyTorch's
   fused attention): the call policy refuses those stages, and relaxed it gives 100.
@@ -31,9 +32,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from support import TESTS
+from support import TESTS, pasted_solution, solution_fragments
 
 from autograder.chapters.ch03_attention import CHAPTER
+from autograder.core.hints import at_level
+from autograder.core.settings import DEFAULT_HINT_LEVEL
 from autograder.sandbox.forkpool import start_fork_server
 
 STAGES, stage = CHAPTER.stages, CHAPTER.stage
@@ -42,6 +45,7 @@ STAGES, stage = CHAPTER.stages, CHAPTER.stage
 CATALOG = TESTS / "catalog"
 BASE = CATALOG / "correct" / "book_style.py"
 MISTAKES = sorted((CATALOG / "mistakes").glob("*.py"))
+SOLUTION_CODE = solution_fragments()  # what a default-level hint must not paste
 CORRECT = sorted((CATALOG / "correct").glob("*.py"))
 
 
@@ -98,9 +102,10 @@ def grade(job: tuple[str, str, list[int]]) -> Grade:
 
     Path(path).write_text(source)
     report = grade_notebook_file(path, CHAPTER, stage_numbers, "cpu")
-    return Grade(report.error, tuple((r.stage.number, r.score, r.max_score, r.summary, str(r.hint))
+    # the hints whole (their fixing code marked): the tests read them at each level
+    return Grade(report.error, tuple((r.stage.number, r.score, r.max_score, r.summary, str(r.diagnosis))
                                      for r in report.stages),
-                 tuple((c.check.id, bool(c.score), str(c.hint), c.message) for c in report.checks))
+                 tuple((c.check.id, bool(c.score), str(c.diagnosis), c.message) for c in report.checks))
 
 
 def _references(source: str) -> dict[str, set[str]]:
@@ -211,8 +216,14 @@ def test_mistake_is_caught_with_its_hint(path, catalog_grades, record_property):
     mistake, graded = read_mistake(path), catalog_grades[path]
     assert not graded.error, f"could not grade {path.name}: {graded.error}"
     rows = {row[0]: row for row in graded.stages}
-    number, score, top, summary, hint = rows.pop(mistake.stage)
+    number, score, top, summary, diagnosis = rows.pop(mistake.stage)
     assert score < top, f"{path.name} ({mistake.about}) got full marks in stage {number}"
+    hint, default = at_level(diagnosis, 2), at_level(diagnosis, DEFAULT_HINT_LEVEL)
+    # the default level says what is wrong and holds no code of the solution's answers
+    assert default.strip(), f"{path.name}: the default-level hint is empty ({hint!r})"
+    assert not pasted_solution(default, SOLUTION_CODE), (
+        f"{path.name}: the default-level hint holds the solution's code {pasted_solution(default, SOLUTION_CODE)}:"
+        f" {default!r}")
     assert mistake.hint.lower() in hint.lower(), (
         f"{path.name} ({mistake.about}) lost points in stage {number}, but the hint does not say "
         f"{mistake.hint!r}:\n{graded.describe()}")
@@ -221,6 +232,7 @@ def test_mistake_is_caught_with_its_hint(path, catalog_grades, record_property):
     by_id = {check_id: (passed, words) for check_id, passed, words, _ in graded.checks}
     for check_id, words in mistake.check_hints.items():
         passed, check_hint = by_id[check_id]
+        check_hint = at_level(check_hint, 2)
         assert not passed and words.lower() in check_hint.lower(), (
             f"{path.name}: check {check_id} {'passed' if passed else 'says ' + repr(check_hint)}, "
             f"expected a failure naming {words!r}")

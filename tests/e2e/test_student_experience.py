@@ -272,3 +272,112 @@ def test_the_screenshot_script_is_runnable():
     proc = subprocess.run([sys.executable, str(REPO / "tests" / "screenshots.py"), "--help"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "chromium" in proc.stdout.lower() and "--instructor" in proc.stdout
+
+
+# -- a test cell that behaves like a cell: a time limit, and an Interrupt that stops it ---------
+
+LOOPING_WRAPPER = (REPO / "tests" / "catalog" / "correct" / "book_style.py").read_text() + '''
+
+class MultiHeadAttentionWrapper(MultiHeadAttentionWrapper):
+    def forward(self, x):
+        while True:  # the student's endless loop
+            pass
+'''
+
+
+def test_the_test_cell_has_make_tests_time_limit_by_default():
+    import inspect
+
+    from autograder.core.submission import StageClock
+    from autograder.sandbox.limits import Limits
+
+    assert inspect.signature(notebook.grade_stage).parameters["stage_seconds"].default is None
+    seen = []
+    original = StageClock.__init__
+
+    def spy(self, seconds):
+        seen.append(seconds)
+        original(self, seconds)
+
+    try:
+        StageClock.__init__ = spy
+        namespace = {}
+        exec("import torch\ndef softmax_naive(x):\n    return torch.softmax(x, -1)\n", namespace)
+        notebook._run(CHAPTER, CHAPTER.stage(1), namespace, "cpu", None)
+    finally:
+        StageClock.__init__ = original
+    assert seen == [Limits().stage_seconds]
+
+
+def test_in_a_kernel_an_endless_loop_costs_its_stage_and_an_interrupt_stops_the_checks_at_once():
+    """Stage 5's forward loops forever: the test cell returns within the stage's limit plus a few
+    seconds, every check of the stage stopped; then, with a long limit, one kernel interrupt ends
+    the running checks at once with one line, and the kernel goes on (stage 1 still grades)."""
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(REPO))
+
+    def run(code: str, timeout: float, interrupt_after: float | None = None) -> tuple[str, float]:
+        started = time.monotonic()
+        msg_id = kc.execute(code)
+        texts, interrupted = [], False
+        while True:
+            if interrupt_after is not None and not interrupted and time.monotonic() - started > interrupt_after:
+                km.interrupt_kernel()
+                interrupted = True
+            try:
+                msg = kc.get_iopub_msg(timeout=1)
+            except Exception:  # no message this second
+                assert time.monotonic() - started < timeout, f"no end after {timeout} s: {''.join(texts)}"
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            content = msg["content"]
+            texts.append(content.get("text", "") + content.get("data", {}).get("text/plain", "") +
+                         " ".join(content.get("traceback", [])))
+            if msg["msg_type"] == "status" and content["execution_state"] == "idle":
+                return "".join(texts), time.monotonic() - started
+
+    try:
+        run(LOOPING_WRAPPER + "\nfrom autograder import grade_stage\n", 120)
+        limit = 5
+        text, seconds = run(f'grade_stage("ch03_attention", 5, globals(), stage_seconds={limit})', 120)
+        assert seconds < limit + 5, (seconds, text)
+        assert f"stopped after {limit} s, the time limit of a stage" in text and "0/10" in text, text
+        assert "KeyboardInterrupt" not in text, text
+
+        text, seconds = run('grade_stage("ch03_attention", 5, globals(), stage_seconds=300)', 60,
+                            interrupt_after=4)
+        assert seconds < 4 + 5, (seconds, text)
+        assert notebook.INTERRUPTED in text and "Traceback" not in text, text
+        text, _ = run('grade_stage("ch03_attention", 1, globals())', 120)
+        assert "10/10" in text, text
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+# -- the notebook under another name, and an edited test cell ---------------------------------
+
+def test_make_test_grades_a_renamed_notebook_or_names_the_candidates(tmp_path):
+    renamed = _notebook_of(PARTIAL, tmp_path / "Copy of ch03_attention (1).ipynb")
+    expected = tmp_path / "ch03_attention.ipynb"
+    proc = _make("test", f"NOTEBOOK={expected}", "STAGE=1", "DEVICE=cpu")
+    assert "Total: 10/10" in proc.stdout, proc.stdout + proc.stderr
+    assert f"graded the notebook there, {renamed.name}" in proc.stdout
+    _notebook_of(PARTIAL, tmp_path / "mine.ipynb")
+    proc = _make("test", f"NOTEBOOK={expected}", "STAGE=1", "DEVICE=cpu")
+    assert "2 other notebooks" in proc.stdout and "Total: 0/10" in proc.stdout, proc.stdout
+    assert f"make test NOTEBOOK='{renamed}'" in proc.stdout and f"make test NOTEBOOK={tmp_path / 'mine.ipynb'}" in \
+        proc.stdout
+
+
+def test_make_test_reports_an_edited_test_cell(tmp_path):
+    nb = nbformat.read(REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_stage1_softmax")
+    cell.source = "print('all good')\n"
+    nbformat.write(nb, tmp_path / "ch03_attention.ipynb")
+    proc = _make("test", f"NOTEBOOK={tmp_path / 'ch03_attention.ipynb'}", "STAGE=1", "DEVICE=cpu")
+    assert "warning: test cell test_stage1_softmax differs from the release's" in proc.stdout, proc.stdout
+    untouched = _make("test", "STAGE=1", "DEVICE=cpu")
+    assert "differs from the release's" not in untouched.stdout

@@ -163,17 +163,14 @@ GROUPS: dict[str, tuple[str, str]] = {
     "query_projection": ("projections", "the projections of the input, x @ W_query, x @ W_key, x @ W_value"),
     "key_projection": ("projections", "the projections of the input, x @ W_query, x @ W_key, x @ W_value"),
     "value_projection": ("projections", "the projections of the input, x @ W_query, x @ W_key, x @ W_value"),
-    "split_queries": ("split_heads", "the split of the queries, keys or values into heads, "
-                      ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
-    "split_keys": ("split_heads", "the split of the queries, keys or values into heads, "
-                   ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
-    "split_values": ("split_heads", "the split of the queries, keys or values into heads, "
-                     ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
+    "split_queries": ("split_heads", "the split of the queries, keys or values into heads, (b, num_heads, num_tokens, head_dim)"),
+    "split_keys": ("split_heads", "the split of the queries, keys or values into heads, (b, num_heads, num_tokens, head_dim)"),
+    "split_values": ("split_heads", "the split of the queries, keys or values into heads, (b, num_heads, num_tokens, head_dim)"),
 }
 
 # step -> (its id in a mistake's id, the step in the chapter's words: what a hint says was changed)
 STEPS: dict[str, tuple[str, str]] = {
-    "exp_x": ("exp", "the exponentials, torch.exp(x)"),
+    "exp_x": ("exp", "the exponentials of the input"),
     "sums": ("sum", "the sums of the exponentials (one per row, along the last dimension, kept for broadcasting)"),
     "normalised": ("divide_by_sum", "the division of the exponentials by their sums"),
     "queries": ("query_projection", "the queries (the input times W_query)"),
@@ -185,15 +182,11 @@ STEPS: dict[str, tuple[str, str]] = {
     "weights": ("softmax", "the softmax over the keys (dim=-1), which makes each query's weights sum to 1"),
     "context": ("context", "the context vectors, the weights times the values"),
     "d_out": ("split_sizes", "d_out, the width of the queries"),
-    "head_dim": ("split_sizes", "head_dim = d_out // num_heads"),
-    "q_heads": ("split_queries", "the split of the queries into heads, "
-                ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
-    "k_heads": ("split_keys", "the split of the keys into heads, "
-                ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
-    "v_heads": ("split_values", "the split of the values into heads, "
-                ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
-    "merged": ("merge_heads", "the merge of the heads back into (b, num_tokens, d_out), "
-               ".transpose(1, 2).contiguous().view(b, num_tokens, d_out)"),
+    "head_dim": ("split_sizes", "head_dim, the width of one head (d_out split evenly over num_heads, a whole number)"),
+    "q_heads": ("split_queries", "the split of the queries into heads, (b, num_heads, num_tokens, head_dim)"),
+    "k_heads": ("split_keys", "the split of the keys into heads, (b, num_heads, num_tokens, head_dim)"),
+    "v_heads": ("split_values", "the split of the values into heads, (b, num_heads, num_tokens, head_dim)"),
+    "merged": ("merge_heads", "the merge of the heads back into (b, num_tokens, d_out)"),
     "projected": ("out_proj", "the output projection, out_proj"),
     "return": ("output", "what the function returns"),
 }

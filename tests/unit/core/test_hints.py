@@ -51,7 +51,7 @@ def test_ch03_stage_tables_come_before_the_general_one():
     assert softmax_hint != error_hint("IndexError", "Dimension out of range (expected to be in range of [-1, 0], "
                                                     "but got 1)")
     causal_hint = error_hint("RuntimeError", BROADCAST, ERROR_HINTS["causal"])
-    assert "[:num_tokens, :num_tokens]" in causal_hint and causal_hint != GENERAL_SHAPE_HINT
+    assert "slice the mask" in causal_hint and causal_hint != GENERAL_SHAPE_HINT
 
 
 @pytest.mark.parametrize("exc_type, message, words", [
@@ -131,3 +131,41 @@ def test_sizes_that_name_nothing_give_the_fallback():
 def test_an_error_that_is_not_about_shapes_gives_the_fallback():
     assert shape_error_hint("RuntimeError: expected scalar type Float but found Double", sizes(), "fallback") == \
         "fallback"
+
+
+# -- levels: what is wrong at level 1, the fixing code from level 2 on ---------------------------
+
+def test_level_one_drops_the_marked_fix_and_its_comma():
+    from autograder.core.hints import at_level, fix
+
+    hint = Diagnosis("the sums lost their axis" + fix(", exp_x.sum(dim=-1, keepdim=True)"), Diagnosis.NAMED,
+                     mistake="no_keepdim")
+    shown = at_level(hint, 1)
+    assert shown == "the sums lost their axis"
+    assert (shown.rank, shown.mistake) == (Diagnosis.NAMED, "no_keepdim")
+    assert at_level(hint, 2) == "the sums lost their axis, exp_x.sum(dim=-1, keepdim=True)"
+
+
+def test_level_one_leaves_no_empty_parenthesis_or_separator():
+    from autograder.core.hints import at_level, fix
+
+    assert at_level("transpose the keys (" + fix("keys.transpose(1, 2); ") + "keys.T reverses the batch)", 1) == \
+        "transpose the keys (keys.T reverses the batch)"
+    assert at_level("slice the mask (" + fix("mask[:n, :n]") + ") first", 1) == "slice the mask first"
+    assert at_level("what is wrong: " + fix("the line"), 1) == "what is wrong"
+
+
+def test_levels_of_an_ambiguous_hint_apply_to_its_alternatives():
+    from autograder.core.hints import at_level, fix
+
+    a, b = "A" + fix(": a()"), "B" + fix(": b()")
+    hint = Diagnosis(f"{a}; or, as likely here: {b}", Diagnosis.AMBIGUOUS, (a, b))
+    assert at_level(hint, 1).alternatives == ("A", "B")
+    assert at_level(hint, 1) == "A; or, as likely here: B"
+
+
+def test_the_general_table_pastes_no_fixing_line_at_level_one():
+    from autograder.core.hints import _ERROR_HINTS, at_level
+
+    assert not [hint for _, hint in _ERROR_HINTS if "self.mask.bool()[" in at_level(hint, 1)
+                or "d_out // num_heads" in at_level(hint, 1)]

@@ -20,7 +20,7 @@ from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, expect_weights_matter, load_grader_weights, named_weights, perturbed
 from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
-from autograder.core.hints import shape_error_hint
+from autograder.core.hints import fix, shape_error_hint
 from autograder.core.mutation import step_variants
 from autograder.core.strategies import Sizes, explaining, variation_seed
 
@@ -107,15 +107,16 @@ def _step_hint(matched: list, *, raised: bool = False) -> str:
         variant = next(iter(by_step.values()))
         what = "your code raises the error that" if raised else "your result is exactly what"
         return Diagnosis(f"one step differs from the chapter's computation, {words}: {what} "
-                         f"`{P.as_written(variant.after)}` (or the same change in another of them) gives",
+                         f"`{P.as_written(variant.after)}` (or the same change in another of them) gives" +
+                         fix(f"; the right step is `{P.as_written(variant.before)}`"),
                          Diagnosis.NAMED, mistake=f"{group}_{variant.operator}")
     texts, ids = [], []
     for step_id, variant in list(by_step.items())[:2]:
         words = P.STEPS[variant.step][1]
         what = "your code raises the error that" if raised else "your result is exactly what"
         texts.append(f"one step differs from the chapter's computation, {words}: {what} "
-                     f"`{P.as_written(variant.after)}` gives where the right step is "
-                     f"`{P.as_written(variant.before)}` (the steps named as in the grader's reference)")
+                     f"`{P.as_written(variant.after)}` gives" +
+                     fix(f" where the right step is `{P.as_written(variant.before)}`"))
         ids.append(f"{step_id}_{variant.operator}")
     if len(by_step) == 1:
         return Diagnosis(texts[0], Diagnosis.NAMED, mistake=ids[0])
@@ -214,7 +215,8 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
         with named_weights(spec, other_state):
             hint = diagnose_module(spec, out, other_state, other_x, other)
         if getattr(hint, "rank", Diagnosis.GENERIC) == Diagnosis.NAMED:
-            _rename(error, Diagnosis(f"{hint} (seen where your code runs, at {other})", Diagnosis.NAMED,
+            _rename(error, Diagnosis(f"{hint} (your class runs without this error when built with {other}, "
+                                            "and its output there shows this mistake)", Diagnosis.NAMED,
                                      mistake=hint.mistake))
             return
 

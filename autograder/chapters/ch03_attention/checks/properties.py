@@ -17,6 +17,7 @@ from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module,
 from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, judged, load_grader_weights, load_weights, named_weights
 from autograder.core.compare import EXACT, FLOAT32, close, expect_close, expect_shape, fmt
 from autograder.core.failures import CheckFailure, Diagnosis
+from autograder.core.hints import fix
 from autograder.core.strategies import Sizes, tensor
 
 # the token after which causality changes the input (taken modulo the number of tokens)
@@ -116,7 +117,7 @@ def batch_independence(spec: ModuleSpec, sub, sizes: Sizes) -> None:
     if not close(whole[:1], alone, FLOAT32):
         raise CheckFailure("the output of the first sequence depends on the other sequences "
                            "in the batch", "keep the batch axis apart: transpose only the last two "
-                           "axes (keys.transpose(1, 2) or -2, -1), never mix sequences")
+                           "axes of the keys, never mix sequences" + fix(" (keys.transpose(1, 2) or -2, -1)"))
 
 
 def permutation_equivariance(spec: ModuleSpec, sub, sizes: Sizes) -> None:

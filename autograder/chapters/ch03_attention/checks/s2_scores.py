@@ -10,13 +10,16 @@ from autograder.chapters.ch03_attention.checks.spec import perturbed, require
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, close, expect_shape
 from autograder.core.failures import CheckFailure
+from autograder.core.hints import fix
 from autograder.core.strategies import EXAMPLES, Tokens, run_property, tensor, token_matrices, variation_seed
 
-SCORES_HINT = "the score of query i and key j is the dot product inputs[i] . inputs[j]: inputs @ inputs.T"
-WEIGHTS_HINT = "torch.softmax(attn_scores, dim=-1)"
+SCORES_HINT = "the score of query i and key j is the dot product inputs[i] . inputs[j]" + fix(": inputs @ inputs.T")
+WEIGHTS_HINT = "each row of weights is a softmax of that query's scores, over the last dimension" + \
+    fix(": torch.softmax(attn_scores, dim=-1)")
 # a book example's points count only if the same code is right beyond the printed values
 OTHER = "for the book's example changed slightly"
-CONTEXT_HINT = "each context vector is the weighted sum of the inputs: attn_weights @ inputs"
+CONTEXT_HINT = "each context vector is the weighted sum of the inputs, weighted by its query's row" + \
+    fix(": attn_weights @ inputs")
 
 
 def _inputs(case: Tokens) -> torch.Tensor:
@@ -77,7 +80,7 @@ def weights_random(sub):
             worst = sums[(sums - 1).abs().nan_to_num(1e9).argmax()].item()
             hint = ("the columns sum to 1: softmax over the wrong dimension? use dim=-1"
                     if close(out.double().sum(0), torch.ones(n, dtype=torch.float64), FLOAT32)
-                    else "normalise each row with a softmax: torch.softmax(attn_scores, dim=-1)")
+                    else "normalise each row with a softmax" + fix(": torch.softmax(attn_scores, dim=-1)"))
             raise CheckFailure(f"{what}: rows sum to {worst:.4g}, not 1", hint)
         expect_function(out, torch.softmax(scores.double(), -1), what, R.WEIGHTS_MISTAKES, (scores,),
                         default_hint=WEIGHTS_HINT, program=P.attn_weights_steps)
@@ -107,13 +110,12 @@ def context_random(sub):
         x, weights = _inputs(case), torch.softmax(_scores(case), -1)
         out = compute_context_vecs(weights, x)
         what = f"compute_context_vecs(attn_weights, inputs) for inputs of shape {list(x.shape)}"
-        expect_shape(out, x.shape, what, "one context vector per token: attn_weights @ inputs "
-                     "has shape (num_tokens, d)")
+        expect_shape(out, x.shape, what, "one context vector per token: the output has shape (num_tokens, d)")
         low, high = x.min(0).values, x.max(0).values
         if ((out < low - 1e-5) | (out > high + 1e-5)).any():
             raise CheckFailure(f"{what}: a context vector lies outside the range of the inputs, so it "
                                "is not a weighted average of them",
-                               "multiply the weights (rows summing to 1) by the inputs: attn_weights @ inputs")
+                               "multiply the weights (rows summing to 1) by the inputs" + fix(": attn_weights @ inputs"))
         expect_function(out, weights.double() @ x.double(), what, R.CONTEXT_MISTAKES, (weights, x),
                         default_hint=CONTEXT_HINT, program=P.context_vecs_steps)
 

@@ -18,6 +18,7 @@ from autograder.chapters.ch03_attention.checks.structure import linear_structure
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close
 from autograder.core.failures import CheckFailure, Diagnosis
+from autograder.core.hints import fix
 from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property, variation_seed
 
 QKV = ["W_query", "W_key", "W_value"]
@@ -27,8 +28,8 @@ V1 = ModuleSpec(
     name="SelfAttention_v1", batched=False, causal=False, args=lambda s: (s.d_in, s.d_out),
     reference=lambda state, x, s, mistake: R.self_attention_v1(state, x, mistake), program=P.self_attention_v1,
     mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"], v1_style=True,
-    structure_hint="SelfAttention_v1 holds plain matrices: W_query, W_key, W_value = "
-                   "nn.Parameter(torch.rand(d_in, d_out)), used as x @ W_query",
+    structure_hint="SelfAttention_v1 holds plain (d_in, d_out) parameter matrices W_query, W_key, W_value, used as "
+                   "x @ W_query" + fix(": nn.Parameter(torch.rand(d_in, d_out))"),
     shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
 V2 = ModuleSpec(
     name="SelfAttention_v2", batched=False, causal=False, args=lambda s: (s.d_in, s.d_out),
@@ -36,7 +37,9 @@ V2 = ModuleSpec(
     mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"],
     shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
 BOOK_SIZES = Sizes(batch=1, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=1, seed=0)
-ATTENTION_HINT = "softmax(queries @ keys.T / sqrt(d_k), dim=-1) @ values, with d_k = keys.shape[-1]"
+ATTENTION_HINT = "compare each step with the book: scores of queries and keys, scaled by 1/sqrt(d_k), " \
+    "softmax over each row, weights times values" + \
+    fix(": softmax(queries @ keys.T / sqrt(d_k), dim=-1) @ values, with d_k = keys.shape[-1]")
 
 
 @check("3.1", 3, "book example: manual_seed(123); SelfAttention_v1(3, 2)(inputs)")
@@ -44,7 +47,8 @@ def v1_book(sub):
     require(sub, V1.name, "class")
     expect_book(V1, sub.build(V1.name, 3, 2, seed=123), book.INPUTS, book.SELF_ATTENTION_V1, BOOK_SIZES,
                 weights_hint="the attention is right but the weights are not the book's: create W_query, "
-                             "W_key, W_value in this order, each nn.Parameter(torch.rand(d_in, d_out))",
+                             "W_key, W_value in this order, each a random (d_in, d_out) parameter" +
+                             fix(", nn.Parameter(torch.rand(d_in, d_out))"),
                 default_hint=ATTENTION_HINT)
 
 
@@ -53,7 +57,8 @@ def v2_book(sub):
     require(sub, V2.name, "class")
     expect_book(V2, sub.build(V2.name, 3, 2, seed=789), book.INPUTS, book.SELF_ATTENTION_V2, BOOK_SIZES,
                 weights_hint="the attention is right but the weights are not the book's: create W_query, "
-                             "W_key, W_value in this order, each nn.Linear(d_in, d_out, bias=qkv_bias)",
+                             "W_key, W_value in this order, each an nn.Linear from d_in to d_out" +
+                             fix(", nn.Linear(d_in, d_out, bias=qkv_bias)"),
                 default_hint=ATTENTION_HINT)
 
 
@@ -65,10 +70,10 @@ def structure(sub):
         if v1.info["params"].get(name) != [4, 3]:
             found = v1.info["params"].get(name) or ("an nn.Linear" if f"{name}.weight" in v1.info["params"]
                                                     else "missing")
-            hint = f"self.{name} = nn.Parameter(torch.rand(d_in, d_out))"
+            hint = f"{name} must be a (d_in, d_out) parameter" + fix(f": self.{name} = nn.Parameter(torch.rand(d_in, d_out))")
             if found == [3, 4]:
                 hint = Diagnosis(f"{name} is (d_out, d_in), the sizes swapped: v1 computes x @ {name}, so create it "
-                                 "as nn.Parameter(torch.rand(d_in, d_out))", Diagnosis.NAMED,
+                                 "as a (d_in, d_out) parameter" + fix(", nn.Parameter(torch.rand(d_in, d_out))"), Diagnosis.NAMED,
                                  mistake="v1_weights_transposed")
             raise CheckFailure(f"SelfAttention_v1(4, 3).{name} should be a parameter of shape [4, 3]; found {found}",
                                hint)

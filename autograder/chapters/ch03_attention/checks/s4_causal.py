@@ -18,6 +18,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
 from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, expect_uses_weights, judged, require
 from autograder.chapters.ch03_attention.checks.structure import dropout_structure, linear_structure, mask_structure
 from autograder.core.checks import check
+from autograder.core.hints import fix
 from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property
 
 QKV = ["W_query", "W_key", "W_value"]
@@ -38,8 +39,8 @@ def book_example(sub):
     expect_book(SPEC, sub.build(SPEC.name, 3, 2, 6, 0.0, seed=123), book.BATCH,
                 torch.stack((book.CAUSAL, book.CAUSAL)), BOOK_SIZES,
                 weights_hint="the attention is right but the weights are not the book's: create W_query, "
-                             "W_key, W_value in this order as nn.Linear(d_in, d_out, bias=qkv_bias), before "
-                             "anything else random",
+                             "W_key, W_value in this order, before anything else random" +
+                             fix(", each nn.Linear(d_in, d_out, bias=qkv_bias)"),
                 default_hint="scores masked above the diagonal with -inf, softmax(scores / sqrt(d_k), "
                              "dim=-1), then @ values")
 

@@ -28,6 +28,7 @@ from autograder.chapters.ch03_attention.checks.structure import dropout_structur
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, StudentCodeError
+from autograder.core.hints import fix
 from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property, tensor
 
 NAME = "MultiHeadAttention"
@@ -44,10 +45,11 @@ SPEC = ModuleSpec(
     program=P.multi_head_attention,
     mistakes=MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"],
     identity_out_proj=True, dropout_index=3, heads=lambda s: s.num_heads,
-    structure_hint="create W_query, W_key, W_value = nn.Linear(d_in, d_out, bias=qkv_bias) and "
-                   "out_proj = nn.Linear(d_out, d_out)",
-    shape_hint="the output is (batch, num_tokens, d_out): merge the heads back with "
-               ".transpose(1, 2).contiguous().view(b, num_tokens, d_out), then out_proj")
+    structure_hint="create W_query, W_key, W_value as nn.Linear layers from d_in to d_out and out_proj from d_out "
+                   "to d_out, with its bias" + fix(": W_query = nn.Linear(d_in, d_out, bias=qkv_bias), ..., "
+                                                   "out_proj = nn.Linear(d_out, d_out)"),
+    shape_hint="the output is (batch, num_tokens, d_out): merge the heads back into d_out features, then "
+               "out_proj" + fix(" (.transpose(1, 2).contiguous().view(b, num_tokens, d_out))"))
 
 
 @check("6.1", 3, "book example: manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch)")
@@ -57,10 +59,11 @@ def book_example(sub):
                 torch.stack((book.MHA, book.MHA)),
                 Sizes(batch=2, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=2, seed=0),
                 weights_hint="the attention is right but the weights are not the book's: create W_query, "
-                             "W_key, W_value, then out_proj = nn.Linear(d_out, d_out) (with its bias), in "
-                             "this order, before anything else random",
-                default_hint="split into heads with .view(b, num_tokens, num_heads, head_dim).transpose(1, 2), "
-                             "attend per head with scale 1/sqrt(head_dim), merge back and apply out_proj")
+                             "W_key, W_value, then out_proj (with its bias), in this order, before anything else random" +
+                             fix(", out_proj = nn.Linear(d_out, d_out)"),
+                default_hint="split into heads (the head axis before the tokens), attend per head with scale "
+                             "1/sqrt(head_dim), merge back and apply out_proj" +
+                             fix(": .view(b, num_tokens, num_heads, head_dim).transpose(1, 2) splits the heads"))
 
 
 @check("6.2", 2, "structure: nn.Linear weights, out_proj with bias, nn.Dropout, mask buffer")
@@ -72,7 +75,7 @@ def structure(sub):
     if not out_proj or out_proj["class"] != "Linear" or info["params"].get("out_proj.weight") != [6, 6] \
             or not out_proj.get("bias"):
         raise CheckFailure("`out_proj` should be nn.Linear(d_out, d_out) with a bias",
-                           "self.out_proj = nn.Linear(d_out, d_out)")
+                           "out_proj maps d_out to d_out, with a bias" + fix(": self.out_proj = nn.Linear(d_out, d_out)"))
     dropout_structure(info, 0.25)
     mask_structure(info, 7)
     linear_structure(sub.build(NAME, 5, 6, 7, 0.0, num_heads=3, qkv_bias=True, seed=0).info, QKV, [6, 5],
@@ -91,10 +94,12 @@ def invalid_heads(sub):
             return
         raise CheckFailure(f"MultiHeadAttention(4, 5, 6, 0.0, num_heads=2) raised {error.exc_type}, "
                            "expected AssertionError or ValueError",
-                           'check it first: assert d_out % num_heads == 0, "d_out must be divisible by num_heads"') from None
+                           "check the sizes first, refusing a d_out that num_heads does not divide, with an assert or a ValueError" +
+                           fix(': assert d_out % num_heads == 0, "d_out must be divisible by num_heads"')) from None
     raise CheckFailure("MultiHeadAttention(4, 5, 6, 0.0, num_heads=2) was accepted, but 5 output "
                        "dimensions cannot be split into 2 heads",
-                       'assert d_out % num_heads == 0, "d_out must be divisible by num_heads"')
+                       "refuse a d_out that num_heads does not divide, with an assert or a ValueError" +
+                       fix(': assert d_out % num_heads == 0, "d_out must be divisible by num_heads"'))
 
 
 @check("6.4", 4, "equals multi-head causal attention on its own weights (random sizes and head counts)")
@@ -174,7 +179,7 @@ def scale(sub):
         load_weights(SPEC, module, state)
         x = SPEC.input(sizes)
         expect_reference(SPEC, module(x), state, x, sizes, f"{module.what}(x) with large scores",
-                         "divide the scores by sqrt(head_dim) = keys.shape[-1] ** 0.5")
+                         "divide the scores by sqrt(head_dim), the keys' last axis" + fix(" (keys.shape[-1] ** 0.5)"))
 
     run_property(body, attention_sizes(heads=True), examples=4, show_input=SPEC.input)
 

@@ -19,6 +19,7 @@ import torch
 
 from autograder.core.compare import EXACT, close, expect_shape
 from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
+from autograder.core.hints import fix
 from autograder.core.strategies import Sizes, tensor
 
 
@@ -54,7 +55,8 @@ class ModuleSpec:
     # what to say when a weight the contract names is missing: a text, or a function of the
     # missing name and the names present
     structure_hint: str | Callable[[str, set], str] = \
-        "create W_query, W_key, W_value as nn.Linear(d_in, d_out, bias=qkv_bias)"
+        "create W_query, W_key, W_value as nn.Linear layers from d_in to d_out" + \
+        fix(", nn.Linear(d_in, d_out, bias=qkv_bias)")
     shape_hint: str = ""  # said when the output has the wrong shape
     # the computation step by step (chapters.ch03_attention.programs), whose one-operation
     # variants name mistakes nobody catalogued: program(state, x, context_length, num_heads)

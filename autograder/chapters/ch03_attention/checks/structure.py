@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from autograder.core.failures import CheckFailure, Diagnosis
+from autograder.core.hints import fix
 
 
 def mask_structure(info: dict, context_length: int, prefix: str = "") -> None:
@@ -38,7 +39,8 @@ def linear_structure(info: dict, names: list[str], shape: list[int], bias: bool)
         if entry is None or entry["class"] != "Linear":
             found = entry["class"] if entry else ("a parameter" if name in info["params"] else "missing")
             raise CheckFailure(f"`{name}` should be an nn.Linear, found {found}",
-                               f"self.{name} = nn.Linear(d_in, d_out, bias=qkv_bias)")
+                               f"{name} maps d_in to d_out with an nn.Linear" +
+                               fix(f": self.{name} = nn.Linear(d_in, d_out, bias=qkv_bias)"))
         found = info["params"].get(f"{name}.weight")
         if found != shape:
             hint = "nn.Linear(in_features, out_features)"
@@ -55,6 +57,8 @@ def linear_structure(info: dict, names: list[str], shape: list[int], bias: bool)
 def dropout_structure(info: dict, p: float, prefix: str = "") -> None:
     entry = info["modules"].get(f"{prefix}dropout")
     if entry is None or entry["class"] != "Dropout":
-        raise CheckFailure("no nn.Dropout named `dropout`", "self.dropout = nn.Dropout(dropout)")
+        raise CheckFailure("no nn.Dropout named `dropout`", "the module keeps its dropout layer as self.dropout, made "
+                           "from the dropout argument" + fix(": self.dropout = nn.Dropout(dropout)"))
     if not math.isclose(entry["p"], p):
-        raise CheckFailure(f"self.dropout has p={entry['p']}, expected {p}", "nn.Dropout(dropout)")
+        raise CheckFailure(f"self.dropout has p={entry['p']}, expected {p}",
+                           "the dropout layer takes its rate from the dropout argument" + fix(": nn.Dropout(dropout)"))
