@@ -154,9 +154,12 @@ def export_commit(repo: Path, commit: str, into: Path) -> None:
         raise OSError(f"git archive {commit[:12]} failed: {(proc.stderr if proc else b'').decode(errors='replace')[:200]}")
     with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as archive:
         for member in archive.getmembers():
-            if member.isfile():
-                member.mode = 0o644
-                archive.extract(member, into, filter="data")
+            parts = Path(member.name).parts
+            if not member.isfile() or not parts or Path(member.name).is_absolute() or ".." in parts:
+                continue
+            path = into.joinpath(*parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(archive.extractfile(member).read())
 
 
 # --- one repository ---------------------------------------------------------------------------
