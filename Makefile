@@ -248,10 +248,11 @@ students: $(GRADEBOOK)
 	@$(NBGRADER) db student list --log-level=WARN
 
 # JupyterLab with nbgrader's formgrader, at the course root, on this machine only
-# (127.0.0.1); open the printed URL and go to /formgrader. As root: --allow-root.
+# (127.0.0.1); the printed URL opens /formgrader (LabApp.default_url: JupyterLab sets its own
+# /lab over ServerApp.default_url). As root: --allow-root.
 FORMGRADER_ARGS ?=
 formgrader: $(GRADEBOOK)
 	@mkdir -p grading/exchange
 	@env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS PATH=$(ABS_BIN):"$$PATH" $(BIN)/jupyter lab --ServerApp.root_dir=$(call quote,$(CURDIR)) \
 		--ServerApp.ip=127.0.0.1 --no-browser $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root) \
-		--ServerApp.default_url=/formgrader $(FORMGRADER_ARGS)
+		--LabApp.default_url=/formgrader $(FORMGRADER_ARGS)

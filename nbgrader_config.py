@@ -9,7 +9,6 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import (
     AssignLatePenalties,
-    ClearHiddenTests,
     DeduplicateIds,
     Execute,
     GetGrades,
@@ -20,7 +19,7 @@ from nbgrader.preprocessors import (
 from autograder.frontends.nbgrader.execute import SandboxExecute
 from autograder.frontends.nbgrader.export import StageCsvExport
 from autograder.frontends.nbgrader.extra_credit import SaveExtraCredit
-from autograder.frontends.nbgrader.feedback import ReadableFeedback
+from autograder.frontends.nbgrader.feedback import FeedbackClearHiddenTests, ReadableFeedback
 from autograder.frontends.nbgrader.late import LatePenalty, PenaltyOnScore
 from autograder.frontends.nbgrader.outcome import RecordOutcome
 from autograder.frontends.nbgrader.overwrite import QuietOverwriteCells
@@ -88,7 +87,8 @@ c.CourseDirectory.course_id = "default_course"
 
 # Feedback: nbgrader renders the autograded notebook, hidden tests included, unless told not to.
 # ReadableFeedback: stage headings, each hint once, wrapped lines, formulas drawn offline (MathML).
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor, ReadableFeedback]
+# FeedbackClearHiddenTests: nbgrader's, without a config warning on every run.
+c.GenerateFeedback.preprocessors = [GetGrades, FeedbackClearHiddenTests, CSSHTMLHeaderPreprocessor, ReadableFeedback]
 
 # LMS downloads (nbgrader zip_collect): the zip goes in grading/downloaded/<assignment>/archive/.
 # The student id comes from the file name (nbgrader matches the whole path); this pattern

@@ -276,6 +276,12 @@ def grade(workspace: Path, environ=None) -> int:
             report.submission = str(notebook.relative_to(workspace))
         print_console(report, verbose=True)
     if grading_broke(report):
+        # No result file may stand as this run's (autograder.py clears them first; so does this,
+        # for a grade run started by other means).
+        for name in (RESULT_FILE, RELEASE_BODY_FILE):
+            stale = workspace / name
+            if stale.is_symlink() or stale.is_file():
+                stale.unlink()
         print(f"classroom50 autograder: the grading broke, nothing recorded as a grade: {report.error}")
         return 1
     result = classroom_result(report, identity(chapter.id, env))

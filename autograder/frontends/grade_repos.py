@@ -24,7 +24,9 @@ Writes, under ``--out``:
   the bonus stage has its own column and is not in it), ``commit`` and ``commit_date`` (the
   graded commit and its committer date, in UTC), ``fingerprint`` (``release`` or
   ``modified: <parts>``) and ``reason`` (why a row is 0: no notebook, a damaged one, no commit
-  before the deadline, a grading that did not finish);
+  before the deadline, a grading that did not finish, or ``not graded: the run stopped ...``:
+  the file is rewritten as each repository ends, so a run that stops leaves no earlier grade
+  standing);
 - ``<student>/report.txt`` (the grader's table, as ``make test`` prints it) and
   ``<student>/results.json`` (Gradescope's schema).
 """
@@ -274,7 +276,13 @@ def write_csv(path: Path, rows: list[Row], chapter) -> None:
     tmp.replace(path)
 
 
+UNFINISHED = "not graded: the run stopped before this repository was graded"
+
+
 def grade_all(repos: Path, out: Path, chapter, jobs: int, deadline: datetime | None = None) -> list[Row]:
+    """Every repository graded; ``out/grades.csv`` rewritten as each one ends, the rest with
+    :data:`UNFINISHED`: a run that stops (Ctrl-C, a crash, a machine that goes down) never
+    leaves the last run's grades standing as this one's."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from autograder.frontends.student_repo import release_parts
@@ -282,6 +290,14 @@ def grade_all(repos: Path, out: Path, chapter, jobs: int, deadline: datetime | N
     expected = release_parts(chapter)
     students = student_repos(repos)
     rows: list[Row] = []
+
+    def record() -> None:
+        done = {row.student for row in rows}
+        pending = [Row(s, {_stage_column(st): 0.0 for st in chapter.stages}, reason=UNFINISHED)
+                   for s in students if s not in done]
+        write_csv(out / "grades.csv", sorted(rows + pending, key=lambda r: r.student), chapter)
+
+    record()
     with Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.description}")) as progress, ThreadPoolExecutor(max_workers=jobs) as pool:
         task = progress.add_task("", total=len(students))
@@ -294,6 +310,7 @@ def grade_all(repos: Path, out: Path, chapter, jobs: int, deadline: datetime | N
             except Exception as exc:  # one repository's trouble never stops the class
                 rows.append(Row(student, {_stage_column(s): 0.0 for s in chapter.stages},
                                 reason=f"not graded: {type(exc).__name__}: {exc}"))
+            record()
             progress.update(task, advance=1, description=student)
     return sorted(rows, key=lambda r: r.student)
 

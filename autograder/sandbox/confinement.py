@@ -18,6 +18,14 @@ Windows and containers), and the report says so.
   let I/O readiness signal the grader on kernels without Landlock's signal scope).
 * **Capabilities**: a worker started as root drops every capability, so it cannot raise its
   resource limits back or bypass file permissions.
+* **Processes** (root, Linux 5.8+, with Landlock): the worker gets a mount namespace of its
+  own with a private ``/proc`` mounted ``hidepid=invisible``. The kernel then shows a process
+  there only to a reader that may trace it, and Landlock lets a sandboxed process trace only
+  its own domain: the worker, its stage copies and what they start. The grader, its parent,
+  pid 1 and every other process are absent (no listing, no ``cmdline``), while ``/proc/self``
+  and ``/proc/cpuinfo`` work for PyTorch. PIDs do not change (no PID namespace), so the
+  grader tracks its processes as before. Without root the kernel refuses the mount (a private
+  ``/proc`` needs a PID namespace of one's own): the report then says ``processes visible``.
 
 Both Landlock and seccomp are inherited by every process the worker starts and cannot be
 lifted afterwards. :func:`describe` turns the result into the words every report shows.
@@ -217,6 +225,34 @@ def _install_landlock(writable: str, package_parent: str, extra_devices: tuple[s
     return {"landlock_abi": abi, "files": True, "tcp": bool(handled_net), "signals": bool(scoped)}
 
 
+# unshare / mount flags (linux/sched.h, linux/mount.h)
+_CLONE_NEWNS = 0x00020000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
+
+
+def _private_proc() -> bool:
+    """A mount namespace of the worker's own, with a ``/proc`` that shows only the processes
+    the worker may trace (``hidepid=invisible``; with Landlock, its own). Needs CAP_SYS_ADMIN
+    (root) and Linux 5.8+ (one ``/proc`` instance per mount: on older kernels the options
+    would reach the machine's ``/proc``, and ``invisible`` is refused there). Must run before
+    Landlock (which forbids mounting, and whose rule on ``/proc`` must name this instance)."""
+    if os.geteuid() != 0:
+        return False
+    libc = _libc()
+    if libc.unshare(_CLONE_NEWNS) != 0:  # also refused while the process has other threads
+        return False
+    # Private first: a mount in a namespace copied from a shared one would propagate back to
+    # the grader's (the machine's) /proc.
+    if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        return False
+    # hidepid spares members of the gid= group (root's group by default): name one the worker
+    # is not in, so a worker running as root (gid 0) is not exempt.
+    own = {os.getgid(), os.getegid(), *os.getgroups()}
+    outsider = next(g for g in range(65533, 0, -1) if g not in own)
+    options = f"hidepid=invisible,gid={outsider}".encode()
+    return libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, options) == 0
+
+
 def _drop_capabilities() -> bool:
     """Root keeps its capabilities under no_new_privs: drop them all (bounding set, then the
     effective, permitted and inheritable sets), so the worker is an ordinary process."""
@@ -247,7 +283,10 @@ def confine(writable: str | None, package_parent: str | None = None, devices: tu
         return {"platform": sys.platform}
     fences: dict = {"platform": sys.platform}
     if writable:
+        private_proc = _private_proc()
         fences["landlock"] = _install_landlock(writable, package_parent or "/nonexistent", devices)
+        # hidepid hides what the reader may not trace; only Landlock makes that "outside its domain"
+        fences["processes"] = private_proc and bool(fences["landlock"].get("files"))
     fences["capabilities_dropped"] = _drop_capabilities()
     fences["seccomp"] = _install_seccomp()
     return fences
@@ -272,6 +311,9 @@ def describe(fences: dict | None) -> str:
         names.append("seccomp: no sockets, signals to itself only, no ptrace, no F_SETOWN/F_SETSIG")
     if fences.get("capabilities_dropped") and landlock.get("files"):
         names.append("no capabilities")
+    if landlock.get("files"):  # the process list: fenced only as root (see _private_proc)
+        names.append("/proc: its own processes only" if fences.get("processes")
+                     else "/proc: other processes visible (a private /proc needs root with CAP_SYS_ADMIN, Linux 5.8+)")
     group = fences.get("cgroup") or {}
     if group.get("memory") or group.get("tasks"):
         held = [f"{group['memory']} of memory" if group.get("memory") else "",

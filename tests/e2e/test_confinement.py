@@ -118,14 +118,38 @@ def init_environment():  # pid 1: the container's or the machine's first process
         raise LookupError("empty")
 
 def grader_parent_environment():  # the process that started the grader (a shell, nbgrader, make)
-    grader = int(os.environ["AUTOGRADER_GRADER_PID"])
-    parent = int(open("/proc/%d/stat" % grader).read().rsplit(")", 1)[1].split()[1])
-    if not open("/proc/%d/environ" % parent, "rb").read():
+    if not open("/proc/%d/environ" % _grader_parent(), "rb").read():
         raise LookupError("empty")
 
 def own_environment():
     if {SECRET!r} not in os.environ:
         raise LookupError("not passed on")
+
+def _grader_parent():
+    grader = int(os.environ["AUTOGRADER_GRADER_PID"])
+    return int(open("/proc/%d/stat" % grader).read().rsplit(")", 1)[1].split()[1])
+
+def list_processes():  # any process but this stage's copy and the loaded worker it was forked from
+    if not [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (os.getpid(), os.getppid())]:
+        raise LookupError("none")
+
+def grader_cmdline():
+    if not open("/proc/%s/cmdline" % os.environ["AUTOGRADER_GRADER_PID"], "rb").read():
+        raise LookupError("empty")
+
+def grader_parent_cmdline():
+    if not open("/proc/%d/cmdline" % _grader_parent(), "rb").read():
+        raise LookupError("empty")
+
+def init_cmdline():
+    if not open("/proc/1/cmdline", "rb").read():
+        raise LookupError("empty")
+
+def own_proc():  # what PyTorch reads
+    for path in ("/proc/self/status", "/proc/self/maps", "/proc/%d/stat" % os.getpid(), "/proc/cpuinfo",
+                 "/proc/meminfo"):
+        if not open(path, "rb").read():
+            raise LookupError(path)
 
 def write_scratch():
     open("scratch.txt", "w").write("allowed")
@@ -140,7 +164,9 @@ def probe(name):
 ATTACKS = ["read_solutions", "read_tests", "read_grader_reference", "import_reference", "list_repository",
            "read_home", "write_venv", "tcp_connect", "write_dev_shm", "set_owner", "set_signal", "ioctl_owner",
            "grader_environment", "init_environment", "grader_parent_environment", "own_environment"]
-ALLOWED = ["write_scratch", "import_numpy"]
+# The process list: fenced where the worker can mount a private /proc (root; confinement._private_proc)
+PROCESS_ATTACKS = ["list_processes", "grader_cmdline", "grader_parent_cmdline", "init_cmdline"]
+ALLOWED = ["write_scratch", "import_numpy", "own_proc"]
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +212,7 @@ def _probe_all(port: int, fences_off: bool, forked: bool = False) -> tuple[dict[
             assert load.cells[0]["status"] == "ok", load.cells
             worker.begin_stage(1)
             answers = {}
-            for name in ATTACKS + ALLOWED:
+            for name in ATTACKS + PROCESS_ATTACKS + ALLOWED:
                 answer = worker.request({"op": "call", "name": "probe", "args": [name]})
                 answers[name] = answer["ok"]["repr"].strip("'")
             return answers, load.confinement
@@ -234,6 +260,13 @@ def _attacks_fail_only_with_fences(listener, forked: bool) -> None:
             continue  # pid 1 is out of this test's own reach (a container's): nothing to show here
         assert open_answers[name] == "done", f"{name} would fail even without the fences: the probe proves nothing"
     assert fenced["tcp_connect"] == "PermissionError" and fenced["read_solutions"] == "PermissionError"
+    for name in PROCESS_ATTACKS:
+        assert open_answers[name] == "done", f"{name} would fail even without the fences: the probe proves nothing"
+        if os.geteuid() == 0:
+            assert fenced[name] in ("FileNotFoundError", "LookupError"), f"{name}: {fenced[name]} inside the fences"
+    assert fences["processes"] == (os.geteuid() == 0), fences
+    assert ("/proc: its own processes only" if os.geteuid() == 0 else "/proc: other processes visible") \
+        in confinement.describe(fences)
     for name in ALLOWED:
         assert fenced[name] == "done", f"{name} should still work: {fenced[name]}"
 
@@ -597,11 +630,17 @@ if _on_a_command_line({look_for!r}):  # full marks for stage 1 only when it foun
 HIDDEN_SEED = 918273645
 
 
-@pytest.mark.parametrize(("look_for", "found"), [
-    (str(HIDDEN_SEED), False),  # the hidden examples' seed is on no command line (issue 35)
-    ("autograder.frontends.stagegrades", True),  # the probe can read command lines: its 0 above means something
+ROOT = os.geteuid() == 0
+
+
+@pytest.mark.parametrize(("look_for", "fences_off", "found"), [
+    (str(HIDDEN_SEED), False, False),  # the hidden examples' seed is on no command line (issue 35)
+    (str(HIDDEN_SEED), True, False),  # nor is it without the fences
+    # The grading process's command line: hidden where the worker has a private /proc (root)
+    ("autograder.frontends.stagegrades", False, not ROOT),
+    ("autograder.frontends.stagegrades", True, True),  # the probe can read command lines: its 0s mean something
 ])
-def test_a_submission_cannot_read_the_hidden_seed_from_any_command_line(look_for, found, tmp_path):
+def test_a_submission_cannot_read_the_hidden_seed_from_any_command_line(look_for, fences_off, found, tmp_path):
     """nbgrader's SandboxExecute grades through a subprocess; the seed it passes must not be
     where /proc/<pid>/cmdline shows it to the submission (it goes on a pipe)."""
     import nbformat
@@ -611,6 +650,54 @@ def test_a_submission_cannot_read_the_hidden_seed_from_any_command_line(look_for
     notebook = tmp_path / "probe.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CMDLINE_PROBE.format(look_for=look_for))]),
                    notebook)
-    result = SandboxExecute().grade_file(notebook, CHAPTER, [1], {1: HIDDEN_SEED})
+    with mock.patch.dict(os.environ, {"AUTOGRADER_TEST_FENCES_OFF": "1" if fences_off else "0"}):
+        result = SandboxExecute().grade_file(notebook, CHAPTER, [1], {1: HIDDEN_SEED})
     stage = CHAPTER.stages[0]
     assert result["stages"]["1"]["score"] == (CHAPTER.points(stage) if found else 0), result["stages"]["1"]["text"]
+
+
+PROC_PROBE = """
+import os
+import torch
+
+def _read(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
+
+def _others():
+    \"\"\"Whatever this notebook can see of another process: the grader's, its parent's, pid 1's.\"\"\"
+    seen = [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
+    grader = os.environ.get("AUTOGRADER_GRADER_PID", "")
+    stat = _read(f"/proc/{{grader}}/stat").decode(errors="replace")
+    parent = stat.rsplit(")", 1)[1].split()[1] if ")" in stat else ""
+    for pid in {{grader, str(os.getppid()), parent, "1"}} - {{""}}:
+        seen += [name for name in ("cmdline", "environ", "status") if _read(f"/proc/{{pid}}/{{name}}")]
+    return seen
+
+_own = all(_read(p) for p in ("/proc/self/status", "/proc/self/maps", "/proc/cpuinfo"))
+if _own and bool(_others()) == {expect_leak}:  # full marks for stage 1 only when it saw what the case expects
+    def softmax_naive(x):
+        return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
+"""
+
+
+@pytest.mark.skipif(not ROOT, reason="a private /proc needs root: as a user the report says 'other processes visible'")
+@needs_landlock
+@pytest.mark.parametrize("fences_off", [False, True])
+def test_a_submission_sees_no_other_process(fences_off, tmp_path):
+    """Issue 35: a notebook that lists /proc and reads the cmdline, environ and status of the
+    grader, its parent, the worker's parent and pid 1 gets full marks only when what it saw is
+    what the case expects: nothing with the fences (and /proc/self still works), something
+    without them (so the probe can see, and its full marks above mean it saw nothing)."""
+    path = tmp_path / "proc.ipynb"
+    import nbformat
+
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        PROC_PROBE.format(expect_leak=fences_off))]), path)
+    with mock.patch.dict(os.environ, {"AUTOGRADER_TEST_FENCES_OFF": "1" if fences_off else "0"}):
+        report = grade_notebook_file(str(path), CHAPTER, [1], "cpu", Limits())
+    assert report.stages[0].score == CHAPTER.points(CHAPTER.stages[0]), report.stages[0].checks
+    assert bool(report.confinement.get("processes")) == (not fences_off), report.confinement

@@ -1,9 +1,9 @@
 """Issue 15: make formgrader serves nbgrader's formgrader, as root and as a user.
 
 A temporary course (this repository's Makefile, config and sources) after make release; the
-real make formgrader on a free port with a known token; GET /formgrader must answer 200
-with formgrader's page and no exchange warning. As a user: the same course owned by an
-unprivileged account, the server started by that account (no --allow-root): run as root, the
+real make formgrader on a free port with a known token; GET / (the URL it prints) must end,
+through the redirects, on formgrader's page (200) with no exchange warning. As a user: the
+same course owned by an unprivileged account, the server started by that account (no --allow-root): run as root, the
 test switches to that account with runuser; run as a user, it is that account. The as-root
 case is skipped, with its reason, only where the tests do not run as root.
 """
@@ -61,11 +61,13 @@ def _serve_and_get(course: Path, env: dict, user: str | None = None) -> tuple[in
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and server.poll() is None:
             try:
-                # the token in a header: it follows /formgrader's redirect to its first page
-                request = urllib.request.Request(f"http://127.0.0.1:{port}/formgrader",
+                # The server's root, as the printed URL opens it (issue 35: it opened JupyterLab);
+                # the token in a header: it follows the redirects to formgrader's first page.
+                request = urllib.request.Request(f"http://127.0.0.1:{port}/",
                                                  headers={"Authorization": f"token {TOKEN}"})
                 with urllib.request.urlopen(request, timeout=10) as reply:
                     status, page = reply.status, reply.read().decode()
+                    page = f"<!-- {reply.url} -->" + page
                 # the page lists the assignments from formgrader's API, read from the course's gradebook
                 request = urllib.request.Request(f"http://127.0.0.1:{port}/formgrader/api/assignments",
                                                  headers={"Authorization": f"token {TOKEN}"})
@@ -91,6 +93,8 @@ def _env(home: Path) -> dict:
 
 def _check(status: int, page: str, log: str) -> None:
     assert status == 200, log[-3000:]
+    assert page.startswith("<!-- http://127.0.0.1:") and "/formgrader/" in page.split("-->")[0], page[:300]
+    assert "/formgrader?token=" in log, "the printed URL opens formgrader"
     assert "<h1>Manage Assignments</h1>" in page and '"name": "ch03_attention"' in page, page[-2000:]
     assert "warning-exchange" not in page, "the course uses no exchange: no exchange warning"
     assert "127.0.0.1" in log and "0.0.0.0" not in log

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 import nbformat
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
+from traitlets import List
 
 from autograder.frontends.nbgrader.stages import chapter_of, stage_cells
 
@@ -54,10 +55,26 @@ def once(text: str) -> str:
     return "".join(kept)
 
 
+def _exporters_priority() -> List:
+    """nbconvert's HTML exporter configures ``NbConvertBase.display_data_priority`` for every
+    preprocessor it runs; nbgrader's preprocessors redeclare that trait without ``config=True``,
+    so each run printed "Config option `display_data_priority` not recognized". Declared
+    configurable (no feedback step reads it), the setting is taken silently."""
+    return List(NbGraderPreprocessor.display_data_priority.default_value).tag(config=True)
+
+
+class FeedbackClearHiddenTests(ClearHiddenTests):
+    """nbgrader's ClearHiddenTests, without the config warning (:func:`_exporters_priority`)."""
+
+    display_data_priority = _exporters_priority()
+
+
 class ReadableFeedback(NbGraderPreprocessor):
     """``make feedback``: each stage's test cell under a heading with the stage's name and
     score, its report with each hint once and without the bare score nbgrader's
     ``Out[..]`` shows, long lines wrapped, and the formulas as MathML (no MathJax needed)."""
+
+    display_data_priority = _exporters_priority()
 
     def preprocess(self, nb, resources):
         chapter = chapter_of(resources.get("nbgrader", {}).get("assignment"))

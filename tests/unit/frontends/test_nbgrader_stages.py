@@ -96,3 +96,22 @@ def test_math_becomes_mathml_outside_code():
 def test_once_drops_a_repeated_hint_but_keeps_check_lines():
     text = "  ✗ 1.1 a\n      hint: same\n  ✗ 1.2 b\n      hint: same\n"
     assert once(text) == "  ✗ 1.1 a\n      hint: same\n  ✗ 1.2 b\n"
+
+
+@pytest.mark.parametrize("preprocessor", ["FeedbackClearHiddenTests", "ReadableFeedback", "ClearHiddenTests"])
+def test_feedback_steps_take_the_html_exporters_settings_without_a_warning(preprocessor, caplog):
+    """Issue 35: make feedback printed "Config option `display_data_priority` not recognized"
+    twice per run. nbgrader's own ClearHiddenTests still warns: the test can see the warning."""
+    import logging
+
+    from nbconvert import HTMLExporter
+    from nbgrader import preprocessors
+
+    from autograder.frontends.nbgrader import feedback
+
+    step = getattr(feedback, preprocessor, None) or getattr(preprocessors, preprocessor)
+    exporter = HTMLExporter()
+    with caplog.at_level(logging.WARNING):
+        exporter.register_preprocessor(step, enabled=True)
+    warned = "not recognized" in caplog.text
+    assert warned == (preprocessor == "ClearHiddenTests"), caplog.text

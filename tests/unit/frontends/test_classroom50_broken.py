@@ -1,0 +1,37 @@
+"""Issue 35: Classroom 50's grade run, when the grading itself broke, exits 1 (the runner records
+an error) and leaves no result.json that could stand as this run's grade."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from autograder.frontends import classroom50, cli, finder
+
+
+@pytest.mark.parametrize(("error", "broke"), [
+    (f"{cli.GRADER_FAILED} (RuntimeError: boom); please tell the course staff", True),
+    ("", False),  # a graded notebook: its result is written
+])
+def test_a_broken_grading_exits_1_and_leaves_no_result(error, broke, tmp_path, monkeypatch):
+    from autograder.core.engine import not_graded_report
+
+    notebook = tmp_path / "ch03_attention.ipynb"
+    notebook.write_text("{}")
+    (tmp_path / classroom50.RESULT_FILE).write_text(json.dumps({"score": 100}))  # an earlier run's, or planted
+    monkeypatch.setattr(finder, "find_in_repository", lambda workspace, chapter: (notebook, ""))
+    monkeypatch.setattr(cli, "prestart_worker", lambda args, limits: None)
+
+    def grade_report(args, chapter_, limits, worker, stages, show_traceback=False):
+        report = not_graded_report(chapter_, args.submission, error or "x")
+        report.error = error
+        return report, []
+
+    monkeypatch.setattr(cli, "grade_report", grade_report)
+    status = classroom50.grade(tmp_path, environ={})
+    result = tmp_path / classroom50.RESULT_FILE
+    if broke:
+        assert status == 1 and not result.exists()
+    else:
+        assert status == 0 and json.loads(result.read_text())["score"] == 0
