@@ -101,7 +101,8 @@ def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed:
                         "compare the output's type and shape with the docstring")
             result.seed_dependent = bool(seed_reads)
             results.append(result)
-    return StageResult(stage, settle_ambiguous_hints(results), time.monotonic() - started)
+    return StageResult(stage, settle_ambiguous_hints(results), time.monotonic() - started,
+                       list(getattr(sub, "notes", ())))
 
 
 def checks_hidden_examples_could_fail(result: StageResult) -> frozenset[str]:
@@ -200,7 +201,8 @@ def with_hidden(visible: StageResult, hidden: StageResult) -> StageResult:
                                       hidden_failure=True))
         else:
             checks.append(seen)
-    return StageResult(visible.stage, checks, visible.seconds + hidden.seconds)
+    return StageResult(visible.stage, checks, visible.seconds + hidden.seconds,
+                       list(dict.fromkeys(visible.notes + hidden.notes)))
 
 
 def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list | None, seeds: dict[int, int],
@@ -270,7 +272,7 @@ def _point_at_cell_errors(result: StageResult, cell_errors: list[dict]) -> None:
         return
     first = cell_errors[0]
     error = first.get("error", {})
-    note = (f"cell {first['index']} raised {error.get('type') or 'an error'} when the notebook ran "
+    note = (f"{first.get('name') or 'cell ' + str(first['index'])} raised {error.get('type') or 'an error'} when the notebook ran "
             f"({error.get('message', '')[:120]}); fix it first")
     for check in result.checks:
         if check.status is CheckStatus.FAILED and "is not defined" in check.message:

@@ -53,6 +53,9 @@ class StageResult:
     stage: Stage
     checks: list[CheckResult]
     seconds: float = 0.0
+    # What the row must say about how the stage was graded ("graded with the book's
+    # CausalAttention as its heads: ..."): Submission.notes
+    notes: list[str] = field(default_factory=list)
 
     @property
     def score(self) -> float:
@@ -90,12 +93,13 @@ class StageResult:
 
     @property
     def summary(self) -> str:
-        if self.status is CheckStatus.PASSED:
-            return f"all {len(self.checks)} checks passed"
         if self.status is CheckStatus.NOT_IMPLEMENTED:
             return self.status.words
+        noted = "".join(f" ({note})" for note in self.notes)
+        if self.status is CheckStatus.PASSED:
+            return f"all {len(self.checks)} checks passed{noted}"
         first = self._first_attempted_failure()
-        return f"{first.check.id} {first.message}"
+        return f"{first.check.id} {first.message}{noted}"
 
     @property
     def hint(self) -> str:

@@ -89,12 +89,24 @@ class Submission:
         self.transport = transport
         self.stage_label = stage_label
         self.error_hints = error_hints  # the chapter's table for this stage (core.hints.error_hint)
+        # class name -> source of the chapter's class built in place of the student's (see
+        # Workspace.op_build), and the note the stage's row then shows
+        self.substitute: dict[str, str] = {}
+        self.notes: list[str] = []
+        self.verified: set[str] = set()  # names of the student's classes found to work (no substitute)
 
     def _ask(self, req: dict, what: str):
         answer = self.transport.request(req)
         if "error" in answer:
             raise _failure(answer["error"], what, self.stage_label, self.error_hints)
         return answer.get("ok")
+
+    def substituting(self, name: str, source: str, note: str) -> None:
+        """From now on, what the student's code builds as ``name`` is the chapter's class; the
+        stage's row says so (``note``)."""
+        self.substitute = {**self.substitute, name: source}
+        if note not in self.notes:
+            self.notes.append(note)
 
     def kind(self, name: str) -> str:
         """"missing", "class", "function" or "other"."""
@@ -106,13 +118,13 @@ class Submission:
     def build(self, name: str, *args, seed: int | None = None, **kwargs) -> StudentModule:
         what = f"{name}({', '.join([repr(a) for a in args] + [f'{k}={v!r}' for k, v in kwargs.items()])})"
         result = self._ask({"op": "build", "name": name, "args": list(args), "kwargs": kwargs,
-                            "seed": seed}, what)
+                            "seed": seed, "substitute": self.substitute}, what)
         return StudentModule(self, result["module"], result["info"], what)
 
     def call_for_module(self, name: str) -> StudentModule:
         """Call a zero-argument builder such as ``build_gpt2_small_mha()``."""
         what = f"{name}()"
-        result = self._ask({"op": "call", "name": name, "args": []}, what)
+        result = self._ask({"op": "call", "name": name, "args": [], "substitute": self.substitute}, what)
         if "module" not in result:
             raise CheckFailure(f"{what} returned {result.get('value_type')} ({result.get('repr')}), "
                                "expected an nn.Module", "return the module you built")
@@ -236,7 +248,9 @@ def _failure(error: dict, what: str, stage_label: str, error_hints: ErrorHints) 
     if kind == "exit":
         return StudentCodeError(f"{what} called sys.exit()/exit()",
                                 "never exit the process from a function or a method")
-    where = f" ({error['where']})" if error.get("where") else ""
+    # the line of code in the message only: a hint's level filter would rewrite it
+    code = f": {error['code']}" if error.get("where") and error.get("code") else ""
+    where = f" ({error['where']}{code})" if error.get("where") else ""
     message = f"{what} raised {error.get('type')}: {error.get('message')}{where}"
     return StudentCodeError(message, at_line(error_hint(error.get("type", ""), error.get("message", ""), error_hints),
                                              error.get("where", "")), exc_type=str(error.get("type", "")),

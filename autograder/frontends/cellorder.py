@@ -19,19 +19,19 @@ _BUILTINS = set(dir(builtins))
 
 @dataclass(frozen=True)
 class LateName:
-    cell: int  # the cell whose function or class uses the name
+    cell: str  # the cell whose function or class uses the name, as loader.Cell names it
     user: str  # that function or class
     name: str
-    defined_in: int  # the first cell that defines it at the top level
-    test_cell: int | None  # the first test cell after ``cell`` that runs before ``defined_in``
+    defined_in: str  # the first cell that defines it at the top level
+    test_cell: str | None  # the first test cell after ``cell`` that runs before ``defined_in``
 
     def __str__(self) -> str:
-        text = (f"cell {self.cell}: `{self.user}` uses `{self.name}`, which is first defined further down, "
-                f"in cell {self.defined_in}")
+        text = (f"{self.cell}: `{self.user}` uses `{self.name}`, which is first defined further down, "
+                f"in {self.defined_in}")
         if self.test_cell is not None:
-            text += (f"; the notebook's test cell {self.test_cell} runs before that and fails with NameError, "
+            text += (f"; the notebook's test {self.test_cell} runs before that and fails with NameError, "
                      "while make test, which runs the whole notebook first, finds it")
-        return text + f". Move `{self.name}` above cell {self.cell}."
+        return text + f". Move `{self.name}` above the cell that uses it."
 
 
 def _table(source: str, index: int):
@@ -60,6 +60,7 @@ def late_names(cells) -> list[LateName]:
     """Each global a function or class reads whose first top-level definition is in a later
     cell (none at all: a plain NameError, reported elsewhere). ``cells``: loader Cells."""
     tables = [(c.index, c.source, _table(c.source, c.index)) for c in cells]
+    names = {c.index: c.name for c in cells}
     first: dict[str, int] = {}
     for index, _, table in tables:
         if table is not None:
@@ -76,5 +77,6 @@ def late_names(cells) -> list[LateName]:
                 continue
             seen.add((user, name))
             test = next((t for t in tests if index < t < defined_in), None)
-            found.append(LateName(index, user, name, defined_in, test))
+            found.append(LateName(names[index], user, name, names[defined_in],
+                                  None if test is None else names[test]))
     return found

@@ -93,6 +93,9 @@ def _blocks(text: str) -> list[dict]:
     return blocks
 
 
+_COURSE_DOC = re.compile(r" \((?:docs|tests)/[^()]*\)")
+
+
 def student_makefile(instructor_makefile: str) -> str:
     """The student targets of ``instructor_makefile``, with the rules and variables they need."""
     blocks = _blocks(instructor_makefile)
@@ -119,6 +122,8 @@ def student_makefile(instructor_makefile: str) -> str:
             needed.add(name)
             frontier |= set(_REFERENCE.findall("\n".join(variables[name]["lines"])))
     kept = [b for b in blocks if b in kept_rules or (b["kind"] == "variable" and b["name"] in needed)]
+    # the comments' pointers into the course repository's docs/ name nothing the students have
+    kept = [{**b, "comments": [_COURSE_DOC.sub("", line) for line in b["comments"]]} for b in kept]
     if kept and blocks and kept[0] is blocks[0]:
         kept[0] = {**kept[0], "comments": []}  # the instructor file's own header
     phony = [t for t in (*STUDENT_TARGETS, "clean") if not t.startswith("$")]

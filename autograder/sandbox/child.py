@@ -116,6 +116,8 @@ def _follow_grader() -> None:
 
 
 def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = False) -> list[dict]:
+    import linecache
+
     from autograder.sandbox.loader import strip_magics
     from autograder.sandbox.workspace import describe_error
 
@@ -123,6 +125,9 @@ def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = Fal
     for cell in cells:
         index, source = int(cell["index"]), str(cell["source"])
         name = str(cell.get("name") or f"cell {index}")
+        # the cell's text for tracebacks, as IPython keeps it: an error names the line of code
+        # (an entry without mtime survives linecache.checkcache)
+        linecache.cache[f"<{name}>"] = (len(source), None, source.splitlines(True), f"<{name}>")
         send({"event": "cell", "index": index})
         status = {"index": index, "status": "ok"}
         started = time.monotonic()
@@ -139,6 +144,7 @@ def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = Fal
             status = {"index": index, "status": "error", "error": describe_error(exc)}
             if isinstance(exc, SyntaxError):
                 status["error"]["where"] = f"{name}, line {exc.lineno}"
+                status["error"]["code"] = (exc.text or "").strip()[:120]
         _capture_prints()
         status["seconds"] = round(time.monotonic() - started, 3)
         if keep_outputs:  # what the cell printed, for nbgrader's autograded notebook and feedback

@@ -22,13 +22,15 @@ class SubmissionError(Exception):
 
 @dataclass(frozen=True)
 class Cell:
-    index: int  # 1-based position among the notebook's cells, as Jupyter shows them
+    index: int  # 1-based position among the notebook's cells, Markdown included (the grader's key)
     source: str
-    name: str = ""  # how messages name it: "cell 4", or the file name of a .py submission
+    # How messages name it, as the student finds it in JupyterLab (which numbers no cells): the
+    # execution count, the first line and the heading above it; a .py submission's file name.
+    name: str = ""
 
     def __post_init__(self):
         if not self.name:
-            object.__setattr__(self, "name", f"cell {self.index}")
+            object.__setattr__(self, "name", cell_label(self.source))
 
 
 def _join(source) -> str:
@@ -73,14 +75,43 @@ def read_cells(path: str | Path) -> list[Cell]:
             "an editor. Open it in Jupyter to check, or restore it from git") from None
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise SubmissionError(f"{path} is JSON but not a notebook (no list of cells)")
-    cells = []
+    cells, heading = [], ""
     for position, cell in enumerate(notebook["cells"], start=1):
-        if isinstance(cell, dict) and cell.get("cell_type") == "code":
-            cells.append(Cell(position, _join(cell.get("source", ""))))
+        if not isinstance(cell, dict):
+            continue
+        if cell.get("cell_type") == "markdown":
+            heading = _last_heading(_join(cell.get("source", ""))) or heading
+        elif cell.get("cell_type") == "code":
+            source = _join(cell.get("source", ""))
+            cells.append(Cell(position, source, cell_label(source, heading, cell.get("execution_count"))))
     if not cells:
         raise SubmissionError(f"{path} has no code cells, so there is nothing to grade: is it the "
                               "right notebook? (a code cell turned into Markdown shows as text)")
     return cells
+
+
+def _shorten(text: str, width: int = 48) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3].rstrip() + "..."
+
+
+def _last_heading(markdown: str) -> str:
+    found = [m.group(1) for m in re.finditer(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", markdown, re.MULTILINE)]
+    return found[-1] if found else ""
+
+
+def cell_label(source: str, heading: str = "", execution_count=None) -> str:
+    """A code cell named as the student sees it: ``cell [12] "class CausalAttention(nn.Module):"
+    under "Stage 4 (causal): ..."``. Never a position: JupyterLab shows none, and a position
+    would count Markdown cells too."""
+    first = next((line.strip() for line in source.splitlines() if line.strip()), "")
+    label = "cell"
+    if type(execution_count) is int and execution_count > 0:
+        label += f" [{execution_count}]"
+    label += f' "{_shorten(first)}"' if first else " (empty)"
+    if heading:
+        label += f' under "{_shorten(heading)}"'
+    return label
 
 
 _MAGIC = re.compile(r"^(\s*)[%!]")

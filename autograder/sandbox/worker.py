@@ -204,8 +204,10 @@ class Worker:
     def _merge(self, message: dict, confinement) -> LoadReport:
         cells = [c for c in message.get("cells", []) if isinstance(c, dict)]
         names = {c.index: c.name for c in self.cells}
+        for cell in cells:  # every message names a cell as the student finds it (loader.cell_label)
+            cell.setdefault("name", names.get(cell.get("index"), ""))
         for index, why in self.fatal.items():
-            cells.append({"index": index, "status": "error", "seconds": None,
+            cells.append({"index": index, "name": names.get(index, ""), "status": "error", "seconds": None,
                           "error": {"kind": "fatal", "type": "", "message": why, "where": names.get(index, "")}})
         cells.sort(key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0)
         return LoadReport(cells=cells, output=str(message.get("output", "")),

@@ -7,6 +7,7 @@ checks in the grading process, from the tensors these operations return.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import random
@@ -23,12 +24,29 @@ _NOT_STUDENT = tuple(sorted({sys.prefix, sys.base_prefix, sys.exec_prefix,
                              os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}))
 
 
+BOOK_FILE = "<the book's "  # the chapter's classes built in place of the student's (op_build)
+
+
 def _student_frame(filename: str) -> bool:
     """Cells compiled by the worker (``<cell 4>``, ``<submission.py>``) or by IPython (a
     temporary file), never PyTorch's or the grader's own files."""
     if filename.startswith("<"):
-        return not filename.startswith(("<frozen", "<string>"))
+        return not filename.startswith(("<frozen", "<string>", BOOK_FILE))
     return not filename.startswith(_NOT_STUDENT)
+
+
+def _cell_of(filename: str) -> str:
+    """How the student finds the cell: the worker compiles each cell under its name
+    (loader.cell_label); in a notebook's kernel IPython's temporary file is the cell it shows
+    as ``In [12]``."""
+    if filename.startswith("<"):
+        return filename.strip("<>")
+    try:
+        shell = sys.modules["IPython"].get_ipython()
+        count = shell.compile._filename_map.get(filename)
+    except (KeyError, AttributeError):
+        count = None
+    return f"cell [{count}]" if type(count) is int else filename
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -48,20 +66,21 @@ def describe_error(exc: BaseException) -> dict:
         kind = "exit"
     else:
         kind = "exception"
-    where = ""
+    where = code = ""
     try:
         frames = traceback.extract_tb(exc.__traceback__)
     except BaseException:
         frames = []
     for frame in frames:  # the innermost frame in the student's code
         if _student_frame(frame.filename):
-            where = f"{frame.filename.strip('<>')}, line {frame.lineno}, in {frame.name}"
+            where = f"{_cell_of(frame.filename)}, line {frame.lineno}, in {frame.name}"
+            code = (frame.line or "").strip()[:120]  # the worker and IPython register each cell's text
     try:
         message = str(exc)
     except BaseException:
         message = "<unprintable>"
     return {"kind": kind, "type": printable(type(exc).__name__), "message": printable(message[:600]),
-            "where": printable(where)}
+            "where": printable(where), "code": printable(code)}
 
 
 def _short_repr(value) -> str:
@@ -210,23 +229,45 @@ class Workspace:
             kind = "other"
         return {"kind": kind, "type": type(value).__name__}
 
-    def op_call(self, name: str, args: list, kwargs: dict | None = None, seed=None):
-        fn = self._lookup(name)
-        if not callable(fn):
-            raise _NotAModule(f"`{name}` is a {type(fn).__name__}, not a function")
-        self._seed(seed)
-        value = fn(*self._to_device(args), **(kwargs or {}))
+    @contextlib.contextmanager
+    def _substituted(self, substitute: dict | None):
+        """The chapter's own classes (source text) in place of the student's, while a module
+        is built: what its __init__ creates by those names is the book's. The student's
+        names are back afterwards (in a notebook's kernel they are the student's globals)."""
+        absent = object()
+        saved = {name: self.namespace.get(name, absent) for name in substitute or {}}
+        try:
+            for name, source in (substitute or {}).items():
+                scope: dict = {"__name__": "autograder_book"}
+                exec(compile(str(source), f"{BOOK_FILE}{name}>", "exec"), scope)
+                self.namespace[name] = scope[name]
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is absent:
+                    self.namespace.pop(name, None)
+                else:
+                    self.namespace[name] = value
+
+    def op_call(self, name: str, args: list, kwargs: dict | None = None, seed=None, substitute=None):
+        with self._substituted(substitute):
+            fn = self._lookup(name)
+            if not callable(fn):
+                raise _NotAModule(f"`{name}` is a {type(fn).__name__}, not a function")
+            self._seed(seed)
+            value = fn(*self._to_device(args), **(kwargs or {}))
         if isinstance(fn, type) and isinstance(value, fn):
             raise _NotAModule(f"`{name}` is a class, not a function: calling it built a {type(value).__name__} "
                               f"object instead of returning a result; define it with `def {name}(...)`")
         return self._result(value)
 
-    def op_build(self, name: str, args: list, kwargs: dict | None = None, seed=None):
-        cls = self._lookup(name)
-        if not callable(cls):
-            raise _NotAModule(f"`{name}` is a {type(cls).__name__}, not a class")
-        self._seed(seed)
-        module = cls(*args, **(kwargs or {}))
+    def op_build(self, name: str, args: list, kwargs: dict | None = None, seed=None, substitute=None):
+        with self._substituted(substitute):
+            cls = self._lookup(name)
+            if not callable(cls):
+                raise _NotAModule(f"`{name}` is a {type(cls).__name__}, not a class")
+            self._seed(seed)
+            module = cls(*args, **(kwargs or {}))
         if not isinstance(module, nn.Module):
             raise _NotAModule(f"`{name}(...)` gave a {type(module).__name__}, not an nn.Module")
         return self._register(module)

@@ -167,7 +167,7 @@ def test_make_test_and_the_test_cell_both_explain_a_late_definition(tmp_path):
     submission = _notebook_of(LATE_CELLS, tmp_path / "late.ipynb")
     proc = _make("test", f"NOTEBOOK={submission}", "STAGE=1", "DEVICE=cpu")
     assert proc.returncode == 0 and "Total: 10/10" in proc.stdout, proc.stdout + proc.stderr
-    assert "warning: cell 2: `softmax_naive` uses `SCALE`" in proc.stdout
+    assert 'warning: cell "def softmax_naive(x):": `softmax_naive` uses `SCALE`' in proc.stdout
     # the test cell (cell 3) runs before cell 4: SCALE does not exist yet, and the hint says why
     namespace = {"torch": torch}
     exec(LATE_CELLS[1].source, namespace)

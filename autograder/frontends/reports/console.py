@@ -32,18 +32,36 @@ def grader_preloads() -> tuple[Preload, ...]:
     checks import lazily (:func:`autograder.core.engine.check_preloads`) and the console's."""
     return (*check_preloads(), console_preload)
 
+# Off a terminal (CI's log, a pipe) rich would squeeze the table into 80 columns and wrap a
+# hint quoting a tensor over dozens of lines: a log reads at any width, so it gets a wide one
+LOG_WIDTH = 160
+
+
+def _console():
+    import os
+    import sys
+
+    from rich.console import Console
+
+    wide = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
+    return Console(highlight=False, soft_wrap=False, width=LOG_WIDTH if wide else None)
+
+
 STATUS_STYLE = {CheckStatus.PASSED: "green", CheckStatus.NOT_IMPLEMENTED: "dim", CheckStatus.FAILED: "red",
                 CheckStatus.STOPPED: "red"}
 
 
 def print_console(report: GradeReport, verbose: bool = False) -> None:
-    from rich.console import Console
     from rich.markup import escape  # messages quote the submission: "[/red]" in it is text, not markup
     from rich.table import Table
 
-    console = Console(highlight=False, soft_wrap=False)
+    from autograder.sandbox.confinement import is_confined
+
+    console = _console()
     console.print(f"[bold]Grading[/bold] {escape(report.submission)} [dim](device: {report.device})[/dim]")
-    console.print(f"[dim]confinement: {escape(confinement_text(report))}[/dim]")
+    # the fences are the instructor's concern: named with V=1, or when one is missing
+    if verbose or not is_confined(report.confinement):
+        console.print(f"[dim]confinement: {escape(confinement_text(report))}[/dim]")
     if report.error:
         console.print(f"[bold red]Could not grade:[/bold red] {escape(report.error)}")
     _print_cell_errors(console, report, verbose)
@@ -80,9 +98,12 @@ def _print_cell_errors(console, report: GradeReport, verbose: bool) -> None:
              if verbose or c.get("error", {}).get("type") not in _QUIET_ERRORS]
     for cell in shown[:8]:
         err = cell.get("error", {})
-        raised = err.get("where", "")
-        where = f" (raised at {raised})" if raised and not raised.startswith(f"cell {cell.get('index')},") else ""
-        console.print(f"[yellow]cell {cell.get('index')}:[/yellow] "
+        raised = err.get("where", "") + (f": {err['code']}" if err.get("where") and err.get("code") else "")
+        name = str(cell.get("name") or f"cell {cell.get('index')}")
+        # an error inside the cell itself: only its line; one in a function: the cell that defines it
+        where = (f" ({raised[len(name) + 2:]})" if raised.startswith(f"{name}, ")
+                 else f" (raised at {raised})" if raised else "")
+        console.print(f"[yellow]{escape(name)}:[/yellow] "
                       + escape(f"{err.get('type') or 'error'}: {str(err.get('message', ''))[:200]}{where}"))
     hidden = len(report.cell_errors) - len(shown[:8])
     if shown or (verbose and hidden):

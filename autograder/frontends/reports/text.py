@@ -51,6 +51,8 @@ def stage_text(result: StageResult) -> str:
                 lines.append(f"      hint: {hints[c.check.id]}")
     if result.status is CheckStatus.NOT_IMPLEMENTED:
         lines.append(f"  hint: {result.hint}")
+    else:
+        lines += [f"  note: {note}" for note in result.notes]
     return "\n".join(lines)
 
 

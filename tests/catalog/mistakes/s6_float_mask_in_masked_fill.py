@@ -1,7 +1,6 @@
 """masked_fill with the float 0/1 mask instead of a boolean one."""
 STAGE = 6
 HINT = ".bool()"
-RAISES_EVERYWHERE = True  # the stages built on it cannot run at all
 
 
 class MultiHeadAttention(MultiHeadAttention):  # the correct __init__; only forward is wrong

@@ -74,3 +74,17 @@ def test_an_install_source_with_a_token_is_refused():
     release = (REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb").read_bytes()
     with pytest.raises(StudentRepoError, match="credentials"):
         with_install_source(release, "https://ghp_secret@github.com/org/ch03-template")
+
+
+def test_the_students_makefile_points_at_nothing_their_repository_lacks():
+    """The cut keeps the instructor file's comments; a pointer into the course's docs/ or
+    tests/ (which a student repository has not) is dropped, the sentence around it kept."""
+    import re
+
+    from autograder.frontends.student_repo import student_makefile
+
+    instructor = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert "(docs/maintainers-torch.md)" in instructor  # what the cut has to drop
+    text = student_makefile(instructor)
+    assert not re.findall(r"\b(?:docs|tests)/\S+", text)
+    assert "# Where torch comes from. PyPI's" in text

@@ -6,12 +6,15 @@ import torch
 
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
+from autograder.chapters.ch03_attention.book_classes import CAUSAL_ATTENTION
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, diagnose_module
 from autograder.chapters.ch03_attention.checks.properties import batch_independence, causality, meta_device, positions
+from autograder.chapters.ch03_attention.checks.s4_causal import BOOK_SIZES as CAUSAL_BOOK_SIZES
 from autograder.chapters.ch03_attention.checks.s4_causal import SPEC as CAUSAL
 from autograder.chapters.ch03_attention.checks.spec import (
     STRUCTURE_SIZES,
     ModuleSpec,
+    broken,
     expect_uses_weights,
     expect_weights_matter,
     fails_alike,
@@ -55,6 +58,29 @@ WEIGHTS_HINT = ("each head is right but the weights are not the book's: create t
                 "the other in __init__, before anything else random")
 
 
+# Where the student's CausalAttention must work for the wrapper's heads to be its own: the
+# book's sizes, and fewer tokens than context_length (the mask sliced)
+HEAD_PROBES = (CAUSAL_BOOK_SIZES, Sizes(batch=2, tokens=4, d_in=5, d_out=3, context_length=7, num_heads=1, seed=1))
+
+
+def _book_heads(sub, why: str) -> None:
+    sub.substituting(CAUSAL.name, CAUSAL_ATTENTION,
+                     f"graded with the book's CausalAttention as its heads: {why} (stage 4 grades it)")
+
+
+def working_heads(sub) -> None:
+    """The wrapper is graded on its own job: when the student's CausalAttention is broken (a
+    stage-4 mistake, which costs points there only), its heads are the book's, and the row
+    says so."""
+    if CAUSAL.name in sub.substitute or CAUSAL.name in sub.verified:
+        return
+    why = next((found for found in (broken(CAUSAL, sub, sizes) for sizes in HEAD_PROBES) if found), "")
+    if why:
+        _book_heads(sub, why)
+    else:
+        sub.verified.add(CAUSAL.name)
+
+
 def own_heads(sub, state: dict, x: torch.Tensor, sizes: Sizes) -> torch.Tensor:
     """What the wrapper must output: the student's own CausalAttention run with each head's
     weights, concatenated in order. The wrapper is judged on its own job only; a mistake in
@@ -94,13 +120,18 @@ def _expect_own_heads(module, out: torch.Tensor, state: dict, x: torch.Tensor, s
 
 
 def _excusing_head_errors(sub, sizes: Sizes, x: torch.Tensor, judge) -> None:
-    """Run ``judge``; an error the student's own CausalAttention raises alike is stage 4's."""
+    """Run ``judge``; an error the student's own CausalAttention raises alike is stage 4's:
+    then ``judge`` runs again with the book's heads (a check passes only on what ran)."""
     try:
         judge()
     except StudentCodeError as error:
+        if CAUSAL.name in sub.substitute:
+            raise
         head = sub.build(CAUSAL.name, sizes.d_in, sizes.head_dim, sizes.context_length, 0.0, seed=0)
         if not fails_alike(error, head, x, CAUSAL, sub):
             raise
+        _book_heads(sub, f"yours raises {error.exc_type or 'an error'} at num_tokens={x.shape[1]}")
+        judge()
 
 
 def _book(sub, d_out: int, printed: torch.Tensor) -> None:
@@ -113,6 +144,7 @@ def _judge_book(sub, d_out: int, printed: torch.Tensor, sizes: Sizes) -> None:
     (against the student's own CausalAttention), and the book's values when those heads
     reproduce the book (stage 4's example); then the same code on other inputs and weights."""
     require(sub, NAME, "class")
+    working_heads(sub)
     module = sub.build(NAME, 3, d_out, 6, 0.0, num_heads=2, seed=123)
     what = f"{module.what}(batch)"
     out = module(book.BATCH)
@@ -142,6 +174,7 @@ def exercise(sub):
 @check("5.3", 2, "structure: `heads` is an nn.ModuleList of num_heads CausalAttention modules")
 def structure(sub):
     require(sub, NAME, "class")
+    working_heads(sub)
     info = sub.build(NAME, 4, 2, 5, 0.0, num_heads=3, seed=0).info
     container = info["module_containers"].get("heads")
     if container:
@@ -183,6 +216,7 @@ def structure(sub):
 @check("5.4", 3, "head i fills columns [i*d_out, (i+1)*d_out) and equals causal attention on its weights")
 def oracle(sub):
     require(sub, NAME, "class")
+    working_heads(sub)
 
     def body(sizes):
         def judge():
@@ -214,8 +248,10 @@ def _wrapper_property(sub, prop):
         except StudentCodeError:
             raise
         except CheckFailure:
-            if not _heads_explain(sub, prop, sizes, *rest):
+            if CAUSAL.name in sub.substitute or not _heads_explain(sub, prop, sizes, *rest):
                 raise
+            _book_heads(sub, f"yours breaks the same property ({prop.__name__.replace('_', ' ')})")
+            prop(SPEC, sub, sizes, *rest)
 
     return lambda sizes, *rest: _excusing_head_errors(sub, sizes, SPEC.input(sizes), lambda: judge(sizes, *rest))
 
@@ -223,6 +259,7 @@ def _wrapper_property(sub, prop):
 @check("5.5", 1, "causality and batch independence")
 def causal_and_batch(sub):
     require(sub, NAME, "class")
+    working_heads(sub)
     run_property(_wrapper_property(sub, causality), attention_sizes(heads=True, min_tokens=2),
                  positions, examples=EXAMPLES["module"] // 2, show_input=SPEC.input)
     run_property(_wrapper_property(sub, batch_independence), attention_sizes(heads=True, min_batch=2),
@@ -232,4 +269,5 @@ def causal_and_batch(sub):
 @check("5.6", 1, "moves to another device with .to() (every head's mask moves too)")
 def device(sub):
     require(sub, NAME, "class")
+    working_heads(sub)
     run_property(_wrapper_property(sub, meta_device), attention_sizes(heads=True), examples=2)

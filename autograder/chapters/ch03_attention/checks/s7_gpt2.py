@@ -3,39 +3,71 @@
 import torch
 
 from autograder.chapters.ch03_attention import book
+from autograder.chapters.ch03_attention.book_classes import MULTI_HEAD_ATTENTION
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose
 from autograder.chapters.ch03_attention.checks.s6_mha import SPEC as MHA
-from autograder.chapters.ch03_attention.checks.spec import expect_weights_matter, fails_alike, load_grader_weights, require
+from autograder.chapters.ch03_attention.checks.spec import (
+    broken,
+    expect_weights_matter,
+    fails_alike,
+    load_grader_weights,
+    require,
+)
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
-from autograder.core.strategies import explaining, tensor
+from autograder.core.strategies import Sizes, explaining, tensor
 
 NAME = "build_gpt2_small_mha"
 SIZE = book.GPT2_SMALL
 
 
+# GPT-2 small's sizes on a few tokens: where the student's MultiHeadAttention must work for
+# stage 7 to use it (the sizes are stage 7's to grade, the class is stage 6's)
+GPT2_PROBE = Sizes(batch=1, tokens=5, d_in=SIZE["d_in"], d_out=SIZE["d_out"], context_length=SIZE["context_length"],
+                   num_heads=12, seed=3)
+
+
+def _book_mha(sub, why: str) -> None:
+    sub.substituting(MHA.name, MULTI_HEAD_ATTENTION, f"graded with the book's MultiHeadAttention: {why} at "
+                     "GPT-2 small's sizes (stage 6 grades it)")
+
+
+def _working_mha(sub) -> None:
+    if MHA.name in sub.substitute or MHA.name in sub.verified:
+        return
+    why = broken(MHA, sub, GPT2_PROBE)
+    if why:
+        _book_mha(sub, why)
+    else:
+        sub.verified.add(MHA.name)
+
+
 def _build(sub):
     require(sub, NAME, "function")
+    _working_mha(sub)
     return sub.call_for_module(NAME)
 
 
 def _excusing_own_errors(sub, x, judge):
-    """Run ``judge``; an error the student's own MultiHeadAttention raises alike at GPT-2's
-    sizes is stage 6's mistake, which costs points there only."""
+    """Run ``judge(module)`` on the builder's module; an error the student's own
+    MultiHeadAttention raises alike at GPT-2's sizes is stage 6's mistake, which costs points
+    there only: ``judge`` then runs again with the book's class (a check passes only on what
+    ran)."""
     try:
-        return judge()
+        return judge(_build(sub))
     except StudentCodeError as error:
-        if not fails_alike(error, _own_mha(sub), x, MHA, sub):
+        if MHA.name in sub.substitute or not fails_alike(error, _own_mha(sub), x, MHA, sub):
             raise
-    return None
+        _book_mha(sub, f"yours raises {error.exc_type or 'an error'} on {x.shape[1]} tokens")
+        return judge(_build(sub))
 
 
-def _expect_uses_weights(sub, module) -> None:
+def _expect_uses_weights(sub) -> None:
     """Sizes earn points only when forward uses the weights they size."""
     x = tensor((1, 3, 768), 5, -1, 1)
 
-    def judge():
+    def judge(module):
         state = load_grader_weights(module, 5)
         expect_weights_matter(module, x, module(x), state, 5, restore=False)
     _excusing_own_errors(sub, x, judge)
@@ -59,7 +91,7 @@ def params(sub):
         hint = _params_hint(module.info["params"], _own_mha(sub).info["params"])
         raise CheckFailure(f"{NAME}() has {count:,} parameters; your MultiHeadAttention built with GPT-2 small's "
                            f"sizes has {own:,} (the book's has {book.GPT2_SMALL_PARAMS:,})", hint)
-    _expect_uses_weights(sub, module)
+    _expect_uses_weights(sub)
 
 
 def _params_hint(mine: dict, own: dict) -> str:
@@ -100,11 +132,11 @@ def sizes(sub):
     rates = _dropout_rates(info)
     if any(p != 0.0 for p in rates):
         raise CheckFailure(f"dropout is {max(rates)}, expected 0.0", "pass dropout=0.0")
-    _expect_uses_weights(sub, module)
+    _expect_uses_weights(sub)
 
 
-def _expect_same_as_own(sub, module, x, what: str, default_hint: str) -> None:
-    _excusing_own_errors(sub, x, lambda: _judge_same_as_own(sub, module, x, what, default_hint))
+def _expect_same_as_own(sub, x, what: str, default_hint: str) -> None:
+    _excusing_own_errors(sub, x, lambda module: _judge_same_as_own(sub, module, x, what, default_hint))
 
 
 def _judge_same_as_own(sub, module, x, what: str, default_hint: str) -> torch.Tensor:
@@ -133,13 +165,12 @@ def _judge_same_as_own(sub, module, x, what: str, default_hint: str) -> torch.Te
 
 @check("7.3", 3, "12 heads of 64 dimensions (output equals your 12-head MultiHeadAttention on the same weights)")
 def heads(sub):
-    _expect_same_as_own(sub, _build(sub), tensor((2, 5, 768), 7, -1, 1), f"{NAME}()(x)",
+    _expect_same_as_own(sub, tensor((2, 5, 768), 7, -1, 1), f"{NAME}()(x)",
                         "num_heads=12, head_dim = 768 // 12 = 64")
 
 
 @check("7.4", 2, "runs at the full context of 1024 tokens")
 def full_context(sub):
-    module = _build(sub)
     x = tensor((1, 1024, 768), 11, -1, 1)
-    _expect_same_as_own(sub, module, x, f"{NAME}()(x) with 1024 tokens",
+    _expect_same_as_own(sub, x, f"{NAME}()(x) with 1024 tokens",
                         "context_length = 1024, the mask sliced to [:num_tokens, :num_tokens]")

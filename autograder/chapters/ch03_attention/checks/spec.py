@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from autograder.core.compare import EXACT, close, expect_shape
-from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
+from autograder.core.compare import EXACT, FLOAT32, close, expect_shape
+from autograder.core.failures import CheckFailure, Diagnosis, NotImplementedYet, StudentCodeError
 from autograder.core.hints import fix
 from autograder.core.strategies import Sizes, tensor
 
@@ -204,6 +204,27 @@ def works_somewhere(spec: ModuleSpec, sub) -> bool:
         except CheckFailure:
             continue
     return False
+
+
+def broken(spec: ModuleSpec, sub, sizes: Sizes) -> str:
+    """How the student's ``spec`` class fails at ``sizes`` (a few words), or "" when it gives
+    the reference's output there: whether a later stage can build on it."""
+    try:
+        module = spec.build(sub, sizes)
+        x = spec.input(sizes)
+        state = load_grader_weights(module, sizes.seed)
+        out = module(x)
+    except StudentCodeError as error:
+        return f"yours raises {error.exc_type or 'an error'}"
+    except NotImplementedYet:
+        return "yours is not written yet"
+    except CheckFailure:
+        return "yours cannot be built"
+    with named_weights(spec, state):
+        expected = spec.reference(state, x, sizes, None)
+    if not isinstance(out, torch.Tensor) or out.shape != expected.shape or not close(out, expected, FLOAT32):
+        return "yours gives other outputs than the book's"
+    return ""
 
 
 def fails_alike(error: StudentCodeError, part, x: torch.Tensor, spec: ModuleSpec, sub) -> bool:
