@@ -5,7 +5,7 @@ notebook (``solutions/<id>/<id>.ipynb``): each stage's test cell and its nbgrade
 (:mod:`autograder.core.course`). It writes the chapter's course file, which every route grades
 with (``make test``, nbgrader, Gradescope, Classroom 50, the students' repository), and brings
 the notebook's own points table (the first cell's ``| stage | id | you write | points |``) in
-line, and the README's: a row per stage of the course, its points, ``bonus`` beside a bonus
+line, and the README's and docs' (``| 4 | `causal` | ... | 20 |``): a row per stage of the course, its points, ``bonus`` beside a bonus
 stage's. nbgrader's ``generate_assignment`` then copies the notebook, table included, into the
 release.
 """
@@ -24,7 +24,8 @@ from autograder.core.chapter import Chapter
 from autograder.core.course import Course, CourseError
 from autograder.frontends.reports.text import format_points
 
-_ROW = re.compile(r"^\|\s*(\d+)\s*\|(.*)\|\s*[^|]*\|\s*$")  # | 4 | `causal` | `CausalAttention` | 20 |
+# | 4 | `causal` | `CausalAttention` | 20 |: a stage's number, its id, ..., its points last
+_ROW = re.compile(r"^\|\s*(\d+)\s*\|(\s*`(\w+)`\s*\|.*)\|\s*[^|]*\|\s*$")
 
 
 def points_text(course: Course, number: int) -> str:
@@ -32,17 +33,23 @@ def points_text(course: Course, number: int) -> str:
     return format_points(stage.points) + (" bonus" if stage.bonus else "")
 
 
+def _row(line: str, ids: dict[int, str]) -> re.Match | None:
+    match = _ROW.match(line)
+    return match if match and ids.get(int(match.group(1))) == match.group(3) else None
+
+
 def points_table(text: str, chapter: Chapter, course: Course) -> str:
     """``text`` (a Markdown cell) with its stage rows' points set from ``course``: rows of stages
     outside the course dropped, a row added (after the last) for a stage the table lacks."""
+    ids = {s.number: s.id for s in chapter.declared_stages}
     lines = text.split("\n")
-    rows = [i for i, line in enumerate(lines) if _ROW.match(line)]
+    rows = [i for i, line in enumerate(lines) if _row(line, ids)]
     if not rows:
         return text
     shown: set[int] = set()
     out: list[str] = []
     for i, line in enumerate(lines):
-        match = _ROW.match(line)
+        match = _row(line, ids)
         if match is None:
             out.append(line)
         else:
@@ -67,10 +74,11 @@ def release(chapter: Chapter, root: Path) -> list[str]:
     if course_file.write(course, chapter.course_path):
         changed.append(chapter.course_path.name)
     notebook = json.loads(source.read_text(encoding="utf-8"))
+    ids = {s.number: s.id for s in chapter.declared_stages}
     edited = False
     for cell in notebook["cells"]:
         text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        if cell.get("cell_type") != "markdown" or not any(_ROW.match(line) for line in text.split("\n")):
+        if cell.get("cell_type") != "markdown" or not any(_row(line, ids) for line in text.split("\n")):
             continue
         new = points_table(text, chapter, course)
         if new != text:
@@ -80,13 +88,13 @@ def release(chapter: Chapter, root: Path) -> list[str]:
     if edited:
         source.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         changed.append(source.name)
-    readme = root / "README.md"  # the course repository's landing page shows the same table
-    if readme.is_file():
-        text = readme.read_text(encoding="utf-8")
+    # the course repository's README and docs (students.md goes to the students) show the same table
+    for page in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
+        text = page.read_text(encoding="utf-8") if page.is_file() else ""
         new = points_table(text, chapter, course)
         if new != text:
-            readme.write_text(new, encoding="utf-8")
-            changed.append(readme.name)
+            page.write_text(new, encoding="utf-8")
+            changed.append(page.relative_to(root).as_posix())
     return changed
 
 
