@@ -304,8 +304,10 @@ def facts() -> tuple[Fact, ...]:
         Fact("points per stage", points, r"^\|\s*\d+\s*\|\s*`(?P<key>\w+)`\s*\|.*\|\s*\+?(?P<value>[\d.]+)(?: bonus)?\s*\|\s*$"),
         Fact("the grade's maximum", chapter.max_score,
              r"(?:out of|Total: \d+/|full marks,? )\s*(?P<value>\d+)\b(?! (?:s|seconds|GiB|tokens|submissions))"),
-        Fact("bonus points", sum(p for s, p in points.items() if chapter.stage(s).bonus),
-             r"\+(?:\d+/)?(?P<value>\d+)(?: bonus|\b\s*\|\s*$)"),
+        # (a course that drops the bonus leaves the docs' passages on the chapter's lab unchecked)
+        *([Fact("bonus points", sum(p for s, p in points.items() if chapter.stage(s).bonus),
+                r"\+(?:\d+/)?(?P<value>\d+)(?: bonus|\b\s*\|\s*$)")]
+          if any(s.bonus for s in chapter.stages) else []),
         Fact("catalogued mistakes", len(list((catalog / "mistakes").glob("*.py"))),
              r"(?<![\w-])(?P<value>\d+) (?:catalogued )?mistakes\b|mistake catalog: \d+/(?P<value2>\d+)"
              r"|(?P<value3>\d+) in `tests/catalog`"),
