@@ -161,8 +161,11 @@ classroom50: $(STAMP)
 # nbgrader runs alembic from PATH, so the venv's bin goes first.
 NBGRADER := PATH=$(ABS_BIN):"$$PATH" $(BIN)/nbgrader
 
+# The source notebook's test cells decide the stages, their points and the bonus: written to the
+# grader's course file (and the notebook's points table) first, then released.
 release: $(STAMP)
 	@mkdir -p grading
+	@$(BIN)/python -m autograder.frontends.course --chapter $(CHAPTER)
 	$(NBGRADER) generate_assignment $(ASSIGNMENT) --force --log-level=WARN
 
 # Instructors: submissions go in nbgrader's layout, grading/submitted/<student>/$(ASSIGNMENT)/$(ASSIGNMENT).ipynb.

@@ -54,11 +54,13 @@ from pathlib import Path
 
 from support import REPO, SOLUTION  # tests/ is sys.path[0] when this file runs as a script
 
+from autograder.chapters import load as load_chapter
 from autograder.core.mutation import call_name, mutable, one_operation_changes, parents_of, replaced
 
 CATALOG = REPO / "tests" / "catalog"
 BASE = CATALOG / "correct" / "book_style.py"
-GRADED_STAGES = range(1, 8)
+# the stages the course grades (the bonus lab mutates code of its own: not part of this benchmark)
+GRADED_STAGES = {s.number for s in load_chapter().graded_stages}
 
 
 # -- what a change touches, and the hints that name it ----------------------------------------
@@ -198,7 +200,7 @@ def solution_sources() -> list[tuple[str, str, list]]:
     found = []
     for cell in notebook["cells"]:
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
-        match = re.match(r"stage(\d)_\w+_solution$", grade_id)
+        match = re.match(r"stage(\d+)_\w+_solution$", grade_id)
         if not match or int(match.group(1)) not in GRADED_STAGES:
             continue
         stage = int(match.group(1))

@@ -5,6 +5,7 @@ sys.path); tests/conftest.py holds the fixtures built on it and re-exports these
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -15,6 +16,24 @@ TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 SOLUTION = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
 RELEASE = REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
+
+
+def every_declared_stage(chapter):
+    """``chapter`` grading every stage it declares, each out of its checks' weights: the grader's
+    machinery (a bonus beside the total, ...) tested whatever the instructor's course leaves out."""
+    return dataclasses.replace(chapter, course_path=None, course_override=None)
+
+
+def bonus_max(chapter) -> float:
+    return sum(chapter.points(s) for s in chapter.stages if s.bonus)
+
+
+def total_words(chapter, score: float | None = None, bonus: float | None = None) -> str:
+    """The report's total line for ``score`` (default: full marks) and ``bonus`` (default: all of
+    it), out of the chapter's course: "Total: 100/100 (+10/10 bonus)"; no bonus part without one."""
+    most, extra = chapter.max_score, bonus_max(chapter)
+    score, bonus = most if score is None else score, extra if bonus is None else bonus
+    return f"Total: {score:g}/{most:g}" + (f" (+{bonus:g}/{extra:g} bonus)" if extra else "")
 
 
 @dataclass

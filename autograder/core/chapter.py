@@ -2,8 +2,11 @@
 
 Every front end, the Makefile (through ``CHAPTER=``) and the tests read one :class:`Chapter`;
 adding a chapter is a folder under :mod:`autograder.chapters` and one registry line there.
-A stage's points are the sum of its checks' points (declared with
-:func:`autograder.core.checks.check`); nothing else states them.
+The chapter declares every stage it has; its course file (:mod:`autograder.core.course`,
+written by ``make release`` from the source notebook's test cells) says which of them are
+graded, each one's points and the bonus. A stage's points are split over its checks by the
+weights each check declares (:func:`autograder.core.checks.check`); a chapter without a course
+file grades each stage out of its checks' weights.
 """
 
 from __future__ import annotations
@@ -15,8 +18,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autograder.core import course as course_file
+
 if TYPE_CHECKING:
     from autograder.core.checks import Check
+    from autograder.core.course import Course
 
 # (regular expression, hint): an exception message read against what it usually means.
 ErrorHints = list[tuple[str, str]]
@@ -44,7 +50,7 @@ class Stage:
 class Chapter:
     id: str  # the assignment id: nbgrader's, the notebook's file name, the Classroom test name
     title: str
-    stages: tuple[Stage, ...]
+    declared_stages: tuple[Stage, ...]  # every stage the chapter has; :attr:`stages`: those the course grades
     check_modules: tuple[str, ...]  # imported to collect the functions marked with @check
     error_hints: Mapping[str, ErrorHints] = field(default_factory=dict)  # per stage id
     # (submission, stage) -> None, raising CheckFailure when the stage's code calls what the
@@ -59,6 +65,36 @@ class Chapter:
     # so that import overlaps a long stage instead of holding up the next one. Each stage runs
     # in a fresh copy of the loaded worker, reseeded for it, so the order changes no grade.
     run_first: tuple[str, ...] = ()
+    # The course file make release writes from the source notebook (None: every declared stage,
+    # out of its checks' weights); ``course_override`` replaces it (a test's own course).
+    course_path: Path | None = None
+    course_override: Course | None = None
+
+    # -- the course -----------------------------------------------------------------------
+    @cached_property
+    def course(self) -> Course | None:
+        """The course in force (None: a chapter without a course file)."""
+        if self.course_override is not None:
+            return self.course_override
+        return course_file.read(self.course_path) if self.course_path is not None else None
+
+    @cached_property
+    def stages(self) -> tuple[Stage, ...]:
+        """The stages the course grades (the bonus included), in the chapter's order."""
+        if self.course is None:
+            return self.declared_stages
+        declared = {s.number for s in self.declared_stages}
+        unknown = sorted(set(self.course.stages) - declared)
+        if unknown:
+            raise course_file.CourseError(f"{self.id}: the course ({self.course.source}) names stages {unknown} "
+                                          "that the chapter does not declare")
+        return tuple(s for s in self.declared_stages if s.number in self.course.stages)
+
+    def declared_stage(self, number: int) -> Stage:
+        for stage in self.declared_stages:
+            if stage.number == number:
+                return stage
+        raise KeyError(f"no stage {number} declared in {self.id}")
 
     # -- stages ---------------------------------------------------------------------------
     def stage(self, key: int | str) -> Stage:
@@ -90,9 +126,15 @@ class Chapter:
     # -- checks ---------------------------------------------------------------------------
     @cached_property
     def _checks(self) -> dict[int, tuple[Check, ...]]:
-        from autograder.core.checks import collect
+        from autograder.core.checks import collect, scaled
 
-        return collect(self, [importlib.import_module(name) for name in self.check_modules])
+        declared = collect(self, [importlib.import_module(name) for name in self.check_modules])
+        return {s.number: scaled(declared.get(s.number, ()), self._stage_points(s, declared)) for s in self.stages}
+
+    def _stage_points(self, stage: Stage, declared: dict[int, tuple[Check, ...]]) -> float:
+        if self.course is None:
+            return sum(c.points for c in declared.get(stage.number, ()))
+        return self.course.stages[stage.number].points
 
     def checks_for(self, stage: Stage) -> tuple[Check, ...]:
         return self._checks.get(stage.number, ())
@@ -102,7 +144,8 @@ class Chapter:
         return [c for s in self.stages for c in self.checks_for(s)]
 
     def points(self, stage: Stage) -> float:
-        return sum(c.points for c in self.checks_for(stage))
+        """The stage's points: the course's (its checks share them by weight)."""
+        return self._stage_points(stage, {stage.number: self.checks_for(stage)})
 
     @property
     def max_score(self) -> float:

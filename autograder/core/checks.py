@@ -2,8 +2,9 @@
 submission is right and raise :class:`~autograder.core.failures.CheckFailure` (with a hint)
 when it is not. The same check runs from the CLI, the notebook, nbgrader and CI.
 
-Each check declares its identity (``"4.3"``: stage 4, check 3) and points where it is
-written::
+Each check declares its identity (``"4.3"``: stage 4, check 3) and its weight where it is
+written; the stage's points (the course's, :mod:`autograder.core.course`) are split over its
+checks in proportion to their weights::
 
     @check("4.3", 4, "equals causal scaled dot-product attention on the grader's weights")
     def oracle(sub): ...
@@ -17,7 +18,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -47,7 +48,7 @@ class CheckStatus(enum.Enum):
 @dataclass(frozen=True)
 class CheckSpec:
     id: str
-    points: float
+    weight: float  # relative to the stage's other checks
     title: str
 
 
@@ -56,7 +57,7 @@ class Check:
     stage: Stage
     id: str  # "<stage>.<k>", as declared
     title: str
-    points: float
+    points: float  # the stage's points times this check's share of the weights (before scaled: the weight)
     run: Callable
 
     @property
@@ -65,19 +66,22 @@ class Check:
         return int(stage), int(k)
 
 
-def check(check_id: str, points: float, title: str):
-    """Mark a function as the check ``check_id`` ("<stage>.<k>") worth ``points``."""
+def check(check_id: str, weight: float, title: str):
+    """Mark a function as the check ``check_id`` ("<stage>.<k>") weighing ``weight`` in its stage."""
     if not _ID.fullmatch(check_id):
         raise ValueError(f"a check id is '<stage>.<k>', like '4.3', not {check_id!r}")
+    if not weight > 0:
+        raise ValueError(f"check {check_id}: a weight is a positive number, not {weight!r}")
 
     def mark(fn):
-        fn.check_spec = CheckSpec(check_id, points, title)
+        fn.check_spec = CheckSpec(check_id, weight, title)
         return fn
     return mark
 
 
 def collect(chapter: Chapter, modules: Iterable[ModuleType]) -> dict[int, tuple[Check, ...]]:
-    """The marked functions of ``modules`` as the chapter's checks, per stage number, in id order."""
+    """The marked functions of ``modules`` as the chapter's checks, per declared stage number, in id
+    order, each worth its weight (:func:`scaled` gives them the stage's points)."""
     found: dict[str, Check] = {}
     for module in modules:
         for fn in vars(module).values():
@@ -86,9 +90,20 @@ def collect(chapter: Chapter, modules: Iterable[ModuleType]) -> dict[int, tuple[
                 continue
             if spec.id in found:
                 raise ValueError(f"{chapter.id}: check {spec.id} is declared twice")
-            stage = chapter.stage(int(spec.id.split(".")[0]))
-            found[spec.id] = Check(stage, spec.id, spec.title, spec.points, fn)
+            stage = chapter.declared_stage(int(spec.id.split(".")[0]))
+            found[spec.id] = Check(stage, spec.id, spec.title, spec.weight, fn)
     by_stage: dict[int, list[Check]] = {}
     for chk in sorted(found.values(), key=lambda c: c.order):
         by_stage.setdefault(chk.stage.number, []).append(chk)
     return {number: tuple(checks) for number, checks in by_stage.items()}
+
+
+def scaled(checks: tuple[Check, ...], stage_points: float) -> tuple[Check, ...]:
+    """``checks`` (each worth its weight) sharing ``stage_points`` by weight. Shares are rounded
+    to 1e-6 and the last check takes what rounding left, so the stage adds up exactly."""
+    if not checks:
+        return ()
+    total = sum(c.points for c in checks)
+    shares = [round(stage_points * c.points / total, 6) for c in checks[:-1]]
+    shares.append(round(stage_points - sum(shares), 6))
+    return tuple(replace(c, points=share) for c, share in zip(checks, shares))

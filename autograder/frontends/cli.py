@@ -165,6 +165,21 @@ def find_renamed(args) -> list[str]:
             "grade one of them with", *(f"  make test NOTEBOOK={shlex.quote(str(p))}" for p in found.candidates)]
 
 
+def stale_points_note(submission: str, chapter) -> str | None:
+    """One sentence when the notebook's test cells state other points than the course's."""
+    import json
+
+    from autograder.core.course import stale_points
+
+    if not str(submission).endswith(".ipynb"):
+        return None
+    try:
+        notebook = json.loads(Path(submission).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # the grade already says why the notebook could not be read
+    return stale_points(notebook, chapter) if isinstance(notebook, dict) else None
+
+
 def edited_test_cells(submission: str, chapter) -> list[str]:
     """The grade_ids of the notebook's locked cells (its test cells) that differ from the
     release's: the student repository's release record (frontends.fingerprint), else, in the
@@ -287,6 +302,9 @@ def _grade(args, limits, worker) -> int:
         print(f"note: {note}")
     for late in late_name_warnings(args.submission):
         print(f"warning: {late}")
+    stale = stale_points_note(args.submission, chapter)
+    if stale:
+        print(f"note: {stale}")
     edited = edited_test_cells(args.submission, chapter)
     if edited:
         print(f"warning: test cell{'s' if len(edited) > 1 else ''} {', '.join(edited)} differ{'' if len(edited) > 1 else 's'} "

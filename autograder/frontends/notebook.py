@@ -36,7 +36,12 @@ def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu"
     from autograder.chapters import load
 
     chapter = load(chapter_id)
-    stage = chapter.stage(number)
+    try:
+        stage = chapter.stage(number)
+    except KeyError:
+        # a test cell of an earlier release for a stage this course no longer grades
+        print(f"Stage {number} is not part of this course (your instructor dropped it): nothing to check here")
+        return cell_value(0.0)
     if os.environ.get("NBGRADER_EXECUTION") == "autograde":
         # nbgrader sets this while it autogrades. The kernel runs the student's code, so its
         # answer could be forged: the sandboxed engine grades the notebook afterwards and

@@ -5,6 +5,6 @@ from autograder.core.chapter import Chapter, Stage
 CHAPTER = Chapter(
     id="toy_double",
     title="Doubling a tensor",
-    stages=(Stage(1, "double", "Double a tensor", ("double",)),),
+    declared_stages=(Stage(1, "double", "Double a tensor", ("double",)),),
     check_modules=("toy_chapter.checks",),
 )

@@ -300,12 +300,14 @@ def facts() -> tuple[Fact, ...]:
     examples = importlib.import_module(_module_defining_variable("EXAMPLES")).EXAMPLES
     gib = 2**30
     return (
-        # | 4 | `causal` | ... | 20 |  (a bonus: +10)
-        Fact("points per stage", points, r"^\|\s*\d+\s*\|\s*`(?P<key>\w+)`\s*\|.*\|\s*\+?(?P<value>[\d.]+)\s*\|\s*$"),
+        # | 4 | `causal` | ... | 20 |  (a bonus: 10 bonus)
+        Fact("points per stage", points, r"^\|\s*\d+\s*\|\s*`(?P<key>\w+)`\s*\|.*\|\s*\+?(?P<value>[\d.]+)(?: bonus)?\s*\|\s*$"),
         Fact("the grade's maximum", chapter.max_score,
              r"(?:out of|Total: \d+/|full marks,? )\s*(?P<value>\d+)\b(?! (?:s|seconds|GiB|tokens|submissions))"),
-        Fact("bonus points", sum(p for s, p in points.items() if chapter.stage(s).bonus),
-             r"\+(?:\d+/)?(?P<value>\d+)(?: bonus|\b\s*\|\s*$)"),
+        # (a course that drops the bonus leaves the docs' passages on the chapter's lab unchecked)
+        *([Fact("bonus points", sum(p for s, p in points.items() if chapter.stage(s).bonus),
+                r"\+(?:\d+/)?(?P<value>\d+)(?: bonus|\b\s*\|\s*$)")]
+          if any(s.bonus for s in chapter.stages) else []),
         Fact("catalogued mistakes", len(list((catalog / "mistakes").glob("*.py"))),
              r"(?<![\w-])(?P<value>\d+) (?:catalogued )?mistakes\b|mistake catalog: \d+/(?P<value2>\d+)"
              r"|(?P<value3>\d+) in `tests/catalog`"),
@@ -457,7 +459,6 @@ def test_the_facts_are_what_the_code_says():
     assert by_name["GPT-2 small MHA parameters"] == 4 * 768 * 768 + 768
     assert by_name["GPT-2 small MHA parameters"] == importlib.import_module(
         "autograder.chapters.ch03_attention.book").GPT2_SMALL_PARAMS
-    assert by_name["the grade's maximum"] == 100
     assert by_name["catalogued mistakes"] == len(list((REPO / "tests" / "catalog" / "mistakes").glob("*.py")))
 
 
@@ -560,3 +561,12 @@ def test_slugs_follow_github():
 def test_a_quoted_path_that_moved_is_reported(planted):
     text = (planted / "docs" / "maintainers.md").read_text() + "\nThe catalog test is `tests/test_catalog.py`.\n"
     assert path_problems(text) == ["`tests/test_catalog.py`: no such file or folder"]
+
+
+def test_every_instructor_page_and_the_readme_link_the_customizing_recipes():
+    """An instructor finds how to change points, stages and dates from whichever route page they read."""
+    pages = [p for p in (REPO / "docs" / "instructors").glob("*.md") if p.name != "customize.md"]
+    assert pages
+    missing = [p.name for p in pages if "](customize.md)" not in p.read_text(encoding="utf-8")]
+    assert missing == []
+    assert "](docs/instructors/customize.md)" in (REPO / "README.md").read_text(encoding="utf-8")

@@ -1,11 +1,14 @@
 """Chapter 3 of *Build a Large Language Model (From Scratch)*: Coding Attention Mechanisms.
 
-Owns the chapter's ``CHAPTER``: its eight stages (the names each defines), the checks of each
+Owns the chapter's ``CHAPTER``: the eight stages it declares (the course file, ``course.json``,
+written by ``make release`` from the source notebook, says which are graded and their points) (the names each defines), the checks of each
 stage (:mod:`.checks`), the trusted reference computations and their known mistakes
 (:mod:`.reference`), the hints for exceptions (:mod:`.hints`), the book's printed tensors
 (:mod:`.book`), the attention exhibit of the report (:mod:`.exhibits`) and the benchmarks
 (:mod:`.bench`: :mod:`.bench_attention` and :mod:`.bench_grader`).
 """
+
+from pathlib import Path
 
 from autograder.chapters.ch03_attention.checks.policy import call_policy
 from autograder.chapters.ch03_attention.hints import ERROR_HINTS
@@ -14,7 +17,7 @@ from autograder.core.chapter import Chapter, Stage
 CHAPTER = Chapter(
     id="ch03_attention",
     title="Coding Attention Mechanisms",
-    stages=(
+    declared_stages=(
         Stage(1, "softmax", "Naive softmax", ("softmax_naive",)),
         Stage(2, "scores", "Attention scores, weights and context vectors",
               ("compute_attn_scores", "compute_attn_weights", "compute_context_vecs")),
@@ -34,4 +37,6 @@ CHAPTER = Chapter(
     attention_exhibit="autograder.chapters.ch03_attention.exhibits:attention_exhibit",
     # GPT-2-size forward passes at 1,024 tokens: the worker's longest stage
     run_first=("gpt2",),
+    # which stages are graded, their points, the bonus: make release, from the source notebook
+    course_path=Path(__file__).with_name("course.json"),
 )

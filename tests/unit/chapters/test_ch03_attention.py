@@ -1,7 +1,8 @@
 """ch03's CHAPTER as data: points, check ids, titles, and the notebook's nbgrader points agree.
 
-A stage's points are nowhere stated but as the sum of its checks' declared points, so each test
-here compares that sum with what others read: the README's table, nbgrader's metadata, 100.
+A stage's points are stated once, by its test cell's nbgrader points in the source notebook;
+``make release`` copies them to the course file. Each test here compares what the grader reads
+(the course file, the checks' shares) with that source and with what others show (the README).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from support import REPO
 
 from autograder.chapters import REGISTRY, load
 from autograder.chapters.ch03_attention import CHAPTER
+from autograder.core import course as course_file
 from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import check, collect
 
@@ -22,30 +24,39 @@ SOURCE_NOTEBOOK = CHAPTER.source_notebook(REPO)
 STAGE_IDS = [s.number for s in CHAPTER.stages]
 
 
-def test_graded_stages_sum_to_100():
-    assert sum(CHAPTER.points(s) for s in CHAPTER.graded_stages) == 100
-    assert CHAPTER.max_score == 100
+def test_the_course_file_is_the_source_notebooks():
+    """The grader reads the course file; a source notebook edited since make release is stale."""
+    source = course_file.from_notebook(SOURCE_NOTEBOOK, CHAPTER.declared_stages,
+                                       SOURCE_NOTEBOOK.relative_to(REPO).as_posix())
+    assert CHAPTER.course == source, "the source notebook's points changed: run make release"
+    assert [s.number for s in CHAPTER.stages] == sorted(source.stages)
 
 
-def test_only_the_efficiency_lab_is_a_bonus():
-    assert [s.id for s in CHAPTER.stages if s.bonus] == ["efficiency"]
-    assert CHAPTER.points(CHAPTER.stage("efficiency")) == 10
+def test_the_max_score_is_the_graded_test_cells_points():
+    assert CHAPTER.max_score == sum(meta["points"] for meta in nbgrader_cells().values() if meta.get("grade"))
+
+
+def test_only_the_efficiency_lab_is_declared_a_bonus():
+    assert [s.id for s in CHAPTER.declared_stages if s.bonus] == ["efficiency"]
 
 
 def test_stage_points_are_the_readmes():
     """README's "What each stage teaches" table: | 4 | `causal` | ... | 20 | (a bonus as +10)."""
     readme = (REPO / "README.md").read_text()
     table = {int(number): (stage_id, float(points)) for number, stage_id, points in
-             re.findall(r"^\| (\d+) \| `(\w+)` \|.*\| \+?(\d+) \|$", readme, re.MULTILINE)}
+             re.findall(r"^\| (\d+) \| `(\w+)` \|.*\| ([\d.]+)(?: bonus)? \|$", readme, re.MULTILINE)}
     assert table == {s.number: (s.id, CHAPTER.points(s)) for s in CHAPTER.stages}
 
 
 @pytest.mark.parametrize("stage", CHAPTER.stages, ids=[s.id for s in CHAPTER.stages])
-def test_stage_points_are_the_sum_of_positive_check_points(stage):
+def test_stage_points_are_split_over_its_checks_by_weight(stage):
     checks = CHAPTER.checks_for(stage)
     assert checks, f"{stage.label} has no checks"
     assert all(c.points > 0 for c in checks), [(c.id, c.points) for c in checks]
-    assert CHAPTER.points(stage) == sum(c.run.check_spec.points for c in checks)
+    assert sum(c.points for c in checks) == pytest.approx(CHAPTER.points(stage), abs=1e-9)
+    weights = sum(c.run.check_spec.weight for c in checks)
+    for c in checks:
+        assert c.points == pytest.approx(CHAPTER.points(stage) * c.run.check_spec.weight / weights, abs=1e-5)
 
 
 @pytest.mark.parametrize("stage", CHAPTER.stages, ids=[s.id for s in CHAPTER.stages])
@@ -71,7 +82,7 @@ def test_every_check_declares_a_title():
 
 def test_every_check_is_the_function_that_declares_it():
     for c in CHAPTER.checks:
-        assert (c.run.check_spec.id, c.run.check_spec.title, c.run.check_spec.points) == (c.id, c.title, c.points)
+        assert (c.run.check_spec.id, c.run.check_spec.title) == (c.id, c.title)
 
 
 # -- the nbgrader source notebook -------------------------------------------------------------
@@ -91,15 +102,13 @@ def test_notebook_test_cell_points_are_the_stages(stage):
 
 
 def test_notebook_grades_exactly_the_graded_stages():
-    """A bonus stage's cell is locked but never graded: nbgrader would add its points to 100."""
+    """A bonus stage's cell is locked but never graded (nbgrader would add its points to the
+    maximum); its points are the bonus's."""
     graded = {grade_id for grade_id, meta in nbgrader_cells().items() if meta.get("grade")}
     assert graded == {s.grade_id for s in CHAPTER.graded_stages}
-    bonus = [nbgrader_cells()[s.grade_id] for s in CHAPTER.stages if s.bonus]
-    assert all(meta["locked"] and not meta["grade"] and "points" not in meta for meta in bonus)
-
-
-def test_notebook_points_sum_to_the_chapters_max_score():
-    assert sum(meta.get("points", 0) for meta in nbgrader_cells().values() if meta.get("grade")) == CHAPTER.max_score
+    for stage in (s for s in CHAPTER.stages if s.bonus):
+        meta = nbgrader_cells()[stage.grade_id]
+        assert meta["locked"] and not meta["grade"] and meta["points"] == CHAPTER.points(stage)
 
 
 # -- the registry and the core's chapter API ---------------------------------------------------
@@ -130,7 +139,8 @@ def test_select_keeps_the_chapters_order():
 
 
 def test_grading_order_puts_run_first_stages_first_and_keeps_the_rest_in_order():
-    assert [s.number for s in CHAPTER.grading_order(CHAPTER.select(None))] == [7, 1, 2, 3, 4, 5, 6, 8]
+    gpt2 = CHAPTER.stage("gpt2").number
+    assert [s.number for s in CHAPTER.grading_order(CHAPTER.select(None))] == [gpt2] + [n for n in STAGE_IDS if n != gpt2]
     assert [s.number for s in CHAPTER.grading_order(CHAPTER.select([2, 4]))] == [2, 4]  # gpt2 not selected
 
 

@@ -7,12 +7,12 @@ import torch
 
 from autograder.chapters.ch03_attention import CHAPTER
 
-BONUS = CHAPTER.stage("efficiency")
+BONUS = CHAPTER.declared_stage(8)  # declared whether or not the instructor's course grades it
 
 
-def test_stage8_is_a_bonus_outside_the_100_points():
-    assert BONUS.bonus and BONUS.number == 8 and CHAPTER.points(BONUS) == 10
-    assert CHAPTER.max_score == 100
+def test_stage8_is_a_bonus_outside_the_grades_maximum():
+    assert BONUS.bonus and BONUS.id == "efficiency"
+    assert CHAPTER.max_score == sum(CHAPTER.points(s) for s in CHAPTER.stages if s is not BONUS)
 
 
 def test_large_example_overflows_the_naive_formula():

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from autograder.chapters.ch03_attention import CHAPTER as CH03
+from support import every_declared_stage
+
+from autograder.chapters.ch03_attention import CHAPTER as COURSE_CH03
 from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import Check, CheckStatus
 from autograder.core.failures import Diagnosis
@@ -79,7 +81,11 @@ def test_the_stage_row_shows_the_most_specific_hint_of_the_attempted_failures():
     assert "fill in the Stage 1 (one) cell" in _stage(ONE, (1, N)).hint
 
 
-# the real chapter: 100 points and a bonus stage beside them
+# the real chapter's checks: graded stages and a bonus stage beside them, whatever the course
+CH03 = every_declared_stage(COURSE_CH03)
+BONUS_MAX = sum(CH03.points(s) for s in CH03.stages if s.bonus)
+
+
 def _ch03_report(stage8_passed: bool) -> GradeReport:
     results = [StageResult(s, [CheckResult(c, CheckStatus.PASSED if (not s.bonus or stage8_passed) else CheckStatus.FAILED, "m", "h")
                                for c in CH03.checks_for(s)]) for s in CH03.stages]
@@ -88,7 +94,9 @@ def _ch03_report(stage8_passed: bool) -> GradeReport:
 
 def test_bonus_points_never_lower_the_grade():
     without, with_bonus = _ch03_report(stage8_passed=False), _ch03_report(stage8_passed=True)
-    assert (without.score, without.max_score, without.bonus_score, without.exit_code) == (100, 100, 0, 0)
-    assert (with_bonus.score, with_bonus.max_score, with_bonus.bonus_score) == (100, 100, 10)
+    full = CH03.max_score
+    assert BONUS_MAX > 0 and full > 0
+    assert (without.score, without.max_score, without.bonus_score, without.exit_code) == (full, full, 0, 0)
+    assert (with_bonus.score, with_bonus.max_score, with_bonus.bonus_score) == (full, full, BONUS_MAX)
     only_bonus = GradeReport(CH03, submission="x", stages=[without.stages[-1]])
     assert only_bonus.exit_code == 1  # make test STAGE=8 says whether stage 8 passed

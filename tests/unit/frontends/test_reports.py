@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from support import REPO
+from support import REPO, every_declared_stage
 
 from autograder.chapters import load
 from autograder.core.checks import CheckStatus
@@ -15,7 +15,7 @@ from autograder.frontends.reports.results_json import gradescope_json
 from autograder.frontends.reports.safe_write import OutputRefused, is_results_json, overwrite_refusal, write_results
 from autograder.frontends.reports.text import format_points, split_example, total_line
 
-CHAPTER = load("ch03_attention")
+CHAPTER = every_declared_stage(load("ch03_attention"))  # a bonus stage whatever the course
 STAGES, checks_for = CHAPTER.stages, CHAPTER.checks_for
 
 
@@ -109,10 +109,12 @@ def test_gradescope_score_is_out_of_100_and_the_bonus_is_reported_apart():
     data = gradescope_json(_whole_report(stage8_passed=True))
     schema = json.loads((REPO / "tests" / "schemas" / "gradescope_results.schema.json").read_text())
     jsonschema.validate(data, schema)
-    assert data["score"] == 100
-    assert {k: data["extra_data"][k] for k in ("bonus_score", "bonus_max_score")} == {"bonus_score": 10, "bonus_max_score": 10}
-    bonus_tests = [t for t in data["tests"] if t["number"].startswith("8.")]
+    bonus = sum(CHAPTER.points(s) for s in STAGES if s.bonus)
+    assert data["score"] == CHAPTER.max_score
+    assert {k: data["extra_data"][k] for k in ("bonus_score", "bonus_max_score")} == {"bonus_score": bonus, "bonus_max_score": bonus}
+    bonus_tests = [t for t in data["tests"] if CHAPTER.stage(t["number"].split(".")[0]).bonus]
     assert bonus_tests and all("(bonus)" in t["name"] and t["tags"] == ["bonus"] for t in bonus_tests)
     graded = [t for t in data["tests"] if "bonus" not in t.get("tags", [])]
-    assert sum(t["score"] for t in graded) == 100 == sum(t["max_score"] for t in graded)
-    assert "Total: 100/100 (+10/10 bonus)" in data["output"]
+    assert sum(t["score"] for t in graded) == CHAPTER.max_score == sum(t["max_score"] for t in graded)
+    most, extra = format_points(CHAPTER.max_score), format_points(bonus)
+    assert f"Total: {most}/{most} (+{extra}/{extra} bonus)" in data["output"]
