@@ -346,7 +346,8 @@ def _grade_and_report(args, chapter, verdict: Verdict) -> tuple[GradeReport, boo
         except OSError as exc:
             print(f"warning: could not write the step summary to {args.summary}: {exc}", file=sys.stderr)
     print_console(report)
-    for note in notes:
+    stale = cli.stale_points_note(args.submission, chapter)  # a stale copy: the instructor's points grade it
+    for note in [*notes, *([stale] if stale else [])]:
         print(f"note: {note}")
     print(verdict.words if verdict.status != "modified" else f"WARNING: {verdict.words}")
     return report, output_failed

@@ -274,6 +274,8 @@ def grade(workspace: Path, environ=None) -> int:
                 if worker is not None:
                     worker.close()
             report.submission = str(notebook.relative_to(workspace))
+            stale = cli.stale_points_note(str(copy), chapter)  # a stale copy: the instructor's points grade it
+            note = "; ".join(n for n in (note, stale) if n)
         print_console(report, verbose=True)
     if grading_broke(report):
         # No result file may stand as this run's (autograder.py clears them first; so does this,
