@@ -44,9 +44,14 @@ def at_level(hint: str, level: int) -> str:
     return text
 
 
+NEGATIVE_SIZE = r"invalid shape dimension -\d+|negative dimension -?\d+|[Tt]rying to create tensor with negative dimension"
+
 _ERROR_HINTS: list[tuple[str, str]] = [
     (r"view size is not compatible|not contiguous",
      "call .contiguous() before .view() after a transpose (or use .reshape())"),
+    (NEGATIVE_SIZE, "a size in the shape asked for is negative (the error gives the shape and the axis): print "
+     "the sizes the line computes; each is a positive size read from the tensors (only -1, once, asks for the size "
+     "to be inferred)"),
     (r"must match the size of tensor|size mismatch|shapes cannot be multiplied|mat1 and mat2|"
      r"Expected size|doesn't match the broadcast shape|invalid for input of size",
      "a shape mismatch: print the shape of each intermediate tensor (queries, keys, "

@@ -6,7 +6,7 @@ DEST (new, or an empty folder) becomes a git repository with one commit and no h
 ready to push as the template repository of a plain GitHub organization or Classroom 50:
 
 - ``assignments/<id>/<id>.ipynb``: the released notebook (nbgrader's release: no solutions,
-  no hidden tests);
+  no hidden tests), and the ``Makefile`` released beside it (``make test`` from that folder);
 - ``autograder/`` and ``pyproject.toml``: the grader, so ``make test`` and CI work offline
   of this repository, with :data:`~autograder.frontends.fingerprint.RELEASE_FILE`, the
   release's fingerprint;
@@ -246,6 +246,9 @@ def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None,
     files = {path: (root / path).read_bytes() for path in _committable(root, fingerprint.grader_files(root))}
     for path in ("pyproject.toml", "constraints.txt", notebook, *COPIED):
         files[path] = (root / path).read_bytes()
+    beside = (Path(notebook).parent / "Makefile").as_posix()  # make test from the notebook's folder
+    if (root / beside).is_file():
+        files[beside] = (root / beside).read_bytes()
     if grade_on not in GRADE_ON:
         raise StudentRepoError(f"GRADE_ON={grade_on}: one of {', '.join(GRADE_ON)}")
     if grade_on != "none":

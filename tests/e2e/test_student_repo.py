@@ -63,6 +63,10 @@ def test_contents(tree):
     assert {NOTEBOOK, "Makefile", "README.md", ".gitignore", "pyproject.toml", fingerprint.WORKFLOW,
             fingerprint.RELEASE_FILE, "autograder/__main__.py"} <= names
     assert (tree / NOTEBOOK).read_bytes() == RELEASE.read_bytes()
+    beside = Path(NOTEBOOK).parent / "Makefile"  # make test from the notebook's folder (released beside it)
+    assert beside.as_posix() in names
+    dry = subprocess.run(["make", "-n", "test"], cwd=tree / beside.parent, capture_output=True, text=True)
+    assert dry.returncode == 0 and "-m autograder" in dry.stdout, dry.stdout + dry.stderr
     for instructor_only in ("solutions", "tests", "grading", "nbgrader_config.py", ".ci", ".github/workflows/check.yml",
                             "grading/gradebook.db"):
         assert not any(n == instructor_only or n.startswith(instructor_only + "/") for n in names), instructor_only

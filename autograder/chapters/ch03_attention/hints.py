@@ -2,7 +2,7 @@
 table of :mod:`autograder.core.hints`: (pattern, hint) per stage id."""
 
 from autograder.core.chapter import ErrorHints
-from autograder.core.hints import SHAPE_ERROR, fix
+from autograder.core.hints import NEGATIVE_SIZE, SHAPE_ERROR, fix
 
 ERROR_HINTS: dict[str, ErrorHints] = {
     "softmax": [
@@ -52,6 +52,9 @@ ERROR_HINTS: dict[str, ErrorHints] = {
         (r"(?i)(ValueError|AssertionError).*divisib", "the divisibility check refused sizes that divide evenly "
          "(every size the grader builds with, outside check 6.3, is a d_out that num_heads divides): raise only "
          "when num_heads does not divide d_out"),
+        (NEGATIVE_SIZE, "a view or reshape was asked for a negative size (the error gives the shape and the axis): "
+         "the split into heads asks for four sizes, the batch, the tokens, num_heads and head_dim (d_out shared among the heads), "
+         "and the merge for three, the batch, the tokens and d_out, each a positive size read from x or the module"),
         (SHAPE_ERROR, "follow the shapes: the heads split to (b, num_heads, num_tokens, head_dim), the keys' last two "
          "axes swapped for the scores, the mask sliced to num_tokens, the heads merged back to (b, num_tokens, "
          "d_out)" + fix(": .view(b, num_tokens, num_heads, head_dim).transpose(1, 2), keys.transpose(2, 3), "

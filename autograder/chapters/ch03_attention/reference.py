@@ -283,10 +283,16 @@ MHA_MISTAKES: dict[str, str] = {
     "no_out_proj": "the output projection out_proj is not applied to the merged heads",
     "split_order": "the last dimension is split as (head_dim, num_heads); it must be "
                    "(num_heads, head_dim), as .view(b, num_tokens, num_heads, head_dim)",
-    "split_without_transpose": "the heads attend across the head axis: after .view(b, num_tokens, "
-                               "num_heads, head_dim) call .transpose(1, 2), so each head attends over the tokens",
+    "split_without_transpose": "the heads attend across the head axis: after the split into (b, num_tokens, "
+                               "num_heads, head_dim) the head axis must move before the tokens, so each head "
+                               "attends over the tokens" + fix(": .transpose(1, 2)"),
     "split_by_view_only": "the heads are split with .view(b, num_heads, num_tokens, head_dim), which mixes "
-                          "tokens and features: .view(b, num_tokens, num_heads, head_dim).transpose(1, 2)",
+                          "tokens and features" + fix(": .view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
+    "split_heads_before_tokens": "the split into heads puts the axes in the order (b, num_heads, num_tokens, "
+                                 "head_dim) in one view, so each head's block cuts across tokens and features: the "
+                                 "projections are (b, num_tokens, d_out), split their last axis into (num_heads, "
+                                 "head_dim), then move the head axis before the tokens" +
+                                 fix(": .view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
     "softmax_over_heads": "softmax over the head axis (dim=1): each query's weights must sum to 1 over the keys, "
                           "softmax(..., dim=-1)",
     "single_head": "all of d_out attends as one head: split queries, keys and values into num_heads heads "
@@ -308,7 +314,7 @@ def multi_head(state: dict, x: torch.Tensor, num_heads: int, mistake: str | None
             return z.view(b, t, head_dim, num_heads).transpose(2, 3).transpose(1, 2)
         if mistake == "split_without_transpose":
             return z.view(b, t, num_heads, head_dim)
-        if mistake == "split_by_view_only":
+        if mistake in ("split_by_view_only", "split_heads_before_tokens"):
             return z.reshape(b, num_heads, t, head_dim)
         return z.view(b, t, num_heads, head_dim).transpose(1, 2)
 

@@ -1,6 +1,8 @@
 """After the transpose, keys.shape[1] is num_heads: the scale uses the wrong axis."""
 STAGE = 6
 HINT = "keys.shape[-1]"
+# batch = d_out = 2 in the book example: sizes that all differ tell keys.shape[1] from d_out
+CHECK_HINTS = {"6.1": "keys.shape[1]"}
 
 
 class MultiHeadAttention(MultiHeadAttention):

@@ -1,6 +1,8 @@
 """qkv_bias=True (GPT-2's pretrained weights have it), not the assignment's size."""
 STAGE = 7
 HINT = "qkv_bias should stay False"
+# the checks that compare outputs say the same, never that the biases must be defined
+CHECK_HINTS = {"7.3": "carry biases", "7.4": "carry biases"}
 
 
 def build_gpt2_small_mha():

@@ -204,6 +204,8 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
         return
     with named_weights(spec, state):
         suspects = error_variants(error, spec.program, *module_args(state, x, sizes))
+    if not suspects:  # at these sizes several steps raise alike: where no two sizes agree, one may
+        suspects = _error_variants_at(_distinct(spec), error, spec, module.sub)
     seen = runs_at_other_sizes(spec, module.sub, sizes)
     for other, other_state, other_x, out in seen:
         args = _float64(module_args(other_state, other_x, other))
@@ -211,14 +213,51 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
     if suspects:
         _rename(error, _step_hint(suspects, raised=True))
         return
-    for other, other_state, other_x, out in seen:
+    # where it runs, its output may name the mistake: at sizes where two axes of these sizes meet,
+    # else where two axes of sizes that all differ meet (a shrunk example's d_out=1 and one token
+    # run right whatever the mistake)
+    for other, other_state, other_x, out in seen or runs_at_other_sizes(spec, module.sub, _distinct(spec)):
         with named_weights(spec, other_state):
             hint = diagnose_module(spec, out, other_state, other_x, other)
         if getattr(hint, "rank", Diagnosis.GENERIC) == Diagnosis.NAMED:
-            _rename(error, Diagnosis(f"{hint} (your class runs without this error when built with {other}, "
-                                            "and its output there shows this mistake)", Diagnosis.NAMED,
-                                     mistake=hint.mistake))
+            _rename(error, Diagnosis(f"{hint} (your class runs without this error when built with "
+                                     f"{sizes_for(spec, other)}, and its output there shows this mistake)",
+                                     Diagnosis.NAMED, mistake=hint.mistake))
             return
+
+
+# sizes no two of which agree (nor head_dim, nor the wrapper's output width): an error raised
+# here names the step that meets the wrong axes, where at a shrunk example's sizes (d_out=1,
+# batch=num_heads=2) several steps raise the same message
+DISTINCT_SIZES = Sizes(batch=3, tokens=5, d_in=7, d_out=8, context_length=6, num_heads=2, seed=11)
+
+
+def _distinct(spec: ModuleSpec) -> Sizes:
+    return DISTINCT_SIZES if spec.heads(DISTINCT_SIZES) > 1 else replace(DISTINCT_SIZES, num_heads=1)
+
+
+def sizes_for(spec: ModuleSpec, sizes: Sizes) -> str:
+    """``sizes`` in the words of ``spec``'s class: a class without heads is never told of heads."""
+    return str(sizes if spec.heads(sizes) > 1 else replace(sizes, num_heads=1))
+
+
+def _error_variants_at(sizes: Sizes, error: StudentCodeError, spec: ModuleSpec, sub) -> list:
+    """The variants that raise, at ``sizes``, what the student's module raises there, when it
+    raises there on the same line as ``error``: [] otherwise."""
+    line = re.search(r"line \d+", error.message or "")
+    try:
+        module = spec.build(sub, sizes)
+        state = load_grader_weights(module, sizes.seed)
+        x = spec.input(sizes)
+        module(x)
+    except StudentCodeError as there:
+        if not line or line.group(0) not in (there.message or ""):
+            return []
+        with named_weights(spec, state):
+            return error_variants(there, spec.program, *module_args(state, x, sizes))
+    except CheckFailure:
+        return []
+    return []
 
 
 def _gives(variant, args: tuple, out: torch.Tensor) -> bool:
@@ -272,10 +311,27 @@ def module_args(state: dict, x: torch.Tensor, sizes: Sizes) -> tuple:
     return state, x, sizes.context_length, sizes.num_heads
 
 
-def diagnose_module(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: Sizes) -> str:
-    """The catalogued mistake that gives the student's output, else the step variant that does."""
-    return diagnose(actual, mistake_outputs(spec, state, x, sizes), spec.mistakes) or \
+def diagnose_module(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: Sizes, sub=None) -> str:
+    """The catalogued mistake that gives the student's output, else the step variant that does.
+    Two mistakes that give it alike at these sizes (the scale by d_out and by keys.shape[0] where
+    batch = d_out) are told apart on the student's ``sub`` at sizes that all differ, when given:
+    the one named there is said alone; neither is offered as likely when those sizes tell."""
+    hint = diagnose(actual, mistake_outputs(spec, state, x, sizes), spec.mistakes) or \
         diagnose_steps(actual, spec.program, *module_args(state, x, sizes))
+    if sub is None or getattr(hint, "rank", None) != Diagnosis.AMBIGUOUS:
+        return hint
+    there = _distinct(spec)
+    try:
+        module = spec.build(sub, there)
+        there_state = load_grader_weights(module, there.seed)
+        there_x = spec.input(there)
+        there_out = module(there_x)
+        with named_weights(spec, there_state):
+            told = diagnose_module(spec, there_out, there_state, there_x, there)
+    except CheckFailure:
+        return hint
+    return Diagnosis(str(told), Diagnosis.NAMED, mistake=told.mistake) if \
+        getattr(told, "rank", None) == Diagnosis.NAMED and str(told) in hint.alternatives else hint
 
 
 def nan_tokens(actual: torch.Tensor) -> list[int]:
@@ -346,13 +402,13 @@ def expect_function(actual: torch.Tensor, expected: torch.Tensor, what: str, mis
 
 
 def expect_reference(spec: ModuleSpec, actual: torch.Tensor, state: dict, x: torch.Tensor, sizes: Sizes,
-                     what: str, extra_hint: str = "") -> None:
+                     what: str, extra_hint: str = "", *, sub=None) -> None:
     with named_weights(spec, state):
         expected = spec.reference(state, x, sizes, None)
     expect_shape(actual, expected.shape, what, shape_named(spec, actual, state, x, sizes) or spec.shape_hint)
     if close(actual, expected, FLOAT32):
         return
-    hint = diagnose_module(spec, actual, state, x, sizes) or \
+    hint = diagnose_module(spec, actual, state, x, sizes, sub) or \
         nan_hint(actual, expected) or unexplained(extra_hint or (
             "compare each step with the book: queries/keys/values, scores, scale, mask, softmax(dim=-1), "
             "weights @ values"))
@@ -379,7 +435,7 @@ def expect_book(spec: ModuleSpec, module, x: torch.Tensor, expected: torch.Tenso
     with named_weights(spec, state):
         right_attention = close(out, spec.reference(state, x, sizes, None), FLOAT32)
     hint = weights_hint if right_attention else \
-        diagnose_module(spec, out, state, x, sizes) or nan_hint(out, expected) or unexplained(default_hint)
+        diagnose_module(spec, out, state, x, sizes, module.sub) or nan_hint(out, expected) or unexplained(default_hint)
     expect_close(out, expected, what, tol=BOOK, hint=hint)
 
 
@@ -400,7 +456,7 @@ def expect_beyond_book(spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes) 
         expected = spec.reference(state, x, sizes, None)
     if close(out, expected, FLOAT32):
         return
-    hint = diagnose_module(spec, out, state, x, sizes) or nan_hint(out, expected) or \
+    hint = diagnose_module(spec, out, state, x, sizes, module.sub) or nan_hint(out, expected) or \
         ("the book's printed output is reproduced, but the same code is wrong on other inputs and weights: "
          "compute the attention itself (no printed values, no special cases for the book's example)")
     expect_close(out, expected, f"{module.what} on the book's inputs changed slightly, with other weights",

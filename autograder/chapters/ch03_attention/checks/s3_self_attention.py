@@ -118,7 +118,7 @@ def oracle(sub):
 
         def body(sizes, spec=spec):
             module, state, x, out = judged(spec, sub, sizes)
-            expect_reference(spec, out, state, x, sizes, f"{module.what}(x)")
+            expect_reference(spec, out, state, x, sizes, f"{module.what}(x)", sub=sub)
 
         run_property(body, attention_sizes(), examples=EXAMPLES["module"], show_input=spec.input)
 

@@ -62,7 +62,7 @@ def oracle(sub):
 
     def body(sizes):
         module, state, x, out = judged(SPEC, sub, sizes)
-        expect_reference(SPEC, out, state, x, sizes, f"{module.what}(x)")
+        expect_reference(SPEC, out, state, x, sizes, f"{module.what}(x)", sub=sub)
 
     run_property(body, attention_sizes(), examples=EXAMPLES["module"], show_input=SPEC.input)
 

@@ -108,7 +108,7 @@ def oracle(sub):
 
     def body(sizes):
         module, state, x, out = judged(SPEC, sub, sizes)
-        expect_reference(SPEC, out, state, x, sizes, f"{module.what}(x)")
+        expect_reference(SPEC, out, state, x, sizes, f"{module.what}(x)", sub=sub)
 
     run_property(body, attention_sizes(heads=True), examples=EXAMPLES["module"], show_input=SPEC.input)
 
@@ -136,9 +136,9 @@ def equals_wrapper(sub):
         expect_shape(out, expected.shape, what, SPEC.shape_hint)
         hint = ""
         if not close(out, expected, FLOAT32):  # the known mistakes' outputs only explain a failure
-            hint = diagnose_module(SPEC, out, stacked, x, sizes) or nan_hint(out, expected) or (
-                "head h must use rows h*head_dim:(h+1)*head_dim of each projection: "
-                ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)")
+            hint = diagnose_module(SPEC, out, stacked, x, sizes, sub) or nan_hint(out, expected) or (
+                "head h must use rows h*head_dim:(h+1)*head_dim of each projection" +
+                fix(": .view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"))
         expect_close(out, expected, what, hint=hint)
 
     run_property(body, attention_sizes(heads=True), examples=EXAMPLES["module"], show_input=SPEC.input)
@@ -179,7 +179,7 @@ def scale(sub):
         load_weights(SPEC, module, state)
         x = SPEC.input(sizes)
         expect_reference(SPEC, module(x), state, x, sizes, f"{module.what}(x) with large scores",
-                         "divide the scores by sqrt(head_dim), the keys' last axis" + fix(" (keys.shape[-1] ** 0.5)"))
+                         "divide the scores by sqrt(head_dim), the keys' last axis" + fix(" (keys.shape[-1] ** 0.5)"), sub=sub)
 
     run_property(body, attention_sizes(heads=True), examples=4, show_input=SPEC.input)
 

@@ -100,7 +100,8 @@ def _params_hint(mine: dict, own: dict) -> str:
     extra = sorted(name for name in mine if name not in own)
     if extra and all(name.endswith(".bias") and name.split(".")[0] in ("W_query", "W_key", "W_value")
                      for name in extra) and all(mine[n] == own[n] for n in own if n in mine):
-        return Diagnosis("qkv_bias should stay False here: " + ", ".join(extra) + " should not exist",
+        return Diagnosis("the query, key and value projections carry biases (" + ", ".join(extra) + "), which "
+                         "GPT-2 small's attention here has none of: qkv_bias should stay False",
                          Diagnosis.NAMED, mistake="gpt2_qkv_bias")
     differ = [f"{name} has shape {mine[name]}, expected {shape}" for name, shape in own.items()
               if name in mine and mine[name] != shape]
@@ -143,17 +144,28 @@ def _judge_same_as_own(sub, module, x, what: str, default_hint: str) -> torch.Te
     """The module's output on ``x`` with the grader's weights equals the student's own
     12-head MultiHeadAttention with the same weights, and depends on those weights; when it
     differs, say which other head count it matches."""
+    own = _own_mha(sub)
+    mine, theirs = set(module.info["params"]), set(own.info["params"])
+    if mine != theirs:  # other weights (biases): no 12-head twin to compare with
+        differ = "; ".join(f"{what} {', '.join(sorted(names))}" for what, names in
+                           (("it has", mine - theirs), ("it lacks", theirs - mine)) if names)
+        raise CheckFailure(f"{NAME}() has other parameters than your MultiHeadAttention built with GPT-2 small's "
+                           f"sizes ({differ})", _params_hint(module.info["params"], own.info["params"]))
     state = load_grader_weights(module, 7)
     out = module(x)
     expect_shape(out, x.shape, what, "d_in = d_out = 768: the output has the input's shape")
     expect_weights_matter(module, x, out, state, 7, restore=False)  # `own` runs from here on
-    own = _own_mha(sub)
     own.load(state)
     expected = own(x)
     hint = default_hint
     if not close(out, expected, FLOAT32) and explaining():  # other head counts only explain a failure
         others = {}
-        for n in (1, 2, 4, 6, 8, 16, 24):
+        held = module.info["scalars"].get("num_heads")  # the count the student's class keeps, if it does
+        counts = (1, 2, 4, 6, 8, 16, 24)
+        if isinstance(held, int) and not isinstance(held, bool) and held not in (*counts, 12) and 0 < held <= 768 \
+                and 768 % held == 0:
+            counts = (*counts, held)
+        for n in counts:
             other = _own_mha(sub, n)
             other.load(state)
             others[f"gpt2_num_heads_{n}"] = other(x)
