@@ -24,6 +24,29 @@ def every_declared_stage(chapter):
     return dataclasses.replace(chapter, course_path=None, course_override=None)
 
 
+def chapter_of(chapter_id: str, stages, *checks, **options):
+    """A chapter of ``stages`` (each in a stage module made here and put in sys.modules, every
+    part but its checks declared absent) whose stage modules hold ``checks`` (functions marked
+    with @check), each in its stage's module; ``options``: the Chapter's other fields."""
+    import types
+
+    from autograder.core.chapter import Chapter, StageParts, Without
+
+    names = []
+    for stage in stages:
+        name = f"{chapter_id}_stage{stage.number}"
+        module = types.ModuleType(name)
+        absent = {part: Without("a test's chapter") for part in StageParts.part_names()}
+        module.STAGE = StageParts(stage=stage, **absent)
+        for fn in checks:
+            if fn.check_spec.id.split(".")[0] == str(stage.number):
+                fn.__module__ = name
+                setattr(module, f"check_{fn.check_spec.id.replace('.', '_')}", fn)
+        sys.modules[name] = module
+        names.append(name)
+    return Chapter(chapter_id, chapter_id.title(), tuple(names), **options)
+
+
 def bonus_max(chapter) -> float:
     return sum(chapter.points(s) for s in chapter.stages if s.bonus)
 

@@ -1,8 +1,11 @@
-"""A chapter is data: its assignment id, its stages and the modules that declare its checks.
+"""A chapter is data: its assignment id and its stage modules, one per stage.
 
 Every front end, the Makefile (through ``CHAPTER=``) and the tests read one :class:`Chapter`;
 adding a chapter is a folder under :mod:`autograder.chapters` and one registry line there.
-The chapter declares every stage it has; its course file (:mod:`autograder.core.course`,
+Each stage module holds the stage's checks and ends with one :class:`StageParts`, ``STAGE``:
+the stage and every part the engine and the chapter's tests read of it, each given or declared
+absent with a reason (:class:`Without`), so that a part left out fails at import, never
+silently. The chapter declares every stage it has; its course file (:mod:`autograder.core.course`,
 written by ``make release`` from the source notebook's test cells) says which of them are
 graded, each one's points and the bonus. A stage's points are split over its checks by the
 weights each check declares (:func:`autograder.core.checks.check`); a chapter without a course
@@ -12,8 +15,8 @@ file grades each stage out of its checks' weights.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,19 +49,69 @@ class Stage:
         return f"test_stage{self.number}_{self.id}"
 
 
+@dataclass(frozen=True)
+class Without:
+    """A part a stage does not have, and why: absence is declared, never a silent default."""
+
+    reason: str
+
+    def __post_init__(self):
+        if not self.reason.strip():
+            raise ValueError("Without(reason): say why the stage has no such part")
+
+
+@dataclass(frozen=True)
+class StageParts:
+    """One stage, whole: the stage module's ``STAGE``. Every part is required (no defaults):
+    a part left out is a TypeError at import, None or an empty part a ValueError; a stage
+    without a part says so with :class:`Without` and its reason."""
+
+    stage: Stage
+    # (pattern, hint): what an exception usually means in this stage (core.hints.error_hint)
+    error_hints: ErrorHints | Without
+    # submission -> None, raising CheckFailure when the stage's code calls what the stage
+    # teaches; the engine runs it before the stage's checks (see engine.call_policy_in_force)
+    call_policy: Callable | Without
+    # (submission, check id, failing example's sizes) -> the picture the notebook shows beside
+    # a failed check (the chapter's type, drawn by the front end), or None
+    exhibit: Callable | Without
+    # the stage's computations written one step per statement, whose one-operation variants
+    # (core.mutation.step_variants) name mistakes nobody catalogued
+    programs: tuple[Callable, ...] | Without
+    # the book's printed values the stage's checks compare with
+    book: tuple | Without
+
+    def __post_init__(self):
+        for part in self.part_names():
+            value = getattr(self, part)
+            if value is None or (not isinstance(value, Without) and not callable(value) and not len(value)):
+                raise ValueError(f"{self.stage.label}: the part {part} is {value!r}; give it, or declare "
+                                 f"{part}=Without('why the stage has none')")
+
+    @classmethod
+    def part_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls) if f.name != "stage")
+
+    def part(self, name: str):
+        """The part ``name``, or None where the stage declares it absent."""
+        value = getattr(self, name)
+        return None if isinstance(value, Without) else value
+
+
+def stage_parts_of(module) -> StageParts:
+    """The ``STAGE`` a stage module declares, or a ValueError naming the module."""
+    parts = getattr(module, "STAGE", None)
+    if not isinstance(parts, StageParts):
+        raise ValueError(f"{module.__name__} declares no STAGE = StageParts(...): a stage module ends with one")
+    return parts
+
+
 @dataclass(eq=False)
 class Chapter:
     id: str  # the assignment id: nbgrader's, the notebook's file name, the Classroom test name
     title: str
-    declared_stages: tuple[Stage, ...]  # every stage the chapter has; :attr:`stages`: those the course grades
-    check_modules: tuple[str, ...]  # imported to collect the functions marked with @check
-    error_hints: Mapping[str, ErrorHints] = field(default_factory=dict)  # per stage id
-    # (submission, stage) -> None, raising CheckFailure when the stage's code calls what the
-    # stage teaches; the engine runs it before the stage's checks (see engine.call_policy_in_force)
-    call_policy: Callable | None = None
-    # "module:function" giving a failing check's attention weights for the notebook's heatmap
-    # (sub, stage number, check title, failing example's sizes) -> exhibit or None; "" for none
-    attention_exhibit: str = ""
+    # one module per stage, in the chapter's order: its checks (@check) and its STAGE (StageParts)
+    stage_modules: tuple[str, ...]
     # Stage ids graded before the others, whatever their number (reports keep the chapter's
     # order): the stage that keeps the worker busiest. A freshly started worker imports what
     # the meta device needs (sandbox.child._warm_up_meta_device) while the first stage runs,
@@ -69,6 +122,35 @@ class Chapter:
     # out of its checks' weights); ``course_override`` replaces it (a test's own course).
     course_path: Path | None = None
     course_override: Course | None = None
+
+    # -- the stage modules ------------------------------------------------------------------
+    @cached_property
+    def _modules(self) -> dict[int, object]:
+        """The stage modules by stage number, each declaring one stage no other declares."""
+        modules: dict[int, object] = {}
+        for name in self.stage_modules:
+            module = importlib.import_module(name)
+            stage = stage_parts_of(module).stage
+            clash = [m.__name__ for m in modules.values()
+                     if stage_parts_of(m).stage.number == stage.number or stage_parts_of(m).stage.id == stage.id]
+            if clash:
+                raise ValueError(f"{self.id}: {name} declares {stage.label}, as {clash[0]} does")
+            modules[stage.number] = module
+        return modules
+
+    @property
+    def declared_stages(self) -> tuple[Stage, ...]:
+        """Every stage the chapter has; :attr:`stages`: those the course grades."""
+        return tuple(stage_parts_of(m).stage for m in self._modules.values())
+
+    def parts(self, stage: Stage) -> StageParts:
+        return stage_parts_of(self._modules[stage.number])
+
+    @property
+    def error_hints(self) -> dict[str, ErrorHints]:
+        """Each stage's own hint table, by stage id (none where a stage declares none)."""
+        return {s.id: self.parts(s).part("error_hints") for s in self.declared_stages
+                if self.parts(s).part("error_hints") is not None}
 
     # -- the course -----------------------------------------------------------------------
     @cached_property
@@ -128,7 +210,7 @@ class Chapter:
     def _checks(self) -> dict[int, tuple[Check, ...]]:
         from autograder.core.checks import collect, scaled
 
-        declared = collect(self, [importlib.import_module(name) for name in self.check_modules])
+        declared = collect(self, self._modules)
         return {s.number: scaled(declared.get(s.number, ()), self._stage_points(s, declared)) for s in self.stages}
 
     def _stage_points(self, stage: Stage, declared: dict[int, tuple[Check, ...]]) -> float:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -79,22 +79,28 @@ def check(check_id: str, weight: float, title: str):
     return mark
 
 
-def collect(chapter: Chapter, modules: Iterable[ModuleType]) -> dict[int, tuple[Check, ...]]:
-    """The marked functions of ``modules`` as the chapter's checks, per declared stage number, in id
-    order, each worth its weight (:func:`scaled` gives them the stage's points)."""
+def collect(chapter: Chapter, modules: Mapping[int, ModuleType]) -> dict[int, tuple[Check, ...]]:
+    """The marked functions of each stage's module (by stage number) as the chapter's checks, per
+    stage, in id order, each worth its weight (:func:`scaled` gives them the stage's points). A
+    check numbered for another stage than its module's, or a stage without checks, is an error."""
     found: dict[str, Check] = {}
-    for module in modules:
+    for number, module in modules.items():
         for fn in vars(module).values():
             spec = getattr(fn, "check_spec", None)
             if not isinstance(spec, CheckSpec) or getattr(fn, "__module__", None) != module.__name__:
                 continue
             if spec.id in found:
                 raise ValueError(f"{chapter.id}: check {spec.id} is declared twice")
-            stage = chapter.declared_stage(int(spec.id.split(".")[0]))
-            found[spec.id] = Check(stage, spec.id, spec.title, spec.weight, fn)
-    by_stage: dict[int, list[Check]] = {}
+            if int(spec.id.split(".")[0]) != number:
+                raise ValueError(f"{chapter.id}: check {spec.id} is declared in {module.__name__}, the module "
+                                 f"of stage {number}")
+            found[spec.id] = Check(chapter.declared_stage(number), spec.id, spec.title, spec.weight, fn)
+    by_stage: dict[int, list[Check]] = {number: [] for number in modules}
     for chk in sorted(found.values(), key=lambda c: c.order):
-        by_stage.setdefault(chk.stage.number, []).append(chk)
+        by_stage[chk.stage.number].append(chk)
+    empty = [modules[n].__name__ for n, checks in by_stage.items() if not checks]
+    if empty:
+        raise ValueError(f"{chapter.id}: {', '.join(empty)} declares no @check")
     return {number: tuple(checks) for number, checks in by_stage.items()}
 
 

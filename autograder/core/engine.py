@@ -41,19 +41,20 @@ def check_preloads() -> tuple[Preload, ...]:
 ALLOW_LIBRARY_ATTENTION = "AUTOGRADER_ALLOW_LIBRARY_ATTENTION"
 
 
-def call_policy_in_force(chapter: Chapter) -> bool:
-    return chapter.call_policy is not None and os.environ.get(ALLOW_LIBRARY_ATTENTION, "") not in ("1", "true", "yes")
+def call_policy_in_force(chapter: Chapter, stage: Stage) -> bool:
+    return chapter.parts(stage).part("call_policy") is not None and \
+        os.environ.get(ALLOW_LIBRARY_ATTENTION, "") not in ("1", "true", "yes")
 
 
 def _policy_refusal(chapter: Chapter, stage: Stage, sub: Submission) -> CheckFailure | StageAborted | None:
     """The policy's refusal, or the stop (a time limit, an exit) the student's code met while
     the policy ran it, which ends the stage as it would in a check."""
-    if not call_policy_in_force(chapter):
+    if not call_policy_in_force(chapter, stage):
         return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            chapter.call_policy(sub, stage)
+            chapter.parts(stage).call_policy(sub)
     except (CheckFailure, StageAborted) as refusal:
         return refusal
     return None

@@ -130,22 +130,19 @@ def feedback_html(chapter, result, namespace: dict, device: str) -> str:
 
 
 def failing_exhibit(chapter, result, namespace: dict, device: str):
-    """The attention weights of the first failed check's example (the chapter's
-    ``attention_exhibit``), or None: no such hook, no failed check, or no rebuildable example."""
-    import importlib
-
+    """The attention weights of the first failed check's example (the stage's ``exhibit``), or
+    None: the stage has none, no check failed, or the example cannot be rebuilt."""
     from autograder.core.checks import CheckStatus
     from autograder.core.submission import LocalTransport, Submission
 
     failed = [c for c in result.checks if c.status is CheckStatus.FAILED]
-    if not chapter.attention_exhibit or not failed:
+    exhibit_of = chapter.parts(result.stage).part("exhibit")
+    if exhibit_of is None or not failed:
         return None
-    module, _, function = chapter.attention_exhibit.partition(":")
-    exhibit_of = getattr(importlib.import_module(module), function)
     first = next((c for c in failed if c.example is not None), failed[0])
     sub = Submission(LocalTransport(namespace, device), result.stage.label, ())
     try:
-        return exhibit_of(sub, result.stage.number, first.check.title, first.example)
+        return exhibit_of(sub, first.check.id, first.example)
     except Exception:  # the student's module fails on its example (the table says so): no picture
         return None
 

@@ -32,15 +32,6 @@ class AttentionExhibit:
     reading: str  # how the student's weights were obtained, or why they are missing
 
 
-def _spec(stage_number: int, check_title: str):
-    """The module a stage's failing check builds (stage 3 has two: v1 and v2)."""
-    from autograder.chapters.ch03_attention.checks import s3_self_attention, s4_causal, s5_wrapper, s6_mha
-
-    if stage_number == 3:
-        return s3_self_attention.V1 if "v1" in check_title.lower() else s3_self_attention.V2
-    return {4: s4_causal.SPEC, 5: s5_wrapper.SPEC, 6: s6_mha.SPEC}.get(stage_number)
-
-
 # The book's own call per stage: the example when the failing check drew none (x.1, structure).
 _BOOK = {
     "SelfAttention_v1": (Sizes(1, 6, 3, 2, 6, 1, 0), (3, 2), {}, 123),
@@ -81,12 +72,17 @@ def _weights(spec, q, k, mistake: str | None, d_in: int) -> torch.Tensor:
                                mistake=mistake, d_in=d_in)
 
 
-def attention_exhibit(sub, stage_number: int, check_title: str, sizes: Sizes | None) -> AttentionExhibit | None:
-    """The expected and the student's attention weights on the failing example, or None where
-    the stage has no attention module or the example cannot be rebuilt."""
-    spec = _spec(stage_number, check_title)
-    if spec is None:
-        return None
+def attention_weights(spec, by_check: dict | None = None):
+    """A stage's exhibit: the attention weights of the module ``spec`` describes (of
+    ``by_check[check id]`` for the checks that build another of the stage's modules)."""
+    def exhibit(sub, check_id: str, sizes: Sizes | None) -> AttentionExhibit | None:
+        return attention_exhibit(sub, (by_check or {}).get(check_id, spec), sizes)
+    return exhibit
+
+
+def attention_exhibit(sub, spec, sizes: Sizes | None) -> AttentionExhibit | None:
+    """The expected and the student's attention weights of ``spec``'s module on the failing
+    example (the book's call when the check drew none), or None where it cannot be rebuilt."""
     if sizes is None:
         sizes, args, kwargs, seed = _BOOK[spec.name]
         module = sub.build(spec.name, *args, seed=seed, **kwargs)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import types
 
 import pytest
@@ -17,8 +18,8 @@ from support import REPO
 from autograder.chapters import REGISTRY, load
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core import course as course_file
-from autograder.core.chapter import Chapter, Stage
-from autograder.core.checks import check, collect
+from autograder.core.chapter import Chapter, Stage, StageParts, Without
+from autograder.core.checks import check
 
 SOURCE_NOTEBOOK = CHAPTER.source_notebook(REPO)
 STAGE_IDS = [s.number for s in CHAPTER.stages]
@@ -150,40 +151,92 @@ def test_check_ids_must_be_stage_dot_number():
             check(bad, 1, "title")
 
 
-def _module_with(name: str, **checks) -> types.ModuleType:
+def _stage_module(name: str, stage: Stage, **checks) -> types.ModuleType:
+    """A stage module in sys.modules: ``checks`` (marked functions) and a STAGE of ``stage``."""
     module = types.ModuleType(name)
     for attr, fn in checks.items():
         fn.__module__ = name
         setattr(module, attr, fn)
+    module.STAGE = StageParts(stage=stage, **{part: Without("a test's stage") for part in StageParts.part_names()})
+    sys.modules[name] = module
     return module
 
 
+ONE = Stage(1, "one", "One", ())
+
+
 def test_collect_orders_checks_by_id_not_by_definition():
-    chapter = Chapter("tiny", "Tiny", (Stage(1, "one", "One", ()),), ())
     second = check("1.10", 1, "tenth")(lambda sub: None)
     first = check("1.2", 2, "second")(lambda sub: None)
-    found = collect(chapter, [_module_with("tiny_checks", second=second, first=first)])
-    assert [c.id for c in found[1]] == ["1.2", "1.10"]
+    chapter = Chapter("tiny", "Tiny", (_stage_module("tiny_order", ONE, second=second, first=first).__name__,))
+    assert [c.id for c in chapter.checks_for(ONE)] == ["1.2", "1.10"]
 
 
-def test_collect_refuses_a_check_declared_twice():
-    chapter = Chapter("tiny", "Tiny", (Stage(1, "one", "One", ()),), ())
+def test_a_stage_declared_by_two_modules_is_refused():
     a = check("1.1", 1, "a")(lambda sub: None)
-    b = check("1.1", 1, "b")(lambda sub: None)
-    with pytest.raises(ValueError, match="declared twice"):
-        collect(chapter, [_module_with("tiny_a", a=a), _module_with("tiny_b", b=b)])
+    b = check("1.2", 1, "b")(lambda sub: None)
+    chapter = Chapter("tiny", "Tiny", (_stage_module("tiny_a", ONE, a=a).__name__,
+                                       _stage_module("tiny_b", ONE, b=b).__name__))
+    with pytest.raises(ValueError, match="declares Stage 1 .one., as tiny_a does"):
+        assert chapter.declared_stages
 
 
-def test_collect_refuses_a_check_of_a_stage_the_chapter_lacks():
-    chapter = Chapter("tiny", "Tiny", (Stage(1, "one", "One", ()),), ())
+def test_collect_refuses_a_check_numbered_for_another_stage_than_its_modules():
     stray = check("2.1", 1, "stray")(lambda sub: None)
-    with pytest.raises(KeyError, match="no stage 2"):
-        collect(chapter, [_module_with("tiny_stray", stray=stray)])
+    chapter = Chapter("tiny", "Tiny", (_stage_module("tiny_stray", ONE, stray=stray).__name__,))
+    with pytest.raises(ValueError, match="2.1 is declared in tiny_stray, the module of stage 1"):
+        assert chapter.checks
+
+
+def test_a_stage_module_without_checks_is_refused():
+    chapter = Chapter("tiny", "Tiny", (_stage_module("tiny_empty", ONE).__name__,))
+    with pytest.raises(ValueError, match="tiny_empty declares no @check"):
+        assert chapter.checks
 
 
 def test_collect_ignores_checks_imported_from_another_module():
-    chapter = Chapter("tiny", "Tiny", (Stage(1, "one", "One", ()),), ())
     own = check("1.1", 1, "own")(lambda sub: None)
-    module = _module_with("tiny_own", own=own)
+    module = _stage_module("tiny_own", ONE, own=own)
     module.borrowed = check("1.2", 1, "borrowed")(lambda sub: None)  # __module__ is this test file's
-    assert [c.id for c in collect(chapter, [module])[1]] == ["1.1"]
+    assert [c.id for c in Chapter("tiny", "Tiny", (module.__name__,)).checks_for(ONE)] == ["1.1"]
+
+
+# -- a stage is one unit: each stage module declares every part, or says why it has none ------
+
+def test_every_stage_declares_every_part_or_why_it_has_none():
+    for stage in CHAPTER.declared_stages:
+        parts = CHAPTER.parts(stage)
+        for name in StageParts.part_names():
+            value = getattr(parts, name)
+            assert isinstance(value, Without) or value, f"{stage.label}: {name}"
+        assert CHAPTER.checks_for(stage) or stage not in CHAPTER.stages, stage.label
+
+
+def test_a_stage_module_without_its_declaration_fails_loudly():
+    module = types.ModuleType("tiny_undeclared")
+    sys.modules[module.__name__] = module
+    with pytest.raises(ValueError, match="tiny_undeclared declares no STAGE"):
+        assert Chapter("tiny", "Tiny", (module.__name__,)).declared_stages
+
+
+@pytest.mark.parametrize("part", StageParts.part_names())
+def test_a_stage_that_lacks_a_part_fails_at_import(part):
+    """A causal stage whose policy (or any other part) is left out, set to None or declared
+    absent without a reason is refused where it is declared."""
+    causal = CHAPTER.parts(CHAPTER.declared_stage(4))
+    whole = {name: getattr(causal, name) for name in ("stage", *StageParts.part_names())}
+    assert StageParts(**whole) == causal
+    with pytest.raises(TypeError, match=part):
+        StageParts(**{name: value for name, value in whole.items() if name != part})
+    with pytest.raises(ValueError, match=f"the part {part} is None"):
+        StageParts(**{**whole, part: None})
+    with pytest.raises(ValueError, match="say why"):
+        StageParts(**{**whole, part: Without(" ")})
+
+
+def test_the_engine_runs_the_policy_each_stage_declares():
+    from autograder.core.engine import call_policy_in_force
+
+    for stage in CHAPTER.declared_stages:
+        declared = CHAPTER.parts(stage).call_policy
+        assert call_policy_in_force(CHAPTER, stage) == (not isinstance(declared, Without)), stage.label

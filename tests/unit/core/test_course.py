@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
-import types
 
 import pytest
+from support import chapter_of
 
 from autograder.core import course as course_file
 from autograder.core.chapter import Chapter, Stage
@@ -18,12 +17,8 @@ TWO = Stage(2, "two", "Two", ("g",))
 EXTRA = Stage(3, "extra", "Extra", ("h",), bonus=True)
 STAGES = (ONE, TWO, EXTRA)
 
-module = types.ModuleType("course_checks")
-for check_id, weight in (("1.1", 1), ("1.2", 3), ("2.1", 1), ("2.2", 1), ("2.3", 1), ("3.1", 2)):
-    fn = check(check_id, weight, f"check {check_id}")(lambda sub: None)
-    fn.__module__ = module.__name__
-    setattr(module, f"c{check_id.replace('.', '_')}", fn)
-sys.modules[module.__name__] = module
+CHECKS = [check(check_id, weight, f"check {check_id}")(lambda sub: None)
+          for check_id, weight in (("1.1", 1), ("1.2", 3), ("2.1", 1), ("2.2", 1), ("2.3", 1), ("3.1", 2))]
 
 
 def cell(stage: Stage, points, grade: bool) -> dict:
@@ -38,7 +33,7 @@ def notebook(*cells) -> dict:
 
 
 def chapter(course: Course | None) -> Chapter:
-    return Chapter("toy", "Toy", STAGES, (module.__name__,), course_override=course)
+    return chapter_of("toy_course", STAGES, *CHECKS, course_override=course)
 
 
 def test_the_test_cells_points_are_the_course():

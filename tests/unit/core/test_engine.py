@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import sys
 
+from support import chapter_of
+
 from autograder.core import engine
-from autograder.core.chapter import Chapter, Stage
+from autograder.core.chapter import Stage
 from autograder.core.checks import CheckStatus, check
 from autograder.core.failures import Diagnosis
 from autograder.core.results import CheckResult, StageResult
 
 ONE = Stage(1, "one", "Stage one", ("f",))
 TWO = Stage(2, "two", "Stage two", ("g",))
-# The checks below, collected from this module as a chapter's would be
-CHAPTER = Chapter("toy", "Toy", (ONE, TWO), (__name__,))
 
 
 @check("1.1", 2, "first")
@@ -26,6 +26,9 @@ def second(sub): ...
 
 @check("2.1", 5, "third")
 def third(sub): ...
+
+
+CHAPTER = chapter_of("toy_engine", (ONE, TWO), first, second, third)
 
 
 P, F, N, S = CheckStatus.PASSED, CheckStatus.FAILED, CheckStatus.NOT_IMPLEMENTED, CheckStatus.STOPPED

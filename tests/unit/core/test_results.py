@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from support import every_declared_stage
+from support import chapter_of, every_declared_stage
 
 from autograder.chapters.ch03_attention import CHAPTER as COURSE_CH03
-from autograder.core.chapter import Chapter, Stage
+from autograder.core.chapter import Stage
 from autograder.core.checks import Check, CheckStatus
 from autograder.core.failures import Diagnosis
 from autograder.core.results import CheckResult, GradeReport, StageResult
@@ -13,7 +13,7 @@ from autograder.core.results import CheckResult, GradeReport, StageResult
 ONE = Stage(1, "one", "Stage one", ("f",))
 TWO = Stage(2, "two", "Stage two", ("g",))
 BONUS = Stage(8, "extra", "Bonus", ("h",), bonus=True)
-CHAPTER = Chapter("toy", "Toy", (ONE, TWO, BONUS), ())
+CHAPTER = chapter_of("toy_results", (ONE, TWO, BONUS))
 
 
 def _check(stage: Stage, k: int, points: float) -> Check:

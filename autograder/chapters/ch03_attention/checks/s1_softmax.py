@@ -5,8 +5,11 @@ import torch
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
+from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, diagnose_steps, expect_function
 from autograder.chapters.ch03_attention.checks.spec import perturbed, require
+from autograder.chapters.ch03_attention.hints import ERROR_HINTS
+from autograder.core.chapter import Stage, StageParts, Without
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, expect_shape
 from autograder.core.failures import CheckFailure
@@ -74,3 +77,13 @@ def equals_torch(sub):
                         default_hint="exp(x) / exp(x).sum(dim=-1, keepdim=True)", program=P.softmax_steps)
 
     run_property(body, float_arrays(bound=10.0), examples=EXAMPLES["function"])
+
+
+STAGE = StageParts(
+    stage=Stage(1, "softmax", "Naive softmax", ("softmax_naive",)),
+    error_hints=ERROR_HINTS["softmax"],
+    call_policy=policy.no_library_softmax("softmax_naive"),
+    exhibit=Without("a softmax of one vector has no attention weights to draw"),
+    programs=(P.softmax_steps,),
+    book=(book.JOURNEY_WEIGHTS,),
+)

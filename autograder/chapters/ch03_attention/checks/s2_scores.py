@@ -7,6 +7,8 @@ from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks.diagnosis import expect_function
 from autograder.chapters.ch03_attention.checks.spec import perturbed, require
+from autograder.chapters.ch03_attention.hints import ERROR_HINTS
+from autograder.core.chapter import Stage, StageParts, Without
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, close, expect_shape
 from autograder.core.failures import CheckFailure
@@ -120,3 +122,14 @@ def context_random(sub):
                         default_hint=CONTEXT_HINT, program=P.context_vecs_steps)
 
     run_property(body, token_matrices, examples=EXAMPLES["function"])
+
+
+STAGE = StageParts(
+    stage=Stage(2, "scores", "Attention scores, weights and context vectors",
+                ("compute_attn_scores", "compute_attn_weights", "compute_context_vecs")),
+    error_hints=ERROR_HINTS["scores"],
+    call_policy=Without("the book computes these weights with torch.softmax, as the student may"),
+    exhibit=Without("the functions have no trainable weights: the book example's table says it all"),
+    programs=(P.attn_scores_steps, P.attn_weights_steps, P.context_vecs_steps),
+    book=(book.ATTN_SCORES, book.ATTN_WEIGHTS, book.CONTEXT_VECS),
+)

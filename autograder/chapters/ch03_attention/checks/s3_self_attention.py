@@ -1,8 +1,9 @@
 """Stage 3 (self_attention): SelfAttention_v1 (nn.Parameter) and SelfAttention_v2 (nn.Linear)."""
 
-from autograder.chapters.ch03_attention import book
+from autograder.chapters.ch03_attention import book, exhibits
 from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
+from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module, expect_book, expect_reference
 from autograder.chapters.ch03_attention.checks.properties import permutation_equivariance, row_sums
 from autograder.chapters.ch03_attention.checks.spec import (
@@ -15,6 +16,8 @@ from autograder.chapters.ch03_attention.checks.spec import (
     require,
 )
 from autograder.chapters.ch03_attention.checks.structure import linear_structure
+from autograder.chapters.ch03_attention.hints import ERROR_HINTS
+from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close
 from autograder.core.failures import CheckFailure, Diagnosis
@@ -131,3 +134,15 @@ def properties(sub):
                      examples=EXAMPLES["cheap_module"] // 3)
         run_property(lambda sizes, spec=spec: permutation_equivariance(spec, sub, sizes),
                      attention_sizes(min_tokens=2), examples=EXAMPLES["cheap_module"] // 3, show_input=spec.input)
+
+
+STAGE = StageParts(
+    stage=Stage(3, "self_attention", "Self-attention with trainable weights", ("SelfAttention_v1", "SelfAttention_v2")),
+    error_hints=ERROR_HINTS["self_attention"],
+    call_policy=policy.no_library_attention((lambda sub: sub.build(V1.name, 3, 2, seed=0), (4, 3)),
+                                            (lambda sub: sub.build(V2.name, 3, 2, seed=0), (4, 3))),
+    # the checks that build SelfAttention_v1; the others build SelfAttention_v2
+    exhibit=exhibits.attention_weights(V2, {"3.1": V1, "3.3": V1, "3.4": V1}),
+    programs=(P.self_attention_v1, P.self_attention_v2),
+    book=(book.SELF_ATTENTION_V1, book.SELF_ATTENTION_V2),
+)

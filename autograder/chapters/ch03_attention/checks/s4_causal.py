@@ -2,9 +2,10 @@
 
 import torch
 
-from autograder.chapters.ch03_attention import book
+from autograder.chapters.ch03_attention import book, exhibits
 from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
+from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import expect_book, expect_reference
 from autograder.chapters.ch03_attention.checks.properties import (
     batch_independence,
@@ -17,6 +18,8 @@ from autograder.chapters.ch03_attention.checks.properties import (
 )
 from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, expect_uses_weights, judged, require
 from autograder.chapters.ch03_attention.checks.structure import dropout_structure, linear_structure, mask_structure
+from autograder.chapters.ch03_attention.hints import ERROR_HINTS
+from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.hints import fix
 from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property
@@ -100,3 +103,13 @@ def grads(sub):
     require(sub, SPEC.name, "class")
     run_property(lambda sizes: gradients(SPEC, sub, sizes, [f"{n}.weight" for n in QKV]),
                  attention_sizes(), examples=3, show_input=SPEC.input)
+
+
+STAGE = StageParts(
+    stage=Stage(4, "causal", "Causal attention with dropout", ("CausalAttention",)),
+    error_hints=ERROR_HINTS["causal"],
+    call_policy=policy.no_library_attention((lambda sub: sub.build(SPEC.name, 3, 2, 6, 0.0, seed=0), (2, 4, 3))),
+    exhibit=exhibits.attention_weights(SPEC),
+    programs=(P.causal_attention,),
+    book=(book.CAUSAL,),
+)

@@ -4,9 +4,10 @@ from dataclasses import replace
 
 import torch
 
-from autograder.chapters.ch03_attention import book
+from autograder.chapters.ch03_attention import book, exhibits
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.book_classes import CAUSAL_ATTENTION
+from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, diagnose_module
 from autograder.chapters.ch03_attention.checks.properties import batch_independence, causality, meta_device, positions
 from autograder.chapters.ch03_attention.checks.s4_causal import BOOK_SIZES as CAUSAL_BOOK_SIZES
@@ -24,6 +25,8 @@ from autograder.chapters.ch03_attention.checks.spec import (
     perturbed,
     require,
 )
+from autograder.chapters.ch03_attention.hints import ERROR_HINTS
+from autograder.core.chapter import Stage, StageParts, Without
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
@@ -271,3 +274,16 @@ def device(sub):
     require(sub, NAME, "class")
     working_heads(sub)
     run_property(_wrapper_property(sub, meta_device), attention_sizes(heads=True), examples=2)
+
+
+STAGE = StageParts(
+    stage=Stage(5, "wrapper", "Multi-head attention wrapper", ("MultiHeadAttentionWrapper",)),
+    error_hints=ERROR_HINTS["wrapper"],
+    # charged only for calls its heads (stage 4's CausalAttention) do not make
+    call_policy=policy.no_library_attention(
+        (lambda sub: sub.build(NAME, 3, 2, 6, 0.0, num_heads=2, seed=0), (2, 4, 3)),
+        parts=(lambda sub: sub.build(CAUSAL.name, 3, 2, 6, 0.0, seed=0), (2, 4, 3))),
+    exhibit=exhibits.attention_weights(SPEC),
+    programs=Without("its heads are stage 4's CausalAttention, diagnosed with stage 4's program"),
+    book=(book.WRAPPER, book.WRAPPER_D_OUT_1),
+)

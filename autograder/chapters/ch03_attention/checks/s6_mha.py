@@ -2,9 +2,10 @@
 
 import torch
 
-from autograder.chapters.ch03_attention import book
+from autograder.chapters.ch03_attention import book, exhibits
 from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
+from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module, expect_book, expect_reference, nan_hint
 from autograder.chapters.ch03_attention.checks.properties import (
     batch_independence,
@@ -25,6 +26,8 @@ from autograder.chapters.ch03_attention.checks.spec import (
     require,
 )
 from autograder.chapters.ch03_attention.checks.structure import dropout_structure, linear_structure, mask_structure
+from autograder.chapters.ch03_attention.hints import ERROR_HINTS
+from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, StudentCodeError
@@ -190,3 +193,14 @@ def grads_and_device(sub):
     run_property(lambda sizes: gradients(SPEC, sub, sizes, [f"{n}.weight" for n in QKV + ["out_proj"]]),
                  attention_sizes(heads=True), examples=3, show_input=SPEC.input)
     run_property(lambda sizes: meta_device(SPEC, sub, sizes), attention_sizes(heads=True), examples=2)
+
+
+STAGE = StageParts(
+    stage=Stage(6, "mha", "Multi-head attention with weight splits", ("MultiHeadAttention",)),
+    error_hints=ERROR_HINTS["mha"],
+    call_policy=policy.no_library_attention(
+        (lambda sub: sub.build(NAME, 3, 4, 6, 0.0, num_heads=2, seed=0), (2, 4, 3))),
+    exhibit=exhibits.attention_weights(SPEC),
+    programs=(P.multi_head_attention,),
+    book=(book.MHA,),
+)

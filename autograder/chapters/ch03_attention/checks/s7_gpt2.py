@@ -4,6 +4,7 @@ import torch
 
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention.book_classes import MULTI_HEAD_ATTENTION
+from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose
 from autograder.chapters.ch03_attention.checks.s6_mha import SPEC as MHA
 from autograder.chapters.ch03_attention.checks.spec import (
@@ -13,6 +14,8 @@ from autograder.chapters.ch03_attention.checks.spec import (
     load_grader_weights,
     require,
 )
+from autograder.chapters.ch03_attention.hints import ERROR_HINTS
+from autograder.core.chapter import Stage, StageParts, Without
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
@@ -186,3 +189,16 @@ def full_context(sub):
     x = tensor((1, 1024, 768), 11, -1, 1)
     _expect_same_as_own(sub, x, f"{NAME}()(x) with 1024 tokens",
                         "context_length = 1024, the mask sliced to [:num_tokens, :num_tokens]")
+
+
+STAGE = StageParts(
+    stage=Stage(7, "gpt2", "A GPT-2-size attention module", ("build_gpt2_small_mha",)),
+    error_hints=ERROR_HINTS["gpt2"],
+    # charged only for calls the student's own MultiHeadAttention (stage 6) does not make
+    call_policy=policy.no_library_attention(
+        (lambda sub: sub.call_for_module("build_gpt2_small_mha"), (1, 4, 768)),
+        parts=(lambda sub: sub.build(MHA.name, 768, 768, 1024, 0.0, num_heads=12, seed=0), (1, 4, 768))),
+    exhibit=Without("twelve heads of 1,024 tokens make no readable picture; stage 6 draws the same module"),
+    programs=Without("the builder only chooses sizes: stage 6's program is its computation"),
+    book=(book.GPT2_SMALL, book.GPT2_SMALL_PARAMS),
+)

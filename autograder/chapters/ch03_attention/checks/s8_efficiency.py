@@ -23,6 +23,7 @@ from autograder.chapters.ch03_attention.checks.diagnosis import expect_function,
 from autograder.chapters.ch03_attention.checks.properties import dropout_behaviour
 from autograder.chapters.ch03_attention.checks.spec import load_grader_weights, named_weights, require
 from autograder.chapters.ch03_attention.checks.structure import linear_structure
+from autograder.core.chapter import Stage, StageParts, Without
 from autograder.core.checks import check
 from autograder.core.compare import EXACT, FLOAT32, close
 from autograder.core.failures import CheckFailure
@@ -320,3 +321,14 @@ def sdpa_is_fused(sub):
         raise CheckFailure(f"{module.what}'s forward still computes a softmax itself ({own[0]}), so it still "
                            "stores the attention weights", "let scaled_dot_product_attention do the whole "
                            "attention: no scores, mask or softmax of your own")
+
+
+STAGE = StageParts(
+    stage=Stage(8, "efficiency", "Efficiency lab",
+                ("softmax_stable", "FusedQKVAttention", "attn_weights_bytes", "SDPAMultiHeadAttention"), bonus=True),
+    error_hints=Without("the general table of autograder.core.hints covers its errors"),
+    call_policy=Without("PyTorch's fused attention is this stage's lesson"),
+    exhibit=Without("its modules are checked against stage 6's, whose exhibit shows the weights"),
+    programs=Without("its computations are stage 6's, in other code; no program of their own"),
+    book=Without("the lab goes beyond the book's printed examples"),
+)
