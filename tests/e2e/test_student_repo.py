@@ -157,6 +157,22 @@ def test_ci_says_when_the_grader_was_modified(tree, tmp_path):
     assert results["extra_data"]["fingerprint"]["grader_modified"] is False
     assert "grader unmodified" in summary and "Grader modified" not in summary
 
+    # Renamed as Jupyter's Duplicate names it, then gone: graded as found, or a 0 with the reason;
+    # neither is a modified grader.
+    notebook = copy / NOTEBOOK
+    renamed = notebook.with_name("Copy of ch03_attention (1).ipynb")
+    notebook.rename(renamed)
+    (tmp_path / "renamed").mkdir()
+    proc, results, summary = ci_in(copy, tmp_path / "renamed")
+    assert results["extra_data"]["fingerprint"]["status"] == "release", proc.stdout
+    assert "grader modified" not in proc.stdout.lower() and "Copy of ch03_attention (1).ipynb" in proc.stdout
+    renamed.unlink()
+    (tmp_path / "missing").mkdir()
+    proc, results, summary = ci_in(copy, tmp_path / "missing")
+    assert results["extra_data"]["fingerprint"]["status"] == "release", proc.stdout
+    assert "grader modified" not in proc.stdout.lower() and results["score"] == 0
+    renamed.with_name(notebook.name).write_bytes((tree / NOTEBOOK).read_bytes())
+
     compare = copy / "autograder" / "core" / "compare.py"
     compare.write_text(compare.read_text() + "\n# every tolerance could be loosened here\n")
     (tmp_path / "tampered").mkdir()
