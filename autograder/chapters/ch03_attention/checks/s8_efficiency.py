@@ -327,7 +327,7 @@ def sdpa_is_fused(sub):
 STAGE = StageParts(
     stage=Stage(8, "efficiency", "Efficiency lab",
                 ("softmax_stable", "FusedQKVAttention", "attn_weights_bytes", "SDPAMultiHeadAttention"), bonus=True),
-    error_hints=Without("the general table of autograder.core.hints covers its errors"),
+    error_hints=Without("the chapter's common table (hints.COMMON_ERROR_HINTS) and core's general one cover its errors"),
     call_policy=Without("PyTorch's fused attention is this stage's lesson"),
     exhibit=Without("its modules are checked against stage 6's, whose exhibit shows the weights"),
     programs=Without("its computations are stage 6's, in other code; no program of their own"),
