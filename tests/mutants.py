@@ -55,6 +55,7 @@ from pathlib import Path
 from support import REPO, SOLUTION  # tests/ is sys.path[0] when this file runs as a script
 
 from autograder.chapters import load as load_chapter
+from autograder.chapters.ch03_attention.programs import VOCABULARY
 from autograder.core.mutation import call_name, mutable, one_operation_changes, parents_of, replaced
 
 CATALOG = REPO / "tests" / "catalog"
@@ -136,9 +137,9 @@ def mutants_of(source: str, origin: str, regions: list[tuple[int, int, int]]) ->
     for node in ast.walk(tree):
         line = getattr(node, "lineno", None)
         stage = next((s for s, a, b in regions if line is not None and a <= line <= b), None)
-        if stage is None or not mutable(node, parents):
+        if stage is None or not mutable(node, parents, VOCABULARY):
             continue
-        for operator, replacement in one_operation_changes(node):
+        for operator, replacement in one_operation_changes(node, VOCABULARY):
             text = replaced(tree, parents, node, replacement)
             if text is None or text in seen:
                 continue
@@ -366,10 +367,11 @@ def probe(stage: int, ns: dict) -> list:
 def _error_hints() -> tuple[str, ...]:
     """The hints for exceptions (the general table and the chapter's): they read the error the
     code raised, so one that does not name the change is generic, not another mistake."""
-    from autograder.chapters.ch03_attention.hints import ERROR_HINTS
+    from autograder.chapters.ch03_attention.hints import COMMON_ERROR_HINTS, ERROR_HINTS
     from autograder.core.hints import _ERROR_HINTS
 
-    return tuple(h for _, h in _ERROR_HINTS) + tuple(h for table in ERROR_HINTS.values() for _, h in table)
+    return tuple(h for _, h in _ERROR_HINTS + COMMON_ERROR_HINTS) + \
+        tuple(h for table in ERROR_HINTS.values() for _, h in table)
 
 
 def classify_hint(mutant: Mutant, graded: dict) -> str:

@@ -122,6 +122,9 @@ class Chapter:
     # out of its checks' weights); ``course_override`` replaces it (a test's own course).
     course_path: Path | None = None
     course_override: Course | None = None
+    # (pattern, hint): what an exception usually means in any stage of the chapter, in its words;
+    # tried after the stage's own table and before core's general one (core.hints.error_hint)
+    common_error_hints: ErrorHints = ()
 
     # -- the stage modules ------------------------------------------------------------------
     @cached_property
@@ -148,9 +151,10 @@ class Chapter:
 
     @property
     def error_hints(self) -> dict[str, ErrorHints]:
-        """Each stage's own hint table, by stage id (none where a stage declares none)."""
-        return {s.id: self.parts(s).part("error_hints") for s in self.declared_stages
-                if self.parts(s).part("error_hints") is not None}
+        """The hint table each stage's errors are read against, by stage id: the stage's own
+        (none where it declares none), then the chapter's :attr:`common_error_hints`."""
+        return {s.id: [*(self.parts(s).part("error_hints") or ()), *self.common_error_hints]
+                for s in self.declared_stages}
 
     # -- the course -----------------------------------------------------------------------
     @cached_property

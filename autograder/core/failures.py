@@ -16,8 +16,8 @@ class CheckFailure(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
-        # the smallest failing example's sizes (a strategies.Sizes), when a drawn example failed:
-        # the notebook's feedback rebuilds that example to draw its attention weights
+        # the smallest failing example (a strategies.Example), when a drawn example failed: the
+        # notebook's feedback hands it to the stage's exhibit, which rebuilds it to draw a picture
         self.example = None
 
 

@@ -11,8 +11,11 @@ Two users, one set of operators (:func:`one_operation_changes`):
   and the correct styles with the same operators and measures the kill rate and the hints.
 
 The operators are the classic ones (arithmetic and comparison operators swapped, operands and
-arguments swapped, a call or an operand dropped, a constant moved by one, an axis changed,
--inf and inf exchanged, triu and tril exchanged), written over :mod:`ast`.
+arguments swapped, a call or an operand dropped, a constant moved by one, an axis changed, a
+keyword dropped, one name or string exchanged for its counterpart), written over :mod:`ast`.
+Which calls may be dropped, which keywords dropped and which names and strings exchanged is
+the caller's :class:`Vocabulary`: the chapter passes the calls of its own subject; the default
+knows only PyTorch's generic tensor calls.
 """
 
 from __future__ import annotations
@@ -32,9 +35,33 @@ _BINOP_SWAPS = {ast.Div: [ast.Mult, ast.FloorDiv], ast.Mult: [ast.Div, ast.Add],
                 ast.Pow: [ast.Mult], ast.Mod: [ast.FloorDiv]}
 _CMP_SWAPS = {ast.Eq: [ast.NotEq], ast.NotEq: [ast.Eq], ast.Lt: [ast.LtE, ast.Gt], ast.LtE: [ast.Lt],
               ast.Gt: [ast.GtE, ast.Lt], ast.GtE: [ast.Gt]}
-# calls whose result can be replaced by their receiver or their first argument (the call dropped)
-DROPPABLE = {"transpose", "contiguous", "softmax", "exp", "sqrt", "dropout", "masked_fill", "masked_fill_",
-             "bool", "triu", "tril", "out_proj", "proj", "T", "mT", "permute", "float", "view", "reshape"}
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What the operators vary beyond the syntax: hashable, so variants stay cached per vocabulary."""
+
+    # calls whose result can be replaced by their receiver or their first argument (the call dropped)
+    droppable: frozenset[str] = frozenset({"transpose", "contiguous", "exp", "sqrt", "bool", "T", "mT", "permute",
+                                           "float", "view", "reshape"})
+    # keyword arguments whose removal is a change (the callee's default taken instead)
+    keywords: tuple[str, ...] = ("keepdim",)
+    # attribute names exchanged for one another (each pair both ways)
+    attributes: tuple[tuple[str, str], ...] = ()
+    # string constants exchanged for one another (each pair both ways); other strings are never changed
+    strings: tuple[tuple[str, str], ...] = ()
+
+    def __or__(self, other: Vocabulary) -> Vocabulary:
+        """Both vocabularies at once."""
+        return Vocabulary(self.droppable | other.droppable, tuple(dict.fromkeys(self.keywords + other.keywords)),
+                          tuple(dict.fromkeys(self.attributes + other.attributes)),
+                          tuple(dict.fromkeys(self.strings + other.strings)))
+
+    def counterpart(self, pairs: tuple[tuple[str, str], ...], value) -> str | None:
+        return next((b if value == a else a for a, b in pairs if value in (a, b)), None)
+
+
+GENERIC = Vocabulary()
+
 _AXIS_KEYWORDS = ("dim", "axis")
 _MODULES = ("torch", "F", "math", "self")
 
@@ -49,7 +76,7 @@ def call_name(call: ast.AST) -> str:
     return ""
 
 
-def one_operation_changes(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+def one_operation_changes(node: ast.AST, vocabulary: Vocabulary = GENERIC) -> Iterator[tuple[str, ast.AST]]:
     """(operator, replacement node) for each one-operation change of ``node`` itself."""
     if isinstance(node, ast.BinOp):
         for op in _BINOP_SWAPS.get(type(node.op), []):
@@ -67,8 +94,9 @@ def one_operation_changes(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
             yield f"int {node.value}->{value}", ast.Constant(value)
     elif isinstance(node, ast.Constant) and type(node.value) is float:
         yield f"float {node.value}->{node.value + 1}", ast.Constant(node.value + 1.0)
-    elif isinstance(node, ast.Constant) and node.value in ("-inf", "inf"):
-        other = "inf" if node.value == "-inf" else "-inf"
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+            vocabulary.counterpart(vocabulary.strings, node.value) is not None:
+        other = vocabulary.counterpart(vocabulary.strings, node.value)
         yield f"'{node.value}'->'{other}'", ast.Constant(other)
     elif isinstance(node, ast.Constant) and node.value is True:
         yield "True->False", ast.Constant(False)
@@ -78,19 +106,19 @@ def one_operation_changes(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
         yield "inf->0", ast.Constant(0.0)
     elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
         yield f"drop .{node.attr}", node.value
-    elif isinstance(node, ast.Attribute) and node.attr in ("triu", "tril"):
-        other = "tril" if node.attr == "triu" else "triu"
+    elif isinstance(node, ast.Attribute) and vocabulary.counterpart(vocabulary.attributes, node.attr) is not None:
+        other = vocabulary.counterpart(vocabulary.attributes, node.attr)
         yield f"{node.attr}->{other}", ast.Attribute(node.value, other, node.ctx)
     elif isinstance(node, ast.Subscript) and isinstance(node.slice, (ast.Slice, ast.Tuple)) and \
             any(isinstance(s, ast.Slice) for s in ([node.slice] if isinstance(node.slice, ast.Slice) else node.slice.elts)):
         yield "drop slice", node.value
     elif isinstance(node, ast.Call):
-        yield from _call_changes(node)
+        yield from _call_changes(node, vocabulary)
 
 
-def _call_changes(node: ast.Call) -> Iterator[tuple[str, ast.AST]]:
+def _call_changes(node: ast.Call, vocabulary: Vocabulary) -> Iterator[tuple[str, ast.AST]]:
     name = call_name(node)
-    if name in DROPPABLE:
+    if name in vocabulary.droppable:
         if isinstance(node.func, ast.Attribute) and not (isinstance(node.func.value, ast.Name) and
                                                          node.func.value.id in _MODULES):
             yield f"drop .{name}()", node.func.value
@@ -105,7 +133,7 @@ def _call_changes(node: ast.Call) -> Iterator[tuple[str, ast.AST]]:
                     new = copy.copy(node)
                     new.keywords = [*node.keywords[:i], ast.keyword(kw.arg, ast.Constant(value)), *node.keywords[i + 1:]]
                     yield f"{kw.arg}={ast.unparse(kw.value)}->{value}", new
-        elif kw.arg in ("keepdim", "bias", "qkv_bias"):
+        elif kw.arg in vocabulary.keywords:
             new = copy.copy(node)
             new.keywords = [k for k in node.keywords if k is not kw]
             yield f"drop {kw.arg}=", new
@@ -119,14 +147,16 @@ def parents_of(tree: ast.AST) -> dict:
     return parents
 
 
-def mutable(node: ast.AST, parents: dict) -> bool:
+def mutable(node: ast.AST, parents: dict, vocabulary: Vocabulary = GENERIC) -> bool:
     """Whether the operators apply to ``node``: not a statement, an argument, a keyword, a
-    called function itself (its call's operators change it) nor a string other than "inf"."""
+    called function itself (its call's operators change it) nor a string the vocabulary does
+    not exchange."""
     if isinstance(node, (ast.stmt, ast.arg, ast.arguments, ast.keyword)):
         return False
     if isinstance(parents.get(node), ast.Call) and parents[node].func is node:
         return False
-    return not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value not in ("-inf", "inf"))
+    return not (isinstance(node, ast.Constant) and isinstance(node.value, str) and
+                vocabulary.counterpart(vocabulary.strings, node.value) is None)
 
 
 def replaced(tree: ast.AST, parents: dict, node: ast.AST, replacement: ast.AST) -> str | None:
@@ -181,13 +211,15 @@ def _step_of(statement: ast.stmt) -> str:
 
 
 @cache
-def step_variants(function: Callable, alternatives: tuple[str, ...] = ()) -> tuple[StepVariant, ...]:
+def step_variants(function: Callable, alternatives: tuple[str, ...] = (),
+                  vocabulary: Vocabulary = GENERIC) -> tuple[StepVariant, ...]:
     """Every one-operation variant of ``function`` (a plain function whose body assigns one named
     step per statement), compiled in the function's own module, deduplicated by their code.
 
     ``alternatives``: other ways to write a step (``"scaled = scores * d_k ** -0.5"`` beside
     ``scaled = scores / d_k ** 0.5``): each replaces the statement that assigns the same name and
     is varied in its turn, so that a change of either way of writing it is recognised.
+    ``vocabulary``: the calls, keywords, names and strings the operators vary (the chapter's).
     Statements that assign no single name (unpacking the input's shape) are not varied."""
     source = textwrap.dedent(inspect.getsource(function))
     tree = ast.parse(source)
@@ -210,9 +242,9 @@ def step_variants(function: Callable, alternatives: tuple[str, ...] = ()) -> tup
         parents = parents_of(tree)
         try:
             for node in ast.walk(statement):
-                if not mutable(node, parents):
+                if not mutable(node, parents, vocabulary):
                     continue
-                for operator, replacement in one_operation_changes(node):
+                for operator, replacement in one_operation_changes(node, vocabulary):
                     text = replaced(tree, parents, node, replacement)
                     if text is None or text in seen:
                         continue

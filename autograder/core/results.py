@@ -15,7 +15,7 @@ from autograder.core.settings import hint_level
 @dataclass
 class CheckResult:
     """One check's outcome: its status, the message and hint the student reads, and (when
-    a drawn example failed) that example's sizes. ``score``: the check's points if it passed.
+    a drawn example failed) that example. ``score``: the check's points if it passed.
     ``diagnosis`` is the hint whole, its fixing code marked (core.hints.fix); ``hint`` is what
     the student reads, at the course's hint level (core.settings)."""
 
@@ -23,7 +23,7 @@ class CheckResult:
     status: CheckStatus
     message: str = ""
     diagnosis: str = ""
-    example: object = None  # the smallest failing example's sizes, when one was drawn (CheckFailure.example)
+    example: object = None  # the smallest failing example, when one was drawn (CheckFailure.example)
     # Whether the check read the examples seed (strategies.noting_seed_reads): one that did not
     # would repeat its visible run exactly on hidden examples. Unknown (not run) counts as read.
     seed_dependent: bool = True

@@ -1,16 +1,15 @@
-"""Hypothesis strategies and the grading profile, shared by every stage.
+"""Hypothesis strategies and the grading profile, shared by every stage of every chapter.
 
-Sizes are drawn *distinct* per dimension (batch, tokens, d_in, d_out, heads), so a
-transposed axis or a softmax over the wrong dimension cannot pass by symmetry. Tensor
-values come from a drawn seed (fast, reproducible, shrinks to seed 0); small softmax
-inputs are drawn value by value, so a failure shows the smallest failing input.
+A chapter draws examples of its own kind (an :class:`Example`: its sizes, its seed) with its own
+strategies; :func:`run_property` runs a check on them and names the smallest failing one. Tensor
+values come from a drawn seed (fast, reproducible, shrinks to seed 0); small arrays are drawn
+value by value (:func:`float_arrays`), so a failure shows the smallest failing input.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -89,56 +88,15 @@ def variation_seed() -> int:
     return 0 if seed is None else int(seed)
 
 
-@dataclass(frozen=True)
-class Sizes:
-    batch: int
-    tokens: int
-    d_in: int
-    d_out: int
-    context_length: int
-    num_heads: int
-    seed: int
+class Example:
+    """A drawn example of a chapter's own kind (the chapter's strategies build them): ``str`` of it
+    says the example in plain words, and :meth:`read_error` reads an error of the student's code
+    against it. Failures name the smallest failing one (:func:`run_property`)."""
 
-    @property
-    def head_dim(self) -> int:
-        return self.d_out // self.num_heads
-
-    def __str__(self) -> str:
-        # With heads, d_out means the whole width for MultiHeadAttention but one head's for the
-        # wrapper: the sizes are said in words that fit both constructor calls.
-        width = f"d_out={self.d_out}" if self.num_heads == 1 else \
-            f"num_heads={self.num_heads}, head_dim={self.head_dim}, output width={self.d_out}"
-        return (f"batch={self.batch}, num_tokens={self.tokens}, d_in={self.d_in}, {width}, "
-                f"context_length={self.context_length}, seed={self.seed}")
-
-
-@dataclass(frozen=True)
-class Tokens:
-    """A single sequence for stage 2: ``num_tokens`` embeddings of width ``d``."""
-    num_tokens: int
-    d: int
-    seed: int
-
-    def __str__(self) -> str:
-        return f"num_tokens={self.num_tokens}, d={self.d}, seed={self.seed}"
-
-
-# num_tokens != d, so inputs.T @ inputs cannot pass for inputs @ inputs.T
-token_matrices = st.builds(Tokens, st.integers(2, 8), st.integers(1, 6), st.integers(0, 2**16)) \
-    .filter(lambda t: t.num_tokens != t.d)
-
-
-@st.composite
-def attention_sizes(draw, *, heads: bool = False, min_batch: int = 1, min_tokens: int = 1,
-                    min_head_dim: int = 1) -> Sizes:
-    num_heads = draw(st.integers(2, 4)) if heads else 1
-    head_dim = draw(st.integers(min_head_dim, 3 if heads else 6))
-    d_out = num_heads * head_dim
-    pool = [n for n in range(1, 10) if n != d_out]
-    batch, tokens, d_in = draw(st.lists(st.sampled_from(pool), min_size=3, max_size=3, unique=True)
-                               .filter(lambda v: v[0] >= min_batch and v[1] >= min_tokens))
-    extra = draw(st.integers(0, 3))
-    return Sizes(batch, tokens, d_in, d_out, tokens + extra, num_heads, draw(st.integers(0, 2**16)))
+    def read_error(self, message: str, fallback: str = "") -> str:
+        """The hint for the error ``message`` the student's code raised on this example:
+        by default ``fallback``, the hint the error's message alone gives."""
+        return fallback
 
 
 def distinct_shape(min_dims: int = 1, max_dims: int = 3, max_side: int = 6):
@@ -169,11 +127,11 @@ def explaining() -> bool:
 
 
 def describe(value, show_input=None) -> str:
-    """One drawn example in plain words: the sizes, and the input itself when it is small."""
+    """One drawn example in plain words: the example, and the input itself when it is small."""
     if isinstance(value, np.ndarray):
         return f"x = {value.tolist()}"
     text = str(value)
-    if show_input is not None and isinstance(value, Sizes):
+    if show_input is not None and isinstance(value, Example):
         x = show_input(value)
         if x.numel() <= 12:
             text += f"; x = {x.double().round(decimals=4).tolist()}"
@@ -182,7 +140,7 @@ def describe(value, show_input=None) -> str:
 
 def run_property(body, *strategies, examples: int, show_input=None) -> None:
     """Run ``body`` on drawn examples and re-raise the failure of the smallest failing one,
-    saying which example it was (its sizes, and ``show_input(sizes)`` when that is small).
+    saying which example it was (the :class:`Example`, and ``show_input(example)`` when that is small).
     A stopped worker or a stub ends the search at once."""
 
     class _Stop(BaseException):
@@ -221,15 +179,13 @@ def run_property(body, *strategies, examples: int, show_input=None) -> None:
 
 def _with_example(failure: CheckFailure, args: tuple, show_input) -> CheckFailure:
     """The failure, naming the example it came from and, for an error of the student's code,
-    a hint that reads the sizes in the error message."""
-    from autograder.core.hints import shape_error_hint
-
-    parts = [describe(a, show_input) for a in args if isinstance(a, (Sizes, Tokens, np.ndarray))]
+    the hint the example reads in the error message (:meth:`Example.read_error`)."""
+    parts = [describe(a, show_input) for a in args if isinstance(a, (Example, np.ndarray))]
     missing = [p for p in parts if p not in failure.message]
     if missing:
         failure.message = f"{failure.message} (smallest failing case: {'; '.join(missing)})"
-    sizes = next((a for a in args if isinstance(a, Sizes)), None)
-    failure.example = sizes
-    if isinstance(failure, StudentCodeError) and sizes is not None:
-        failure.hint = shape_error_hint(failure.message, sizes, failure.hint)
+    example = next((a for a in args if isinstance(a, Example)), None)
+    failure.example = example
+    if isinstance(failure, StudentCodeError) and example is not None:
+        failure.hint = example.read_error(failure.message, failure.hint)
     return failure

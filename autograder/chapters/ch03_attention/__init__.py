@@ -4,13 +4,15 @@ Owns the chapter's ``CHAPTER``: its eight stage modules (:mod:`.checks`), each e
 ``STAGE`` (the stage, the names it defines, its hints, call policy, exhibit, step programs and
 book tensors) after its checks (the course file, ``course.json``, written by ``make release``
 from the source notebook, says which stages are graded and their points), the trusted
-reference computations and their known mistakes (:mod:`.reference`), the hints for exceptions (:mod:`.hints`), the book's printed tensors
+reference computations and their known mistakes (:mod:`.reference`), the examples its checks draw
+(:mod:`.examples`), the hints for exceptions (:mod:`.hints`), the book's printed tensors
 (:mod:`.book`), the attention exhibit of the report (:mod:`.exhibits`) and the benchmarks
 (:mod:`.bench`: :mod:`.bench_attention` and :mod:`.bench_grader`).
 """
 
 from pathlib import Path
 
+from autograder.chapters.ch03_attention.hints import COMMON_ERROR_HINTS
 from autograder.core.chapter import Chapter
 
 CHAPTER = Chapter(
@@ -25,4 +27,6 @@ CHAPTER = Chapter(
     run_first=("gpt2",),
     # which stages are graded, their points, the bonus: make release, from the source notebook
     course_path=Path(__file__).with_name("course.json"),
+    # what an error means in any stage, in attention's words, before core's general table
+    common_error_hints=COMMON_ERROR_HINTS,
 )

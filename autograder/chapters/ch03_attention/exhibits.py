@@ -18,8 +18,8 @@ import torch
 
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
+from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.compare import FLOAT32, close
-from autograder.core.strategies import Sizes
 
 
 @dataclass

@@ -20,6 +20,7 @@ import re
 import torch
 
 from autograder.chapters.ch03_attention.reference import linear
+from autograder.core.mutation import GENERIC, Vocabulary
 
 
 def softmax_steps(x):
@@ -156,6 +157,12 @@ ALTERNATIVES: dict[object, tuple[str, ...]] = {
     causal_attention: ("scaled = masked * keys.shape[-1] ** -0.5", _TRIL_MASK, _FINITE_MASK, _ADDITIVE_MASK),
     multi_head_attention: ("scaled = masked * head_dim ** -0.5", _TRIL_MASK, _FINITE_MASK, _ADDITIVE_MASK),
 }
+
+# what the one-operation changes vary in this chapter's code besides core's generic tensor calls:
+# the calls of attention that can be left out, the biases, the mask's triangle and its -inf
+VOCABULARY = GENERIC | Vocabulary(
+    droppable=frozenset({"softmax", "dropout", "masked_fill", "masked_fill_", "triu", "tril", "out_proj", "proj"}),
+    keywords=("bias", "qkv_bias"), attributes=(("triu", "tril"),), strings=(("-inf", "inf"),))
 
 # steps of one kind: when an error cannot tell them apart (x @ W_query and x @ W_key raise alike),
 # the hint names the kind

@@ -14,8 +14,9 @@ from autograder.chapters.ch03_attention.checks.diagnosis import (
     mistake_outputs,
     nan_hint,
 )
+from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.failures import CheckFailure, Diagnosis
-from autograder.core.strategies import Sizes, tensor
+from autograder.core.strategies import tensor
 
 A, B, C = (tensor((3, 4), seed) for seed in (1, 2, 3))
 HINTS = {"a": "hint a", "b": "hint b", "a_again": "hint a"}

@@ -11,9 +11,10 @@ import torch
 from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks.diagnosis import WHOLE_SHAPES, diagnose_step_error, diagnose_steps, module_args
+from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.failures import Diagnosis, StudentCodeError
 from autograder.core.mutation import rewritten, step_variants
-from autograder.core.strategies import Sizes, tensor
+from autograder.core.strategies import tensor
 
 SIZES = Sizes(batch=2, tokens=5, d_in=3, d_out=4, context_length=7, num_heads=2, seed=0)
 
@@ -63,7 +64,7 @@ def test_the_function_programs_compute_the_chapter():
 def test_every_step_is_said_in_the_chapters_words():
     for program in (P.softmax_steps, P.attn_scores_steps, P.attn_weights_steps, P.context_vecs_steps,
                     P.self_attention_v1, P.self_attention_v2, P.causal_attention, P.multi_head_attention):
-        for variant in step_variants(program, P.ALTERNATIVES.get(program, ())):
+        for variant in step_variants(program, P.ALTERNATIVES.get(program, ()), P.VOCABULARY):
             assert variant.step in P.STEPS, (program.__name__, variant.step)
 
 
@@ -107,7 +108,7 @@ def test_an_error_names_a_step_only_when_every_variant_raising_it_changes_that_s
     args = _causal_args()
     state, x = _d(args[0]), R.d(args[1])
     raising = {}
-    for variant in step_variants(P.causal_attention, P.ALTERNATIVES[P.causal_attention]):
+    for variant in step_variants(P.causal_attention, P.ALTERNATIVES[P.causal_attention], P.VOCABULARY):
         try:
             variant.function(state, x, *args[2:])
         except Exception as exc:
@@ -131,7 +132,7 @@ def test_the_variants_are_not_run_on_weights_far_beyond_the_graders_sizes():
         return {n: tensor((d_in, 4), i).double() * scale for i, n in enumerate(("W_query", "W_key", "W_value"))}, \
             tensor((3, d_in), 9).double()
 
-    floor = next(v for v in step_variants(P.self_attention_v1, P.ALTERNATIVES[P.self_attention_v1])
+    floor = next(v for v in step_variants(P.self_attention_v1, P.ALTERNATIVES[P.self_attention_v1], P.VOCABULARY)
                  if v.operator == "div_floordiv")
     small, x = weights(12 * 50)
     assert diagnose_steps(floor.function(small, x, 3, 1).float(), P.self_attention_v1, small, x, 3, 1)

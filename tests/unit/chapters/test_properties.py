@@ -15,8 +15,8 @@ from autograder.chapters.ch03_attention.checks.properties import (
     meta_device,
     row_sums,
 )
+from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.failures import CheckFailure
-from autograder.core.strategies import Sizes
 
 from .conftest import submission, variant
 

@@ -21,8 +21,9 @@ from autograder.chapters.ch03_attention.checks.spec import (
     require,
     works_somewhere,
 )
+from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.failures import CheckFailure, Diagnosis
-from autograder.core.strategies import Sizes, tensor
+from autograder.core.strategies import tensor
 
 from .conftest import IgnoresWeights, submission, variant
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder.core.mutation import step_variants
+from autograder.core.mutation import GENERIC, Vocabulary, step_variants
 
 
 def _program(x, w):
@@ -47,3 +47,22 @@ def test_alternatives_are_varied_in_their_turn():
     assert any(v.after == "scaled = scores * n" for v in more)  # the power dropped: only the alternative has it
     with pytest.raises(ValueError, match="no step 'missing'"):
         step_variants(_program, ("missing = 1",))
+
+
+def _masked(x):
+    filled = x.masked_fill(x > 0, "low").clamp(min=0, max=1).to(torch.float32)
+    return filled
+
+
+def test_the_vocabulary_says_which_calls_keywords_and_strings_vary():
+    """Core knows generic tensor calls only; a chapter passes the calls of its subject."""
+    plain = {v.operator for v in step_variants(_masked)}
+    assert not {"drop_masked_fill", "low_high", "drop_max", "float32_float64"} & plain
+    own = GENERIC | Vocabulary(droppable=frozenset({"masked_fill"}), keywords=("max",), strings=(("low", "high"),),
+                               attributes=(("float32", "float64"),))
+    changed = {v.operator: v.after for v in step_variants(_masked, (), own)}
+    base = "filled = x.masked_fill(x > 0, 'low').clamp(min=0, max=1).to(torch.float32)"
+    assert changed["drop_masked_fill"] == "filled = x.clamp(min=0, max=1).to(torch.float32)"
+    assert changed["low_high"] == base.replace("'low'", "'high'")
+    assert changed["drop_max"] == base.replace(", max=1", "")
+    assert changed["float32_float64"] == base.replace("float32", "float64")

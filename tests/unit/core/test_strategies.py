@@ -4,14 +4,31 @@ says (grading the same notebook twice is tests/e2e/test_determinism.py)."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
 import torch
 from hypothesis import strategies as st
 
-from autograder.core.failures import CheckFailure
-from autograder.core.strategies import GRADING, Sizes, attention_sizes, float_arrays, run_property
+from autograder.core.failures import CheckFailure, StudentCodeError
+from autograder.core.strategies import GRADING, Example, float_arrays, run_property
+
+
+@dataclass(frozen=True)
+class Rows(Example):
+    """A chapter's own kind of example: here, rows of a table."""
+    rows: int
+    width: int
+
+    def __str__(self) -> str:
+        return f"rows={self.rows}, width={self.width}"
+
+    def read_error(self, message: str, fallback: str = "") -> str:
+        return f"{self.rows} rows: {fallback}" if "rows" in message else fallback
+
+
+rows = st.builds(Rows, st.integers(1, 6), st.integers(1, 6))
 
 
 def _fails_on_large_values(array):
@@ -36,17 +53,30 @@ def test_a_property_failure_names_its_smallest_example():
     assert shown.size == 1 and np.abs(shown).max() > 2, message  # shrunk to one value
 
 
-def test_module_failures_name_their_sizes():
-    def too_many_tokens(sizes: Sizes):
-        if sizes.tokens > 2:
-            raise CheckFailure("too many tokens")
+def test_failures_name_their_example():
+    def too_many_rows(example: Rows):
+        if example.rows > 2:
+            raise CheckFailure("too many rows")
 
     with pytest.raises(CheckFailure) as failure:
-        run_property(too_many_tokens, attention_sizes(), examples=30,
-                     show_input=lambda s: torch.zeros(s.tokens, s.d_in))
+        run_property(too_many_rows, rows, examples=30, show_input=lambda e: torch.zeros(e.rows, e.width))
     message = failure.value.message
-    # shrunk to the smallest failing size; the input is shown only when it is small
-    assert "(smallest failing case: batch=" in message and "num_tokens=3," in message, message
+    # shrunk to the smallest failing example; the input is shown only when it is small
+    assert message.startswith("too many rows (smallest failing case: rows=3, width=1; x = [[0.0], [0.0], [0.0]]"), \
+        message
+    assert failure.value.example == Rows(3, 1)
+
+
+def test_an_error_of_the_students_code_is_read_by_its_example():
+    def raises(example: Rows):
+        raise StudentCodeError("IndexError: too many rows", "the message's own hint")
+
+    with pytest.raises(StudentCodeError) as failure:
+        run_property(raises, rows, examples=5)
+    assert failure.value.hint == "1 rows: the message's own hint"
+    with pytest.raises(StudentCodeError) as plain:  # Example's default: the message's own hint
+        run_property(lambda value: raises(None), st.integers(0, 3), examples=5)
+    assert plain.value.hint == "the message's own hint" and plain.value.example is None
 
 
 def test_a_result_that_changes_between_runs_is_named():

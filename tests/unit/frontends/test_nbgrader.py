@@ -48,7 +48,8 @@ def _source_seeds() -> dict[int, list[int]]:
 
 
 def test_a_hidden_seed_draws_other_examples():
-    from autograder.core.strategies import attention_sizes, run_property
+    from autograder.chapters.ch03_attention.examples import attention_sizes
+    from autograder.core.strategies import run_property
 
     def drawn(seed):
         seen = []

@@ -18,11 +18,13 @@ import torch
 from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, expect_weights_matter, load_grader_weights, named_weights, perturbed
+from autograder.chapters.ch03_attention.examples import Sizes
+from autograder.chapters.ch03_attention.hints import shape_error_hint
 from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
-from autograder.core.hints import fix, shape_error_hint
+from autograder.core.hints import fix
 from autograder.core.mutation import step_variants
-from autograder.core.strategies import Sizes, explaining, variation_seed
+from autograder.core.strategies import explaining, variation_seed
 
 
 def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dict[str, str], *,
@@ -83,7 +85,8 @@ def _variants_run(program, args: tuple):
                   if isinstance(t, torch.Tensor))
     if numbers > _VARIANTS_MAX_NUMBERS:
         return
-    variants = [v for p in (program, *P.REORDERED.get(program, ())) for v in step_variants(p, P.ALTERNATIVES.get(p, ()))]
+    variants = [v for p in (program, *P.REORDERED.get(program, ()))
+                for v in step_variants(p, P.ALTERNATIVES.get(p, ()), P.VOCABULARY)]
     for variant in variants:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

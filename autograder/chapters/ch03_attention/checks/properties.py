@@ -15,10 +15,11 @@ from hypothesis import strategies as st
 
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module, expect_reference
 from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, judged, load_grader_weights, load_weights, named_weights
+from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.compare import EXACT, FLOAT32, close, expect_close, expect_shape, fmt
 from autograder.core.failures import CheckFailure, Diagnosis
 from autograder.core.hints import fix
-from autograder.core.strategies import Sizes, tensor
+from autograder.core.strategies import tensor
 
 # the token after which causality changes the input (taken modulo the number of tokens)
 positions = st.integers(0, 64)

@@ -7,13 +7,14 @@ from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks.diagnosis import expect_function
 from autograder.chapters.ch03_attention.checks.spec import perturbed, require
+from autograder.chapters.ch03_attention.examples import Tokens, token_matrices
 from autograder.chapters.ch03_attention.hints import ERROR_HINTS
 from autograder.core.chapter import Stage, StageParts, Without
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, close, expect_shape
 from autograder.core.failures import CheckFailure
 from autograder.core.hints import fix
-from autograder.core.strategies import EXAMPLES, Tokens, run_property, tensor, token_matrices, variation_seed
+from autograder.core.strategies import EXAMPLES, run_property, tensor, variation_seed
 
 SCORES_HINT = "the score of query i and key j is the dot product inputs[i] . inputs[j]" + fix(": inputs @ inputs.T")
 WEIGHTS_HINT = "each row of weights is a softmax of that query's scores, over the last dimension" + \

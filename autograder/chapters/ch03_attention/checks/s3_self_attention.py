@@ -16,13 +16,14 @@ from autograder.chapters.ch03_attention.checks.spec import (
     require,
 )
 from autograder.chapters.ch03_attention.checks.structure import linear_structure
+from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
 from autograder.chapters.ch03_attention.hints import ERROR_HINTS
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close
 from autograder.core.failures import CheckFailure, Diagnosis
 from autograder.core.hints import fix
-from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property, variation_seed
+from autograder.core.strategies import EXAMPLES, run_property, variation_seed
 
 QKV = ["W_query", "W_key", "W_value"]
 _MISTAKES = {m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=False, batched=False)}

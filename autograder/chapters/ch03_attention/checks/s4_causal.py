@@ -18,11 +18,12 @@ from autograder.chapters.ch03_attention.checks.properties import (
 )
 from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, expect_uses_weights, judged, require
 from autograder.chapters.ch03_attention.checks.structure import dropout_structure, linear_structure, mask_structure
+from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
 from autograder.chapters.ch03_attention.hints import ERROR_HINTS
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.hints import fix
-from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property
+from autograder.core.strategies import EXAMPLES, run_property
 
 QKV = ["W_query", "W_key", "W_value"]
 

@@ -25,13 +25,14 @@ from autograder.chapters.ch03_attention.checks.spec import (
     perturbed,
     require,
 )
+from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
 from autograder.chapters.ch03_attention.hints import ERROR_HINTS
 from autograder.core.chapter import Stage, StageParts, Without
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
 from autograder.core.hints import fix
-from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property, variation_seed
+from autograder.core.strategies import EXAMPLES, run_property, variation_seed
 
 NAME = "MultiHeadAttentionWrapper"
 

@@ -26,13 +26,14 @@ from autograder.chapters.ch03_attention.checks.spec import (
     require,
 )
 from autograder.chapters.ch03_attention.checks.structure import dropout_structure, linear_structure, mask_structure
+from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
 from autograder.chapters.ch03_attention.hints import ERROR_HINTS
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, StudentCodeError
 from autograder.core.hints import fix
-from autograder.core.strategies import EXAMPLES, Sizes, attention_sizes, run_property, tensor
+from autograder.core.strategies import EXAMPLES, run_property, tensor
 
 NAME = "MultiHeadAttention"
 QKV = ["W_query", "W_key", "W_value"]

@@ -14,12 +14,13 @@ from autograder.chapters.ch03_attention.checks.spec import (
     load_grader_weights,
     require,
 )
+from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.chapters.ch03_attention.hints import ERROR_HINTS
 from autograder.core.chapter import Stage, StageParts, Without
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
-from autograder.core.strategies import Sizes, explaining, tensor
+from autograder.core.strategies import explaining, tensor
 
 NAME = "build_gpt2_small_mha"
 SIZE = book.GPT2_SMALL

@@ -23,12 +23,13 @@ from autograder.chapters.ch03_attention.checks.diagnosis import expect_function,
 from autograder.chapters.ch03_attention.checks.properties import dropout_behaviour
 from autograder.chapters.ch03_attention.checks.spec import load_grader_weights, named_weights, require
 from autograder.chapters.ch03_attention.checks.structure import linear_structure
+from autograder.chapters.ch03_attention.examples import attention_sizes
 from autograder.core.chapter import Stage, StageParts, Without
 from autograder.core.checks import check
 from autograder.core.compare import EXACT, FLOAT32, close
 from autograder.core.failures import CheckFailure
 from autograder.core.hints import fix
-from autograder.core.strategies import EXAMPLES, attention_sizes, distinct_shape, float_arrays, run_property, tensor
+from autograder.core.strategies import EXAMPLES, distinct_shape, float_arrays, run_property, tensor
 
 QKV = ["W_query", "W_key", "W_value"]
 SDPA = "torch.nn.functional.scaled_dot_product_attention"
@@ -326,7 +327,7 @@ def sdpa_is_fused(sub):
 STAGE = StageParts(
     stage=Stage(8, "efficiency", "Efficiency lab",
                 ("softmax_stable", "FusedQKVAttention", "attn_weights_bytes", "SDPAMultiHeadAttention"), bonus=True),
-    error_hints=Without("the general table of autograder.core.hints covers its errors"),
+    error_hints=Without("the chapter's common table (hints.COMMON_ERROR_HINTS) and core's general one cover its errors"),
     call_policy=Without("PyTorch's fused attention is this stage's lesson"),
     exhibit=Without("its modules are checked against stage 6's, whose exhibit shows the weights"),
     programs=Without("its computations are stage 6's, in other code; no program of their own"),

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
+from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.compare import EXACT, FLOAT32, close, expect_shape
 from autograder.core.failures import CheckFailure, Diagnosis, NotImplementedYet, StudentCodeError
 from autograder.core.hints import fix
-from autograder.core.strategies import Sizes, tensor
+from autograder.core.strategies import tensor
 
 
 def require(sub, name: str, kind: str):

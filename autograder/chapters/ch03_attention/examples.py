@@ -1,0 +1,73 @@
+"""The examples this chapter's checks draw: sizes of attention inputs and layers.
+
+Sizes are drawn *distinct* per dimension (batch, tokens, d_in, d_out, heads), so a transposed
+axis or a softmax over the wrong dimension cannot pass by symmetry. Each is an
+:class:`autograder.core.strategies.Example`: a failure names it, and an error of the student's
+code is read against it (:func:`.hints.shape_error_hint`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+
+from autograder.chapters.ch03_attention.hints import shape_error_hint
+from autograder.core.strategies import Example
+
+
+@dataclass(frozen=True)
+class Sizes(Example):
+    """A batch of sequences for the modules of stages 3 to 8 (and the sizes of their layers)."""
+    batch: int
+    tokens: int
+    d_in: int
+    d_out: int
+    context_length: int
+    num_heads: int
+    seed: int
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_out // self.num_heads
+
+    def __str__(self) -> str:
+        # With heads, d_out means the whole width for MultiHeadAttention but one head's for the
+        # wrapper: the sizes are said in words that fit both constructor calls.
+        width = f"d_out={self.d_out}" if self.num_heads == 1 else \
+            f"num_heads={self.num_heads}, head_dim={self.head_dim}, output width={self.d_out}"
+        return (f"batch={self.batch}, num_tokens={self.tokens}, d_in={self.d_in}, {width}, "
+                f"context_length={self.context_length}, seed={self.seed}")
+
+    def read_error(self, message: str, fallback: str = "") -> str:
+        """A shape error read against these sizes (:func:`.hints.shape_error_hint`)."""
+        return shape_error_hint(message, self, fallback)
+
+
+@dataclass(frozen=True)
+class Tokens(Example):
+    """A single sequence for stage 2: ``num_tokens`` embeddings of width ``d``."""
+    num_tokens: int
+    d: int
+    seed: int
+
+    def __str__(self) -> str:
+        return f"num_tokens={self.num_tokens}, d={self.d}, seed={self.seed}"
+
+
+# num_tokens != d, so inputs.T @ inputs cannot pass for inputs @ inputs.T
+token_matrices = st.builds(Tokens, st.integers(2, 8), st.integers(1, 6), st.integers(0, 2**16)) \
+    .filter(lambda t: t.num_tokens != t.d)
+
+
+@st.composite
+def attention_sizes(draw, *, heads: bool = False, min_batch: int = 1, min_tokens: int = 1,
+                    min_head_dim: int = 1) -> Sizes:
+    num_heads = draw(st.integers(2, 4)) if heads else 1
+    head_dim = draw(st.integers(min_head_dim, 3 if heads else 6))
+    d_out = num_heads * head_dim
+    pool = [n for n in range(1, 10) if n != d_out]
+    batch, tokens, d_in = draw(st.lists(st.sampled_from(pool), min_size=3, max_size=3, unique=True)
+                               .filter(lambda v: v[0] >= min_batch and v[1] >= min_tokens))
+    extra = draw(st.integers(0, 3))
+    return Sizes(batch, tokens, d_in, d_out, tokens + extra, num_heads, draw(st.integers(0, 2**16)))
