@@ -103,14 +103,20 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
 
+# The tests run on TEST_WORKERS pytest-xdist workers (default: one per core). Most of their time
+# is spent in subprocesses (graders, kernels, nbgrader, make); tests that share a module's
+# fixture (a graded class, a built repository) stay on one worker (tests/conftest.py), so each
+# is built once. TEST_WORKERS=0 runs them in this process, one after another.
 # --durations: the slowest tests, listed at the end of every run (make check's time is watched).
+TEST_WORKERS ?= auto
+PYTEST_PARALLEL = -n $(TEST_WORKERS) --dist loadgroup
 check: lint
-	$(BIN)/python -m pytest --durations=15
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=15
 
 # tests/unit mirrors autograder/ (pure functions); whatever starts a worker, a kernel, nbgrader
 # or make is in tests/e2e, which only make check runs.
 check-fast: $(STAMP)
-	$(BIN)/python -m pytest tests/unit -q
+	$(BIN)/python -m pytest tests/unit -q $(PYTEST_PARALLEL)
 
 # A maintainer's check of another PyTorch release, never part of make check (off this
 # machine's pin, a release may be a CUDA build of several GB): builds build/torch-$(TORCH)/venv

@@ -3,6 +3,11 @@ shared paths and helpers they build on are tests/support.py's."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+from pathlib import Path
+
 import pytest
 
 # Re-exported: older tests (and tests written on other branches) import these from conftest.
@@ -17,6 +22,46 @@ def graded_solution(tmp_path_factory) -> CliRun:
 @pytest.fixture(scope="session")
 def graded_release(tmp_path_factory) -> CliRun:
     return run_grader(RELEASE, tmp_path_factory.mktemp("release"))
+
+
+@pytest.fixture(scope="session")
+def empty_gradebook(tmp_path_factory) -> Path:
+    """An empty nbgrader gradebook, made once: nbgrader creates each new one by running
+    ``alembic heads`` in a subprocess (seconds), so tests copy this file instead."""
+    api = pytest.importorskip("nbgrader.api", reason="nbgrader is not installed (make check-torch grades without it)")
+    path = tmp_path_factory.mktemp("gradebook") / "gradebook.db"
+    # nbgrader finds alembic on PATH (the Makefile puts the venv's bin first)
+    saved = os.environ.get("PATH", "")
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{saved}"
+    try:
+        with api.Gradebook(f"sqlite:///{path}"):
+            pass
+    finally:
+        os.environ["PATH"] = saved
+    return path
+
+
+@pytest.fixture
+def gradebook_url(empty_gradebook, tmp_path) -> str:
+    """A gradebook of this test's own (a copy of the empty one), as nbgrader's database URL."""
+    path = tmp_path / "gradebook.db"
+    shutil.copyfile(empty_gradebook, path)
+    return f"sqlite:///{path}"
+
+
+# -- the parallel run (make check: pytest-xdist, --dist loadgroup) ----------------------------
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """Keep the tests that share a module-scoped fixture (a graded class, a built repository) on
+    one xdist worker, so it is built once; every other test is spread on its own. Session
+    fixtures are built once per worker."""
+    for item in items:
+        fixtures = getattr(item, "_fixtureinfo", None)
+        if fixtures is None:
+            continue
+        scopes = {d.scope for defs in fixtures.name2fixturedefs.values() for d in defs}
+        if scopes & {"module", "class", "package"}:
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 # -- the mistake catalog's figure (tests/e2e/test_catalog.py) ----------------------------------

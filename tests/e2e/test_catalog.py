@@ -144,33 +144,41 @@ def grading_job(path: Path, folder: Path) -> tuple[str, str, list[int]]:
 
 
 class Grades(dict):
-    """Grades by catalog path; one missing from the batch graded up front is graded on demand."""
+    """Grades by catalog path; one missing from the batch graded up front is graded on demand,
+    in ``pool`` when given."""
 
-    def __init__(self, folder: Path, graded: dict):
+    def __init__(self, folder: Path, graded: dict, pool: ProcessPoolExecutor | None = None):
         super().__init__(graded)
-        self.folder = folder
+        self.folder, self.pool = folder, pool
 
     def __missing__(self, path: Path) -> Grade:
-        self[path] = grade(grading_job(path, self.folder))
+        job = grading_job(path, self.folder)
+        self[path] = self.pool.submit(grade, job).result() if self.pool else grade(job)
         return self[path]
 
 
+def grading_pool(workers: int) -> ProcessPoolExecutor:
+    """Spawned processes (not forks: the test process has torch's thread pools running) whose
+    workers are forks of a preloaded server, as make autograde's are: the whole catalog is
+    graded through that path too (tests/e2e/test_forkserver.py compares it with fresh workers)."""
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=start_fork_server)
+
+
 @pytest.fixture(scope="session")
-def catalog_grades(request, tmp_path_factory) -> Grades:
+def catalog_grades(request, tmp_path_factory):
     """Grades of the catalog entries this session runs, graded up front in parallel, one
-    spawned process per core. Under pytest-xdist, xdist spreads the tests instead."""
+    process per core. Under pytest-xdist, xdist spreads the tests instead: each xdist worker
+    grades its own on demand, in one process of its own."""
     folder = tmp_path_factory.mktemp("catalog")
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        return Grades(folder, {})
+        with grading_pool(1) as pool:
+            yield Grades(folder, {}, pool)
+        return
     wanted = sorted(_catalog_paths(request.session.items))
     jobs = [grading_job(path, folder) for path in wanted]
-    # spawn, not fork: the test process has torch's thread pools running. Each process's
-    # workers are forks of a preloaded server, as make autograde's are: the whole catalog is
-    # graded through that path too (tests/e2e/test_forkserver.py compares it with fresh workers).
-    workers = max(1, min(len(jobs), os.cpu_count() or 1, 4))
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=start_fork_server) as pool:
-        return Grades(folder, dict(zip(wanted, pool.map(grade, jobs))))
+    with grading_pool(max(1, min(len(jobs), os.cpu_count() or 1, 4))) as pool:
+        yield Grades(folder, dict(zip(wanted, pool.map(grade, jobs))))
 
 
 def _catalog_paths(items) -> set[Path]:

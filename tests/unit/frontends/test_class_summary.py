@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
-
 import pytest
 
 from autograder.frontends import class_summary
@@ -21,11 +17,9 @@ def test_running_description_without_running_students():
     assert running_description(12, 3, {}) == "running 12 notebooks, 3 at a time"
 
 
-def test_summary_rows_put_the_ungraded_first(tmp_path, monkeypatch):
+def test_summary_rows_put_the_ungraded_first(gradebook_url):
     api = pytest.importorskip("nbgrader.api")
-    # nbgrader's gradebook runs alembic from PATH (the venv's bin, as make puts it first)
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    db_url = gradebook_url
     with api.Gradebook(db_url) as gb:
         gb.add_assignment("a1")
         for student in ("ann", "bob", "cid"):
