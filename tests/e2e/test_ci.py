@@ -352,7 +352,8 @@ def check_course_selection() -> list[str]:
 
 def test_check_course_selects_what_it_lists():
     """Every entry of make check-course's list selects at least one test (a test renamed or moved
-    away would otherwise leave a course repository's CI checking less, silently)."""
+    away would otherwise leave a course repository's CI checking less, silently), and a course
+    repository's check.yml runs it."""
     selection = check_course_selection()
     assert "tests/unit" in selection and len(selection) == len(set(selection))
     proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *selection],
@@ -363,6 +364,7 @@ def test_check_course_selects_what_it_lists():
         prefix = entry if "::" in entry or entry.endswith(".py") else entry.rstrip("/") + "/"
         assert any(line == entry or line.startswith((prefix, entry + "::", entry + "[")) for line in collected), \
             f"make check-course lists {entry}, which selects no test"
+    assert re.search(r"^\s+run: make check-course$", (WORKFLOWS / "check.yml").read_text(), re.M)
 
 
 def test_grade_workflow_triggers_and_uploads_the_reports():
