@@ -44,12 +44,13 @@ quote = '$(subst ','\'',$(1))'
 # The venv's bin as an absolute path that survives spaces (make's abspath splits on them).
 ABS_BIN = $(call quote,$(if $(filter /%,$(BIN)),$(BIN),$(CURDIR)/$(BIN)))
 
-.PHONY: help test check check-fast check-torch lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader demo mutants
+.PHONY: help test check check-course check-fast check-torch lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader demo mutants
 
 help:
 	@echo "make test [STAGE=4] [V=1]  grade your notebook ($(NOTEBOOK)); V=1 lists every failed check"
 	@echo "make lab              JupyterLab at the repository root with the notebook open"
 	@echo "make check            the repository's own tests, tests/unit and tests/e2e (maintainers, CI)"
+	@echo "make check-course     what an instructor's edit can break (the CI of a course repository made from this one)"
 	@echo "make check-fast       the unit layer alone (tests/unit/<package>/test_<module>.py): no worker, no notebook, seconds"
 	@echo "make check-torch TORCH=2.15.0  grade under another PyTorch release, in build/torch-2.15.0/venv"
 	@echo "make demo [DEMO_DIR=build/demo] [JOBS=2]  try it: a simulated class through nbgrader and the repositories' regrade"
@@ -112,6 +113,32 @@ TEST_WORKERS ?= auto
 PYTEST_PARALLEL = -n $(TEST_WORKERS) --dist loadgroup
 check: lint
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=15
+
+# A course repository's CI (check.yml unless the repository variable AUTOGRADER_CI is full):
+# what an instructor's edit of the source notebook, nbgrader_config.py or the docs can break.
+# ruff and the import contract; the unit layer (the course file, the points tables and the
+# docs current with the notebook); the release current with the source, graded 0, the
+# solutions full marks and run in a kernel; the mistake catalog caught and the correct
+# variants full marks; nbgrader end to end once (release, autograde, feedback, export); the
+# students' repository without an answer; the workflows lint clean. make check runs these
+# and the rest. COURSE_TESTS is the one list: make check's tests/e2e/test_ci.py checks that
+# each entry still selects a test (docs/maintainers.md, "CI").
+COURSE_TESTS := tests/unit \
+	tests/e2e/test_foundation.py \
+	tests/e2e/test_catalog.py \
+	tests/e2e/test_nbgrader.py::test_every_stage_has_hidden_tests_that_the_release_lacks \
+	tests/e2e/test_nbgrader.py::test_hidden_tests_catch_a_submission_fitted_to_the_visible_examples \
+	tests/e2e/test_nbgrader.py::test_export_has_each_students_stage_scores_and_total \
+	tests/e2e/test_nbgrader.py::test_nbgrader_scores_equal_the_cli_scores \
+	tests/e2e/test_nbgrader.py::test_test_cells_show_the_sandboxed_grade_with_hidden_examples \
+	tests/e2e/test_nbgrader.py::test_feedback_shows_no_hidden_tests \
+	tests/e2e/test_student_repo.py::test_contents \
+	tests/e2e/test_student_repo.py::test_no_answer_reaches_the_student_tree \
+	tests/e2e/test_student_repo.py::test_release_record_matches_the_instructors_view \
+	tests/e2e/test_ci.py::test_workflows_pass_actionlint
+
+check-course: lint
+	$(BIN)/python -m pytest --durations=15 $(COURSE_TESTS)
 
 # tests/unit mirrors autograder/ (pure functions); whatever starts a worker, a kernel, nbgrader
 # or make is in tests/e2e, which only make check runs.

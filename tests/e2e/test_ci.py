@@ -341,6 +341,32 @@ def test_workflows_install_the_pinned_cpu_torch(workflow, command):
     assert re.search(rf"run: {command}\b", text)
 
 
+def check_course_selection() -> list[str]:
+    """make check-course's pytest arguments (the Makefile's COURSE_TESTS), as make runs them."""
+    proc = subprocess.run(["make", "--no-print-directory", "-n", "check-course"], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    command = next(line for line in proc.stdout.splitlines() if " -m pytest " in line)
+    return [arg for arg in command.split(" -m pytest ", 1)[1].split() if not arg.startswith("-")]
+
+
+def test_check_course_selects_what_it_lists():
+    """Every entry of make check-course's list selects at least one test (a test renamed or moved
+    away would otherwise leave a course repository's CI checking less, silently), and a course
+    repository's check.yml runs it."""
+    selection = check_course_selection()
+    assert "tests/unit" in selection and len(selection) == len(set(selection))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *selection],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    collected = [line for line in proc.stdout.splitlines() if "::" in line]
+    for entry in selection:
+        prefix = entry if "::" in entry or entry.endswith(".py") else entry.rstrip("/") + "/"
+        assert any(line == entry or line.startswith((prefix, entry + "::", entry + "[")) for line in collected), \
+            f"make check-course lists {entry}, which selects no test"
+    assert re.search(r"^\s+run: make check-course$", (WORKFLOWS / "check.yml").read_text(), re.M)
+
+
 def test_grade_workflow_triggers_and_uploads_the_reports():
     text = (WORKFLOWS / "grade.yml").read_text()
     assert re.search(r"^on:\n  push:\n  workflow_dispatch:", text, re.M)
