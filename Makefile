@@ -44,12 +44,13 @@ quote = '$(subst ','\'',$(1))'
 # The venv's bin as an absolute path that survives spaces (make's abspath splits on them).
 ABS_BIN = $(call quote,$(if $(filter /%,$(BIN)),$(BIN),$(CURDIR)/$(BIN)))
 
-.PHONY: help test check check-course check-fast check-torch lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader demo mutants
+.PHONY: help test check check-slow check-course check-fast check-torch lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader demo mutants
 
 help:
 	@echo "make test [STAGE=4] [V=1]  grade your notebook ($(NOTEBOOK)); V=1 lists every failed check"
 	@echo "make lab              JupyterLab at the repository root with the notebook open"
-	@echo "make check            the repository's own tests, tests/unit and tests/e2e (maintainers, CI)"
+	@echo "make check            the repository's own tests, tests/unit and tests/e2e, but the slow ones (maintainers, CI)"
+	@echo "make check-slow       the slow tests: whole classes through nbgrader, environments installed from scratch (CI)"
 	@echo "make check-course     what an instructor's edit can break (the CI of a course repository made from this one)"
 	@echo "make check-fast       the unit layer alone (tests/unit/<package>/test_<module>.py): no worker, no notebook, seconds"
 	@echo "make check-torch TORCH=2.15.0  grade under another PyTorch release, in build/torch-2.15.0/venv"
@@ -104,15 +105,20 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
 
-# The tests run on TEST_WORKERS pytest-xdist workers (default: one per core). Most of their time
-# is spent in subprocesses (graders, kernels, nbgrader, make); tests that share a module's
-# fixture (a graded class, a built repository) stay on one worker (tests/conftest.py), so each
-# is built once. TEST_WORKERS=0 runs them in this process, one after another.
+# The tests run on TEST_WORKERS pytest-xdist workers (default: one per core); tests that share
+# a module's fixture (a graded class, a built repository) stay on one worker (tests/conftest.py),
+# so each is built once. TEST_WORKERS=0 runs them in this process, one after another.
+# make check runs every test but those marked slow (a whole class through nbgrader, an
+# environment installed from scratch: a minute or more each), which make check-slow runs;
+# the project's CI runs both (docs/maintainers.md, "Tests").
 # --durations: the slowest tests, listed at the end of every run (make check's time is watched).
 TEST_WORKERS ?= auto
 PYTEST_PARALLEL = -n $(TEST_WORKERS) --dist loadgroup
 check: lint
-	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=15
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not slow" --durations=15
+
+check-slow: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m slow --durations=15
 
 # A course repository's CI (check.yml unless the repository variable AUTOGRADER_CI is full):
 # what an instructor's edit of the source notebook, nbgrader_config.py or the docs can break.
@@ -120,8 +126,8 @@ check: lint
 # docs current with the notebook); the release current with the source, graded 0, the
 # solutions full marks and run in a kernel; the mistake catalog caught and the correct
 # variants full marks; nbgrader end to end once (release, autograde, feedback, export); the
-# students' repository without an answer; the workflows lint clean. make check runs these
-# and the rest. COURSE_TESTS is the one list: make check's tests/e2e/test_ci.py checks that
+# students' repository without an answer; the workflows lint clean. make check and make
+# check-slow run these and the rest. COURSE_TESTS is the one list: make check's tests/e2e/test_ci.py checks that
 # each entry still selects a test (docs/maintainers.md, "CI").
 COURSE_TESTS := tests/unit \
 	tests/e2e/test_foundation.py \
@@ -138,10 +144,10 @@ COURSE_TESTS := tests/unit \
 	tests/e2e/test_ci.py::test_workflows_pass_actionlint
 
 check-course: lint
-	$(BIN)/python -m pytest --durations=15 $(COURSE_TESTS)
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --durations=15 $(COURSE_TESTS)
 
 # tests/unit mirrors autograder/ (pure functions); whatever starts a worker, a kernel, nbgrader
-# or make is in tests/e2e, which only make check runs.
+# or make is in tests/e2e, which make check and make check-slow run.
 check-fast: $(STAMP)
 	$(BIN)/python -m pytest tests/unit -q $(PYTEST_PARALLEL)
 

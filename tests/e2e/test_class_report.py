@@ -22,6 +22,8 @@ from autograder.chapters.ch03_attention import CHAPTER
 from autograder.frontends import simulated_class
 from autograder.frontends.simulated_class import MISTAKE_IDS, make_class, release_and_solution
 
+pytestmark = pytest.mark.slow  # minutes: make check-slow (docs/maintainers.md)
+
 STUDENTS = make_class(7)  # full marks, blank, stages 1-4, the three mistakes, a broken stage-2 cell
 POLICY = "s07_policy1"  # stage 1 calls torch.softmax: the call policy gives it 0
 STAGES = [s.number for s in CHAPTER.stages]

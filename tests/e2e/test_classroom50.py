@@ -30,6 +30,8 @@ import pytest
 from leaks import answers, leaks
 from support import REPO, SOLUTION
 
+pytestmark = pytest.mark.slow  # minutes: make check-slow (docs/maintainers.md)
+
 RESULT_SCHEMA = "classroom50/result/v1"
 
 

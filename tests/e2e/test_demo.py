@@ -63,6 +63,7 @@ def _printed(course: Path, out: str, label: str) -> Path:
     return course / match.group(1)
 
 
+@pytest.mark.slow
 def test_the_printed_results_exist(demo):
     course, out = demo
     feedback = _printed(course, out, "feedback (HTML, one page per student)")
@@ -74,6 +75,7 @@ def test_the_printed_results_exist(demo):
     assert " NO" not in out and "Traceback" not in out
 
 
+@pytest.mark.slow
 def test_nbgrader_grades_each_student_as_expected(demo):
     course, out = demo
     with open(_printed(course, out, "nbgrader's grades (CSV)"), newline="") as handle:
@@ -90,6 +92,7 @@ def test_nbgrader_grades_each_student_as_expected(demo):
     assert rows["full_marks"]["late_submission_penalty"] == "0"
 
 
+@pytest.mark.slow
 def test_the_repositories_regrade_agrees(demo):
     course, out = demo
     with open(_printed(course, out, "nbgrader's grades (CSV)"), newline="") as handle:
@@ -115,6 +118,7 @@ def test_a_folder_the_demo_did_not_make_is_refused(tmp_path):
     assert grading.returncode != 0 and "grading/" in grading.stderr and not (course / "grading").exists()
 
 
+@pytest.mark.slow
 def test_the_class_report_counts_the_injected_mistakes(demo):
     """The demo's last step: the class report names exactly the mistakes the simulated class
     made (one student, a known mistake in each of stages 1-3), each once, for that student."""

@@ -18,9 +18,12 @@ import time
 import zipfile
 from pathlib import Path
 
+import pytest
 from support import REPO, SOLUTION
 
 from autograder.frontends import gradescope
+
+pytestmark = pytest.mark.slow  # minutes: make check-slow (docs/maintainers.md)
 
 
 def test_setup_sh_venv_grades_the_solutions_full_marks(tmp_path):

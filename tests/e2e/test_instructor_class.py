@@ -26,6 +26,8 @@ from autograder.chapters.ch03_attention import CHAPTER
 from autograder.frontends import simulated_class
 from autograder.frontends.nbgrader.stages import csv_column
 
+pytestmark = pytest.mark.slow  # minutes: make check-slow (docs/maintainers.md)
+
 ASSIGNMENT = CHAPTER.id
 GRADED = [s for s in CHAPTER.stages if not s.bonus]
 BONUS_MAX = sum(CHAPTER.points(s) for s in CHAPTER.stages if s.bonus)

@@ -310,6 +310,7 @@ def _autograded(course: Path, student: str) -> nbformat.NotebookNode:
                          as_version=4)
 
 
+@pytest.mark.slow
 def test_export_has_each_students_stage_scores_and_total(course):
     root, autograde_output, _ = course
     assert f"Autograded {len(STUDENTS)}/{len(STUDENTS)} submissions" in autograde_output, autograde_output
@@ -334,6 +335,7 @@ def test_export_has_each_students_stage_scores_and_total(course):
     assert all(row["max_score"] == "100" for row in grades.values())
 
 
+@pytest.mark.slow
 def test_nbgrader_scores_equal_the_cli_scores(course, tmp_path, graded_release, graded_solution):
     """One engine: each test cell's score in the gradebook is the CLI's score of that stage."""
     root, _, submissions = course
@@ -349,6 +351,7 @@ def test_nbgrader_scores_equal_the_cli_scores(course, tmp_path, graded_release, 
         assert _stage_scores(grades[student]) == cli, student
 
 
+@pytest.mark.slow
 def test_test_cells_show_the_sandboxed_grade_with_hidden_examples(course):
     root, _, _ = course
     autograded = _autograded(root, "mistake3")
@@ -364,6 +367,7 @@ def test_test_cells_show_the_sandboxed_grade_with_hidden_examples(course):
     assert "✗" in autograded.cells[stage3].outputs[0].text
 
 
+@pytest.mark.slow
 def test_feedback_shows_no_hidden_tests(course):
     root, _, _ = course
     seeds = {str(found[0]) for found in _source_seeds().values()}
@@ -374,6 +378,7 @@ def test_feedback_shows_no_hidden_tests(course):
         assert "graded by the course autograder in a separate process" in html
 
 
+@pytest.mark.slow
 def test_stray_modules_are_not_copied_and_not_imported(course):
     root, _, _ = course
     folder = root / "grading" / "autograded" / "robust" / ASSIGNMENT
@@ -386,6 +391,7 @@ def test_stray_modules_are_not_copied_and_not_imported(course):
     assert "stray" not in json.dumps([c.outputs for c in cells])
 
 
+@pytest.mark.slow
 def test_a_user_warning_on_stderr_does_not_zero_a_stage(course):
     root, _, _ = course
     printed = [o.text for c in _autograded(root, "robust").cells if c.cell_type == "code" for o in c.outputs
@@ -394,6 +400,7 @@ def test_a_user_warning_on_stderr_does_not_zero_a_stage(course):
     assert float(_grades(root)["robust"][csv_column(GRADED[0])]) == CHAPTER.points(GRADED[0])
 
 
+@pytest.mark.slow
 def test_deleted_and_edited_test_cells_are_restored_and_graded(course):
     root, _, _ = course
     autograded = _autograded(root, "robust")
@@ -403,6 +410,7 @@ def test_deleted_and_edited_test_cells_are_restored_and_graded(course):
     assert sources[7].rstrip().endswith("### END HIDDEN TESTS") and "10/10" not in sources[7]
 
 
+@pytest.mark.slow
 def test_a_looping_cell_is_stopped_and_the_rest_still_graded(course):
     root, _, _ = course
     last = _autograded(root, "robust").cells[-1]
@@ -410,6 +418,7 @@ def test_a_looping_cell_is_stopped_and_the_rest_still_graded(course):
     assert any(o.output_type == "error" for o in last.outputs), last.outputs
 
 
+@pytest.mark.slow
 def test_make_autograde_writes_what_serial_nbgrader_writes(course):
     """Plain serial `nbgrader autograde` on the same submissions: the same gradebook rows and
     the same test cell outputs."""
@@ -430,6 +439,7 @@ def test_make_autograde_writes_what_serial_nbgrader_writes(course):
             assert ours.cells[index].outputs == theirs.cells[index].outputs
 
 
+@pytest.mark.slow
 def test_kernel_attacks_earn_nothing_and_change_nothing(course):
     """Issue 11: no kernel runs the notebook. The attacker's code ran in the confined worker,
     where the gradebook, the venv and the solutions are out of reach, and its daemon could

@@ -76,6 +76,7 @@ def colab(tmp_path_factory) -> Path:
     return python
 
 
+@pytest.mark.slow
 def test_installing_the_grader_beside_a_supported_torch_installs_no_torch(colab, tmp_path):
     report = tmp_path / "report.json"
     proc = subprocess.run([str(colab), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--dry-run",
@@ -86,6 +87,7 @@ def test_installing_the_grader_beside_a_supported_torch_installs_no_torch(colab,
     assert not {name for name in installs if name.startswith("nvidia")}
 
 
+@pytest.mark.slow
 def test_colab_setup_cell_installs_the_grader_and_every_test_cell_reports(colab, tmp_path, monkeypatch):
     """The release notebook in a Colab-like kernel: the setup cell installs the grader from
     AUTOGRADER_INSTALL_SOURCE (this checkout), torch stays as it was, every test cell prints
@@ -126,6 +128,7 @@ def _copy_checkout(dest: Path) -> None:
             shutil.copy2(source, dest / relative)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("make") is None or not (REPO / ".venv" / ".installed").exists(),
                     reason="needs make and the instructor venv (make venv)")
 def test_a_checkout_under_an_odd_path_runs_every_make_target(tmp_path):

@@ -164,6 +164,7 @@ def _check_step(ran: dict[str, subprocess.CompletedProcess]) -> None:
     assert CHECK in ran[last].stdout, ran[last].stdout
 
 
+@pytest.mark.slow
 def test_the_nbgrader_checklist_runs_as_written(tmp_path):
     course, ran, skipped, _ = walk("nbgrader.md", tmp_path)
     with open(course / "grading" / "grades.csv", newline="") as handle:
@@ -174,12 +175,14 @@ def test_the_nbgrader_checklist_runs_as_written(tmp_path):
     _check_step(ran)
 
 
+@pytest.mark.slow
 def test_the_gradescope_checklist_runs_as_written(tmp_path):
     course, ran, skipped, _ = walk("gradescope.md", tmp_path)
     assert (course / "build" / "gradescope" / "ch03_attention_autograder.zip").is_file()
     _check_step(ran)
 
 
+@pytest.mark.slow
 def test_the_github_organizations_checklist_runs_as_written(tmp_path):
     course, ran, skipped, _ = walk("github-organizations.md", tmp_path)
     template = course.parent / "ch03-attention-template"
@@ -193,6 +196,7 @@ def test_the_github_organizations_checklist_runs_as_written(tmp_path):
     _check_step(ran)
 
 
+@pytest.mark.slow
 def test_the_classroom50_checklist_runs_as_written(tmp_path):
     course, ran, skipped, _ = walk("classroom50.md", tmp_path)
     template = course.parent / "ch03-attention-template"
@@ -203,6 +207,7 @@ def test_the_classroom50_checklist_runs_as_written(tmp_path):
     _check_step(ran)
 
 
+@pytest.mark.slow
 def test_the_colab_checklist_runs_as_written(tmp_path):
     course, ran, skipped, _ = walk("colab-kaggle.md", tmp_path)
     notebook = json.loads((course.parent / "ch03-attention-template" / "assignments" / "ch03_attention"

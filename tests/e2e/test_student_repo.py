@@ -388,6 +388,7 @@ def test_grade_repos_refuses_to_write_inside_repos_or_over_other_files(tree, tmp
 
 # --- a fresh clone, as a student gets it ---------------------------------------------------------
 
+@pytest.mark.slow
 def test_fresh_clone_make_test_grades_the_blank_notebook_zero(tree, tmp_path):
     """`git clone` + `make test`: bootstraps .venv (the pinned CPU torch) and grades 0/100."""
     clone = tmp_path / "clone"
