@@ -105,15 +105,15 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
 
-# The tests run on TEST_WORKERS pytest-xdist workers (default: one per core); tests that share
-# a module's fixture (a graded class, a built repository) stay on one worker (tests/conftest.py),
-# so each is built once. TEST_WORKERS=0 runs them in this process, one after another.
+# The tests run on TEST_WORKERS pytest-xdist workers (default: one per core), a test module's
+# tests on one worker (--dist loadscope), so a fixture they share (a graded class, a built
+# repository) is built once. TEST_WORKERS=0 runs them in this process, one after another.
 # make check runs every test but those marked slow (a whole class through nbgrader, an
 # environment installed from scratch: a minute or more each), which make check-slow runs;
 # the project's CI runs both (docs/maintainers.md, "Tests").
 # --durations: the slowest tests, listed at the end of every run (make check's time is watched).
 TEST_WORKERS ?= auto
-PYTEST_PARALLEL = -n $(TEST_WORKERS) --dist loadgroup
+PYTEST_PARALLEL = -n $(TEST_WORKERS) --dist loadscope
 check: lint
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not slow" --durations=15
 

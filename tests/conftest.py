@@ -49,21 +49,6 @@ def gradebook_url(empty_gradebook, tmp_path) -> str:
     return f"sqlite:///{path}"
 
 
-# -- the parallel run (make check: pytest-xdist, --dist loadgroup) ----------------------------
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items):
-    """Keep the tests that share a module-scoped fixture (a graded class, a built repository) on
-    one xdist worker, so it is built once; every other test is spread on its own. Session
-    fixtures are built once per worker."""
-    for item in items:
-        fixtures = getattr(item, "_fixtureinfo", None)
-        if fixtures is None:
-            continue
-        scopes = {d.scope for defs in fixtures.name2fixturedefs.values() for d in defs}
-        if scopes & {"module", "class", "package"}:
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-
-
 # -- the mistake catalog's figure (tests/e2e/test_catalog.py) ----------------------------------
 def pytest_terminal_summary(terminalreporter):
     """One line each for the catalog's mistakes and correct variants, read from the

@@ -168,8 +168,8 @@ def grading_pool(workers: int) -> ProcessPoolExecutor:
 @pytest.fixture(scope="session")
 def catalog_grades(request, tmp_path_factory):
     """Grades of the catalog entries this session runs, graded up front in parallel, one
-    process per core. Under pytest-xdist, xdist spreads the tests instead: each xdist worker
-    grades its own on demand, in one process of its own."""
+    process per core. Under pytest-xdist (make check) this module runs on one xdist worker while
+    the others run other modules: it grades each entry as its test comes, in one process."""
     folder = tmp_path_factory.mktemp("catalog")
     if os.environ.get("PYTEST_XDIST_WORKER"):
         with grading_pool(1) as pool:

@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -347,7 +348,13 @@ def check_course_selection() -> list[str]:
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     command = next(line for line in proc.stdout.splitlines() if " -m pytest " in line)
-    return [arg for arg in command.split(" -m pytest ", 1)[1].split() if not arg.startswith("-")]
+    arguments, selection = iter(shlex.split(command.split(" -m pytest ", 1)[1])), []
+    for arg in arguments:
+        if arg in ("-n", "--dist", "-m", "-p"):  # an option and its value (the workers, the schedule)
+            next(arguments)
+        elif not arg.startswith("-"):
+            selection.append(arg)
+    return selection
 
 
 def test_check_course_selects_what_it_lists():
