@@ -131,7 +131,7 @@ bench: $(STAMP)
 	@$(BIN)/python -m autograder.chapters.ch03_attention.bench attention --device $(DEVICE) $(BENCH_NOTEBOOK) $(if $(THREADS),--threads $(THREADS))
 
 bench-grader: $(STAMP)
-	@$(BIN)/python -m autograder.chapters.ch03_attention.bench grader $(BENCH_NOTEBOOK) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(NO_VALIDATE),--no-validate)
+	@$(BIN)/python -m autograder.chapters.ch03_attention.bench grader $(BENCH_NOTEBOOK) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(NO_VALIDATE),--no-validate) $(if $(NO_TEST_CELLS),--no-test-cells)
 
 # The mutation benchmark (tests/mutants.py), not part of make check: every one-operation change
 # of the solutions' graded code (and a sample of each correct style's), graded on its stage.

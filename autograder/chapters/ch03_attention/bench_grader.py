@@ -157,7 +157,7 @@ def breakdown_lines(runs: list[dict]) -> list[str]:
     return lines
 
 
-def print_grader(notebook: Path, repeat: int, validate: bool = True) -> None:
+def print_grader(notebook: Path, repeat: int, validate: bool = True, test_cells: bool = True) -> None:
     print(f"Timing {notebook.relative_to(REPO) if notebook.is_relative_to(REPO) else notebook}: "
           f"median of {repeat} runs each, in turns, on {os.cpu_count()} CPU core(s)", flush=True)
     result = bench_grader(notebook, repeat, validate)
@@ -174,3 +174,62 @@ def print_grader(notebook: Path, repeat: int, validate: bool = True) -> None:
     print()
     for line in breakdown_lines(result["timings"]):
         print(line)
+    if test_cells:
+        print(flush=True)
+        print_test_cells(repeat)
+
+
+# -- a test cell on a wrong stage ------------------------------------------------------------
+
+CATALOG = REPO / "tests" / "catalog"
+# one wrong submission per stage 2-7 from the mistake catalog (tests/catalog/mistakes), each
+# pasted after a correct notebook's code (tests/catalog/correct/book_style.py) as the catalog's
+# test grades it; sixty-four heads runs the student's own 64-head attention at 1024 tokens
+WRONG_STAGES = ("s2_scores_one_query", "s3_v2_no_scale", "s4_weights_values_swapped", "s4_dropout_on_scores",
+                "s5_settings_not_passed", "s6_head_dim_true_division", "s7_eight_heads", "s7_sixty_four_heads")
+TEST_CELL_GOAL = 1.0  # seconds for a wrong stage's test cell (issue 36)
+
+
+def time_test_cells(names=WRONG_STAGES, repeat: int = 3) -> list[tuple[str, int, float, float, list[float]]]:
+    """Each wrong stage's test cell, ``grade_stage`` in this process as the notebook's kernel
+    runs it: (name, stage, points, first run's seconds, the next ``repeat`` runs' seconds)."""
+    import ast
+    import contextlib
+    import io
+
+    from autograder.frontends.notebook import grade_stage
+
+    base = (CATALOG / "correct" / "book_style.py").read_text()
+    rows = []
+    for name in names:
+        path = CATALOG / "mistakes" / f"{name}.py"
+        source = path.read_text()
+        stage = next(node.value.value for node in ast.parse(source).body if isinstance(node, ast.Assign)
+                     and getattr(node.targets[0], "id", "") == "STAGE")
+        namespace = {"__name__": "__main__"}
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(base + "\n" + source, str(path), "exec"), namespace)  # noqa: S102 - the course's own catalog
+        seconds = []
+        for _ in range(repeat + 1):
+            started = time.perf_counter()
+            with contextlib.redirect_stdout(io.StringIO()):
+                points = grade_stage("ch03_attention", stage, namespace)
+            seconds.append(time.perf_counter() - started)
+        rows.append((name, stage, float(points), seconds[0], seconds[1:]))
+    return rows
+
+
+def print_test_cells(repeat: int) -> None:
+    if not (CATALOG / "mistakes").is_dir():
+        print("(no tests/catalog here: the test cells' timing needs the course repository)")
+        return
+    print(f"A notebook test cell on a wrong stage (grade_stage in this process, as the kernel runs it; the first run, "
+          f"then the median of {repeat} more; goal: within {TEST_CELL_GOAL:g} s):")
+    rows = time_test_cells(repeat=repeat)
+    width = max(len(name) for name, *_ in rows)
+    for name, stage, points, first, again in rows:
+        median = statistics.median(again)
+        print(f"  {name:<{width}}  stage {stage}  {points:4.1f} points  first {first:5.2f} s  then {median:5.2f} s"
+              f"  {'' if median <= TEST_CELL_GOAL else '(over the goal)'}")
+    within = sum(statistics.median(again) <= TEST_CELL_GOAL for *_, again in rows)
+    print(f"  {within} of {len(rows)} within {TEST_CELL_GOAL:g} s")
