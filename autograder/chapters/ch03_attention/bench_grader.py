@@ -30,6 +30,15 @@ GRADE = "`make test` (the full grade)"
 VALIDATE = "`nbgrader validate`"
 
 
+def _load() -> str:
+    """The machine's load average (1 and 5 minutes) as words: other work slows every figure."""
+    try:
+        one, five, _ = os.getloadavg()
+    except (AttributeError, OSError):
+        return ""
+    return f", load average {one:.1f} (1 min), {five:.1f} (5 min)"
+
+
 def _cpu_of_children() -> float:
     spent = os.times()  # the children's: the processes this one waited for, and theirs
     return spent.children_user + spent.children_system
@@ -117,7 +126,7 @@ def breakdown_lines(runs: list[dict]) -> list[str]:
     lines = [f"Where `make test`'s time goes (median of {len(runs)} run(s); the moment each phase ended, in seconds "
              "from the start of `make test`, and how long it took):"]
     rows = [
-        ("make and Python start, the grader's first line", "grader_started", None),
+        ("the grader's first line (Python's start-up, and make's)", "grader_started", None),
         ("worker process started (before the grader imports torch)", "worker_spawned", ("grader_started", "worker_spawned")),
         ("  worker: Python up", "worker_booted", ("worker_spawned", "worker_booted")),
         ("  worker: torch imported", "worker_torch", ("worker_booted", "worker_torch")),
@@ -159,8 +168,9 @@ def breakdown_lines(runs: list[dict]) -> list[str]:
 
 def print_grader(notebook: Path, repeat: int, validate: bool = True, test_cells: bool = True) -> None:
     print(f"Timing {notebook.relative_to(REPO) if notebook.is_relative_to(REPO) else notebook}: "
-          f"median of {repeat} runs each, in turns, on {os.cpu_count()} CPU core(s)", flush=True)
+          f"median of {repeat} runs each, in turns, on {os.cpu_count()} CPU core(s){_load()}", flush=True)
     result = bench_grader(notebook, repeat, validate)
+    print(f"  (other work on the machine at the end:{_load()})")
     names = [TORCH, GRADE] + ([VALIDATE] if validate else [])
     width = max(len(n) for n in names)
     for name in names:
