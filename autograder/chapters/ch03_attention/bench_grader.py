@@ -35,8 +35,8 @@ def _load() -> str:
     try:
         one, five, _ = os.getloadavg()
     except (AttributeError, OSError):
-        return ""
-    return f", load average {one:.1f} (1 min), {five:.1f} (5 min)"
+        return "load average unknown"
+    return f"load average {one:.1f} (1 min), {five:.1f} (5 min)"
 
 
 def _cpu_of_children() -> float:
@@ -168,9 +168,9 @@ def breakdown_lines(runs: list[dict]) -> list[str]:
 
 def print_grader(notebook: Path, repeat: int, validate: bool = True, test_cells: bool = True) -> None:
     print(f"Timing {notebook.relative_to(REPO) if notebook.is_relative_to(REPO) else notebook}: "
-          f"median of {repeat} runs each, in turns, on {os.cpu_count()} CPU core(s){_load()}", flush=True)
+          f"median of {repeat} runs each, in turns, on {os.cpu_count()} CPU core(s), {_load()}", flush=True)
     result = bench_grader(notebook, repeat, validate)
-    print(f"  (other work on the machine at the end:{_load()})")
+    print(f"  (at the end, {_load()})")
     names = [TORCH, GRADE] + ([VALIDATE] if validate else [])
     width = max(len(n) for n in names)
     for name in names:
