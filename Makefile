@@ -69,7 +69,7 @@ help:
 	@echo "make grade-repos REPOS=dir [DEADLINE=...]  regrade a class folder of student repositories with this grader: build/grade-repos/grades.csv"
 	@echo "make class-report [FROM=nbgrader|repos|gradescope] [GRADESCOPE_ZIP=export.zip] [ANONYMOUS=1] [OUT=build/class-report]  the class's mistakes, ranked"
 	@echo "make bench            time wrapper vs weight split vs fused QKV vs SDPA (table + build/bench.png)"
-	@echo "make bench-grader     time make test against import torch and nbgrader validate"
+	@echo "make bench-grader [REPEAT=n] [NO_VALIDATE=1]  time make test against import torch and nbgrader validate, and where its time goes"
 	@echo "make mutants [MUTANTS_ARGS=--styles 0]  the mutation benchmark: one-operation mutants graded, kill rate, hint precision (minutes)"
 
 venv: $(STAMP)
@@ -170,7 +170,7 @@ bench: $(STAMP)
 	@$(BIN)/python -m autograder.chapters.ch03_attention.bench attention --device $(DEVICE) $(BENCH_NOTEBOOK) $(if $(THREADS),--threads $(THREADS))
 
 bench-grader: $(STAMP)
-	@$(BIN)/python -m autograder.chapters.ch03_attention.bench grader $(BENCH_NOTEBOOK)
+	@$(BIN)/python -m autograder.chapters.ch03_attention.bench grader $(BENCH_NOTEBOOK) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(NO_VALIDATE),--no-validate) $(if $(NO_TEST_CELLS),--no-test-cells)
 
 # The mutation benchmark (tests/mutants.py), not part of make check: every one-operation change
 # of the solutions' graded code (and a sample of each correct style's), graded on its stage.

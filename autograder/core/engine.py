@@ -6,6 +6,7 @@ import os
 import time
 import warnings
 from collections.abc import Sequence
+from contextlib import contextmanager
 
 import torch
 
@@ -15,6 +16,7 @@ from autograder.core.checks import CheckStatus
 from autograder.core.failures import CheckFailure, Diagnosis, NotImplementedYet, StageAborted, hint_rank
 from autograder.core.results import CheckResult, GradeReport, StageResult
 from autograder.core.submission import Submission
+from autograder.sandbox import timings
 from autograder.sandbox.preload import Preload
 
 
@@ -65,7 +67,7 @@ def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed:
     """Every check of ``stage`` (or the ``only`` ones, by id); ``examples_seed`` draws other
     examples (nbgrader's hidden tests). A stage whose code calls what it teaches (the chapter's
     call policy) earns no points: every check fails with the policy's message."""
-    started = time.monotonic()
+    started, before = time.monotonic(), timings.totals()
     checks = [c for c in chapter.checks_for(stage) if only is None or c.id in only]
     results: list[CheckResult] = []
     aborted: StageAborted | None = None
@@ -102,8 +104,20 @@ def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed:
                         "compare the output's type and shape with the docstring")
             result.seed_dependent = bool(seed_reads)
             results.append(result)
+    _time_stage(stage, started, before)
     return StageResult(stage, settle_ambiguous_hints(results), time.monotonic() - started,
                        list(getattr(sub, "notes", ())))
+
+
+_STAGE_TOTALS = ("round_trips", "round_trip_seconds", "properties", "examples", "property_seconds")
+
+
+def _time_stage(stage: Stage, started: float, before: dict) -> None:
+    """The stage's figures for make bench-grader (autograder.sandbox.timings)."""
+    if timings.enabled():
+        now = timings.totals()
+        timings.stage({"id": stage.id, "number": stage.number, "seconds": time.monotonic() - started,
+                       **{name: now.get(name, 0.0) - before.get(name, 0.0) for name in _STAGE_TOTALS}})
 
 
 def checks_hidden_examples_could_fail(result: StageResult) -> frozenset[str]:
@@ -253,6 +267,19 @@ def _one_thread() -> int:
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     return before
+
+
+@contextmanager
+def one_thread():
+    """PyTorch on one thread inside, the caller's count restored after: the notebook's test
+    cells grade on it as the sandboxed worker does (``Limits.threads``). Their tensors are a few
+    dozen numbers, where each operation on two threads costs the OpenMP pool's wake-up and
+    spin: on a busy 2-core machine a stage's diagnosis took 5 to 8 times longer."""
+    before = _one_thread()
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _not_graded(chapter: Chapter, stage: Stage, why: str) -> StageResult:

@@ -8,6 +8,7 @@ value by value (:func:`float_arrays`), so a failure shows the smallest failing i
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -20,6 +21,7 @@ from hypothesis.errors import Flaky
 from hypothesis.extra import numpy as hnp
 
 from autograder.core.failures import CheckFailure, NotImplementedYet, StageAborted, StudentCodeError
+from autograder.sandbox import timings
 
 # One profile for grading: fixed example counts, no deadline (student code may be slow on
 # its first call), derandomized, no example database: the same submission, the same grade.
@@ -152,6 +154,7 @@ def run_property(body, *strategies, examples: int, show_input=None) -> None:
     @settings(GRADING, max_examples=examples)
     @given(st.tuples(*strategies))
     def prop(args):
+        timings.add("examples")
         try:
             body(*args)
         except (StageAborted, NotImplementedYet) as exc:
@@ -163,6 +166,8 @@ def run_property(body, *strategies, examples: int, show_input=None) -> None:
     seed = _read_examples_seed()
     if seed is not None:
         prop = hypothesis_seed(seed)(prop)
+    timings.add("properties")
+    started = time.monotonic()
     try:
         prop()
     except _Stop as stop:
@@ -175,6 +180,8 @@ def run_property(body, *strategies, examples: int, show_input=None) -> None:
             f"the same input failed once and passed the next time{example}",
             "the output must depend only on the input and the weights: no torch.rand or "
             "hand-made dropout in forward, and no state kept between calls") from None
+    finally:
+        timings.add("property_seconds", time.monotonic() - started)
 
 
 def _with_example(failure: CheckFailure, args: tuple, show_input) -> CheckFailure:

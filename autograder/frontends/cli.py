@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from autograder.sandbox import timings
 from autograder.sandbox.limits import Limits
 
 # The printed time is the student's wait: from here (before torch and the checks are
@@ -217,17 +218,20 @@ def edited_test_cells(submission: str, chapter) -> list[str]:
 
 
 def main(argv=None) -> int:
+    timings.mark("grader_started", _STARTED)
     args = parse_args(argv)
     renamed = find_renamed(args)
     for line in renamed:
         print(line)
     limits = limits_from(args)
     worker = prestart_worker(args, limits)
+    timings.mark("worker_spawned")
     try:
         return _grade(args, limits, worker)
     finally:
         if worker is not None:
             worker.close()  # grading closes it too; this covers the early returns
+        timings.write()
 
 
 def grade_report(args, chapter, limits, worker, stages, *, show_traceback: bool):
@@ -244,6 +248,7 @@ def grade_report(args, chapter, limits, worker, stages, *, show_traceback: bool)
         device = resolve_device(args.device)
         worker = worker if device == "cpu" else None
         with submission_kept(args.submission) as notes:
+            timings.mark("grader_modules")
             if seed is None:
                 report = grade_notebook_file(args.submission, chapter, stages, device, limits, worker=worker,
                                              preload=grader_preloads())
@@ -277,6 +282,9 @@ def load_chapter(args):
 
 
 def _grade(args, limits, worker) -> int:
+    if timings.enabled():  # the grader's own torch import, measured apart from its other modules
+        import torch  # noqa: F401
+        timings.mark("grader_torch")
     from autograder.frontends.reports.console import print_console
     from autograder.frontends.reports.results_json import gradescope_json, provisional_json
 
@@ -297,6 +305,7 @@ def _grade(args, limits, worker) -> int:
     if args.results and not save_results(args.results, gradescope_json(report)):
         return 2
     report.seconds = max(report.seconds, time.monotonic() - _STARTED)
+    timings.mark("graded")
     print_console(report, verbose=args.verbose)
     for note in notes:
         print(f"note: {note}")
@@ -310,6 +319,7 @@ def _grade(args, limits, worker) -> int:
         print(f"warning: test cell{'s' if len(edited) > 1 else ''} {', '.join(edited)} differ{'' if len(edited) > 1 else 's'} "
               "from the release's (a modified grader): this grade comes from the course's own checks, not from the "
               "cells; CI reports the edit to the course staff")
+    timings.mark("printed")
     return report.exit_code
 
 

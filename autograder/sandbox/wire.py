@@ -38,16 +38,24 @@ class FrameTooLarge(WireError):
     pass
 
 
-def _tensor_bytes(t: torch.Tensor) -> tuple[dict, bytes]:
+def _tensor_bytes(t: torch.Tensor) -> tuple[dict, memoryview | bytes]:
+    """The tensor's header and its bytes: a view of its own memory (no copy; the frame is
+    written or joined before anyone could change the tensor)."""
     t = t.detach().to("cpu").contiguous()
     if t.dtype not in _NAMES:  # complex and exotic dtypes travel as float64
         t = t.real.double() if t.is_complex() else t.double()
-    raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+    raw = memoryview(t.reshape(-1).view(torch.uint8).numpy()) if t.numel() else b""
     return {"dtype": _NAMES[t.dtype], "shape": list(t.shape)}, raw
 
 
 def encode(obj) -> bytes:
-    blobs: list[bytes] = []
+    return b"".join(encode_parts(obj))
+
+
+def encode_parts(obj) -> list:
+    """The frame of ``obj`` as the buffers that make it up, in order (:func:`encode` joins
+    them): a tensor's bytes stay in the tensor's memory until they are written."""
+    blobs: list = []
 
     def walk(o):
         if isinstance(o, torch.Tensor):
@@ -65,7 +73,15 @@ def encode(obj) -> bytes:
     parts = [struct.pack("<Q", len(header)), header, struct.pack("<I", len(blobs))]
     for raw in blobs:
         parts += [struct.pack("<Q", len(raw)), raw]
-    return b"".join(parts)
+    return parts
+
+
+# A part of a frame at least this large is written from its own memory; smaller ones are joined
+# and written at once (one write per small frame, as the round trips want).
+_DIRECT = 1 << 16
+# The largest tensor read straight into a buffer of its size; a larger one (no real answer is)
+# is read as it arrives, so a header alone cannot make the reader set aside that much memory.
+_READ_INTO = 64 * 1024 * 1024
 
 
 def _decode_tensor(meta: dict, blobs: list[bytes]) -> torch.Tensor:
@@ -90,7 +106,8 @@ def _decode_tensor(meta: dict, blobs: list[bytes]) -> torch.Tensor:
             return torch.empty(shape, dtype=dtype)
         except RuntimeError as exc:  # "Storage size calculation overflowed" for sizes like [2**40, 2**40, 0]
             raise WireError(f"bad tensor shape {shape}") from exc
-    return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(shape)
+    # a buffer the reader filled for this tensor alone becomes the tensor's memory; bytes are copied
+    return torch.frombuffer(raw if type(raw) is bytearray else bytearray(raw), dtype=dtype).reshape(shape)
 
 
 def decode(header: bytes, blobs: list[bytes]):
@@ -160,7 +177,24 @@ class Reader:
                 return at + len(marker) == len(seen) and not self._buffer
         return False
 
-    def _exact(self, n: int, deadline: float | None) -> bytes:
+    def _into(self, n: int, deadline: float | None) -> bytearray:
+        """``n`` bytes read straight into one buffer of that size (a large tensor: no copies)."""
+        buffer = bytearray(n)
+        view, got = memoryview(buffer), 0
+        while got < n:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                    raise WireTimeout("no answer before the time limit")
+            count = os.readv(self.fd, [view[got:]])
+            if not count:
+                raise WireError("the other side closed the channel")
+            got += count
+        return buffer
+
+    def _exact(self, n: int, deadline: float | None) -> bytes | bytearray:
+        if _DIRECT <= n <= _READ_INTO and self._pump is None and not self._buffer and hasattr(os, "readv"):
+            return self._into(n, deadline)
         chunks, got = [], 0
         while got < n:
             chunk = self.read_some(deadline, min(n - got, 1 << 20))
@@ -191,11 +225,30 @@ class Reader:
 def write(fd: int, obj, deadline: float | None = None) -> None:
     """Write one frame. With a ``deadline`` the fd must be non-blocking: a reader that stops
     reading (a worker stuck in student code) then raises :class:`WireTimeout`, not a hang."""
-    data = memoryview(encode(obj))
     if deadline is not None and not oslayer.is_posix():
-        if not oslayer.write_with_deadline(fd, data, deadline):
+        if not oslayer.write_with_deadline(fd, memoryview(encode(obj)), deadline):
             raise WireTimeout("the other side stopped reading before the time limit")
         return
+    for part in _coalesced(encode_parts(obj)):
+        _write_all(fd, memoryview(part).cast("B"), deadline)
+
+
+def _coalesced(parts: list):
+    """The frame's parts, the small ones between two large ones joined into one write."""
+    small: list = []
+    for part in parts:
+        if len(part) >= _DIRECT:
+            if small:
+                yield b"".join(small)
+                small = []
+            yield part
+        else:
+            small.append(part)
+    if small:
+        yield b"".join(small)
+
+
+def _write_all(fd: int, data: memoryview, deadline: float | None) -> None:
     while data:
         if deadline is not None:
             left = deadline - time.monotonic()

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from autograder.sandbox import forkpool, oslayer
+from autograder.sandbox import forkpool, oslayer, timings
 from autograder.sandbox.errors import StageAborted, ended_the_stage, over_the_stage_time_limit
 from autograder.sandbox.forkserver import ForkServerError
 from autograder.sandbox.launch import BOOT, confinement_refusal, worker_environment
@@ -159,6 +159,8 @@ class Worker:
                 raise self._startup_failure(str(exc)) from None
             if not isinstance(ready, dict) or ready.get("event") != "ready":
                 raise self._startup_failure("unexpected first message")
+            timings.mark("worker_ready")
+            self._note_startup(ready.get("startup"))
             self.confinement = ready.get("confinement") if isinstance(ready.get("confinement"), dict) else {}
             if self._budgeted:  # the grader's fence, not the worker's word
                 self.confinement = {**self.confinement, "cgroup": self._budget.describe()}
@@ -166,12 +168,14 @@ class Worker:
             if refusal:
                 raise RuntimeError(refusal)
             run_preloads(self.preload)
+            timings.mark("preloads_done")
             cells = [{"index": c.index, "name": c.name, "source": c.source}
                      for c in self.cells if c.index not in self.fatal]
             running = None
             try:
                 self._send({"op": "load_submission", "cells": cells, "device": self.device,
                             "outputs": self.keep_outputs}, time.monotonic() + 120)
+                timings.mark("notebook_sent")
                 while True:
                     if time.monotonic() >= self.give_up_at:
                         raise RuntimeError(self._over_time("loading the notebook"))
@@ -179,6 +183,7 @@ class Worker:
                     if message.get("event") == "cell":
                         running = int(message["index"])
                     elif message.get("event") == "loaded":
+                        timings.mark("notebook_loaded")
                         self.report = self._merge(message, self.confinement)
                         return self.report
                     else:
@@ -196,6 +201,17 @@ class Worker:
                     else "ended the grading process (sys.exit in a thread, os._exit, os.kill or a "
                          "crash); skipped, the other cells still ran")
         raise RuntimeError("every cell of the submission ended the grading process")
+
+    @staticmethod
+    def _note_startup(startup) -> None:
+        """The worker's own start-up moments, sent with "ready" before any student code ran
+        (child.main): for make bench-grader's breakdown only, never for a grade."""
+        if not timings.enabled() or not isinstance(startup, dict):
+            return
+        for name in ("booted", "torch", "notebook_imports", "fenced"):
+            value = startup.get(name)
+            if isinstance(value, float):
+                timings.mark(f"worker_{name}", value)
 
     def _over_time(self, doing: str) -> str:
         return (f"the grading's overall time limit ({self.limits.total_seconds:g} s) ran out while {doing}; "
@@ -289,6 +305,13 @@ class Worker:
         from autograder.sandbox import wire
 
         self.end_stage()
+        began = time.monotonic()
+        try:
+            self._begin_stage(number, wire)
+        finally:
+            timings.add("fork_seconds", time.monotonic() - began)
+
+    def _begin_stage(self, number: int, wire) -> None:
         self._stage_failure = None
         self.stage_over_time = time.monotonic() >= self.give_up_at
         if self.stage_over_time or not self.alive:
@@ -326,6 +349,13 @@ class Worker:
         not), every process it started, and skip what it may have left half-written in the
         channel. The loaded worker stays, for the next stage; if it cannot be reached, it is
         ended too."""
+        began = time.monotonic()
+        try:
+            self._end_stage(ask)
+        finally:
+            timings.add("end_stage_seconds", time.monotonic() - began)
+
+    def _end_stage(self, ask: bool) -> None:
         from autograder.sandbox import wire
 
         with self._processes:
@@ -372,9 +402,12 @@ class Worker:
             raise ended_the_stage(full) if full else StageAborted(
                 "the grading process for this stage had already stopped")
         deadline = self.stage_deadline or (time.monotonic() + self.limits.stage_seconds)
+        sent = time.monotonic()
         try:
             self._send(req, deadline)
             answer = self.reader.read(deadline)
+            timings.add("round_trips")
+            timings.add("round_trip_seconds", time.monotonic() - sent)
         except wire.WireTimeout:
             self.end_stage(ask=False)
             if time.monotonic() >= self.give_up_at:

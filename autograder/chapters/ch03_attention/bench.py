@@ -31,6 +31,10 @@ def main(argv=None) -> int:
     grader = sub.add_parser("grader", help="make test vs import torch vs nbgrader validate")
     grader.add_argument("--notebook", type=Path, default=SOLUTION, help="a notebook that earns full marks")
     grader.add_argument("--repeat", type=int, default=3, help="runs of each command (median reported)")
+    grader.add_argument("--no-validate", action="store_true",
+                        help="leave nbgrader validate out (11 s a run): the ratio to torch and the breakdown only")
+    grader.add_argument("--no-test-cells", action="store_true",
+                        help="leave out the timing of the test cells on wrong stages (tests/catalog/mistakes)")
     attention = sub.add_parser("attention", help="wrapper vs weight split vs fused QKV vs SDPA")
     attention.add_argument("--notebook", type=Path, default=SOLUTION if SOLUTION.exists() else ASSIGNMENT,
                            help="the notebook whose classes are timed (default: the solutions when present)")
@@ -42,7 +46,8 @@ def main(argv=None) -> int:
                                 "steadier figures on a machine busy with other work")
     args = parser.parse_args(argv)
     if args.what == "grader":
-        print_grader(args.notebook.resolve(), args.repeat)
+        print_grader(args.notebook.resolve(), args.repeat, validate=not args.no_validate,
+                     test_cells=not args.no_test_cells)
         return 0
     import torch
 

@@ -32,3 +32,24 @@ def test_the_kernel_defers_to_the_sandbox_while_nbgrader_autogrades(monkeypatch,
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     assert notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": lambda x: torch.softmax(x, -1)}) == 0
     assert "separate process" in capsys.readouterr().out
+
+
+def test_a_test_cell_grades_on_one_thread_and_gives_the_kernel_its_threads_back():
+    """The sandboxed worker computes on one thread (Limits.threads); so do the test cells,
+    where tiny tensors on a thread pool cost more than they compute."""
+    import torch
+
+    seen = []
+
+    def softmax_naive(x):
+        seen.append(torch.get_num_threads())
+        return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": softmax_naive}) == 10
+        assert seen and set(seen) == {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -13,6 +13,7 @@ import math
 import os
 import struct
 import tempfile
+import time
 
 import pytest
 import torch
@@ -115,6 +116,34 @@ def test_write_then_read_through_a_pipe():
         os.close(read_end)
         if write_end is not None:
             os.close(write_end)
+
+
+def test_large_tensors_are_written_from_their_memory_and_read_into_their_own(monkeypatch):
+    """A GPT-2-size load (four 768x768 weights, 9 MB) goes through the pipe without being copied
+    into one frame first, and each tensor is read into a buffer of its own that it keeps
+    (writable, not shared); small parts still go in one write."""
+    import threading
+
+    weights = {f"w{i}": torch.randn(768, 768) for i in range(4)} | {"b": torch.randn(768), "n": torch.arange(3)}
+    message = {"op": "load_weights", "handle": 1, "tensors": weights}
+    parts = list(wire._coalesced(wire.encode_parts(message)))
+    assert sum(len(part) for part in parts) == len(wire.encode(message))
+    assert [len(part) for part in parts if len(part) >= wire._DIRECT] == [768 * 768 * 4] * 4
+    assert wire._coalesced(wire.encode_parts({"op": "describe"})).__next__() == wire.encode({"op": "describe"})
+    read_end, write_end = os.pipe()
+    writer = threading.Thread(target=wire.write, args=(write_end, message))
+    try:
+        writer.start()
+        back = wire.Reader(read_end).read(time.monotonic() + 60)
+        writer.join()
+        assert same(message, back)
+        first, second = back["tensors"]["w0"], back["tensors"]["w1"]
+        first.add_(1.0)  # its own writable memory: the other tensors are unchanged
+        assert same(second, weights["w1"]) and same(first, weights["w0"] + 1.0)
+    finally:
+        os.close(read_end)  # a writer still blocked on a full pipe then fails instead of hanging
+        writer.join()
+        os.close(write_end)
 
 
 def test_tuples_and_non_string_keys_arrive_as_lists_and_strings():
