@@ -282,6 +282,20 @@ def one_thread():
         torch.set_num_threads(before)
 
 
+def run_in_kernel(chapter: Chapter, stage: Stage, namespace: dict, device: str = "cpu",
+                  examples_seed: int | None = None, only=None, *, seconds: float | None = None) -> StageResult:
+    """The stage's checks on a kernel's objects (a notebook's test cell), within ``seconds``
+    (StageClock; by default make test's limit, Limits.stage_seconds), on one thread as in the
+    sandboxed worker (the kernel's own count comes back afterwards)."""
+    from autograder.core.submission import LocalTransport, StageClock
+    from autograder.sandbox.limits import Limits
+
+    seconds = Limits().stage_seconds if seconds is None else seconds
+    with one_thread(), StageClock(seconds) as clock:
+        sub = Submission(LocalTransport(namespace, device, clock), stage.label, chapter.error_hints.get(stage.id, ()))
+        return run_stage(chapter, stage, sub, examples_seed=examples_seed, only=only)
+
+
 def _not_graded(chapter: Chapter, stage: Stage, why: str) -> StageResult:
     return StageResult(stage, [CheckResult(c, CheckStatus.STOPPED, f"not graded: {why}")
                                for c in chapter.checks_for(stage)])

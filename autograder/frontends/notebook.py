@@ -149,18 +149,9 @@ def failing_exhibit(chapter, result, namespace: dict, device: str):
 
 def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None, only=None, *,
          seconds: float | None = None):
-    """The stage's checks on the kernel's objects, within ``seconds`` (core.submission.StageClock;
-    by default make test's limit, Limits.stage_seconds), on one thread as in the sandboxed
-    worker (engine.one_thread; the kernel's own count comes back afterwards)."""
-    from autograder.core.engine import one_thread, run_stage
-    from autograder.core.submission import LocalTransport, StageClock, Submission
-    from autograder.sandbox.limits import Limits
+    from autograder.core.engine import run_in_kernel
 
-    seconds = Limits().stage_seconds if seconds is None else seconds
-
-    with one_thread(), StageClock(seconds) as clock:
-        sub = Submission(LocalTransport(namespace, device, clock), stage.label, chapter.error_hints.get(stage.id, ()))
-        return run_stage(chapter, stage, sub, examples_seed=examples_seed, only=only)
+    return run_in_kernel(chapter, stage, namespace, device, examples_seed, only, seconds=seconds)
 
 
 def hidden_text(result) -> str:

@@ -201,13 +201,15 @@ TEST_CELL_GOAL = 1.0  # seconds for a wrong stage's test cell (issue 36)
 
 
 def time_test_cells(names=WRONG_STAGES, repeat: int = 3) -> list[tuple[str, int, float, float, list[float]]]:
-    """Each wrong stage's test cell, ``grade_stage`` in this process as the notebook's kernel
-    runs it: (name, stage, points, first run's seconds, the next ``repeat`` runs' seconds)."""
+    """Each wrong stage's test cell, graded in this process as the notebook's kernel grades it
+    (core.engine.run_in_kernel, what the test cell's grade_stage runs): (name, stage, points,
+    first run's seconds, the next ``repeat`` runs' seconds)."""
     import ast
     import contextlib
     import io
 
-    from autograder.frontends.notebook import grade_stage
+    from autograder.chapters.ch03_attention import CHAPTER
+    from autograder.core.engine import run_in_kernel
 
     base = (CATALOG / "correct" / "book_style.py").read_text()
     rows = []
@@ -223,7 +225,7 @@ def time_test_cells(names=WRONG_STAGES, repeat: int = 3) -> list[tuple[str, int,
         for _ in range(repeat + 1):
             started = time.perf_counter()
             with contextlib.redirect_stdout(io.StringIO()):
-                points = grade_stage("ch03_attention", stage, namespace)
+                points = run_in_kernel(CHAPTER, CHAPTER.stage(stage), namespace).score
             seconds.append(time.perf_counter() - started)
         rows.append((name, stage, float(points), seconds[0], seconds[1:]))
     return rows
@@ -233,7 +235,7 @@ def print_test_cells(repeat: int) -> None:
     if not (CATALOG / "mistakes").is_dir():
         print("(no tests/catalog here: the test cells' timing needs the course repository)")
         return
-    print(f"A notebook test cell on a wrong stage (grade_stage in this process, as the kernel runs it; the first run, "
+    print(f"A notebook test cell on a wrong stage (graded in this process, as the kernel grades it; the first run, "
           f"then the median of {repeat} more; goal: within {TEST_CELL_GOAL:g} s):")
     rows = time_test_cells(repeat=repeat)
     width = max(len(name) for name, *_ in rows)
