@@ -149,6 +149,8 @@ def failing_exhibit(chapter, result, namespace: dict, device: str):
 
 def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None, only=None, *,
          seconds: float | None = None):
+    """The stage's checks on the kernel's objects (core.engine.run_in_kernel, which make
+    bench-grader times too)."""
     from autograder.core.engine import run_in_kernel
 
     return run_in_kernel(chapter, stage, namespace, device, examples_seed, only, seconds=seconds)
