@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 import warnings
 from collections.abc import Sequence
@@ -171,20 +172,33 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
     elif preload is not None:  # a prestarted worker (the CLI's, made before torch was imported)
         worker.preload = tuple(preload)
     threads = _one_thread()
-    try:
-        for stage in chapter.grading_order(stages):
+
+    def grade(stage: Stage, lane, warm_up: bool = True) -> StageResult:
+        if lane is None:  # the main lane: the loaded worker, started (again) when it is not running
             if worker.needs_start:
                 worker.start()
             if worker.report is not None:
                 load = worker.report
                 report.cells, report.output, report.confinement = load.cells, report.output or load.output, load.confinement
-            worker.begin_stage(stage.number)
-            sub = Submission(worker, stage.label, chapter.error_hints.get(stage.id, ()))
-            result = run_stage(chapter, stage, sub, examples_seed=examples_seed,
-                               only=None if only is None else only.get(stage.number, frozenset()))
-            worker.end_stage()
-            _point_at_cell_errors(result, report.cell_errors)
-            report.stages.append(result)
+            lane = worker.main_lane
+        lane.begin_stage(stage.number, warm_up)
+        sub = Submission(lane, stage.label, chapter.error_hints.get(stage.id, ()))
+        result = run_stage(chapter, stage, sub, examples_seed=examples_seed,
+                           only=None if only is None else only.get(stage.number, frozenset()))
+        lane.end_stage()
+        _point_at_cell_errors(result, report.cell_errors)
+        return result
+
+    try:
+        order = chapter.grading_order(stages)
+        beside = chapter.graded_beside(order)
+        if beside and len(beside) < len(order):
+            if worker.needs_start:
+                worker.start()
+            _grade_on_two_lanes(worker, [s for s in order if s not in beside], beside, grade, report.stages)
+        else:
+            for stage in order:
+                report.stages.append(grade(stage, None))
     except RuntimeError as exc:  # the worker could not start at all
         report.error = str(exc)
         done = {r.stage.number for r in report.stages}
@@ -197,6 +211,47 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
         torch.set_num_threads(threads)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _grade_on_two_lanes(worker, first: list[Stage], beside: list[Stage], grade, results: list[StageResult]) -> None:
+    """``first`` on the worker's main lane and ``beside`` on a second one, at once (two cores:
+    the grader waits on one stage's copy while it judges the other's answers); all on the main
+    lane when the worker has no second lane. A stage the copy of which was stopped (time,
+    memory, the scratch folder, a crash) while the other lane was still grading is graded again
+    alone, so that the two lanes never change a grade; so is every stage a lane could not grade."""
+    lane = worker.open_lane(warm_up=True)
+    if lane is None:
+        for stage in first + beside:
+            results.append(grade(stage, None))
+        return
+    done: dict[int, tuple[StageResult, float]] = {}  # stage number -> result, when it ended
+    lane_ended: list[float] = []
+
+    def grade_beside() -> None:
+        try:
+            for stage in beside:
+                done[stage.number] = (grade(stage, lane, False), time.monotonic())
+        except Exception:  # noqa: BLE001 - whatever it did not grade is graded again alone below
+            pass
+        finally:
+            lane_ended.append(time.monotonic())
+            lane.close()
+
+    thread = threading.Thread(target=grade_beside, name="autograder-lane", daemon=True)
+    thread.start()
+    try:
+        for stage in first:
+            done[stage.number] = (grade(stage, None, False), time.monotonic())
+    finally:
+        main_ended = time.monotonic()
+        thread.join()
+    other_ended = {s.number: lane_ended[0] for s in first} | {s.number: main_ended for s in beside}
+    for stage in first + beside:
+        result, ended = done.get(stage.number, (None, 0.0))
+        if result is None or (ended < other_ended[stage.number]
+                              and any(c.status is CheckStatus.STOPPED for c in result.checks)):
+            result = grade(stage, None)
+        results.append(result)
 
 
 HIDDEN_FAILURE = "passes on the visible examples but fails on hidden ones (other sizes and seeds)"

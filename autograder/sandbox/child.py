@@ -73,6 +73,21 @@ def _claim_channels() -> tuple[int, int]:
     return proto_in, proto_out
 
 
+# A second channel's pipes, "IN,OUT", passed at start: a lane (sandbox.lanes, open_lane below)
+LANE_FDS = "AUTOGRADER_LANE_FDS"
+
+
+def _claim_lane() -> tuple[int, int] | None:
+    """The lane's pipes, kept from what the worker starts (the variable from the submission)."""
+    try:
+        fds = tuple(int(fd) for fd in os.environ.pop(LANE_FDS, "").split(","))
+        for fd in fds:
+            os.set_inheritable(fd, False)
+    except (ValueError, OSError):
+        return None
+    return fds if len(fds) == 2 else None
+
+
 FILE_SIZE_LIMIT = 2**30  # bytes per file the submission writes (in its scratch folder)
 PROCESS_ROOM = 64        # processes the worker may start beyond what its user already runs
 
@@ -248,6 +263,7 @@ def _fence_stage_process() -> None:
 def main() -> None:
     _follow_grader()
     proto_in, proto_out = _claim_channels()
+    lane = _claim_lane()
     limits = _limit_resources()
     os.environ.setdefault("MPLBACKEND", "Agg")
     import torch
@@ -263,11 +279,12 @@ def main() -> None:
     startup["notebook_imports"] = time.monotonic()
     reader = wire.Reader(proto_in, deadlines=False)
     write = os.write  # the submission may patch os.write; the protocol keeps its own
+    channel = {"out": proto_out}  # a lane's loader answers on the lane's pipe (open_lane)
 
     def send_raw(data) -> None:
         data = memoryview(data)
         while data:
-            data = data[write(proto_out, data):]
+            data = data[write(channel["out"], data):]
 
     def send(obj) -> None:
         send_raw(_frame(obj, wire))
@@ -290,14 +307,17 @@ def main() -> None:
     workspace: Workspace | None = None
     warmed_up = False
     stage_copy = False  # True in a stage's copy of the loaded worker
+    lane_loader = False  # True in the lane's loader (open_lane), a copy made before any stage
     startup["fenced"] = time.monotonic()
     send({"event": "ready", "confinement": fences, "startup": startup})
     while True:
         try:
             request = reader.read()
         except wire.WireError:
-            return
+            request = None
         if not isinstance(request, dict):
+            if lane_loader:  # the grader closed the lane: the student's exit handlers stay unrun
+                os._exit(0)
             return
         op = request.get("op")
         if op == "load_submission":
@@ -308,6 +328,31 @@ def main() -> None:
             send({"event": "loaded", "cells": statuses, "output": CAPTURED.take() + CAPTURED_ERR.take()})
         elif workspace is None:
             send({"error": {"kind": "protocol", "type": "", "message": "load first", "where": ""}})
+        elif op == "open_lane":
+            # A second loaded copy, made before any stage's, forks the stages sent through the
+            # lane's pipes while this process forks the others: two stages at once, alike.
+            if lane is None or stage_copy or lane_loader or not oslayer.stages_fork():
+                send({"event": "no_lane"})
+                continue
+            gc.freeze()
+            pid = os.fork()
+            if pid == 0:
+                from autograder.sandbox.oslayer import die_with_parent
+
+                die_with_parent()
+                os.close(proto_in)
+                os.close(proto_out)
+                reader, channel["out"] = wire.Reader(lane[0], deadlines=False), lane[1]
+                proto_in, proto_out, lane, lane_loader = lane[0], lane[1], None, True
+                if request.get("warm_up") and not warmed_up:  # before its first stage, beside the other's
+                    _warm_up_meta_device()
+                    warmed_up = True
+                send({"event": "lane", "pid": os.getpid()})
+                continue
+            for fd in lane:
+                os.close(fd)
+            lane = None
+            send({"event": "lane_opened", "pid": pid})
         elif op == "fork_stage":
             # Each stage runs in a copy of the loaded worker: a stage that exits, crashes or
             # runs out of time ends its copy only, and no cell ever runs twice.
@@ -320,6 +365,9 @@ def main() -> None:
                 stage_copy = False
                 send({"event": "stage", "pid": os.getpid(), "in_place": True})
                 continue
+            for fd in lane or ():  # no lane was opened: no stage's copy holds its pipes
+                os.close(fd)
+            lane = None
             # Objects that exist now are never collected in a copy: a collection there
             # would touch (and so copy) every page of the loaded worker's heap.
             gc.freeze()
@@ -329,7 +377,7 @@ def main() -> None:
                 _fence_stage_process()
                 send({"event": "stage", "pid": os.getpid()})
                 continue  # this copy answers the stage's requests, until "end_stage"
-            if not warmed_up:
+            if not warmed_up and request.get("warm_up", True):
                 _warm_up_meta_device()
                 warmed_up = True
             try:

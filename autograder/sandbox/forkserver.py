@@ -126,16 +126,17 @@ class ForkServer:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def spawn(self, env: dict, cwd: str, stderr_fd: int) -> ForkedProcess:
+    def spawn(self, env: dict, cwd: str, stderr_fd: int, lane_fds: tuple[int, ...] = ()) -> ForkedProcess:
         """A fresh worker in ``cwd`` with exactly ``env``, its stderr to ``stderr_fd``, talking
-        over two new pipes; raises :class:`ForkServerError` when the server does not answer."""
+        over two new pipes (and the lane's two, ``lane_fds``, when given: child.LANE_FDS);
+        raises :class:`ForkServerError` when the server does not answer."""
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         fds: list[int] = []  # what the server sent back: the new worker's pidfd
         try:
             request = json.dumps({"env": env, "cwd": cwd}).encode()
             with self._asking:  # one request and its answer at a time
-                socket.send_fds(self._sock, [request], [to_worker_r, from_worker_w, stderr_fd])
+                socket.send_fds(self._sock, [request], [to_worker_r, from_worker_w, stderr_fd, *lane_fds])
                 answer, fds, _, _ = socket.recv_fds(self._sock, _REQUEST_LIMIT, 1)
             for received in fds:
                 os.set_inheritable(received, False)
@@ -189,7 +190,7 @@ def serve(fd: int) -> None:
     sock.send(READY)
     while True:
         try:
-            request, fds, _, _ = socket.recv_fds(sock, _REQUEST_LIMIT, 3)
+            request, fds, _, _ = socket.recv_fds(sock, _REQUEST_LIMIT, 5)
         except OSError:
             os._exit(0)
         if not request:  # the grading process closed its end
@@ -243,21 +244,25 @@ def _become_worker(sock: socket.socket, request: bytes, fds: list[int]) -> None:
     the server's, and the worker's own main runs (fences first, as in a fresh worker)."""
     import tempfile
 
-    from autograder.sandbox.child import main
+    from autograder.sandbox.child import LANE_FDS, main
 
     sock.close()  # the copy must not be able to ask the server for anything
     os.setsid()
     asked = json.loads(request)
-    if len(fds) != 3:
+    if len(fds) not in (3, 5):
         os._exit(71)
-    for target, received in enumerate(fds):
+    streams, lane = fds[:3], fds[3:]
+    for target, received in enumerate(streams):
         os.dup2(received, target)
-    for received in fds:
-        if received > 2:
+    for received in streams:
+        if received > 2 and received not in lane:
             os.close(received)
     os.chdir(asked["cwd"])
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in asked["env"].items()})
+    os.environ.pop(LANE_FDS, None)
+    if lane:  # the lane's pipes keep the numbers they were received with
+        os.environ[LANE_FDS] = ",".join(str(fd) for fd in lane)
     tempfile.tempdir = None  # computed again from TMPDIR, the worker's scratch folder
     main()
     os._exit(0)

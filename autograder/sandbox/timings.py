@@ -11,6 +11,7 @@ variable every call here returns at once. It only measures: nothing here decides
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 ENV = "AUTOGRADER_TIMINGS"
@@ -18,6 +19,8 @@ _ON = bool(os.environ.get(ENV))
 _marks: dict[str, float] = {}
 _totals: dict[str, float] = {}
 _stages: list[dict] = []
+_lock = threading.Lock()  # two lanes grade at once, each on its thread
+_own = threading.local()  # each thread's totals (a stage's figures are its lane's)
 
 
 def enabled() -> bool:
@@ -33,17 +36,28 @@ def mark(name: str, when: float | None = None) -> None:
 def add(name: str, amount: float = 1.0) -> None:
     """Add ``amount`` (seconds, or a count) to the total ``name``."""
     if _ON:
-        _totals[name] = _totals.get(name, 0.0) + amount
+        with _lock:
+            _totals[name] = _totals.get(name, 0.0) + amount
+        own = _thread_totals()
+        own[name] = own.get(name, 0.0) + amount
+
+
+def _thread_totals() -> dict[str, float]:
+    if not hasattr(_own, "totals"):
+        _own.totals = {}
+    return _own.totals
 
 
 def totals() -> dict[str, float]:
-    return dict(_totals)
+    """The totals this thread added (a lane's: engine.run_stage takes a stage's figures from them)."""
+    return dict(_thread_totals())
 
 
 def stage(record: dict) -> None:
     """One stage's figures (its id, seconds, round trips, ...), in grading order."""
     if _ON:
-        _stages.append(dict(record))
+        with _lock:
+            _stages.append(dict(record))
 
 
 def write() -> None:

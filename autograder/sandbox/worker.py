@@ -15,6 +15,7 @@ runs is the caller's to say (``preload``, :mod:`autograder.sandbox.preload`).
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -25,8 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from autograder.sandbox import forkpool, oslayer, timings
-from autograder.sandbox.errors import StageAborted, ended_the_stage, over_the_stage_time_limit
+from autograder.sandbox.child import LANE_FDS
 from autograder.sandbox.forkserver import ForkServerError
+from autograder.sandbox.lanes import Lane
 from autograder.sandbox.launch import BOOT, confinement_refusal, worker_environment
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.loader import Cell
@@ -36,7 +38,6 @@ from autograder.sandbox.strays import (
     become_subreaper,
     descends_from_worker,
     end_stray_processes,
-    is_alive,
     seccomp_filters,
 )
 
@@ -59,15 +60,10 @@ class Worker:
         self.preload: tuple[Preload, ...] = tuple(preload)
         self.keep_outputs = keep_outputs  # each cell's printed output in the load report (nbgrader)
         self.give_up_at = time.monotonic() + limits.total_seconds
-        self.stage_pid: int | None = None  # the copy of the loaded worker that answers this stage
-        self.stage_in_place = False  # the portable fallback: the loaded worker answers the stage itself
-        self.stage_over_time = False
-        self._stage_over_read = False  # the loaded worker's "stage over" frame was read as an answer
         self.confinement: dict = {}  # the fences the worker reported (confinement.py)
         self.proc: subprocess.Popen | None = None
         self.fatal: dict[int, str] = {}  # cell index -> why it is skipped
         self.report: LoadReport | None = None
-        self.stage_deadline: float | None = None
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self._workdir = tempfile.TemporaryDirectory(prefix="autograder-", ignore_cleanup_errors=True)
         # Marks of the worker's processes, so that only they are ended: this process may have
@@ -77,9 +73,13 @@ class Worker:
         self._filters = seccomp_filters("self")
         self._prestarted = False  # a process is running but has not loaded the submission yet
         self.scratch_full: str | None = None  # why the watch ended a process, until reported
-        self._stage_failure: StageAborted | None = None  # why this stage's copy ended before its checks
-        # The scratch watch's thread ends processes too: it and this thread take turns on
-        # ``proc`` and ``stage_pid``, so that neither signals a process the other has let go.
+        # Where stages are graded: the loaded worker's own pipes, and a second loaded copy's
+        # (open_lane) when the grader grades two stages at once
+        self.main_lane = Lane(self)
+        self.side_lane: Lane | None = None
+        self._lane_pipes: tuple[int, int] | None = None  # the grader's ends of the lane's pipes
+        # The scratch watch's thread (and a second lane's) ends processes too: they take turns on
+        # ``proc`` and each lane's ``stage_pid``, so that none signals a process another has let go.
         self._processes = threading.Lock()
         self._watch = ScratchWatch(self._workdir.name, limits.scratch_bytes, self._scratch_over)
         # One memory budget and process limit for the worker and all it starts (cgroups.py),
@@ -95,18 +95,31 @@ class Worker:
         self._stderr.seek(0)
         self._stderr.truncate()
         become_subreaper()
+        self._close_lane_pipes()
+        # The lane's pipes (grader -> worker, worker -> grader): the worker's ends go with it
+        lane_in, lane_out = (os.pipe(), os.pipe()) if self.lanes_possible else ((-1, -1), (-1, -1))
+        theirs = (lane_in[0], lane_out[1]) if self.lanes_possible else ()
         proc = None
-        server = forkpool.fork_server_for(self.device, self.limits)
-        if server is not None:
-            try:
-                proc = server.spawn({**env, "AUTOGRADER_GRADER_PID": str(server.pid)}, scratch,
-                                    self._stderr.fileno())
-            except ForkServerError:
-                forkpool.stop_fork_server()  # workers start afresh from now on
-        if proc is None:
-            proc = subprocess.Popen(
-                [sys.executable, "-I", "-c", BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=self._stderr, cwd=scratch, env=env, start_new_session=True)
+        try:
+            server = forkpool.fork_server_for(self.device, self.limits)
+            if server is not None:
+                try:
+                    proc = server.spawn({**env, "AUTOGRADER_GRADER_PID": str(server.pid)}, scratch,
+                                        self._stderr.fileno(), theirs)
+                except ForkServerError:
+                    forkpool.stop_fork_server()  # workers start afresh from now on
+            if proc is None:
+                if theirs:
+                    env[LANE_FDS] = ",".join(str(fd) for fd in theirs)
+                proc = subprocess.Popen(
+                    [sys.executable, "-I", "-c", BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=self._stderr, cwd=scratch, env=env, start_new_session=True, pass_fds=theirs)
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        if theirs:
+            oslayer.set_nonblocking(lane_in[1])
+            self._lane_pipes = (lane_in[1], lane_out[0])
         self._sessions.add(proc.pid)
         self._budgeted = self._join_budget(proc.pid)
         # Requests are written with a deadline: a worker that stops reading cannot block us.
@@ -233,9 +246,57 @@ class Worker:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    @property
+    def lanes_possible(self) -> bool:
+        """Whether a second lane can be opened: stages run in forked copies (Linux), on the CPU
+        (a process that started CUDA cannot fork a working copy), and more than one core."""
+        return self.device == "cpu" and oslayer.stages_fork() and self.limits.lanes > 1
+
+    def open_lane(self, warm_up: bool = False) -> Lane | None:
+        """A second lane: a copy of the loaded worker, made before any stage's copy, that forks
+        the stages graded through it while the loaded worker forks the others (so two stages
+        are graded at once, each in a copy of the same loaded state). ``warm_up``: it imports
+        the meta device's modules before its first stage (child._warm_up_meta_device). Call it
+        after :meth:`start` and before the first stage; None when the worker has no lane
+        (another system, CUDA, one core, or it could not be opened): grade on the main lane."""
+        from autograder.sandbox import wire
+
+        if self.side_lane is not None and self.side_lane.alive:
+            return self.side_lane
+        pipes, self._lane_pipes = self._lane_pipes, None
+        if pipes is None or not self.alive or self.needs_start:
+            return None
+        try:
+            self._send({"op": "open_lane", "warm_up": bool(warm_up)}, time.monotonic() + 10)
+            opened = self.reader.read(time.monotonic() + 10)
+        except (wire.WireError, OSError):
+            opened = None
+        loader = opened.get("pid") if isinstance(opened, dict) and opened.get("event") == "lane_opened" else None
+        found = oslayer.parent_and_group(loader) if type(loader) is int and loader > 1 else None
+        if found is None or found[0] != self.proc.pid:
+            for fd in pipes:
+                os.close(fd)
+            if opened is not None and not (isinstance(opened, dict) and opened.get("event") == "no_lane"):
+                self.kill()  # the loaded worker answered something else: it loads afresh for the next stage
+            return None
+        self.side_lane = Lane(self, pipes, loader)
+        return self.side_lane
+
+    def _close_lane_pipes(self) -> None:
+        """The lane's pipes no lane took, closed; an open lane is ended (its loader dies with the
+        loaded worker), and its pipes are closed by whoever grades through it (Lane.close), so
+        that no file descriptor it may still read is closed under it and reused."""
+        pipes, self._lane_pipes = self._lane_pipes, None
+        for fd in pipes or ():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if self.side_lane is not None:
+            self.side_lane.end()
+
     def kill(self) -> None:
         with self._processes:
-            proc, self.proc, self.stage_pid = self.proc, None, None
+            proc, self.proc, self.main_lane.stage_pid = self.proc, None, None
+        self._close_lane_pipes()
         if proc is None:
             return
         oslayer.kill_process_tree(proc)
@@ -253,33 +314,18 @@ class Worker:
         return descends_from_worker(pid, self._sessions, self._filters, self._token)
 
     def _scratch_over(self, why: str) -> None:
-        """The watch's action (its thread): end the stage's copy when a stage runs (the loaded
+        """The watch's action (its thread): end the stages' copies when stages run (the loaded
         worker stays for the next stage), else the worker, and empty the folder."""
         with self._processes:
             self.scratch_full = why
-            if self.stage_pid is not None and not self.stage_in_place:
-                self._kill_stage_copy(self.stage_pid)
-            elif self.proc is not None:
+            running = [lane for lane in (self.main_lane, self.side_lane)
+                       if lane is not None and lane.stage_pid is not None and not lane.stage_in_place]
+            for lane in running:
+                lane.scratch_full = why
+                lane.kill_stage_copy(lane.stage_pid)
+            if not running and self.proc is not None:
                 oslayer.kill_process_tree(self.proc)
         empty_folder(self._workdir.name)
-
-    def _is_stage_copy(self, pid) -> bool:
-        """Whether ``pid`` is a copy of the loaded worker leading its own process group, as a
-        stage's copy does. The loaded worker reports the pid, after student code ran in it:
-        the grader checks it in ``/proc`` before it ever signals it (never 0, 1 or the
-        grader's own, whatever the worker says)."""
-        return (type(pid) is int and pid > 1 and self.proc is not None
-                and oslayer.parent_and_group(pid) == (self.proc.pid, pid))
-
-    def _kill_stage_copy(self, pid: int) -> None:
-        """Kill the stage's copy and its process group, if it is still the loaded
-        worker's child (if it has ended, its pid may be another process's by now)."""
-        found = oslayer.parent_and_group(pid) if self.proc is not None else None
-        if found is None or found[0] != self.proc.pid:
-            return
-        if found[1] == pid:
-            oslayer.kill_group(pid)
-        oslayer.kill_pid(pid)
 
     def _scratch_note(self) -> str | None:
         note, self.scratch_full = self.scratch_full, None
@@ -288,6 +334,9 @@ class Worker:
     def close(self) -> None:
         self._watch.stop()
         self.kill()
+        lane, self.side_lane = self.side_lane, None
+        if lane is not None:
+            lane.close()
         if self._budget is not None:
             self._budget.close(belongs=self._from_worker)
         self._stderr.close()
@@ -299,132 +348,16 @@ class Worker:
 
         wire.write(self.proc.stdin.fileno(), obj, deadline)
 
-    def begin_stage(self, number: int) -> None:
-        """Start a stage's clock in a fresh copy of the loaded worker, reseeded so that a stage
-        gets the same grade whether it is graded alone (``make test STAGE=4``) or after others."""
-        from autograder.sandbox import wire
-
-        self.end_stage()
-        began = time.monotonic()
-        try:
-            self._begin_stage(number, wire)
-        finally:
-            timings.add("fork_seconds", time.monotonic() - began)
-
-    def _begin_stage(self, number: int, wire) -> None:
-        self._stage_failure = None
-        self.stage_over_time = time.monotonic() >= self.give_up_at
-        if self.stage_over_time or not self.alive:
-            return
-        # A fork may wait for the worker's warm-up import (seconds on a busy machine): not the
-        # stage's time, which starts once its copy is there.
-        forking = min(time.monotonic() + 120, self.give_up_at)
-        stage, forked = None, None
-        try:
-            self._send({"op": "fork_stage"}, forking)
-            forked = self.reader.read(forking)
-            if isinstance(forked, dict) and forked.get("event") == "stage":
-                in_place = forked.get("in_place") is True
-                if (forked.get("pid") == self.proc.pid) if in_place else self._is_stage_copy(forked.get("pid")):
-                    stage, self.stage_in_place = forked["pid"], in_place
-        except (wire.WireError, OSError):
-            forked = None
-        if stage is None:
-            self.kill()  # the loaded worker no longer answers, or lies: the next stage loads afresh
-            if forked is not None:
-                self._stage_failure = StageAborted(
-                    "the grading process named a process that is not its stage's copy",
-                    "the notebook changed what os.getpid (or the grader's channel) reports; leave os alone")
-            return
-        with self._processes:
-            self.stage_pid, self.scratch_full, self._stage_failure = stage, None, None
-        self.stage_deadline = min(time.monotonic() + self.limits.stage_seconds, self.give_up_at)
-        try:
-            self.request({"op": "reseed", "seed": int(number)})
-        except StageAborted as exc:
-            self._stage_failure = exc  # what the stage's first check reports
+    # A stage on the main lane (the loaded worker's own pipes): what the engine and the tests call
+    def begin_stage(self, number: int, warm_up: bool = True) -> None:
+        self.main_lane.begin_stage(number, warm_up)
 
     def end_stage(self, ask: bool = True) -> None:
-        """End this stage's copy (asked to exit when ``ask``, killed otherwise or when it does
-        not), every process it started, and skip what it may have left half-written in the
-        channel. The loaded worker stays, for the next stage; if it cannot be reached, it is
-        ended too."""
-        began = time.monotonic()
-        try:
-            self._end_stage(ask)
-        finally:
-            timings.add("end_stage_seconds", time.monotonic() - began)
-
-    def _end_stage(self, ask: bool) -> None:
-        from autograder.sandbox import wire
-
-        with self._processes:
-            pid, self.stage_pid = self.stage_pid, None
-        synced, self._stage_over_read = self._stage_over_read, False
-        if pid is None or not self.alive:
-            return
-        if self.stage_in_place:  # the loaded worker itself: it stays unless it stopped answering
-            try:
-                in_step = ask and (wire.write(self.proc.stdin.fileno(), {"op": "end_stage"}, time.monotonic() + 2)
-                                   or self.reader.skip_to(wire.STAGE_OVER, time.monotonic() + 10))
-            except (wire.WireError, OSError):
-                in_step = False
-            if not in_step:
-                self.kill()
-            return
-        if ask:  # the loaded worker ignores this request, should the copy have died meanwhile
-            try:
-                wire.write(self.proc.stdin.fileno(), {"op": "end_stage"}, time.monotonic() + 2)
-            except (wire.WireError, OSError):
-                ask = False
-        give_up = time.monotonic() + (2 if ask else 0)
-        while is_alive(pid) and time.monotonic() < give_up:
-            time.sleep(0.002)
-        with self._processes:
-            self._kill_stage_copy(pid)
-        loaded = self.proc.pid
-        end_stray_processes(known={loaded}, belongs=self._from_worker)
-        # The loaded worker says the stage is over once it has collected the copy; after the
-        # first stage's copy it imports the meta device's modules first (child._warm_up_meta_device:
-        # seconds on a busy machine), so it gets the time a fork gets.
-        if not synced and not self.reader.skip_to(wire.STAGE_OVER, min(time.monotonic() + 120, self.give_up_at)):
-            self.kill()
+        self.main_lane.end_stage(ask)
 
     def request(self, req: dict) -> dict:
-        from autograder.sandbox import wire
+        return self.main_lane.request(req)
 
-        if self.stage_over_time:
-            raise StageAborted(self._over_time("grading"), "the stages before this one took the time")
-        if not self.alive or self.stage_pid is None:
-            if self._stage_failure is not None:
-                raise self._stage_failure
-            full = self._scratch_note()
-            raise ended_the_stage(full) if full else StageAborted(
-                "the grading process for this stage had already stopped")
-        deadline = self.stage_deadline or (time.monotonic() + self.limits.stage_seconds)
-        sent = time.monotonic()
-        try:
-            self._send(req, deadline)
-            answer = self.reader.read(deadline)
-            timings.add("round_trips")
-            timings.add("round_trip_seconds", time.monotonic() - sent)
-        except wire.WireTimeout:
-            self.end_stage(ask=False)
-            if time.monotonic() >= self.give_up_at:
-                raise StageAborted(self._over_time("grading"), "look for slow code in this stage") from None
-            raise over_the_stage_time_limit(self.limits.stage_seconds) from None
-        except wire.FrameTooLarge as exc:
-            self.end_stage(ask=False)
-            raise StageAborted(f"the submission sent an output far too large to check ({exc})",
-                               "return tensors of the documented shape") from None
-        except (wire.WireError, OSError):
-            self.end_stage(ask=False)
-            raise ended_the_stage(self._scratch_note()) from None
-        if answer == wire.STAGE_OVER_EVENT:  # the stage's process died between two frames
-            self._stage_over_read = True
-            self.end_stage(ask=False)
-            raise ended_the_stage(self._scratch_note())
-        if not isinstance(answer, dict):
-            self.end_stage(ask=False)
-            raise StageAborted("the grading process sent a malformed answer")
-        return answer
+    @property
+    def stage_pid(self) -> int | None:
+        return self.main_lane.stage_pid

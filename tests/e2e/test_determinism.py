@@ -66,3 +66,56 @@ def test_the_order_stages_are_graded_in_changes_no_grade(tmp_path):
     assert as_declared == plain
     lost = {check_id.split(".")[0] for check_id, status, *_ in as_declared if status.value != "passed"}
     assert lost == {"3", "4", "7"}, as_declared
+
+
+# Stage 5's copy ends itself halfway through its checks: a stop on the side lane
+EXITS_IN_STAGE_5 = '''
+
+import os as _os
+
+
+class MultiHeadAttentionWrapper(MultiHeadAttentionWrapper):
+    def forward(self, x):
+        if x.shape[0] > 1:
+            _os._exit(7)
+        return super().forward(x)
+'''
+
+
+def test_grading_two_stages_at_once_changes_no_grade(tmp_path):
+    """Where the grader has two cores, a second copy of the loaded worker grades the chapter's
+    ``run_beside`` stages while the loaded worker grades the others (sandbox.worker.Lane).
+    Graded so, and graded one stage at a time, every check has the same result, down to its
+    message and hint: with mistakes on both lanes and a stage that ends its own copy."""
+    from autograder.chapters import load
+    from autograder.core.engine import grade_notebook_file
+    from autograder.sandbox.limits import Limits
+    from autograder.sandbox.loader import read_cells
+    from autograder.sandbox.worker import Worker
+
+    chapter = load("ch03_attention")
+    assert set(chapter.run_beside) == {"causal", "wrapper", "mha"}
+    submission = tmp_path / "mixed.py"
+    submission.write_text((CATALOG / "correct" / "book_style.py").read_text() + EXITS_IN_STAGE_5
+                          + (CATALOG / "mistakes" / "s4_mask_plain_attribute.py").read_text()
+                          + (CATALOG / "mistakes" / "s6_view_without_contiguous.py").read_text()
+                          + (CATALOG / "mistakes" / "s7_eight_heads.py").read_text())
+    stages = [4, 5, 6, 7]  # 7 on the main lane, the others beside it
+
+    def graded(lanes: int) -> tuple[list[tuple], bool]:
+        limits = Limits(lanes=lanes)
+        worker = Worker(read_cells(str(submission)), "cpu", limits)
+        try:
+            report = grade_notebook_file(str(submission), chapter, stages, "cpu", limits, worker=worker, close=False)
+            beside = worker.side_lane is not None
+        finally:
+            worker.close()
+        assert [s.stage.number for s in report.stages] == stages
+        return [(c.check.id, c.status, c.message, str(c.hint)) for c in report.checks], beside
+
+    (two, used), (one, unused) = graded(2), graded(1)
+    assert used and not unused
+    assert two == one
+    lost = {check_id.split(".")[0] for check_id, status, *_ in two if status.value != "passed"}
+    assert lost == {"4", "5", "6", "7"}, two
+    assert any(status.value == "stopped" for check_id, status, *_ in two if check_id.startswith("5.")), two

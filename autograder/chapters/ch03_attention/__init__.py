@@ -25,6 +25,9 @@ CHAPTER = Chapter(
         "s8_efficiency")),
     # GPT-2-size forward passes at 1,024 tokens: the worker's longest stage
     run_first=("gpt2",),
+    # the stages that check the submission on the meta device (a device check each): graded
+    # beside the others, in a copy of the loaded worker that imports what the meta device needs
+    run_beside=("causal", "wrapper", "mha"),
     # which stages are graded, their points, the bonus: make release, from the source notebook
     course_path=Path(__file__).with_name("course.json"),
     # what an error means in any stage, in attention's words, before core's general table

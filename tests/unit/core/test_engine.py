@@ -103,3 +103,85 @@ def test_the_engine_preloads_what_its_checks_import_lazily():
     assert engine.check_preloads() == (engine.warm_up_checks,)
     engine.warm_up_checks()
     assert "hypothesis.strategies._internal.flatmapped" in sys.modules
+
+
+# -- two lanes (engine._grade_on_two_lanes): the rule that keeps a lane from changing a grade ----
+class _FakeLane:
+    def __init__(self):
+        self.closed = False
+
+    def close(self):
+        self.closed = True
+
+
+class _FakeWorker:
+    def __init__(self, lane):
+        self.lane = lane
+
+    def open_lane(self, warm_up=False):
+        assert warm_up  # the side lane's loader imports the meta device's modules first
+        return self.lane
+
+
+def _two_lanes(lane, stopped_on: dict, slow_main: float = 0.0):
+    """Grades ONE on the main lane and TWO beside it; ``stopped_on``: (stage number, lane
+    name) -> whether that grading ends with a stopped check. Returns the results and each
+    grading as (stage number, lane name, warm_up)."""
+    import time
+
+    graded = []
+
+    def grade(stage, on, warm_up=True):
+        where = "main" if on is None else "side"
+        graded.append((stage.number, where, warm_up))
+        if where == "main" and stage is ONE:
+            time.sleep(slow_main)  # the main lane is still busy while the side lane's stage ends
+        stopped = stopped_on.get((stage.number, where), False)
+        return _result(stage, *[S if stopped else P] * len(CHAPTER.checks_for(stage)))
+
+    results = []
+    engine._grade_on_two_lanes(_FakeWorker(lane), [ONE], [TWO], grade, results)
+    return results, graded
+
+
+def test_two_lanes_grade_one_stage_each_without_the_warm_up_then_close_the_side_lane():
+    lane = _FakeLane()
+    results, graded = _two_lanes(lane, {})
+    assert sorted(graded) == [(1, "main", False), (2, "side", False)]
+    assert [r.stage for r in results] == [ONE, TWO] and all(c.status is P for r in results for c in r.checks)
+    assert lane.closed
+
+
+def test_a_stage_stopped_while_the_other_lane_was_busy_is_graded_again_alone():
+    results, graded = _two_lanes(_FakeLane(), {(2, "side"): True}, slow_main=0.3)
+    assert graded[-1] == (2, "main", True)  # alone, on the main lane, after both lanes ended
+    assert all(c.status is P for c in results[1].checks)  # the result of the grading alone counts
+
+
+def test_a_stage_stopped_after_the_other_lane_ended_keeps_its_result():
+    """An endless loop stops at the stage's time limit, long after the other lane's few
+    seconds: grading it again alone would double the time and change nothing."""
+    results, graded = _two_lanes(_FakeLane(), {(1, "main"): True, (2, "side"): False}, slow_main=0.3)
+    assert (1, "main", True) not in graded
+    assert all(c.status is S for c in results[0].checks)
+
+
+def test_without_a_second_lane_every_stage_is_graded_on_the_main_lane_in_order():
+    results, graded = _two_lanes(None, {})
+    assert graded == [(1, "main", True), (2, "main", True)]
+    assert [r.stage for r in results] == [ONE, TWO]
+
+
+def test_a_side_lane_that_breaks_leaves_its_stages_to_the_main_lane():
+    lane = _FakeLane()
+    graded = []
+
+    def grade(stage, on, warm_up=True):
+        graded.append((stage.number, "main" if on is None else "side"))
+        if on is not None:
+            raise OSError("the lane's pipe broke")
+        return _result(stage, *[P] * len(CHAPTER.checks_for(stage)))
+
+    results = []
+    engine._grade_on_two_lanes(_FakeWorker(lane), [ONE], [TWO], grade, results)
+    assert graded[-1] == (2, "main") and [r.stage for r in results] == [ONE, TWO] and lane.closed

@@ -34,3 +34,19 @@ def test_bytes_from_env(monkeypatch):
     assert bytes_from_env("AUTOGRADER_TEST_BYTES", 1) == 4096
     monkeypatch.delenv("AUTOGRADER_TEST_BYTES")
     assert bytes_from_env("AUTOGRADER_TEST_BYTES", 1) == 1
+
+
+def test_two_lanes_where_there_are_two_cores_and_one_when_asked_or_alone(monkeypatch):
+    import os
+
+    from autograder.sandbox import limits as module
+
+    monkeypatch.delenv("AUTOGRADER_LANES", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert Limits().lanes == 2  # never more: a stage's copy and the grader already share each lane
+    monkeypatch.setenv("AUTOGRADER_LANES", "1")
+    assert Limits().lanes == 1
+    monkeypatch.setenv("AUTOGRADER_LANES", "many")
+    assert Limits().lanes == 2
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert module.default_lanes() == 1

@@ -1,0 +1,122 @@
+"""A second lane (autograder.sandbox.lanes): a copy of the loaded worker, made before any stage,
+that forks the stages sent through pipes of its own while the loaded worker forks the others.
+Each lane's copies start from the same loaded state; a lane that breaks ends its own stage only.
+(That grading on two lanes changes no grade: tests/e2e/test_determinism.py.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from autograder.sandbox import oslayer
+from autograder.sandbox.errors import StageAborted
+from autograder.sandbox.limits import Limits
+from autograder.sandbox.loader import Cell
+from autograder.sandbox.strays import is_alive
+from autograder.sandbox.worker import Worker
+
+pytestmark = pytest.mark.skipif(not oslayer.stages_fork(), reason="stages run in forked copies on Linux only")
+
+PROBE = '''
+import os
+
+seen = []
+
+def note(value):
+    seen.append(value)
+    return len(seen)
+
+def ids():
+    return [os.getpid(), os.getppid()]
+
+def pipes():
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("pipe:"):
+            found.add(target)
+    return sorted(found)
+
+def lane_variable():
+    return os.environ.get("AUTOGRADER_LANE_FDS", "")
+'''
+
+
+def _call(lane, name: str, *args):
+    return lane.request({"op": "call", "name": name, "args": list(args)})["ok"]["repr"]
+
+
+@pytest.fixture
+def worker():
+    made = Worker([Cell(1, PROBE, "probe.py")], "cpu", Limits(lanes=2))
+    made.start()
+    yield made
+    made.close()
+
+
+def test_both_lanes_grade_copies_of_the_same_loaded_state_through_pipes_of_their_own(worker):
+    lane = worker.open_lane()
+    assert lane is not None and not lane.main
+    lane.begin_stage(4)
+    worker.begin_stage(7)  # two stages at once
+    assert _call(lane, "note", "beside") == _call(worker.main_lane, "note", "main") == "1"
+    side_pid, side_parent = eval(_call(lane, "ids"))
+    main_pid, main_parent = eval(_call(worker.main_lane, "ids"))
+    assert main_parent == worker.proc.pid and side_parent == lane.loader_pid != worker.proc.pid
+    assert oslayer.parent_and_group(lane.loader_pid)[0] == worker.proc.pid  # the loader: a copy of the loaded worker
+    # neither lane's copy holds the other's pipes, and the submission never sees where they are
+    assert not set(eval(_call(lane, "pipes"))) & set(eval(_call(worker.main_lane, "pipes")))
+    assert _call(lane, "lane_variable") == _call(worker.main_lane, "lane_variable") == "''"
+    lane.end_stage()
+    worker.end_stage()
+    lane.begin_stage(5)  # the next stage's copy: the loaded state again
+    assert _call(lane, "note", "again") == "1"
+    lane.end_stage()
+    lane.close()
+
+
+def test_a_side_lane_whose_loader_dies_ends_its_own_stage_only(worker):
+    lane = worker.open_lane()
+    lane.begin_stage(4)
+    worker.begin_stage(7)
+    loader, copy = lane.loader_pid, lane.stage_pid
+    os.kill(loader, signal.SIGKILL)  # its stage's copy dies with it
+    give_up = time.monotonic() + 10
+    while (is_alive(loader) or is_alive(copy)) and time.monotonic() < give_up:
+        time.sleep(0.01)
+    with pytest.raises(StageAborted):
+        _call(lane, "note", 1)
+    assert not lane.alive
+    assert _call(worker.main_lane, "note", 1) == "1"
+    worker.end_stage()
+    lane.begin_stage(5)  # a lane that ended grades nothing more: its stages go to the main lane
+    with pytest.raises(StageAborted):
+        _call(lane, "note", 1)
+    lane.close()
+
+
+def test_no_lane_opens_once_a_stage_ran_and_the_main_lane_grades_on(worker):
+    worker.begin_stage(1)
+    worker.end_stage()
+    assert worker.open_lane() is None
+    worker.begin_stage(2)
+    assert _call(worker.main_lane, "note", 1) == "1"
+    worker.end_stage()
+
+
+def test_one_lane_where_asked_passes_no_lane_to_the_worker():
+    single = Worker([Cell(1, PROBE, "probe.py")], "cpu", Limits(lanes=1))
+    try:
+        single.start()
+        assert single.open_lane() is None
+        single.begin_stage(1)
+        assert _call(single.main_lane, "lane_variable") == "''"
+        single.end_stage()
+    finally:
+        single.close()
