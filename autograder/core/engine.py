@@ -118,6 +118,7 @@ def _time_stage(stage: Stage, started: float, before: dict) -> None:
     if timings.enabled():
         now = timings.totals()
         timings.stage({"id": stage.id, "number": stage.number, "seconds": time.monotonic() - started,
+                       "lane": "beside" if threading.current_thread().name == LANE_THREAD else "main",
                        **{name: now.get(name, 0.0) - before.get(name, 0.0) for name in _STAGE_TOTALS}})
 
 
@@ -213,6 +214,9 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
     return report
 
 
+LANE_THREAD = "autograder-lane"  # the thread that grades the side lane's stages
+
+
 def _grade_on_two_lanes(worker, first: list[Stage], beside: list[Stage], grade, results: list[StageResult]) -> None:
     """``first`` on the worker's main lane and ``beside`` on a second one, at once (two cores:
     the grader waits on one stage's copy while it judges the other's answers); all on the main
@@ -237,7 +241,7 @@ def _grade_on_two_lanes(worker, first: list[Stage], beside: list[Stage], grade, 
             lane_ended.append(time.monotonic())
             lane.close()
 
-    thread = threading.Thread(target=grade_beside, name="autograder-lane", daemon=True)
+    thread = threading.Thread(target=grade_beside, name=LANE_THREAD, daemon=True)
     thread.start()
     try:
         for stage in first:
