@@ -233,6 +233,7 @@ def _grade_on_two_lanes(worker, first: list[Stage], beside: list[Stage], grade, 
 
     def grade_beside() -> None:
         try:
+            _one_thread()  # OpenMP's thread count is each thread's own: this one starts at the default
             for stage in beside:
                 done[stage.number] = (grade(stage, lane, False), time.monotonic())
         except Exception:  # noqa: BLE001 - whatever it did not grade is graded again alone below
