@@ -3,6 +3,7 @@ shared paths and helpers they build on are tests/support.py's."""
 
 from __future__ import annotations
 
+import gc
 import shutil
 from pathlib import Path
 
@@ -10,6 +11,22 @@ import pytest
 
 # Re-exported: older tests (and tests written on other branches) import these from conftest.
 from support import RELEASE, REPO, SOLUTION, CliRun, link_venv, run_grader  # noqa: F401
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session):
+    """Collection imports torch, nbgrader and hypothesis: some 400,000 objects the cyclic garbage
+    collector would walk again in each of its full passes (over half a second each on a 2-core
+    machine, a dozen of them while collecting, more during the run and at its end). It is off
+    while collecting; what collection made is then moved out of its reach (gc.freeze: the
+    modules, the test functions, the parametrized cases live for the whole run anyway), and
+    it is back on for the tests, whose objects it collects as before."""
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 @pytest.fixture(scope="session")
