@@ -148,8 +148,12 @@ check-course: lint
 
 # tests/unit mirrors autograder/ (pure functions); whatever starts a worker, a kernel, nbgrader
 # or make is in tests/e2e, which make check and make check-slow run.
+# One process by default (FAST_WORKERS=N for N xdist workers): most of the unit layer's time is
+# collection (importing torch, nbgrader, hypothesis), which every xdist worker does again, so
+# two workers on 2 cores take as long as one process and twice the CPU (docs/maintainers.md).
+FAST_WORKERS ?= 0
 check-fast: $(STAMP)
-	$(BIN)/python -m pytest tests/unit -q $(PYTEST_PARALLEL)
+	$(BIN)/python -m pytest tests/unit -q -n $(FAST_WORKERS) --dist loadscope
 
 # A maintainer's check of another PyTorch release, never part of make check (off this
 # machine's pin, a release may be a CUDA build of several GB): builds build/torch-$(TORCH)/venv
