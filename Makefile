@@ -112,10 +112,12 @@ lint: $(STAMP)
 # environment installed from scratch: a minute or more each), which make check-slow runs;
 # the project's CI runs both (docs/maintainers.md, "Tests").
 # --durations: the slowest tests, listed at the end of every run (make check's time is watched).
+# make check hands out the modules in tests/conftest.py's order (--no-loadscope-reorder): the
+# longest first, the unit layer's short ones last, so the workers end together.
 TEST_WORKERS ?= auto
 PYTEST_PARALLEL = -n $(TEST_WORKERS) --dist loadscope
 check: lint
-	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not slow" --durations=15
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --no-loadscope-reorder -m "not slow" --durations=15
 
 check-slow: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m slow --durations=15
