@@ -112,10 +112,12 @@ lint: $(STAMP)
 # environment installed from scratch: a minute or more each), which make check-slow runs;
 # the project's CI runs both (docs/maintainers.md, "Tests").
 # --durations: the slowest tests, listed at the end of every run (make check's time is watched).
+# make check hands out the modules in tests/conftest.py's order (--no-loadscope-reorder): the
+# longest first, the unit layer's short ones last, so the workers end together.
 TEST_WORKERS ?= auto
 PYTEST_PARALLEL = -n $(TEST_WORKERS) --dist loadscope
 check: lint
-	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not slow" --durations=15
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) --no-loadscope-reorder -m "not slow" --durations=15
 
 check-slow: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m slow --durations=15
@@ -148,8 +150,12 @@ check-course: lint
 
 # tests/unit mirrors autograder/ (pure functions); whatever starts a worker, a kernel, nbgrader
 # or make is in tests/e2e, which make check and make check-slow run.
+# One process by default (FAST_WORKERS=N for N xdist workers): most of the unit layer's time is
+# collection (importing torch, nbgrader, hypothesis), which every xdist worker does again, so
+# two workers on 2 cores take as long as one process and twice the CPU (docs/maintainers.md).
+FAST_WORKERS ?= 0
 check-fast: $(STAMP)
-	$(BIN)/python -m pytest tests/unit -q $(PYTEST_PARALLEL)
+	$(BIN)/python -m pytest tests/unit -q -n $(FAST_WORKERS) --dist loadscope
 
 # A maintainer's check of another PyTorch release, never part of make check (off this
 # machine's pin, a release may be a CUDA build of several GB): builds build/torch-$(TORCH)/venv
