@@ -53,13 +53,13 @@ def _build(sub):
     return sub.call_for_module(NAME)
 
 
-def _excusing_own_errors(sub, x, judge):
-    """Run ``judge(module)`` on the builder's module; an error the student's own
-    MultiHeadAttention raises alike at GPT-2's sizes is stage 6's mistake, which costs points
-    there only: ``judge`` then runs again with the book's class (a check passes only on what
-    ran)."""
+def _excusing_own_errors(sub, x, judge, module=None):
+    """Run ``judge(module)`` on the builder's module (``module``: the one the check just built
+    and has not run yet, else a new one); an error the student's own MultiHeadAttention raises
+    alike at GPT-2's sizes is stage 6's mistake, which costs points there only: ``judge`` then
+    runs again with the book's class (a check passes only on what ran)."""
     try:
-        return judge(_build(sub))
+        return judge(_build(sub) if module is None else module)
     except StudentCodeError as error:
         if MHA.name in sub.substitute or not fails_alike(error, _own_mha(sub), x, MHA, sub):
             raise
@@ -67,14 +67,24 @@ def _excusing_own_errors(sub, x, judge):
         return judge(_build(sub))
 
 
-def _expect_uses_weights(sub) -> None:
-    """Sizes earn points only when forward uses the weights they size."""
+def _expect_uses_weights(sub, module=None) -> None:
+    """Sizes earn points only when forward uses the weights they size (``module``: the builder's
+    module the check just built, not run yet). Checks 7.1 and 7.2 ask it alike, of the same
+    builder on the same input and weights: once it passed, the stage knows (``sub.memo``)."""
+    if ("gpt2_uses_weights", _substituted(sub)) in sub.memo:
+        return
     x = tensor((1, 3, 768), 5, -1, 1)
 
     def judge(module):
         state = load_grader_weights(module, 5)
         expect_weights_matter(module, x, module(x), state, 5, restore=False)
-    _excusing_own_errors(sub, x, judge)
+    _excusing_own_errors(sub, x, judge, module)
+    sub.memo[("gpt2_uses_weights", _substituted(sub))] = True
+
+
+def _substituted(sub) -> tuple:
+    """The chapter's classes built in place of the student's, as a key: what is built depends on them."""
+    return tuple(sorted(sub.substitute))
 
 
 def _own_mha(sub, num_heads: int = 12):
@@ -84,18 +94,27 @@ def _own_mha(sub, num_heads: int = 12):
                      num_heads=num_heads, seed=0)
 
 
+def _own_info(sub) -> dict:
+    """The parameters, buffers and layers of :func:`_own_mha` (12 heads), which checks 7.1 and
+    7.2 read without running it: built once a stage (``sub.memo``)."""
+    key = ("gpt2_own_info", _substituted(sub))
+    if key not in sub.memo:
+        sub.memo[key] = _own_mha(sub).info
+    return sub.memo[key]
+
+
 @check("7.1", 3, "returns a MultiHeadAttention with 2,360,064 parameters")
 def params(sub):
     module = _build(sub)
     if module.info["class"] != "MultiHeadAttention":
         raise CheckFailure(f"{NAME}() returned a {module.info['class']}, expected your MultiHeadAttention",
                            "return MultiHeadAttention(...) built with GPT-2's sizes")
-    count, own = module.info["num_params"], _own_mha(sub).info["num_params"]
+    count, own = module.info["num_params"], _own_info(sub)["num_params"]
     if count != own:
-        hint = _params_hint(module.info["params"], _own_mha(sub).info["params"])
+        hint = _params_hint(module.info["params"], _own_info(sub)["params"])
         raise CheckFailure(f"{NAME}() has {count:,} parameters; your MultiHeadAttention built with GPT-2 small's "
                            f"sizes has {own:,} (the book's has {book.GPT2_SMALL_PARAMS:,})", hint)
-    _expect_uses_weights(sub)
+    _expect_uses_weights(sub, module)
 
 
 def _params_hint(mine: dict, own: dict) -> str:
@@ -122,7 +141,7 @@ def _dropout_rates(info: dict) -> list[float]:
 @check("7.2", 2, "sizes: d_in = d_out = 768, context_length = 1024, dropout 0.0")
 def sizes(sub):
     module = _build(sub)
-    info, own = module.info, _own_mha(sub).info
+    info, own = module.info, _own_info(sub)
     for name in ("W_query", "W_key", "W_value", "out_proj"):
         shape = info["params"].get(f"{name}.weight")
         if shape != [768, 768] and shape != own["params"].get(f"{name}.weight"):
@@ -137,7 +156,7 @@ def sizes(sub):
     rates = _dropout_rates(info)
     if any(p != 0.0 for p in rates):
         raise CheckFailure(f"dropout is {max(rates)}, expected 0.0", "pass dropout=0.0")
-    _expect_uses_weights(sub)
+    _expect_uses_weights(sub, module)
 
 
 def _expect_same_as_own(sub, x, what: str, default_hint: str) -> None:
