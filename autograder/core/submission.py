@@ -94,6 +94,9 @@ class Submission:
         self.substitute: dict[str, str] = {}
         self.notes: list[str] = []
         self.verified: set[str] = set()  # names of the student's classes found to work (no substitute)
+        # what one check's diagnosis worked out that another check of the stage would ask again
+        # (the student's module run at the sizes a failure names), by the asker's key
+        self.memo: dict = {}
 
     def _ask(self, req: dict, what: str):
         answer = self.transport.request(req)

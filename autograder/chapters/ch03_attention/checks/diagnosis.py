@@ -248,19 +248,32 @@ def _error_variants_at(sizes: Sizes, error: StudentCodeError, spec: ModuleSpec, 
     """The variants that raise, at ``sizes``, what the student's module raises there, when it
     raises there on the same line as ``error``: [] otherwise."""
     line = re.search(r"line \d+", error.message or "")
-    try:
-        module = spec.build(sub, sizes)
-        state = load_grader_weights(module, sizes.seed)
-        x = spec.input(sizes)
-        module(x)
-    except StudentCodeError as there:
-        if not line or line.group(0) not in (there.message or ""):
-            return []
-        with named_weights(spec, state):
-            return error_variants(there, spec.program, *module_args(state, x, sizes))
-    except CheckFailure:
+    state, x, there = run_at(spec, sub, sizes)
+    if not isinstance(there, StudentCodeError) or state is None or x is None:
         return []
-    return []
+    if not line or line.group(0) not in (there.message or ""):
+        return []
+    with named_weights(spec, state):
+        return error_variants(there, spec.program, *module_args(state, x, sizes))
+
+
+def run_at(spec: ModuleSpec, sub, sizes: Sizes) -> tuple:
+    """The student's module built at ``sizes``, the grader's weights loaded, run on the spec's
+    input: (weights, input, output), the output a CheckFailure where it raised (the weights or
+    the input None when it raised before them). Only the student's code and the sizes decide it,
+    and the diagnoses of a stage's failing checks ask it at the same sizes (the sizes a shrunk
+    example ends at, :data:`DISTINCT_SIZES`): it runs once a stage (``sub.memo``)."""
+    key = ("run_at", spec.name, sizes, tuple(sorted(sub.substitute.items())))
+    if key not in sub.memo:
+        state = x = None
+        try:
+            module = spec.build(sub, sizes)
+            state = load_grader_weights(module, sizes.seed)
+            x = spec.input(sizes)
+            sub.memo[key] = (state, x, module(x))
+        except CheckFailure as failure:
+            sub.memo[key] = (state, x, failure)
+    return sub.memo[key]
 
 
 def _gives(variant, args: tuple, out: torch.Tensor) -> bool:
@@ -290,11 +303,10 @@ def runs_at_other_sizes(spec: ModuleSpec, sub, sizes: Sizes) -> list[tuple]:
     output that is right there says nothing of the mistake)."""
     seen = []
     for other in _confusable_sizes(sizes):
+        state, x, out = run_at(spec, sub, other)
+        if isinstance(out, CheckFailure):
+            continue
         try:
-            module = spec.build(sub, other)
-            state = load_grader_weights(module, other.seed)
-            x = spec.input(other)
-            out = module(x)
             with named_weights(spec, state):
                 if close(out, spec.reference(state, x, other, None), FLOAT32):
                     continue
@@ -324,11 +336,10 @@ def diagnose_module(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, size
     if sub is None or getattr(hint, "rank", None) != Diagnosis.AMBIGUOUS:
         return hint
     there = _distinct(spec)
+    there_state, there_x, there_out = run_at(spec, sub, there)
+    if isinstance(there_out, CheckFailure):
+        return hint
     try:
-        module = spec.build(sub, there)
-        there_state = load_grader_weights(module, there.seed)
-        there_x = spec.input(there)
-        there_out = module(there_x)
         with named_weights(spec, there_state):
             told = diagnose_module(spec, there_out, there_state, there_x, there)
     except CheckFailure:
