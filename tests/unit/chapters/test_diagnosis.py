@@ -13,10 +13,14 @@ from autograder.chapters.ch03_attention.checks.diagnosis import (
     expect_reference,
     mistake_outputs,
     nan_hint,
+    run_at,
+    runs_at_other_sizes,
 )
 from autograder.chapters.ch03_attention.examples import Sizes
-from autograder.core.failures import CheckFailure, Diagnosis
+from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
 from autograder.core.strategies import tensor
+
+from .conftest import submission, variant
 
 A, B, C = (tensor((3, 4), seed) for seed in (1, 2, 3))
 HINTS = {"a": "hint a", "b": "hint b", "a_again": "hint a"}
@@ -149,3 +153,36 @@ def test_nan_everywhere_names_no_mistake_on_a_drawn_example():
     nan = torch.tensor([float("nan")])
     assert diagnose(nan, variants, hints, nan_everywhere_names=False) == ""
     assert diagnose(nan, variants, hints) == "exp is missing"  # seeded module inputs: it names
+
+
+def _counting_builds(sub) -> list:
+    builds = []
+    ask = sub._ask
+    sub._ask = lambda req, what: (builds.append(what) if req["op"] == "build" else None) or ask(req, what)
+    return builds
+
+
+class RaisesInForward(variant(None)):
+    def forward(self, x):
+        raise RuntimeError("no forward here")
+
+
+def test_run_at_runs_the_students_module_once_a_stage_at_given_sizes():
+    """The diagnoses of a stage's failing checks ask for the same sizes: the module is built
+    and run once, and the same answer (an output, or the error it raised) serves them all."""
+    sub = submission(CausalAttention=variant("no_mask"))
+    builds = _counting_builds(sub)
+    first = runs_at_other_sizes(s4_causal.SPEC, sub, SIZES)
+    built = len(builds)
+    assert first and built >= len(first)
+    again = runs_at_other_sizes(s4_causal.SPEC, sub, SIZES)
+    assert len(builds) == built
+    assert [(o, x, out) for o, _, x, out in again] == [(o, x, out) for o, _, x, out in first]
+    state, x, out = run_at(s4_causal.SPEC, sub, SIZES)
+    torch.testing.assert_close(out, R.causal_attention(state, x, "no_mask").float())
+
+    raising = submission(CausalAttention=RaisesInForward)
+    builds = _counting_builds(raising)
+    state, x, error = run_at(s4_causal.SPEC, raising, SIZES)
+    assert isinstance(error, StudentCodeError) and "no forward here" in error.message
+    assert run_at(s4_causal.SPEC, raising, SIZES)[2] is error and len(builds) == 1
