@@ -357,7 +357,3 @@ class Worker:
 
     def request(self, req: dict) -> dict:
         return self.main_lane.request(req)
-
-    @property
-    def stage_pid(self) -> int | None:
-        return self.main_lane.stage_pid
