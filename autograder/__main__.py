@@ -1,7 +1,13 @@
 import gc
 import sys
 
-from autograder.frontends.cli import main
+# Off while the grader imports torch, the checks and hypothesis: everything they make lives as
+# long as this process, and each collection would walk it all again. The last preload, run once
+# the imports are done and before the submission's first cell, freezes it and turns collection
+# back on (autograder.sandbox.preload.collect_again).
+gc.disable()
+
+from autograder.frontends.cli import main  # noqa: E402
 
 code = main()
 # The grade is printed, every file written and closed, the worker ended: what is left is

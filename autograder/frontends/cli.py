@@ -240,6 +240,7 @@ def grade_report(args, chapter, limits, worker, stages, *, show_traceback: bool)
     Returns the report and notes for the student (e.g. the submission changed its file)."""
     from autograder.core.engine import grade_notebook_file, grade_with_hidden_examples, not_graded_report
     from autograder.frontends.reports.console import grader_preloads
+    from autograder.sandbox.preload import collect_again
     from autograder.sandbox.restore import submission_kept
 
     notes: list[str] = []
@@ -251,12 +252,12 @@ def grade_report(args, chapter, limits, worker, stages, *, show_traceback: bool)
             timings.mark("grader_modules")
             if seed is None:
                 report = grade_notebook_file(args.submission, chapter, stages, device, limits, worker=worker,
-                                             preload=grader_preloads())
+                                             preload=(*grader_preloads(), collect_again))
             else:
                 every_stage = {s.number: seed for s in chapter.select(stages)}
                 report, over_both = grade_with_hidden_examples(
                     args.submission, chapter, stages, every_stage, device, limits, worker=worker,
-                    preload=grader_preloads())
+                    preload=(*grader_preloads(), collect_again))
                 report.hidden_examples = over_both
     except Exception as exc:
         why = str(exc) if isinstance(exc, NoDevice) else (

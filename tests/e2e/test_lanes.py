@@ -45,6 +45,13 @@ def pipes():
 
 def lane_variable():
     return os.environ.get("AUTOGRADER_LANE_FDS", "")
+
+import gc
+
+collecting_when_loaded = gc.isenabled()
+
+def collecting():
+    return [collecting_when_loaded, gc.isenabled()]
 '''
 
 
@@ -78,6 +85,18 @@ def test_both_lanes_grade_copies_of_the_same_loaded_state_through_pipes_of_their
     lane.begin_stage(5)  # the next stage's copy: the loaded state again
     assert _call(lane, "note", "again") == "1"
     lane.end_stage()
+    lane.close()
+
+
+def test_the_cells_and_each_lanes_stages_collect_garbage(worker):
+    # the worker imports with the collector off (child.imports_uncollected), the side lane's loader
+    # too (the meta device's modules): the submission's cycles are collected as anywhere
+    lane = worker.open_lane(warm_up=True)
+    lane.begin_stage(4)
+    worker.begin_stage(7)
+    assert _call(lane, "collecting") == _call(worker.main_lane, "collecting") == "[True, True]"
+    lane.end_stage()
+    worker.end_stage()
     lane.close()
 
 
