@@ -9,7 +9,7 @@ import os
 import subprocess
 import tempfile
 
-from autograder.sandbox import forkserver, oslayer
+from autograder.sandbox import fontcache, forkserver, oslayer
 from autograder.sandbox.launch import worker_environment
 from autograder.sandbox.limits import Limits
 
@@ -31,6 +31,7 @@ def start_fork_server(limits: Limits | None = None) -> bool:
         return False
     _fork_server_scratch = tempfile.TemporaryDirectory(prefix="autograder-forkserver-", ignore_cleanup_errors=True)
     env = worker_environment(_fork_server_scratch.name, "cpu", limits)
+    fontcache.copy_in(_fork_server_scratch.name)
     oslayer.become_subreaper()
     try:
         _fork_server = forkserver.ForkServer(env, _fork_server_scratch.name,
@@ -39,6 +40,7 @@ def start_fork_server(limits: Limits | None = None) -> bool:
     except forkserver.ForkServerError:
         _fork_server = None
         return False
+    fontcache.keep_from(_fork_server_scratch.name)  # the server runs no student code
     atexit.register(stop_fork_server)
     return True
 

@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from autograder.sandbox import forkpool, oslayer, timings
+from autograder.sandbox import fontcache, forkpool, oslayer, timings
 from autograder.sandbox.child import LANE_FDS
 from autograder.sandbox.forkserver import ForkServerError
 from autograder.sandbox.lanes import Lane
@@ -72,6 +72,7 @@ class Worker:
         self._sessions: set[int] = set()  # each worker leads a session its children stay in
         self._filters = seccomp_filters("self")
         self._prestarted = False  # a process is running but has not loaded the submission yet
+        self._scratch_pristine = True  # no cell was sent yet: what is in the scratch folder is ours (fontcache)
         self.scratch_full: str | None = None  # why the watch ended a process, until reported
         # Where stages are graded: the loaded worker's own pipes, and a second loaded copy's
         # (open_lane) when the grader grades two stages at once
@@ -91,6 +92,7 @@ class Worker:
     def _spawn(self) -> None:
         scratch = self._workdir.name
         env = worker_environment(scratch, self.device, self.limits)
+        fontcache.copy_in(scratch)
         env["AUTOGRADER_WORKER_TOKEN"] = self._token
         self._stderr.seek(0)
         self._stderr.truncate()
@@ -180,11 +182,14 @@ class Worker:
             refusal = confinement_refusal(self.confinement)
             if refusal:
                 raise RuntimeError(refusal)
+            if self._scratch_pristine:  # matplotlib's font list, written before any cell could run
+                fontcache.keep_from(self._workdir.name)
             run_preloads(self.preload)
             timings.mark("preloads_done")
             cells = [{"index": c.index, "name": c.name, "source": c.source}
                      for c in self.cells if c.index not in self.fatal]
             running = None
+            self._scratch_pristine = False
             try:
                 self._send({"op": "load_submission", "cells": cells, "device": self.device,
                             "outputs": self.keep_outputs}, time.monotonic() + 120)
