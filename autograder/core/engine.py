@@ -331,13 +331,13 @@ def _one_thread() -> int:
 
 @contextmanager
 def one_thread():
-    """PyTorch on one thread inside, the caller's count restored after: the notebook's test
-    cells grade on it as the sandboxed worker does (``Limits.threads``). Their tensors are a few
+    """PyTorch on one thread inside (``as`` gives the caller's count), the caller's count restored
+    after: the notebook's test cells grade on it as the sandboxed worker does (``Limits.threads``). Their tensors are a few
     dozen numbers, where each operation on two threads costs the OpenMP pool's wake-up and
     spin: on a busy 2-core machine a stage's diagnosis took 5 to 8 times longer."""
     before = _one_thread()
     try:
-        yield
+        yield before
     finally:
         torch.set_num_threads(before)
 
@@ -351,8 +351,9 @@ def run_in_kernel(chapter: Chapter, stage: Stage, namespace: dict, device: str =
     from autograder.sandbox.limits import Limits
 
     seconds = Limits().stage_seconds if seconds is None else seconds
-    with one_thread(), StageClock(seconds) as clock:
-        sub = Submission(LocalTransport(namespace, device, clock), stage.label, chapter.error_hints.get(stage.id, ()))
+    with one_thread() as kernel_threads, StageClock(seconds) as clock:
+        sub = Submission(LocalTransport(namespace, device, clock, threads=kernel_threads), stage.label,
+                         chapter.error_hints.get(stage.id, ()))
         return run_stage(chapter, stage, sub, examples_seed=examples_seed, only=only)
 
 

@@ -9,6 +9,8 @@ answer through the same encoding, so a check behaves the same either way.
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from autograder.core.chapter import ErrorHints
@@ -23,11 +25,26 @@ class LocalTransport:
     checks: a KeyboardInterrupt goes on up, unless ``time_limit`` (a :class:`StageClock`) ran out,
     which ends the stage as the sandboxed worker's time limit does."""
 
-    def __init__(self, namespace: dict, device: str = "cpu", time_limit: StageClock | None = None):
+    def __init__(self, namespace: dict, device: str = "cpu", time_limit: StageClock | None = None,
+                 threads: int | None = None):
         from autograder.sandbox.workspace import Workspace
 
         self.workspace = Workspace(namespace, device, interrupts_stop=True)
         self.time_limit = time_limit
+        self.threads = threads  # the kernel's own thread count (the checks run on one: engine.one_thread)
+
+    @contextlib.contextmanager
+    def full_size(self):
+        """The kernel's own thread count inside (see :meth:`Submission.full_size`)."""
+        if not self.threads or self.threads <= 1:
+            yield
+            return
+        before = torch.get_num_threads()
+        torch.set_num_threads(self.threads)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
 
     def request(self, req: dict) -> dict:
         req = wire.decode(*_split(wire.encode(req)))
@@ -97,6 +114,17 @@ class Submission:
         # what one check's diagnosis worked out that another check of the stage would ask again
         # (the student's module run at the sizes a failure names), by the asker's key
         self.memo: dict = {}
+
+    def full_size(self):
+        """A block of a check that runs the student's code on full-size tensors (GPT-2's 1,024
+        tokens, hundreds of megabytes of attention scores). In a notebook's kernel it computes on
+        the kernel's own threads, where the rest of a test cell keeps to one (its tensors are a
+        few dozen numbers: engine.one_thread); the sandboxed worker keeps its one thread
+        (``Limits.threads``), the other core grading another stage. Either way, the twin the
+        output is compared with runs in the same block, and the comparison's tolerance covers
+        the rounding of another thread count."""
+        full_size = getattr(self.transport, "full_size", None)
+        return full_size() if full_size is not None else contextlib.nullcontext()
 
     def _ask(self, req: dict, what: str):
         answer = self.transport.request(req)

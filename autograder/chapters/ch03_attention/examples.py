@@ -8,6 +8,7 @@ code is read against it (:func:`.hints.shape_error_hint`).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
@@ -60,14 +61,22 @@ token_matrices = st.builds(Tokens, st.integers(2, 8), st.integers(1, 6), st.inte
     .filter(lambda t: t.num_tokens != t.d)
 
 
+@functools.cache
+def _batch_tokens_d_in(d_out: int, min_batch: int, min_tokens: int) -> st.SearchStrategy:
+    """Three distinct sizes other than ``d_out``, made once per arguments: hypothesis reads the
+    source of a list strategy's filter each time one is made (to rewrite length bounds), half a
+    millisecond per example when it was made in every draw."""
+    pool = [n for n in range(1, 10) if n != d_out]
+    return st.lists(st.sampled_from(pool), min_size=3, max_size=3, unique=True) \
+        .filter(lambda v: v[0] >= min_batch and v[1] >= min_tokens)
+
+
 @st.composite
 def attention_sizes(draw, *, heads: bool = False, min_batch: int = 1, min_tokens: int = 1,
                     min_head_dim: int = 1) -> Sizes:
     num_heads = draw(st.integers(2, 4)) if heads else 1
     head_dim = draw(st.integers(min_head_dim, 3 if heads else 6))
     d_out = num_heads * head_dim
-    pool = [n for n in range(1, 10) if n != d_out]
-    batch, tokens, d_in = draw(st.lists(st.sampled_from(pool), min_size=3, max_size=3, unique=True)
-                               .filter(lambda v: v[0] >= min_batch and v[1] >= min_tokens))
+    batch, tokens, d_in = draw(_batch_tokens_d_in(d_out, min_batch, min_tokens))
     extra = draw(st.integers(0, 3))
     return Sizes(batch, tokens, d_in, d_out, tokens + extra, num_heads, draw(st.integers(0, 2**16)))

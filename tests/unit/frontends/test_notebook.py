@@ -53,3 +53,32 @@ def test_a_test_cell_grades_on_one_thread_and_gives_the_kernel_its_threads_back(
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_full_size_block_computes_on_the_kernels_threads_and_the_rest_on_one():
+    """Stage 7's 1,024-token check (Submission.full_size) uses the kernel's own thread count in a
+    test cell; every other request of the stage keeps to one thread."""
+    import torch
+
+    from autograder.core.engine import one_thread
+    from autograder.core.submission import LocalTransport, Submission
+
+    seen = []
+
+    def threads_now():
+        seen.append(torch.get_num_threads())
+        return torch.zeros(1)
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with one_thread() as kernel_threads:
+            sub = Submission(LocalTransport({"threads_now": threads_now}, threads=kernel_threads))
+            sub.function("threads_now")()
+            with sub.full_size():
+                sub.function("threads_now")()
+            sub.function("threads_now")()
+        assert seen == [1, 2, 1]
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
