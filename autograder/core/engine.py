@@ -220,41 +220,54 @@ LANE_THREAD = "autograder-lane"  # the thread that grades the side lane's stages
 def _grade_on_two_lanes(worker, first: list[Stage], beside: list[Stage], grade, results: list[StageResult]) -> None:
     """``first`` on the worker's main lane and ``beside`` on a second one, at once (two cores:
     the grader waits on one stage's copy while it judges the other's answers); all on the main
-    lane when the worker has no second lane. A stage the copy of which was stopped (time,
-    memory, the scratch folder, a crash) while the other lane was still grading is graded again
-    alone, so that the two lanes never change a grade; so is every stage a lane could not grade."""
+    lane when the worker has no second lane. The main lane takes ``first`` from the front; the
+    second lane, once ``beside`` is done, takes what is left of ``first`` from the back, so that
+    neither waits while the other still has stages (each stage runs in a copy of the same
+    loaded state: which lane grades it changes nothing). A stage the copy of which was stopped
+    (time, memory, the scratch folder, a crash) while the other lane was still grading is graded
+    again alone, so that the two lanes never change a grade; so is every stage a lane could not grade."""
     lane = worker.open_lane(warm_up=True)
     if lane is None:
         for stage in first + beside:
             results.append(grade(stage, None))
         return
-    done: dict[int, tuple[StageResult, float]] = {}  # stage number -> result, when it ended
+    waiting = list(first)  # the main lane's stages not started yet
+    taking = threading.Lock()
+    # stage number -> (result, when it ended, whether the second lane graded it)
+    done: dict[int, tuple[StageResult, float, bool]] = {}
     lane_ended: list[float] = []
+
+    def take(front: bool) -> Stage | None:
+        with taking:
+            return (waiting.pop(0) if front else waiting.pop()) if waiting else None
 
     def grade_beside() -> None:
         try:
             _one_thread()  # OpenMP's thread count is each thread's own: this one starts at the default
             for stage in beside:
-                done[stage.number] = (grade(stage, lane, False), time.monotonic())
+                done[stage.number] = (grade(stage, lane, False), time.monotonic(), True)
+            while (stage := take(front=False)) is not None:
+                done[stage.number] = (grade(stage, lane, False), time.monotonic(), True)
         except Exception:  # noqa: BLE001 - whatever it did not grade is graded again alone below
             pass
         finally:
             lane_ended.append(time.monotonic())
             lane.close()
 
+    stage = take(front=True)  # the main lane's first stage is its own, whichever thread runs first
     thread = threading.Thread(target=grade_beside, name=LANE_THREAD, daemon=True)
     thread.start()
     try:
-        for stage in first:
-            done[stage.number] = (grade(stage, None, False), time.monotonic())
+        while stage is not None:
+            done[stage.number] = (grade(stage, None, False), time.monotonic(), False)
+            stage = take(front=True)
     finally:
         main_ended = time.monotonic()
         thread.join()
-    other_ended = {s.number: lane_ended[0] for s in first} | {s.number: main_ended for s in beside}
     for stage in first + beside:
-        result, ended = done.get(stage.number, (None, 0.0))
-        if result is None or (ended < other_ended[stage.number]
-                              and any(c.status is CheckStatus.STOPPED for c in result.checks)):
+        result, ended, on_second_lane = done.get(stage.number, (None, 0.0, False))
+        other_ended = main_ended if on_second_lane else lane_ended[0]
+        if result is None or (ended < other_ended and any(c.status is CheckStatus.STOPPED for c in result.checks)):
             result = grade(stage, None)
         results.append(result)
 

@@ -271,12 +271,13 @@ def _fence_stage_process() -> None:
     stack, each must allow) names its own. It dies with the loaded worker, and computes on the
     worker's thread count (:func:`pin_threads`)."""
     from autograder.sandbox.confinement import refilter_signals
-    from autograder.sandbox.oslayer import die_with_parent
+    from autograder.sandbox.oslayer import die_with_parent, keep_freed_memory
 
     os.setpgid(0, 0)
     die_with_parent()
     refilter_signals()
     pin_threads()
+    keep_freed_memory()
 
 
 def main() -> None:

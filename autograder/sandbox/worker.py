@@ -168,6 +168,9 @@ class Worker:
                 self._spawn()
             self._prestarted = False
             self.reader = wire.Reader(self.proc.stdout.fileno())
+            # while the worker still imports (it is ready later than this process, make bench-grader)
+            run_preloads(self.preload)
+            timings.mark("preloads_done")
             try:
                 ready = self.reader.read(time.monotonic() + 120)
             except wire.WireError as exc:
@@ -184,8 +187,6 @@ class Worker:
                 raise RuntimeError(refusal)
             if self._scratch_pristine:  # matplotlib's font list, written before any cell could run
                 fontcache.keep_from(self._workdir.name)
-            run_preloads(self.preload)
-            timings.mark("preloads_done")
             cells = [{"index": c.index, "name": c.name, "source": c.source}
                      for c in self.cells if c.index not in self.fatal]
             running = None

@@ -185,3 +185,28 @@ def test_a_side_lane_that_breaks_leaves_its_stages_to_the_main_lane():
     results = []
     engine._grade_on_two_lanes(_FakeWorker(lane), [ONE], [TWO], grade, results)
     assert graded[-1] == (2, "main") and [r.stage for r in results] == [ONE, TWO] and lane.closed
+
+
+def test_the_second_lane_takes_the_main_lanes_last_stages_once_its_own_are_done():
+    import time
+
+    three, four = Stage(3, "three", "Stage three", ("h",)), Stage(4, "four", "Stage four", ("k",))
+    graded = []
+
+    def grade(stage, on, warm_up=True):
+        where = "main" if on is None else "side"
+        graded.append((stage.number, where))
+        if where == "main" and stage is ONE:
+            time.sleep(0.3)  # the main lane's first stage is long
+        stopped = stage is four and where == "side"  # stopped while the main lane was still busy
+        return StageResult(stage, [CheckResult(CHAPTER.checks_for(ONE)[0], S if stopped else P)], 1.0)
+
+    results = []
+    engine._grade_on_two_lanes(_FakeWorker(_FakeLane()), [ONE, three, four], [TWO], grade, results)
+    # the side lane grades its own stage, then the main lane's last ones (four, then three) while
+    # the main lane grades ONE; four, stopped there while the main lane was busy, is graded again alone
+    assert sorted(graded[:4]) == [(1, "main"), (2, "side"), (3, "side"), (4, "side")]
+    assert graded.index((4, "side")) < graded.index((3, "side"))
+    assert graded[4:] == [(4, "main")]
+    assert [r.stage for r in results] == [ONE, three, four, TWO]
+    assert all(c.status is P for r in results for c in r.checks)
