@@ -355,16 +355,35 @@ def one_thread():
         torch.set_num_threads(before)
 
 
+@contextmanager
+def no_full_collection():
+    """No full garbage collection inside (the kernel's thresholds restored after): a test cell
+    grades in the student's kernel, where a full pass walks every object of torch, Jupyter and
+    the notebook (0.15 s with 200,000 of them, more in a real kernel), and a wrong stage's
+    hypothesis examples set one off in most cells. The young generations, where the grading's
+    own garbage lives, are collected as always; a full pass the kernel then owes comes later."""
+    import gc
+
+    before = gc.get_threshold()
+    if before[0]:  # a threshold of 0 turns collection off: left so
+        gc.set_threshold(before[0], before[1], 2**30)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def run_in_kernel(chapter: Chapter, stage: Stage, namespace: dict, device: str = "cpu",
                   examples_seed: int | None = None, only=None, *, seconds: float | None = None) -> StageResult:
     """The stage's checks on a kernel's objects (a notebook's test cell), within ``seconds``
     (StageClock; by default make test's limit, Limits.stage_seconds), on one thread as in the
-    sandboxed worker (the kernel's own count comes back afterwards)."""
+    sandboxed worker and without full garbage collections (the kernel's own settings come back
+    afterwards)."""
     from autograder.core.submission import LocalTransport, StageClock
     from autograder.sandbox.limits import Limits
 
     seconds = Limits().stage_seconds if seconds is None else seconds
-    with one_thread() as kernel_threads, StageClock(seconds) as clock:
+    with one_thread() as kernel_threads, no_full_collection(), StageClock(seconds) as clock:
         sub = Submission(LocalTransport(namespace, device, clock, threads=kernel_threads), stage.label,
                          chapter.error_hints.get(stage.id, ()))
         return run_stage(chapter, stage, sub, examples_seed=examples_seed, only=only)

@@ -462,6 +462,14 @@ def test_the_facts_are_what_the_code_says():
     assert by_name["catalogued mistakes"] == len(list((REPO / "tests" / "catalog" / "mistakes").glob("*.py")))
 
 
+def test_no_module_is_longer_than_the_architecture_says():
+    said = re.search(r"No module in `autograder/` is\s+over (\d+) lines", (REPO / "docs" / "maintainers.md").read_text(encoding="utf-8"))
+    assert said, "docs/maintainers.md no longer says how long a module may be"
+    lengths = {p.relative_to(REPO).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+               for p in (REPO / "autograder").rglob("*.py")}
+    assert {path: n for path, n in lengths.items() if n > int(said.group(1))} == {}
+
+
 def test_the_students_makefile_is_smaller_than_the_courses():
     assert {"test", "lab", "ci-grade", "clean"} <= student_targets()
     assert "bench" not in student_targets() and "bench" in course_targets()

@@ -82,3 +82,36 @@ def test_a_full_size_block_computes_on_the_kernels_threads_and_the_rest_on_one()
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_test_cell_makes_no_full_garbage_collection_and_gives_the_kernel_its_thresholds_back():
+    """A full pass walks the whole kernel (engine.no_full_collection): none while a test cell
+    grades; the young generations are still collected, and the kernel's thresholds come back."""
+    import gc
+
+    import torch
+
+    full_passes, seen = [], []
+
+    def note(phase, info):
+        if phase == "start" and info["generation"] == 2:
+            full_passes.append(info)
+
+    def softmax_naive(x):
+        seen.append(gc.get_threshold())
+        for _ in range(20_000):  # cycles enough for many young collections
+            a = []
+            a.append(a)
+        return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
+
+    before = gc.get_threshold()
+    gc.set_threshold(700, 1, 1)  # a full pass at almost every young one, outside the test cell
+    gc.callbacks.append(note)
+    try:
+        assert notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": softmax_naive}) == 10
+        assert seen and all(t[:2] == (700, 1) and t[2] >= 2**20 for t in seen)
+        assert full_passes == []
+        assert gc.get_threshold() == (700, 1, 1)
+    finally:
+        gc.callbacks.remove(note)
+        gc.set_threshold(*before)
