@@ -344,10 +344,11 @@ def _one_thread() -> int:
 
 @contextmanager
 def one_thread():
-    """PyTorch on one thread inside (``as`` gives the caller's count), the caller's count restored
-    after: the notebook's test cells grade on it as the sandboxed worker does (``Limits.threads``). Their tensors are a few
-    dozen numbers, where each operation on two threads costs the OpenMP pool's wake-up and
-    spin: on a busy 2-core machine a stage's diagnosis took 5 to 8 times longer."""
+    """PyTorch on one thread inside (``as`` gives the caller's count), the caller's count
+    restored after: the notebook's test cells grade on it as the sandboxed worker does
+    (``Limits.threads``). Their tensors are a few dozen numbers, where each operation on two
+    threads costs the OpenMP pool's wake-up and spin: on a busy 2-core machine a stage's
+    diagnosis took 5 to 8 times longer (a check's full-size block: Submission.full_size)."""
     before = _one_thread()
     try:
         yield before
