@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
@@ -363,8 +364,6 @@ def no_full_collection():
     the notebook (0.15 s with 200,000 of them, more in a real kernel), and a wrong stage's
     hypothesis examples set one off in most cells. The young generations, where the grading's
     own garbage lives, are collected as always; a full pass the kernel then owes comes later."""
-    import gc
-
     before = gc.get_threshold()
     if before[0]:  # a threshold of 0 turns collection off: left so
         gc.set_threshold(before[0], before[1], 2**30)

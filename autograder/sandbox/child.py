@@ -358,9 +358,7 @@ def main() -> None:
             gc.freeze()
             pid = os.fork()
             if pid == 0:
-                from autograder.sandbox.oslayer import die_with_parent
-
-                die_with_parent()
+                oslayer.die_with_parent()
                 os.close(proto_in)
                 os.close(proto_out)
                 reader, channel["out"] = wire.Reader(lane[0], deadlines=False), lane[1]

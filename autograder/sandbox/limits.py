@@ -6,13 +6,14 @@ import os
 from dataclasses import dataclass, field
 
 
-def bytes_from_env(name: str, default: int) -> int:
+def positive_int_from_env(name: str, default: int) -> int:
     """The positive integer in the environment variable ``name``; ``default`` when it is
-    unset, empty, zero or not a number."""
+    unset, empty, zero, negative or not a number."""
     try:
-        return int(os.environ.get(name, "")) or default
+        value = int(os.environ.get(name, ""))
     except ValueError:
         return default
+    return value if value > 0 else default
 
 
 @dataclass
@@ -25,7 +26,7 @@ class Limits:
     # where the grader may use two cores, one with AUTOGRADER_LANES=1 (or one core)
     lanes: int = field(default_factory=lambda: default_lanes())
     # All the files the submission writes (its scratch folder); each file has 1 GiB at most.
-    scratch_bytes: int = field(default_factory=lambda: bytes_from_env("AUTOGRADER_SCRATCH_LIMIT", 2 * 2**30))
+    scratch_bytes: int = field(default_factory=lambda: positive_int_from_env("AUTOGRADER_SCRATCH_LIMIT", 2 * 2**30))
     # The whole grading of one submission, loading included: below Gradescope's default
     # timeout (10 min) and the CI job's (20 min), so a grade is always written.
     total_seconds: float = 480.0
@@ -38,5 +39,5 @@ def default_lanes() -> int:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    wanted = bytes_from_env("AUTOGRADER_LANES", 2)
+    wanted = positive_int_from_env("AUTOGRADER_LANES", 2)
     return max(1, min(wanted, 2, cores))

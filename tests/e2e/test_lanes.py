@@ -6,6 +6,7 @@ Each lane's copies start from the same loaded state; a lane that breaks ends its
 from __future__ import annotations
 
 import os
+import platform
 import signal
 import time
 
@@ -118,8 +119,7 @@ def test_the_cells_and_each_lanes_stages_collect_garbage(worker):
     lane.close()
 
 
-@pytest.mark.skipif(not os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else True,
-                    reason="glibc's malloc only")
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's malloc only")
 def test_a_stage_copy_reuses_the_memory_its_tensors_freed(worker):
     # child._keep_freed_memory: a 64 MB block freed and made again is not mapped and zeroed afresh
     # (16,384 pages of 4 KiB each time without it: glibc maps a block that large on its own)

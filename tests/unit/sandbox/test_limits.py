@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autograder.sandbox.limits import Limits, bytes_from_env
+from autograder.sandbox.limits import Limits, positive_int_from_env
 
 SCRATCH = "AUTOGRADER_SCRATCH_LIMIT"
 
@@ -24,16 +24,18 @@ def test_the_scratch_limit_comes_from_the_environment_when_each_limits_is_made(m
 
 
 def test_an_unusable_scratch_limit_falls_back_to_the_default(monkeypatch):
-    for value in ("", "0", "lots", "1.5"):
+    for value in ("", "0", "-5", "lots", "1.5"):
         monkeypatch.setenv(SCRATCH, value)
         assert Limits().scratch_bytes == 2 * 2**30, value
 
 
-def test_bytes_from_env(monkeypatch):
+def test_positive_int_from_env(monkeypatch):
     monkeypatch.setenv("AUTOGRADER_TEST_BYTES", "4096")
-    assert bytes_from_env("AUTOGRADER_TEST_BYTES", 1) == 4096
+    assert positive_int_from_env("AUTOGRADER_TEST_BYTES", 1) == 4096
     monkeypatch.delenv("AUTOGRADER_TEST_BYTES")
-    assert bytes_from_env("AUTOGRADER_TEST_BYTES", 1) == 1
+    assert positive_int_from_env("AUTOGRADER_TEST_BYTES", 1) == 1
+    monkeypatch.setenv("AUTOGRADER_TEST_BYTES", "-4096")
+    assert positive_int_from_env("AUTOGRADER_TEST_BYTES", 1) == 1
 
 
 def test_two_lanes_where_there_are_two_cores_and_one_when_asked_or_alone(monkeypatch):
