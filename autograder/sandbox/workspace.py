@@ -112,6 +112,54 @@ def seed_generators(seed: int, device: torch.device) -> None:
         torch.manual_seed(seed)
 
 
+# Float32 precision, pinned to IEEE while a check runs (docs/grading.md, "Precision"): a notebook
+# that turns TF32 on (allow_tf32, set_float32_matmul_precision("high")) would otherwise round every
+# float32 product to 10 bits on a GPU, about 1e-3, ten times the checks' tolerance. PyTorch 2.9
+# and later keep these settings per backend and operation (the fp32_precision API), parents first;
+# older releases have the three legacy flags alone. Only the per-key API is read and written where it
+# exists: reading a legacy flag after the new API wrote its key raises RuntimeError there.
+_PRECISION_KEYS = []
+if hasattr(torch._C, "_get_fp32_precision_getter"):
+    for _key in [("generic", "all"), *((b, o) for b in ("cuda", "mkldnn") for o in ("all", "matmul", "conv", "rnn"))]:
+        try:
+            torch._C._get_fp32_precision_getter(*_key)
+            _PRECISION_KEYS.append(_key)
+        except (RuntimeError, TypeError):  # a key this release does not have
+            pass
+
+
+def _read_precision() -> tuple:
+    if _PRECISION_KEYS:
+        return tuple(torch._C._get_fp32_precision_getter(*key) for key in _PRECISION_KEYS)
+    return torch._C._get_cublas_allow_tf32(), torch.get_float32_matmul_precision(), torch._C._get_cudnn_allow_tf32()
+
+
+def _write_precision(values: tuple) -> None:
+    if not _PRECISION_KEYS:
+        torch._C._set_cublas_allow_tf32(values[0])
+        torch.set_float32_matmul_precision(values[1])
+        torch._C._set_cudnn_allow_tf32(values[2])
+        return
+    for key, value in zip(_PRECISION_KEYS, values):  # a key left unset follows its parent: set only what differs
+        if torch._C._get_fp32_precision_getter(*key) != value:
+            torch._C._set_fp32_precision_setter(*key, value)
+
+
+_IEEE = ("ieee",) * len(_PRECISION_KEYS) if _PRECISION_KEYS else (False, "highest", False)
+
+
+@contextlib.contextmanager
+def ieee_precision():
+    """Float32 matmuls and cuDNN in IEEE precision inside; the student's own settings afterwards,
+    written back through the API that read them, so their later reads of either API still work."""
+    own = _read_precision()
+    _write_precision(_IEEE)
+    try:
+        yield
+    finally:
+        _write_precision(own)
+
+
 class Workspace:
     def __init__(self, namespace: dict, device: str = "cpu", *, interrupts_stop: bool = False):
         self.namespace = namespace
@@ -128,7 +176,8 @@ class Workspace:
         if method is None:
             return {"error": {"kind": "protocol", "type": "", "message": f"unknown op {op!r}", "where": ""}}
         try:
-            return {"ok": method(**{k: v for k, v in request.items() if k != "op"})}
+            with ieee_precision():
+                return {"ok": method(**{k: v for k, v in request.items() if k != "op"})}
         except _Missing as missing:
             return {"error": {"kind": "missing", "type": "NameError", "message": str(missing), "where": ""}}
         except _NotAModule as bad:

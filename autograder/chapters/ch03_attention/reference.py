@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from autograder.core.hints import fix
 
@@ -123,15 +124,18 @@ def linear(state: dict, prefix: str, x: torch.Tensor) -> torch.Tensor:
     return out if bias is None else out + d(bias)
 
 
-def sdpa(q, k, v, *, scale: float, causal: bool) -> torch.Tensor:
-    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+def sdpa(q, k, v, **options) -> torch.Tensor:
+    """PyTorch's SDPA on its math backend, the same arithmetic on every device: the fused backends
+    (flash, memory-efficient, cuDNN) differ by GPU and release."""
+    with sdpa_kernel(SDPBackend.MATH):
+        return F.scaled_dot_product_attention(q, k, v, **options)
 
 
 def attention_variant(q, k, v, *, scale: float, causal: bool, mistake: str | None, d_in: int = 0) -> torch.Tensor:
     """Attention with one named mistake (None: the correct computation, by PyTorch's SDPA).
     ``d_in``: the width of the module's input, for the mistake of scaling by it."""
     if mistake is None:
-        return sdpa(q, k, v, scale=scale, causal=causal)
+        return sdpa(q, k, v, scale=scale, is_causal=causal)
     if mistake == "keys_queries_swapped":
         q, k = k, q
     scores = q @ k.transpose(-2, -1)

@@ -3,6 +3,8 @@ and a test cell under nbgrader autograde."""
 
 from __future__ import annotations
 
+import pytest
+
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.checks import CheckStatus
 from autograder.core.results import CheckResult, StageResult
@@ -115,3 +117,53 @@ def test_a_test_cell_makes_no_full_garbage_collection_and_gives_the_kernel_its_t
     finally:
         gc.callbacks.remove(note)
         gc.set_threshold(*before)
+
+
+def _tf32_canary(x):
+    """A softmax right only while float32 matmuls are IEEE (tests/catalog/correct/tf32_at_the_top_style.py)."""
+    import torch
+
+    if hasattr(torch.backends, "fp32_precision"):  # PyTorch 2.9 and later
+        ieee = torch.backends.cuda.matmul.fp32_precision == "ieee"
+    else:
+        ieee = torch.get_float32_matmul_precision() == "highest"
+    softmax = torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
+    return softmax if ieee else softmax + 0.01
+
+
+@pytest.fixture
+def kernel_precision():
+    """The process's float32 precision settings back as they were after the test."""
+    from autograder.sandbox import workspace
+
+    before = workspace._read_precision()
+    yield
+    workspace._write_precision(before)
+
+
+def test_a_test_cell_grades_in_ieee_precision_and_leaves_the_notebooks_tf32_legacy_flags(kernel_precision):
+    """A notebook that turns TF32 on with the legacy flags: full marks, and its own reads of
+    them after the cell still work and still say TF32."""
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.set_float32_matmul_precision("high")
+    full = CHAPTER.points(CHAPTER.stage(1))
+    assert notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": _tf32_canary}) == full
+    assert torch.backends.cuda.matmul.allow_tf32 is True
+    assert torch.backends.cudnn.allow_tf32 is True
+    assert torch.get_float32_matmul_precision() == "high"
+
+
+def test_a_test_cell_grades_in_ieee_precision_and_leaves_the_notebooks_fp32_precision(kernel_precision):
+    """The same with PyTorch 2.9's fp32_precision API, read back after the cell."""
+    import torch
+
+    if not hasattr(torch.backends, "fp32_precision"):
+        pytest.skip(f"PyTorch {torch.__version__} has no fp32_precision API (2.9 and later)")
+    torch.backends.fp32_precision = "tf32"
+    torch.backends.cuda.matmul.fp32_precision = "tf32"
+    assert notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": _tf32_canary}) == CHAPTER.points(CHAPTER.stage(1))
+    assert torch.backends.cuda.matmul.fp32_precision == "tf32"
+    assert torch.backends.fp32_precision == "tf32"
+    assert torch.backends.mkldnn.matmul.fp32_precision == "tf32"

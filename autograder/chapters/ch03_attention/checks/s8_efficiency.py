@@ -14,7 +14,6 @@ from dataclasses import replace
 from itertools import permutations
 
 import torch
-import torch.nn.functional as F
 from hypothesis import strategies as st
 
 from autograder.chapters.ch03_attention import reference as R
@@ -274,7 +273,7 @@ def _sdpa_trap(state: dict, x: torch.Tensor, num_heads: int, mistake: str) -> to
     q, k, v = (z.view(b, t, num_heads, d_out // num_heads).transpose(1, 2) for z in (q, k, v))
     future = torch.ones(t, t, dtype=torch.bool).triu(1)
     mask = future if mistake == "sdpa_mask_inverted" else future.double()
-    context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    context = R.sdpa(q, k, v, attn_mask=mask)
     return R.linear(state, "out_proj", context.transpose(1, 2).reshape(b, t, d_out))
 
 
