@@ -44,7 +44,7 @@ quote = '$(subst ','\'',$(1))'
 # The venv's bin as an absolute path that survives spaces (make's abspath splits on them).
 ABS_BIN = $(call quote,$(if $(filter /%,$(BIN)),$(BIN),$(CURDIR)/$(BIN)))
 
-.PHONY: help test check check-slow check-course check-fast check-torch lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader demo mutants
+.PHONY: help test check check-slow check-course check-fast check-torch check-gpu lint release venv lab clean ci-grade gradescope autograde feedback export bench bench-grader demo mutants
 
 help:
 	@echo "make test [STAGE=4] [V=1]  grade your notebook ($(NOTEBOOK)); V=1 lists every failed check"
@@ -54,6 +54,7 @@ help:
 	@echo "make check-course     what an instructor's edit can break (the CI of a course repository made from this one)"
 	@echo "make check-fast       the unit layer alone (tests/unit/<package>/test_<module>.py): no worker, no notebook, seconds"
 	@echo "make check-torch TORCH=2.15.0  grade under another PyTorch release, in build/torch-2.15.0/venv"
+	@echo "make check-gpu [DEVICE=cpu]  every catalogued case graded on the GPU and the CPU, as written and with TF32 on (DEVICE=cpu: the dry run)"
 	@echo "make demo [DEMO_DIR=build/demo] [JOBS=2]  try it: a simulated class through nbgrader and the repositories' regrade"
 	@echo "make release          regenerate assignments/ from solutions/ with nbgrader"
 	@echo "make autograde [JOBS=n] [STUDENT=id] [V=1]  nbgrader autograde grading/submitted/*/$(ASSIGNMENT), n at a time"
@@ -166,6 +167,13 @@ TORCH ?=
 check-torch:
 	@test -n "$(TORCH)" || { echo "usage: make check-torch TORCH=2.15.0 [FRESH=1]"; exit 2; }
 	@$(PYTHON) tests/check_torch.py $(call quote,$(TORCH)) --index-url $(call quote,$(TORCH_INDEX_URL)) $(if $(FRESH),--fresh)
+
+# The GPU against the CPU (tests/check_gpu.py; docs/maintainers-torch.md, "GPU"): the table goes to
+# build/check-gpu/. Where python3 already has a CUDA torch and no network reaches pip (the borrowed
+# GPU machine), GPU_PYTHON=python3 runs it with that Python instead of building .venv.
+GPU_PYTHON ?=
+check-gpu: $(if $(GPU_PYTHON),,$(STAMP))
+	@$(or $(GPU_PYTHON),$(BIN)/python) tests/check_gpu.py $(if $(filter cpu,$(DEVICE)),--cpu-only)
 
 # Benchmarks print Markdown tables (docs/maintainers.md: Benchmarks). They time the solutions
 # notebook unless NOTEBOOK=... is given on the command line; bench-grader's must earn full marks.

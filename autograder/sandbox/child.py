@@ -310,6 +310,10 @@ def main() -> None:
     def send(obj) -> None:
         send_raw(_frame(obj, wire))
 
+    def stages_fork() -> bool:
+        # A copy forked from a process that started CUDA cannot use CUDA: then stages run in place.
+        return oslayer.stages_fork() and not torch.cuda.is_initialized()
+
     devices: tuple[str, ...] = ()
     if os.environ.get("AUTOGRADER_DEVICE") == "cuda":
         # The driver opens device files and caches before the fences go up, not in student code.
@@ -352,7 +356,7 @@ def main() -> None:
         elif op == "open_lane":
             # A second loaded copy, made before any stage's, forks the stages sent through the
             # lane's pipes while this process forks the others: two stages at once, alike.
-            if lane is None or stage_copy or lane_loader or not oslayer.stages_fork():
+            if lane is None or stage_copy or lane_loader or not stages_fork():
                 send({"event": "no_lane"})
                 continue
             gc.freeze()
@@ -375,7 +379,7 @@ def main() -> None:
         elif op == "fork_stage":
             # Each stage runs in a copy of the loaded worker: a stage that exits, crashes or
             # runs out of time ends its copy only, and no cell ever runs twice.
-            if not oslayer.stages_fork():
+            if not stages_fork():
                 # The portable fallback (oslayer): this process answers the stage itself, and
                 # reseeds for it as a copy would; a stage that ends it costs that stage only.
                 if not warmed_up:
@@ -407,7 +411,7 @@ def main() -> None:
         elif op == "end_stage":
             if stage_copy:
                 os._exit(0)
-            if not oslayer.stages_fork():
+            if not stages_fork():
                 send_raw(wire.STAGE_OVER)
         else:
             answer = workspace.dispatch(request)
