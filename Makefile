@@ -218,8 +218,7 @@ NBGRADER := PATH=$(ABS_BIN):"$$PATH" $(BIN)/nbgrader
 # grader's course file (and the notebook's points table) first, then released.
 release: $(STAMP)
 	@mkdir -p grading
-	@$(BIN)/python -m autograder.frontends.course --chapter $(CHAPTER)
-	$(NBGRADER) generate_assignment $(ASSIGNMENT) --force --log-level=WARN
+	@PATH=$(ABS_BIN):"$$PATH" $(BIN)/python -m autograder.frontends.course --chapter $(CHAPTER) --nbgrader
 
 # Instructors: submissions go in nbgrader's layout, grading/submitted/<student>/$(ASSIGNMENT)/$(ASSIGNMENT).ipynb.
 # The gradebook learns the assignment and its hidden tests from the source notebook.

@@ -458,3 +458,33 @@ def test_kernel_attacks_earn_nothing_and_change_nothing(course):
     assert not (Path(sysconfig.get_paths()["purelib"]) / PLANTED).exists()
     feedback = (root / "grading" / "feedback" / "attacker" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert "confinement: landlock" in feedback
+
+
+def test_dropping_the_bonus_after_autograding_is_refused_before_anything_changes(course, tmp_path):
+    """nbgrader cannot add or remove cells of a notebook with submissions: its generate_assignment
+    failed halfway and deleted the release folder, after the course file and tables were rewritten.
+    make release now asks the gradebook first and refuses, saying what to do; every file stays."""
+    bonus = next((s for s in STAGES if s.bonus), None)
+    if bonus is None:
+        pytest.skip("this course has no bonus stage to drop")
+    root = tmp_path / "course"
+    shutil.copytree(course[0], root, symlinks=True)
+    source = root / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    nb = json.loads(source.read_text())
+    text = ["".join(c["source"]) for c in nb["cells"]]
+    start = next(i for i, t in enumerate(text) if t.startswith(f"## {bonus.label}"))
+    end = next(i for i, c in enumerate(nb["cells"]) if c["metadata"].get("nbgrader", {}).get("grade_id") == bonus.grade_id)
+    del nb["cells"][start:end + 1]  # the bonus section, as docs/instructors/customize.md says
+    source.write_text(json.dumps(nb, indent=1))
+    course_file = CHAPTER.course_path.read_bytes()
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+    link_venv(root)
+    proc = subprocess.run(["make", "--no-print-directory", "release", f"STAMP={root / '.stamp'}"], cwd=root,
+                          capture_output=True, text=True, timeout=300,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("MAKE")})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "nothing changed" in proc.stderr and "submission" in proc.stderr and "make export" in proc.stderr
+    assert bonus.grade_id in proc.stderr and "Traceback" not in proc.stderr
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before, "a file changed or went"
+    assert CHAPTER.course_path.read_bytes() == course_file
