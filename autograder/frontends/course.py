@@ -74,8 +74,22 @@ def points_table(text: str, chapter: Chapter, course: Course) -> str:
     return "\n".join(out)
 
 
+# Sentences that quote the course's total or bonus ("a total out of 100", "outside the 100 points",
+# "(+x/10 bonus)"), anywhere in the notebook, the README and the docs: their numbers follow the course.
+_TOTAL = re.compile(r"\b(out of|outside the|beside the) \d+(?:\.\d+)?\b")
+_BONUS = re.compile(r"\+x/\d+(?:\.\d+)? bonus")
+
+
+def course_numbers(text: str, course: Course) -> str:
+    total = format_points(sum(p.points for p in course.stages.values() if not p.bonus))
+    bonus = sum(p.points for p in course.stages.values() if p.bonus)
+    text = _TOTAL.sub(lambda match: f"{match.group(1)} {total}", text)
+    return _BONUS.sub(f"+x/{format_points(bonus)} bonus", text) if bonus else text
+
+
 def release(chapter: Chapter, root: Path) -> list[str]:
-    """Read the source notebook, write the course file and the notebook's points table; what changed."""
+    """Read the source notebook, write the course file, the notebook's points table and the numbers
+    its sentences quote (:func:`course_numbers`), and the README's and docs'; what changed."""
     source = chapter.source_notebook(root)
     course = course_file.from_notebook(source, chapter.declared_stages,
                                        source.relative_to(root).as_posix() if source.is_relative_to(root) else str(source))
@@ -84,23 +98,23 @@ def release(chapter: Chapter, root: Path) -> list[str]:
         changed.append(chapter.course_path.name)
     notebook = json.loads(source.read_text(encoding="utf-8"))
     ids = {s.number: s.id for s in chapter.declared_stages}
-    edited = False
+    edited, table_seen = False, False
     for cell in notebook["cells"]:
         text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        if cell.get("cell_type") != "markdown" or not any(_row(line, ids) for line in text.split("\n")):
-            continue
-        new = points_table(text, chapter, course)
+        new = course_numbers(text, course)
+        if not table_seen and cell.get("cell_type") == "markdown" and any(_row(line, ids) for line in text.split("\n")):
+            # the first table of stages is the points table; later tables are the chapter's own
+            new, table_seen = points_table(new, chapter, course), True
         if new != text:
             cell["source"] = new.splitlines(keepends=True)
             edited = True
-        break  # the first table of stages is the points table; later tables are the chapter's own
     if edited:
         source.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         changed.append(source.name)
     # the course repository's README and docs (students.md goes to the students) show the same table
     for page in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
         text = page.read_text(encoding="utf-8") if page.is_file() else ""
-        new = points_table(text, chapter, course)
+        new = points_table(course_numbers(text, course), chapter, course)
         if new != text:
             page.write_text(new, encoding="utf-8")
             changed.append(page.relative_to(root).as_posix())

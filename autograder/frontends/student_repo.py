@@ -206,14 +206,33 @@ HAND_IN = {
 }
 
 
+def with_hand_in(notebook: bytes, notebook_path: str, grade_on: str) -> bytes:
+    """The release notebook with its "How to hand in" paragraph saying how this repository is
+    graded (:data:`HAND_IN`), instead of the release's list of every route."""
+    paragraph = (f"**How to hand in**: {HAND_IN[grade_on].format(notebook=notebook_path)} From Colab: *File > Save a "
+                 f"copy in GitHub* into this repository at `{notebook_path}`, then hand it in as above.")
+    data = json.loads(notebook)
+    for cell in data["cells"]:
+        text = "".join(cell["source"])
+        start = text.find("**How to hand in**")
+        if cell["cell_type"] == "markdown" and start >= 0:
+            end = text.find("\n\n", start)
+            cell["source"] = (text[:start] + paragraph + (text[end:] if end >= 0 else "\n")).splitlines(keepends=True)
+            return (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode()
+    return notebook  # an instructor's notebook without the paragraph: nothing to say there
+
+
 def student_readme(chapter, torch_version: str, url: str | None = None, grade_on: str = "push") -> str:
     rows = []
     for stage in chapter.stages:
         points = f"{chapter.points(stage):g}" + (" bonus" if stage.bonus else "")
         names = ", ".join(f"`{n}`" for n in stage.names)
         rows.append(f"| {stage.number} | `{stage.id}` | {stage.title} | {names} | {points} |")
+    bonus = next((s for s in chapter.stages if s.bonus), None)
     template = (TEMPLATES / "student_README.md").read_text(encoding="utf-8")
     return template.format(title=chapter.title, notebook=chapter.release_notebook(Path()).as_posix(),
+                           bonus_rule=f" Stage {bonus.number} is about `scaled_dot_product_attention`." if bonus else "",
+                           bonus_total="; the bonus is shown beside it (`+x/y bonus`) and never lowers it" if bonus else "",
                            n_stages=len(chapter.graded_stages), stage_rows="\n".join(rows),
                            max_score=f"{chapter.max_score:g}", torch=torch_version,
                            colab=colab_link(url, chapter.release_notebook(Path()).as_posix()),
@@ -256,6 +275,7 @@ def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None,
                                                      grade_on).encode()
     if grader_url or url:
         files[notebook] = with_install_source(files[notebook], grader_url or url)
+    files[notebook] = with_hand_in(files[notebook], notebook, grade_on)
     files["Makefile"] = student_makefile((root / "Makefile").read_text(encoding="utf-8")).encode()
     files["README.md"] = student_readme(chapter, torch_pin(root / "constraints.txt"), url, grade_on).encode()
     return files

@@ -62,7 +62,9 @@ def test_contents(tree):
     names = {p.relative_to(tree).as_posix() for p in files_of(tree)}
     assert {NOTEBOOK, "Makefile", "README.md", ".gitignore", "pyproject.toml", fingerprint.WORKFLOW,
             fingerprint.RELEASE_FILE, "autograder/__main__.py"} <= names
-    assert (tree / NOTEBOOK).read_bytes() == RELEASE.read_bytes()
+    # the release's notebook, its hand-in paragraph saying how this repository is graded
+    assert (tree / NOTEBOOK).read_bytes() == student_repo.with_hand_in(RELEASE.read_bytes(), NOTEBOOK, "push")
+    assert b"**How to hand in**: commit and push" in (tree / NOTEBOOK).read_bytes()
     beside = Path(NOTEBOOK).parent / "Makefile"  # make test from the notebook's folder (released beside it)
     assert beside.as_posix() in names
     dry = subprocess.run(["make", "-n", "test"], cwd=tree / beside.parent, capture_output=True, text=True)

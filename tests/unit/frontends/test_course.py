@@ -30,3 +30,43 @@ def test_points_change_drop_and_add_rows_keeping_the_rest_of_the_text():
 
 def test_a_text_without_a_table_of_stages_is_left_alone():
     assert points_table("no table here\n| a | b |", CHAPTER, CHAPTER.course) == "no table here\n| a | b |"
+
+
+def test_a_course_without_the_bonus_and_other_points_reaches_every_sentence_a_student_reads(tmp_path):
+    """Stage 1 at 5 points and the bonus section deleted, then make release's course step: the
+    notebook's sentences quote the new total and nothing of a bonus; a students' repository
+    graded by Classroom 50 (GRADE_ON=none) or by its own workflow says nothing of GitHub
+    Classroom, which closed, nor of a bonus, in the notebook or the README."""
+    import dataclasses
+    import json
+
+    from support import SOLUTION
+
+    from autograder.frontends.course import release
+    from autograder.frontends.student_repo import HAND_IN, student_readme, with_hand_in
+
+    bonus = next(s for s in CHAPTER.declared_stages if s.bonus)
+    first = CHAPTER.declared_stages[0]
+    notebook = json.loads(SOLUTION.read_text())
+    cells = notebook["cells"]
+    start = next(i for i, c in enumerate(cells) if "".join(c["source"]).startswith(f"## {bonus.label}"))
+    end = next(i for i, c in enumerate(cells) if c["metadata"].get("nbgrader", {}).get("grade_id") == bonus.grade_id)
+    del cells[start:end + 1]
+    next(c for c in cells if c["metadata"].get("nbgrader", {}).get("grade_id") == first.grade_id)["metadata"]["nbgrader"]["points"] = 5
+    source = tmp_path / "solutions" / CHAPTER.id / f"{CHAPTER.id}.ipynb"
+    source.parent.mkdir(parents=True)
+    source.write_text(json.dumps(notebook))
+    chapter = dataclasses.replace(CHAPTER, course_path=tmp_path / "course.json", course_override=None)
+    release(chapter, tmp_path)
+
+    course = dataclasses.replace(chapter)  # a fresh read of the course file release wrote
+    total = f"{course.max_score:g}"
+    assert total == f"{CHAPTER.max_score - CHAPTER.points(first) + 5:g}"
+    text = "\n".join("".join(c["source"]) for c in json.loads(source.read_text())["cells"])
+    assert f"out of {total}" in text and f"out of {CHAPTER.max_score:g}" not in text
+    for grade_on in HAND_IN:
+        student = with_hand_in(source.read_bytes(), f"assignments/{CHAPTER.id}/{CHAPTER.id}.ipynb", grade_on).decode()
+        readme = student_readme(course, "2.13.0", grade_on=grade_on)
+        for words in ("GitHub Classroom", "bonus", "Bonus"):
+            assert words not in student and words not in readme, (grade_on, words)
+    assert "Classroom 50" in with_hand_in(source.read_bytes(), "nb.ipynb", "none").decode()
