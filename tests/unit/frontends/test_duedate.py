@@ -28,3 +28,17 @@ def test_an_abbreviation_is_refused_and_nothing_is_stored(gradebook_url):
         set_duedate(db, "ch03", "2026-11-20 23:59 PST")
     with Gradebook(db) as gb:
         assert gb.find_assignment("ch03").duedate == datetime(2026, 11, 20, 12, 0)
+
+
+def test_the_late_rule_quoted_in_the_docs_follows_nbgrader_config(tmp_path):
+    """An instructor who changes LatePenalty in nbgrader_config.py reads their rule in the docs
+    after make duedate, and in what it prints."""
+    from autograder.frontends.duedate import late_rule, quote_late_rule
+
+    page = tmp_path / "docs" / "instructors" / "nbgrader.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("The rule: `per_day` (0.1) of the score, at most `cap` (0.5) of it. `per_day` alone stays.\n")
+    assert quote_late_rule(tmp_path, 0.05, 0.3) == ["docs/instructors/nbgrader.md"]
+    assert page.read_text() == "The rule: `per_day` (0.05) of the score, at most `cap` (0.3) of it. `per_day` alone stays.\n"
+    assert quote_late_rule(tmp_path, 0.05, 0.3) == []
+    assert "5% of the score" in late_rule(0.05, 0.3) and "at most 30%" in late_rule(0.05, 0.3)
