@@ -54,6 +54,9 @@ def points_in_cells(notebook: dict, stages: tuple[Stage, ...]) -> dict[int, Stag
         if not isinstance(points, (int, float)) or isinstance(points, bool) or points < 0:
             raise CourseError(f"{stage.label}: its test cell ({stage.grade_id}) has no points "
                               f"(nbgrader metadata 'points', a number, got {points!r})")
+        if points != int(points):  # every route records whole points (Classroom 50 must)
+            raise CourseError(f"{stage.label}: its test cell ({stage.grade_id}) has {points} points: "
+                              "give each stage a whole number of points")
         graded = bool(meta.get("grade"))
         if graded == stage.bonus:
             raise CourseError(f"{stage.label}: its test cell ({stage.grade_id}) must be "

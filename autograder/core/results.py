@@ -3,6 +3,7 @@ totals every front end shows (:class:`GradeReport`). Built by :mod:`autograder.c
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from autograder.core.chapter import Chapter, Stage
@@ -59,7 +60,13 @@ class StageResult:
 
     @property
     def score(self) -> float:
-        return sum(c.score for c in self.checks)
+        """Whole points, by one rule on every route (Classroom 50 records whole numbers): the
+        stage's points when every check passed, else its checks' points rounded down and short
+        of full (docs/grading.md, "Stages and points")."""
+        if not self.failures:
+            return self.max_score
+        earned = sum(c.score for c in self.checks)
+        return float(max(0, min(math.floor(earned + 1e-9), math.ceil(self.max_score) - 1)))
 
     @property
     def max_score(self) -> float:

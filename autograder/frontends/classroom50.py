@@ -40,7 +40,6 @@ import argparse
 import hashlib
 import io
 import json
-import math
 import os
 import shutil
 import sys
@@ -145,13 +144,9 @@ class BundleError(Exception):
 # --- result.json -------------------------------------------------------------------------------
 
 def whole_points(result: StageResult) -> tuple[int, int]:
-    """A stage's (score, max-score) as whole numbers, as Classroom 50 requires: the maximum
-    rounded to the nearest point; a stage that passed every check gets its maximum, any other
-    its points rounded down and never the maximum (a wrong stage is never rounded up to full)."""
-    maximum = int(round(result.max_score))
-    if result.status is CheckStatus.PASSED:
-        return maximum, maximum
-    return max(0, min(math.floor(result.score + 1e-9), maximum - 1)), maximum
+    """A stage's (score, max-score) as the integers Classroom 50 requires: a stage's score is whole
+    points on every route already (StageResult.score), and the course's stage points are whole."""
+    return int(round(result.score)), int(round(result.max_score))
 
 
 def test_name(result: StageResult) -> str:
@@ -209,9 +204,6 @@ def release_body(report: GradeReport, result: dict, note: str = "") -> str:
     if note:
         lines += [f"Note: {_cell(note)}", ""]
     recorded = f"Classroom 50 records {result['score']}/{result['max-score']} points"
-    if any(whole_points(r)[0] != r.score for r in report.stages):
-        recorded += (": each stage's points as a whole number, rounded down (a stage with a failed check never "
-                     "rounds up to full points)")
     if any(r.stage.bonus for r in report.stages):
         recorded += "; the bonus stage is listed as a test, outside the score"
     return "\n".join(lines + [recorded + "."]) + "\n"

@@ -32,7 +32,8 @@ def total_line(report: GradeReport) -> str:
     """"Total: 75/100 (+7/10 bonus)"; with only bonus stages graded (make test STAGE=8) there is
     no total out of 100 to speak of, so the line names the bonus points alone."""
     if report.stages and all(r.stage.bonus for r in report.stages):
-        return f"Bonus: {format_points(report.bonus_score)}/{format_points(report.bonus_max_score)} (outside the 100)"
+        return (f"Bonus: {format_points(report.bonus_score)}/{format_points(report.bonus_max_score)} "
+                f"(outside the {format_points(report.chapter.max_score)})")
     return f"Total: {format_points(report.score)}/{format_points(report.max_score)}{bonus_total(report)}"
 
 

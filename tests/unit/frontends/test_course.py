@@ -70,3 +70,35 @@ def test_a_course_without_the_bonus_and_other_points_reaches_every_sentence_a_st
         for words in ("GitHub Classroom", "bonus", "Bonus"):
             assert words not in student and words not in readme, (grade_on, words)
     assert "Classroom 50" in with_hand_in(source.read_bytes(), "nb.ipynb", "none").decode()
+
+
+def test_a_stage_of_five_points_scores_the_same_whole_points_on_every_route():
+    """Stage 1 at 5 points: its checks share them by weight, in fractions. With its first check
+    failed, every route (make test's total, results.json for CI, Gradescope and the regrade,
+    Classroom 50's result.json, the nbgrader test cell's value) reports the same whole points:
+    the earned points rounded down."""
+    import dataclasses
+    import math
+
+    from autograder.core.checks import CheckStatus
+    from autograder.core.results import CheckResult, GradeReport, StageResult
+    from autograder.frontends import notebook
+    from autograder.frontends.classroom50 import classroom_result, identity
+    from autograder.frontends.reports.results_json import gradescope_json
+    from autograder.frontends.reports.text import total_line
+
+    first = CHAPTER.stages[0]
+    chapter = dataclasses.replace(CHAPTER, course_override=Course({**CHAPTER.course.stages, first.number: StagePoints(5.0, False)}, "s"))
+    checks = chapter.checks_for(chapter.stage(first.number))
+    earned = sum(c.points for c in checks[1:])
+    assert earned != int(earned), "the weights give this stage fractional points"
+    result = StageResult(chapter.stage(first.number), [CheckResult(checks[0], CheckStatus.FAILED, "wrong", "hint"),
+                                                       *(CheckResult(c, CheckStatus.PASSED) for c in checks[1:])])
+    report = GradeReport(chapter, submission="nb.ipynb")
+    report.stages = [result]
+    whole = math.floor(earned)
+    assert result.score == whole
+    assert gradescope_json(report)["score"] == whole
+    assert classroom_result(report, identity(chapter.id, {}))["score"] == whole
+    assert total_line(report).startswith(f"Total: {whole}/5")
+    assert float(notebook.cell_value(result.score)) == whole
