@@ -62,7 +62,7 @@ help:
 	@echo "make students ROSTER=class.csv  import the class list (id,first_name,last_name,email)"
 	@echo "make formgrader       JupyterLab with nbgrader's formgrader (manual grading, overrides), localhost"
 	@echo "make feedback         nbgrader feedback (HTML, hidden tests removed) in grading/feedback/"
-	@echo "make export           grades to grading/grades.csv: a column per stage and the total"
+	@echo "make export [LMS_ROSTER=canvas-export.csv|class.csv] [BONUS=separate|inside|capped]  grades to grading/grades.csv (a column per stage, the total), and the LMS's import file"
 	@echo "make ci-grade         grade for CI: the table, a Grade annotation, $(CI_REPORTS)/results.json and junit.xml"
 	@echo "make gradescope [HIDDEN_EXAMPLES=1]  build the Gradescope autograder zip (build/gradescope/)"
 	@echo "make classroom50 DEST=dir  Classroom 50's per-assignment autograder folder (autograder.py and the grader)"
@@ -236,9 +236,15 @@ autograde: $(GRADEBOOK)
 feedback: $(GRADEBOOK)
 	$(NBGRADER) generate_feedback $(ASSIGNMENT) --force --log-level=WARN
 
+# make export LMS_ROSTER=file: also the file an LMS imports, matched through that roster (a Canvas
+# gradebook export, or a CSV with email, username or idnumber such as make students' class.csv).
+# BONUS: where the bonus goes, separate (its own column, the default), inside or capped (at 100).
+# docs/instructors/nbgrader.md, "The exported CSV".
+LMS_ROSTER ?=
+BONUS ?=
 export: $(GRADEBOOK)
-	$(NBGRADER) export --to grading/grades.csv --log-level=WARN
-	@echo "grading/grades.csv"
+	@$(NBGRADER) export --to grading/grades.csv --log-level=WARN $(if $(LMS_ROSTER),--StageCsvExport.roster=$(call quote,$(LMS_ROSTER))) \
+		$(if $(BONUS),--StageCsvExport.bonus=$(call quote,$(BONUS)))
 
 # The server's root is the repository (a terminal opened in JupyterLab runs make test there);
 # --allow-root where make runs as root (Docker, cloud IDEs), where Jupyter refuses otherwise.

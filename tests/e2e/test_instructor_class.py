@@ -144,8 +144,34 @@ def test_bonus_is_extra_credit_beside_the_100(instructor_class):
     bonus = grades["bonus"]
     assert _total(bonus) == 100 and bonus["max_score"] == "100"
     assert float(bonus["extra_credit"]) == BONUS_MAX > 0
-    assert float(bonus["raw_score"]) == float(bonus["score"]) == 100 + BONUS_MAX
+    assert float(bonus["raw_score"]) == 100 + BONUS_MAX and bonus["score"] == "100"  # the bonus beside it, as make test says
     assert grades["ontime"]["extra_credit"] == "0"
+
+
+def test_the_lms_files_have_a_row_for_every_roster_student(instructor_class):
+    course, _, grades, _ = instructor_class
+    # the class list make students imported, as Moodle's roster: matched on its id column
+    _make(course, "export", "LMS_ROSTER=roster.csv")
+    with open(course / "grading" / "moodle-grades.csv", newline="") as handle:
+        moodle = list(csv.reader(handle))
+    assert moodle == [["email", ASSIGNMENT, f"{ASSIGNMENT} bonus", f"{ASSIGNMENT} feedback"],
+                      ["ada@example.org", "100", "0", ""], ["alan@example.org", "80", "0", "late by 36.0 h"]]
+    # Canvas's gradebook export (its Points Possible row too), one student who never handed anything in
+    (course / "canvas.csv").write_text(f"Student,ID,SIS User ID,SIS Login ID,Section,{ASSIGNMENT} (77),Final Score\n"
+                                       "    Points Possible,,,,,100,(read only)\n" + "".join(
+                                           f'"{name}",{n},S{n},{login},A,,\n' for n, (name, login) in enumerate(
+                                               [("Lovelace, Ada", "ontime"), ("Bonus, Bea", "bonus"), ("Absent, Abe", "absent"),
+                                                ("Two, Tia", "two")])))
+    _make(course, "export", "LMS_ROSTER=canvas.csv")
+    with open(course / "grading" / "canvas-grades.csv", newline="") as handle:
+        canvas = list(csv.reader(handle))
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", f"{ASSIGNMENT} (77)", f"{ASSIGNMENT} bonus"]
+    assert [[row[0], *row[5:]] for row in canvas[1:]] == [["Lovelace, Ada", "100", "0"], ["Bonus, Bea", "100", f"{BONUS_MAX:g}"],
+                                                 ["Absent, Abe", "0", "0"], ["Two, Tia", "", ""]]
+    with open(course / "grading" / "lms-missing.csv", newline="") as handle:
+        missing = {row["roster_student"] or row["student_id"]: row["reason"] for row in csv.DictReader(handle)}
+    assert missing["Absent, Abe"] == "no submission" and missing["Two, Tia"] == grades["two"]["warnings"]
+    assert missing["late"] == "not in the roster: grade not exported"
 
 
 def test_renamed_notebooks_are_graded_with_a_warning(instructor_class):
@@ -221,19 +247,19 @@ def test_the_late_penalty_is_a_share_of_the_score_not_of_the_bonus(instructor_cl
     assert float(row["extra_credit"]) == BONUS_MAX > 0
     # 36 hours late: 20% of the 100 points, the bonus kept whole (nbgrader's own rule took 22)
     assert (float(row["raw_score"]), float(row["late_submission_penalty"])) == (100 + BONUS_MAX, 20)
-    assert float(row["score"]) == 80 + BONUS_MAX
+    assert row["score"] == "80"
 
 
 def test_a_pasted_graded_cell_is_graded_with_a_note(instructor_class):
     _, _, grades, _ = instructor_class
     row = grades["pasted"]
-    assert _total(row) == 100 and float(row["score"]) == 100 + BONUS_MAX, row
+    assert _total(row) == 100 and row["score"] == "100" and float(row["extra_credit"]) == BONUS_MAX, row
     assert "is a copy of cell" in row["warnings"] and PASTED in row["warnings"], row["warnings"]
 
 
 def test_a_failed_regrade_never_leaves_the_earlier_grade_standing(instructor_class):
     course, _, grades, _ = instructor_class
-    assert float(grades["regraded"]["score"]) == 100 + BONUS_MAX
+    assert grades["regraded"]["score"] == "100" and float(grades["regraded"]["extra_credit"]) == BONUS_MAX
     handed_in = course / "grading" / "submitted" / "regraded" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     # a blank notebook with a pasted (stub) answer cell: graded, 0
     _write(handed_in, _pasted(json.loads(RELEASE.read_text())))

@@ -325,13 +325,14 @@ def test_export_has_each_students_stage_scores_and_total(course):
     }
     for student, stages in expected.items():
         assert _stage_scores(grades[student]) == stages, student
-        # stage 8's bonus is extra credit on top of the stages (the solutions earn all of it)
-        assert float(grades[student]["score"]) == sum(stages.values()) + float(grades[student]["extra_credit"]), student
+        # stage 8's bonus is extra credit beside the stages' score (the solutions earn all of it)
+        assert float(grades[student]["score"]) == sum(stages.values()), student
+        assert float(grades[student]["raw_score"]) == sum(stages.values()) + float(grades[student]["extra_credit"]), student
     assert float(grades["perfect"]["extra_credit"]) == CHAPTER.points(STAGES[-1]) and grades["blank"]["extra_credit"] == "0"
     wrong = _stage_scores(grades["mistake3"])
     assert 0 < wrong["test_stage3_self_attention"] < 15
     assert wrong == {**FULL, "test_stage3_self_attention": wrong["test_stage3_self_attention"]}
-    assert float(grades["mistake3"]["score"]) == sum(wrong.values()) + float(grades["mistake3"]["extra_credit"])
+    assert float(grades["mistake3"]["score"]) == sum(wrong.values())
     assert all(row["max_score"] == "100" for row in grades.values())
 
 

@@ -167,10 +167,10 @@ def test_a_checkout_under_an_odd_path_runs_every_make_target(tmp_path):
     assert exported.returncode == 0, exported.stdout + exported.stderr
     with open(odd / "grading" / "grades.csv", newline="") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
-    # the solution earns the 100 points and stage 8's bonus as nbgrader's extra credit on top
+    # the solution earns the 100 points and stage 8's bonus as nbgrader's extra credit beside them
     bonus = sum(CHAPTER.points(s) for s in CHAPTER.stages if s.bonus)
     assert float(rows["ada"]["extra_credit"]) == bonus > 0, rows
-    assert float(rows["ada"]["score"]) == CHAPTER.max_score + bonus and float(rows["bob"]["score"]) == 0, rows
+    assert float(rows["ada"]["score"]) == CHAPTER.max_score and float(rows["bob"]["score"]) == 0, rows
 
 
 # --- paths with spaces, parentheses, quotes, non-ASCII ---------------------------------------

@@ -170,6 +170,8 @@ def test_the_nbgrader_checklist_runs_as_written(tmp_path):
     with open(course / "grading" / "grades.csv", newline="") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
     assert float(rows["doejane"]["raw_score"]) == 110 and rows["doejane"]["first_name"] == "Jane"  # roster, LMS, grades
+    with open(course / "grading" / "moodle-grades.csv", newline="") as handle:  # make export LMS_ROSTER=class.csv
+        assert list(csv.reader(handle))[1:] == [["jane@example.org", "100", "10", rows["doejane"]["warnings"]]]
     assert (course / "grading" / "feedback" / "doejane" / "ch03_attention" / "ch03_attention.html").is_file()
     assert len(skipped) == 3  # clone, make demo, make formgrader
     _check_step(ran)

@@ -14,7 +14,8 @@ module as nbgrader's own are (nbgrader_config.py names each class by its import 
   without its false alarm on untouched test cells.
 - :mod:`.late`: :class:`~.late.LatePenalty`, a share of the score per day late, capped.
 - :mod:`.export`: :class:`~.export.StageCsvExport` (``nbgrader export``): a row per student, a
-  column per stage, the total, the late penalty, the extra credit and what went wrong.
+  column per stage, the total, the late penalty, the extra credit and what went wrong;
+  :mod:`.lms`: with a roster, the Canvas or Moodle import file beside it.
 - :mod:`.feedback`: :class:`~.feedback.ReadableFeedback` (``make feedback``).
 - :mod:`.stages`: what they share: the chapter of an assignment, each stage's test cell, a
   stage's CSV column, the hidden seeds of a test cell, which notebook of a folder is submitted.

@@ -1,4 +1,5 @@
-"""``StageCsvExport`` (``nbgrader export``, ``make export``): grading/grades.csv with a column per stage."""
+"""``StageCsvExport`` (``nbgrader export``, ``make export``): grading/grades.csv with a column per stage,
+and with a roster the file an LMS imports (:mod:`.lms`)."""
 
 from __future__ import annotations
 
@@ -7,27 +8,43 @@ from pathlib import Path
 
 from nbgrader.api import MissingEntry
 from nbgrader.plugins import ExportPlugin
+from traitlets import Unicode
 
+from autograder.frontends.nbgrader.lms import RosterError, read_roster, write_lms_files
 from autograder.frontends.nbgrader.outcome import UNFINISHED, read_outcome
 from autograder.frontends.nbgrader.stages import by_grade_id, chapter_of, csv_column, submitted_notebook
 
 # A row whose grades are not this submission's: zeros, and this before the reason.
 NOT_GRADED = "NOT GRADED"
+# Where the bonus (nbgrader's extra credit) goes: beside the score in its own column, added to
+# it, or added but capped at max_score.
+BONUS_PLACES = ("separate", "inside", "capped")
 
 
 class StageCsvExport(ExportPlugin):
     """``nbgrader export``: a row per student and assignment, a column per graded stage (the
     score of its test cell, a grader's manual score where one was given), then nbgrader's
     totals: ``raw_score`` (extra credit included), ``extra_credit`` (the bonus), the late
-    penalty, ``score`` and ``max_score``; ``warnings`` says what a grader should know (a
+    penalty, ``score`` (without the bonus unless ``bonus`` says otherwise) and ``max_score``; ``warnings`` says what a grader should know (a
     renamed or ambiguous notebook, lateness, a repaired copied cell). A stage whose test cell
     nbgrader does not grade (the bonus) has no column. Students with a submission folder but no
     gradebook entry (two notebooks, nothing gradable), or whose last autograde failed (its
     record in :mod:`.outcome`; the gradebook may still hold an earlier run's grades), get a row
-    of zeros with ``NOT GRADED: <reason>``."""
+    of zeros with ``NOT GRADED: <reason>``; a student with no submission at all, zeros with ``no submission``."""
+
+    roster = Unicode("", help="the LMS's roster (a Canvas gradebook export, or a CSV with email, username or idnumber): "
+                     "also write its import file beside grades.csv").tag(config=True)
+    bonus = Unicode("separate", help=f"where the bonus goes: {', '.join(BONUS_PLACES)}").tag(config=True)
 
     def export(self, gradebook) -> None:
         dest = Path(self.to or "grading/grades.csv")
+        # bad input is refused with a message, before anything is written
+        if self.bonus not in BONUS_PLACES:
+            self.refuse(f"bonus={self.bonus!r}: choose one of {', '.join(BONUS_PLACES)}")
+        try:
+            roster = read_roster(self.roster) if self.roster else None
+        except RosterError as err:
+            self.refuse(str(err))
         dest.parent.mkdir(parents=True, exist_ok=True)
         wanted_students = {str(s) for s in self.student}
         wanted_assignments = {str(a) for a in self.assignment}
@@ -70,8 +87,8 @@ class StageCsvExport(ExportPlugin):
                 notes += outcome.get("notes") or []
                 if submission is None:  # nothing submitted, nothing gradable, or not graded: zero everywhere
                     row.update(timestamp="", raw_score="0", extra_credit="0", late_submission_penalty="0", score="0")
-                    if student_id in folders and not any(notes):
-                        notes.append("not autograded yet")
+                    if not any(notes):
+                        notes.append(f"{NOT_GRADED}: not autograded yet" if student_id in folders else "no submission")
                 else:
                     for notebook in submission.notebooks:
                         for grade in notebook.grades:
@@ -81,9 +98,12 @@ class StageCsvExport(ExportPlugin):
                                 row[csv_column(stage)] = "" if grade.score is None else f"{grade.score - (grade.extra_credit or 0):g}"
                     penalty = submission.late_submission_penalty or 0.0
                     extra = sum(g.extra_credit or 0.0 for nb in submission.notebooks for g in nb.grades)
+                    # nbgrader's score includes the bonus; the penalty is a share of the score without it
+                    score = submission.score - penalty - (extra if self.bonus == "separate" else 0)
+                    if self.bonus == "capped":
+                        score = min(score, assignment.max_score)
                     row.update(timestamp=str(submission.timestamp or ""), raw_score=f"{submission.score:g}",
-                               extra_credit=f"{extra:g}", late_submission_penalty=f"{penalty:g}",
-                               score=f"{max(0.0, submission.score - penalty):g}")
+                               extra_credit=f"{extra:g}", late_submission_penalty=f"{penalty:g}", score=f"{max(0.0, score):g}")
                     if submission.total_seconds_late:
                         notes.append(f"late by {submission.total_seconds_late / 3600:.1f} h")
                 row["warnings"] = "; ".join(n for n in notes if n)
@@ -92,7 +112,14 @@ class StageCsvExport(ExportPlugin):
             writer = csv.DictWriter(handle, columns)
             writer.writeheader()
             writer.writerows(rows)
-        self.log.info("Exported %d rows to %s", len(rows), dest)
+        written = [dest]
+        if roster:
+            written += write_lms_files(roster, rows, [a.name for a in assignments], self.bonus == "separate", dest.parent, NOT_GRADED)
+        print("\n".join(map(str, written)))
+
+    def refuse(self, message: str) -> None:
+        self.log.error("%s", message)
+        raise SystemExit(1)
 
 
 def submission_folders(coursedir, assignment: str) -> dict[str, Path]:
