@@ -72,6 +72,9 @@ help:
 	@echo "make bench            time wrapper vs weight split vs fused QKV vs SDPA (table + build/bench.png)"
 	@echo "make bench-grader [REPEAT=n] [NO_VALIDATE=1]  time make test against import torch and nbgrader validate, and where its time goes"
 	@echo "make mutants [MUTANTS_ARGS=--styles 0]  the mutation benchmark: one-operation mutants graded, kill rate, hint precision (minutes)"
+	@echo "make venv             set up .venv (the instructor's install; make test and make lab set up the students' on first use)"
+	@echo "make lint             ruff and the import contracts (make check runs them first)"
+	@echo "make clean            remove .venv, build/ and the caches (grading/ and your notebooks stay)"
 
 venv: $(STAMP)
 
