@@ -295,7 +295,7 @@ demo: $(STAMP)
 # grading and overrides".
 .PHONY: duedate students formgrader
 duedate: $(GRADEBOOK)
-	@test -n "$(DUE)" || { echo 'usage: make duedate DUE="2026-11-20 23:59:00 -0500" (or "... America/New_York", "... UTC"), then make autograde'; exit 2; }
+	@test -n "$(DUE)" || { echo 'usage: make duedate DUE="2026-11-20 23:59:00 -0500" (or "2026-11-20 23:59 America/New_York", "2026-11-21 04:59 UTC"), then make autograde'; exit 2; }
 	@PATH=$(ABS_BIN):"$$PATH" $(BIN)/python -m autograder.frontends.duedate $(ASSIGNMENT) $(call quote,$(DUE))
 
 students: $(GRADEBOOK)
