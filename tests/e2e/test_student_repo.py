@@ -25,7 +25,7 @@ from leaks import CORRECT, answers, code_cells, files_of, leaks
 from support import RELEASE, REPO, SOLUTION
 
 from autograder.chapters.ch03_attention import CHAPTER
-from autograder.frontends import fingerprint, grade_repos, student_repo
+from autograder.frontends import deadline, fingerprint, student_repo
 
 NOTEBOOK = CHAPTER.release_notebook(Path()).as_posix()
 VENV_BIN = Path(sys.executable).parent
@@ -395,7 +395,7 @@ def test_grade_repos_deadline_without_a_record_refuses_unless_the_dates_are_trus
     assert "deadline 2099-11-21 04:59:00 UTC" in proc.stdout
     (row,) = csv.DictReader((out / "grades.csv").open())
     assert (row["total"], row["commit"], row["commit_date"]) == ("10", on_time, "2099-11-20 17:00:00 UTC")
-    assert row["reason"] == grade_repos.TRUSTED_DATES and "TRUST_COMMIT_DATES=1" in row["reason"]
+    assert row["reason"] == deadline.TRUSTED_DATES and "TRUST_COMMIT_DATES=1" in row["reason"]
     assert snapshot(repo) == before and late != on_time
     proc = make("grade-repos", f"REPOS={repo.parent}", f"OUT={tmp_path / 'early'}", "DEADLINE=2020-01-01 00:00 UTC",
                 "TRUST_COMMIT_DATES=1", env=env)

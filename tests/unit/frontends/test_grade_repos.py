@@ -15,7 +15,7 @@ import fake_gh
 import pytest
 
 from autograder.chapters.ch03_attention import CHAPTER
-from autograder.frontends import grade_repos, student_repo
+from autograder.frontends import deadline, grade_repos, student_repo
 
 
 def _row(student: str, total: float) -> grade_repos.Row:
@@ -94,8 +94,8 @@ def test_a_back_dated_commit_pushed_late_is_not_graded_as_on_time(tmp_path, gh):
     record = {"course/ann": [fake_gh.push("0" * 40, on_time, "2026-11-21T01:00:05Z"),
                              fake_gh.push(on_time, late, "2026-11-21T08:10:00Z")]}  # ...pushed after it
     env = gh(record)
-    pick = grade_repos.pushed_commit(repo, DEADLINE)
-    assert grade_repos.commit_at(repo, DEADLINE) == late, "the commit's own date would have graded the late work"
+    pick = deadline.pushed_commit(repo, DEADLINE)
+    assert deadline.commit_at(repo, DEADLINE) == late, "the commit's own date would have graded the late work"
     assert pick.commit == on_time and not pick.refusal
     assert pick.note == (f"pushed 2026-11-21 01:00:05 UTC (GitHub's record); pushed 2026-11-21 08:10:00 UTC, after the "
                          f"deadline: {late[:10]}, whose committer date says 2026-11-21 04:00:00 UTC, not graded")
@@ -110,7 +110,7 @@ def test_every_page_of_the_record_is_read(tmp_path, gh):
     later = [fake_gh.push(second, second, f"2026-11-22T{h % 24:02d}:{h // 24:02d}:00Z") for h in range(120)]
     gh({"course/bob": [fake_gh.push("0" * 40, first, "2026-11-19T10:00:01Z"),
                        fake_gh.push(first, second, "2026-11-20T10:00:01Z"), *later]})
-    pick = grade_repos.pushed_commit(repo, DEADLINE)
+    pick = deadline.pushed_commit(repo, DEADLINE)
     assert pick.commit == second and pick.note.startswith("pushed 2026-11-20 10:00:01 UTC (GitHub's record); pushed 2026-11-22")
 
 
@@ -122,7 +122,7 @@ def test_what_the_record_cannot_give_is_refused_with_the_reason(tmp_path, gh):
         "course/unfetched": [fake_gh.push(tip["unfetched"], "b" * 40, "2026-11-21T04:00:00Z")],
         "course/deleted": [fake_gh.push("0" * 40, tip["deleted"], "2026-11-19T10:00:01Z"),
                            fake_gh.push(tip["deleted"], "0" * 40, "2026-11-20T10:00:00Z", kind="branch_deletion")]})
-    said = {name: grade_repos.pushed_commit(repo, DEADLINE) for name, repo in repos.items()}
+    said = {name: deadline.pushed_commit(repo, DEADLINE) for name, repo in repos.items()}
     assert not any(p.commit for p in said.values())
     assert said["early"].refusal == (f"no push at or before the deadline (2026-11-21 04:59:00 UTC); pushed 2026-11-21 "
                                      f"05:00:00 UTC, after the deadline: {tip['early'][:10]}, whose committer date says "
@@ -154,10 +154,10 @@ def test_without_a_trusted_record_a_deadline_is_refused_before_anything_is_writt
 def test_trusting_the_commit_dates_is_said_on_the_row(tmp_path):
     repo = _student(tmp_path, "ann")
     dated = _commit(repo, "work", "2026-11-20T10:00:00Z")
-    pick = grade_repos.choose_commit("ann", repo, DEADLINE, None, trust=True)
-    assert (pick.commit, pick.note) == (dated, grade_repos.TRUSTED_DATES)
+    pick = deadline.choose_commit("ann", repo, DEADLINE, None, trust=True)
+    assert (pick.commit, pick.note) == (dated, deadline.TRUSTED_DATES)
     assert "TRUST_COMMIT_DATES=1" in pick.note and "student" in pick.note
-    early = grade_repos.choose_commit("ann", repo, datetime(2026, 11, 1, tzinfo=timezone.utc), None, trust=True)
+    early = deadline.choose_commit("ann", repo, datetime(2026, 11, 1, tzinfo=timezone.utc), None, trust=True)
     assert not early.commit and "TRUST_COMMIT_DATES=1" in early.refusal
 
 
@@ -180,9 +180,9 @@ def test_the_collection_records_the_tips_by_the_instructors_clock(tmp_path, caps
     assert started <= datetime.fromisoformat(entry["collected"]) <= datetime.now(timezone.utc)
     late = _commit(repo, "late", "2026-11-20T11:00:00Z")  # back-dated, pushed after the collection
     _git(repo, "push", "-q", "origin", "main")
-    pick = grade_repos.choose_commit("ann", repo, None, json.loads(collected.read_text()), trust=False)
+    pick = deadline.choose_commit("ann", repo, None, json.loads(collected.read_text()), trust=False)
     assert pick.commit == at_deadline != late and "by the instructor's clock" in pick.note
-    assert grade_repos.choose_commit("bob", repo, None, {}, trust=False).refusal == "not collected: not in the collection"
+    assert deadline.choose_commit("bob", repo, None, {}, trust=False).refusal == "not collected: not in the collection"
     collected.write_text("keep")
     assert grade_repos.main([str(repo.parent), "--collect", str(collected)]) == 2
     assert "exists" in capsys.readouterr().err and collected.read_text() == "keep"
