@@ -75,7 +75,6 @@ class Pick:
 
 
 def _local(repo: Path, commit: str, when: str) -> Pick:
-    """``commit``, graded only if the clone holds it."""
     proc = _git(repo, "cat-file", "-e", f"{commit}^{{commit}}")
     if proc is not None and proc.returncode == 0:
         return Pick(commit, when)
@@ -92,8 +91,7 @@ def github_name(repo: Path) -> str:
 def server_refusal() -> str:
     """Why GitHub's record cannot be read here ('' when gh runs and is logged in to github.com)."""
     try:
-        proc = subprocess.run(["gh", "auth", "status", "--hostname", "github.com"], capture_output=True, text=True,
-                              timeout=60)
+        proc = subprocess.run(["gh", "auth", "status", "--hostname", "github.com"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"the GitHub CLI (gh) did not run ({exc})"
     return "" if proc.returncode == 0 else f"gh is not logged in to github.com ({(proc.stderr or proc.stdout).strip()[:200]})"
@@ -142,7 +140,7 @@ def pushed_commit(repo: Path, deadline: datetime) -> Pick:
     if not on_time:
         return Pick(refusal="; ".join(p for p in (f"no push at or before the deadline ({describe(deadline)})", late) if p))
     when, commit = on_time[-1]
-    if not commit.strip("0"):
+    if not commit.strip("0"):  # the "after" of a deletion
         return Pick(refusal=f"the branch was deleted {describe(when)}, before the deadline")
     pick = _local(repo, commit, f"pushed {describe(when)} (GitHub's record)")
     return Pick(pick.commit, "; ".join(p for p in (pick.note, late) if p), pick.refusal)

@@ -308,16 +308,11 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where the CSV and reports go (default {DEFAULT_OUT})")
     parser.add_argument("--jobs", type=int, default=None, help="repositories graded at a time (default: CPU cores)")
     parser.add_argument("--chapter", default=None, metavar="ID")
-    parser.add_argument("--deadline", default=None, metavar="WHEN",
-                        help='grade each repository at its last push at or before WHEN, by GitHub\'s record (gh api) '
-                             '("2026-11-20 23:59 America/New_York", "2026-11-20 23:59:00 -0500", "2026-11-21T04:59Z")')
-    parser.add_argument("--collect", type=Path, default=None, metavar="FILE",
-                        help="grade nothing: record each repository's origin tip now (run it at the deadline) into FILE")
-    parser.add_argument("--collected", type=Path, default=None, metavar="FILE",
-                        help="grade each repository at the tip --collect recorded in FILE")
-    parser.add_argument("--trust-commit-dates", action="store_true",
-                        help="with --deadline and no record of the pushes: the last commit dated at or before it "
-                             "(the date the student's machine set; every row says so)")
+    parser.add_argument("--deadline", default=None, metavar="WHEN", help='each repository at its last push at or before WHEN '
+                        'by GitHub\'s record ("2026-11-20 23:59 America/New_York", "2026-11-20 23:59:00 -0500", "2026-11-21T04:59Z")')
+    parser.add_argument("--collect", type=Path, metavar="FILE", help="at the deadline: record each origin's tip now in FILE")
+    parser.add_argument("--collected", type=Path, metavar="FILE", help="each repository at the tip recorded in FILE")
+    parser.add_argument("--trust-commit-dates", action="store_true", help="--deadline by the commit dates the students set")
     args = parser.parse_args(argv)
     from autograder.chapters import load
     from autograder.frontends.dates import InstantError, parse_instant
