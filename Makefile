@@ -68,6 +68,7 @@ help:
 	@echo "make classroom50 DEST=dir  Classroom 50's per-assignment autograder folder (autograder.py and the grader)"
 	@echo "make student-repo DEST=dir [URL=git-url] [GRADER_URL=public-url] [GRADE_ON=push|tags|none]  the students' repository (one commit, no answers)"
 	@echo "make grade-repos REPOS=dir [DEADLINE=...]  regrade a class folder of student repositories with this grader: build/grade-repos/grades.csv"
+	@echo "make collect-repos REPOS=dir  at the deadline: each repository's pushed tip by your clock (build/collected.json, then COLLECTED=)"
 	@echo "make class-report [FROM=nbgrader|repos|gradescope] [GRADESCOPE_ZIP=export.zip] [ANONYMOUS=1] [OUT=build/class-report]  the class's mistakes, ranked"
 	@echo "make bench            time wrapper vs weight split vs fused QKV vs SDPA (table + build/bench.png)"
 	@echo "make bench-grader [REPEAT=n] [NO_VALIDATE=1]  time make test against import torch and nbgrader validate, and where its time goes"
@@ -268,16 +269,24 @@ clean:
 # student README and Makefile, the grade workflow (GRADE_ON=push, tags: pushed submit* tags only,
 # none: no workflow, for Classroom 50); one commit, no answers (autograder/frontends/student_repo.py).
 # The trusted regrade: each student's notebook graded by this checkout's grader, REPOS untouched.
-.PHONY: student-repo grade-repos
+.PHONY: student-repo grade-repos collect-repos
 student-repo: $(STAMP)
 	@test -n $(call quote,$(DEST)) || { echo "usage: make student-repo DEST=path/to/new/folder"; exit 2; }
 	@$(BIN)/python -m autograder.frontends.student_repo $(call quote,$(DEST)) --chapter $(CHAPTER) $(if $(URL),--url $(call quote,$(URL))) \
 		$(if $(GRADER_URL),--grader-url $(call quote,$(GRADER_URL))) $(if $(GRADE_ON),--grade-on $(call quote,$(GRADE_ON)))
 
+# DEADLINE= grades each repository at its last push before it by GitHub's record (gh api, your
+# login); COLLECTED= at the tips make collect-repos recorded at the deadline (your clock);
+# TRUST_COMMIT_DATES=1 by the commit dates the students set, said on every row.
 grade-repos: $(STAMP)
-	@test -n $(call quote,$(REPOS)) || { echo "usage: make grade-repos REPOS=class-folder [DEADLINE=\"2026-11-20 23:59 America/New_York\"] [JOBS=n] [OUT=build/grade-repos]"; exit 2; }
+	@test -n $(call quote,$(REPOS)) || { echo "usage: make grade-repos REPOS=class-folder [DEADLINE=\"2026-11-20 23:59 America/New_York\"] [COLLECTED=file] [TRUST_COMMIT_DATES=1] [JOBS=n] [OUT=build/grade-repos]"; exit 2; }
 	@$(BIN)/python -m autograder.frontends.grade_repos $(call quote,$(REPOS)) --chapter $(CHAPTER) $(if $(JOBS),--jobs $(JOBS)) $(if $(OUT),--out $(call quote,$(OUT))) \
-		$(if $(DEADLINE),--deadline $(call quote,$(DEADLINE)))
+		$(if $(DEADLINE),--deadline $(call quote,$(DEADLINE))) $(if $(COLLECTED),--collected $(call quote,$(COLLECTED))) \
+		$(if $(TRUST_COMMIT_DATES),--trust-commit-dates)
+
+collect-repos: $(STAMP)
+	@test -n $(call quote,$(REPOS)) || { echo "usage: make collect-repos REPOS=class-folder [COLLECTED=build/collected.json]  (at the deadline)"; exit 2; }
+	@$(BIN)/python -m autograder.frontends.grade_repos $(call quote,$(REPOS)) --collect $(call quote,$(or $(COLLECTED),build/collected.json))
 
 # What to re-teach: the class's diagnosed mistakes, ranked, read from what grading left (never
 # regrading): make autograde's grading/diagnoses/, make grade-repos' build/grade-repos/, or
@@ -303,7 +312,7 @@ demo: $(STAMP)
 # grading and overrides".
 .PHONY: duedate students formgrader
 duedate: $(GRADEBOOK)
-	@test -n "$(DUE)" || { echo 'usage: make duedate DUE="2026-11-20 23:59:00 -0500" (or "... America/New_York", "... UTC"), then make autograde'; exit 2; }
+	@test -n "$(DUE)" || { echo 'usage: make duedate DUE="2026-11-20 23:59:00 -0500" (or "2026-11-20 23:59 America/New_York", "2026-11-21 04:59 UTC"), then make autograde'; exit 2; }
 	@PATH=$(ABS_BIN):"$$PATH" $(BIN)/python -m autograder.frontends.duedate $(ASSIGNMENT) $(call quote,$(DUE))
 
 students: $(GRADEBOOK)

@@ -24,7 +24,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 _DATE_TIME = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})[T ](\d{1,2}:\d{2}(?::\d{2})?)\s*(.*?)\s*$")
 _OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d{2}):?(\d{2})$", re.I)
 _UTC_WORDS = {"z", "utc", "gmt", "utc+0", "utc+00:00", "+00:00", "+0000"}
-EXAMPLES = '"2026-11-20 23:59:00 -0500", "2026-11-20 23:59 America/New_York" or "2026-11-20T04:59:00Z"'
+# One instant written three ways: an example that names another day misleads.
+EXAMPLES = '"2026-11-20 23:59:00 -0500", "2026-11-20 23:59 America/New_York" or "2026-11-21T04:59:00Z"'
 
 
 class InstantError(ValueError):

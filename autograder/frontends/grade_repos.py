@@ -13,9 +13,14 @@ at a time with a progress bar. The student's grader files are only compared with
 REPOS is written.
 
 With ``--deadline`` (``make grade-repos DEADLINE="2026-11-20 23:59 America/New_York"``, read
-by :mod:`autograder.frontends.dates`), each repository is graded at its last commit whose
-committer date is at or before the deadline (the commit's files exported to a private folder,
-the checkout left as it is); without it, at the checked-out files.
+by :mod:`autograder.frontends.dates`), each repository is graded at the commit its branch held
+at the deadline by a clock the student does not hold (:mod:`autograder.frontends.deadline`:
+GitHub's record of the pushes, or with ``--collected FILE`` the tips ``--collect FILE``, that
+is ``make collect-repos`` run at the deadline, recorded by this machine's clock); the commit's
+files are exported to a private folder, the checkout left as it is. A commit's own date is set
+by the student's machine: it is shown, and used only with ``--trust-commit-dates``
+(``TRUST_COMMIT_DATES=1``), which every row then says. Without a deadline or a collection, the
+checked-out files are graded.
 
 Writes, under ``--out``:
 
@@ -26,7 +31,8 @@ Writes, under ``--out``:
   ``modified: <parts>``) and ``reason`` (why a row is 0: no notebook, a damaged one, no commit
   before the deadline, a grading that did not finish, or ``not graded: the run stopped ...``:
   the file is rewritten as each repository ends, so a run that stops leaves no earlier grade
-  standing);
+  standing), followed by how a deadline's commit was chosen (the push time, a later push after
+  the deadline and the date its commit claims);
 - ``<student>/report.txt`` (the grader's table, as ``make test`` prints it) and
   ``<student>/results.json`` (Gradescope's schema).
 """
@@ -50,6 +56,8 @@ from datetime import datetime
 from pathlib import Path
 
 from autograder.frontends import finder, fingerprint
+from autograder.frontends.dates import describe
+from autograder.frontends.deadline import HOW_TO_TRUST, TRUSTED_DATES, Pick, _git, choose_commit, collect, commit_date, server_refusal
 from autograder.frontends.jobs import default_jobs
 
 REPO_ROOT = Path(__file__).resolve().parents[2]  # the instructor's checkout: its grader grades
@@ -113,38 +121,9 @@ def student_repos(repos: Path) -> dict[str, Path]:
 
 # --- git, read only ---------------------------------------------------------------------------
 
-def _git(repo: Path, *args: str, text: bool = True) -> subprocess.CompletedProcess | None:
-    """A read-only git command in ``repo`` (no lock files, no writes); None when git failed to run."""
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-    try:
-        return subprocess.run(["git", "-c", f"safe.directory={repo}", "-C", str(repo), *args],
-                              capture_output=True, text=text, timeout=120, env=env)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-
-
 def head_commit(repo: Path) -> str:
     """The checked-out commit, read without writing to the repository ('' when there is none)."""
     proc = _git(repo, "rev-parse", "--verify", "-q", "HEAD")
-    return proc.stdout.strip() if proc is not None and proc.returncode == 0 else ""
-
-
-def commit_date(repo: Path, commit: str) -> str:
-    """The commit's committer date in UTC ('' when unknown): set on the machine that made it."""
-    proc = _git(repo, "show", "-s", "--format=%cI", commit, "--") if commit else None
-    if proc is None or proc.returncode != 0:
-        return ""
-    try:
-        from autograder.frontends.dates import describe
-
-        return describe(datetime.fromisoformat(proc.stdout.strip()))
-    except ValueError:
-        return ""
-
-
-def commit_at(repo: Path, deadline: datetime) -> str:
-    """The last commit of the checked-out branch whose committer date is at or before ``deadline``."""
-    proc = _git(repo, "rev-list", "-1", f"--before={int(deadline.timestamp())}", "HEAD", "--")
     return proc.stdout.strip() if proc is not None and proc.returncode == 0 else ""
 
 
@@ -179,21 +158,27 @@ def fingerprint_status(repo: Path, chapter, release_parts: dict[str, str], grade
 
 
 def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[str, str],
-              deadline: datetime | None = None) -> Row:
+              deadline: datetime | None = None, collected: dict | None = None, trust: bool = False) -> Row:
+    """One repository, at the checked-out files or (a deadline, a collection) at the commit
+    :func:`choose_commit` picks; how it was picked is added to the reason."""
+    at_head = deadline is None and collected is None
+    pick = Pick(head_commit(repo)) if at_head else choose_commit(student, repo, deadline, collected, trust)
+    row = _grade_commit(student, repo, out, chapter, release_parts, pick, export=not at_head)
+    row.reason = "; ".join(p for p in (row.reason, pick.note) if p)
+    return row
+
+
+def _grade_commit(student: str, repo: Path, out: Path, chapter, release_parts: dict[str, str], pick: Pick,
+                  export: bool) -> Row:
     started = time.monotonic()
-    row = Row(student, {_stage_column(s): 0.0 for s in chapter.stages})
+    row = Row(student, {_stage_column(s): 0.0 for s in chapter.stages}, commit=pick.commit)
     folder = out / student
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="grade-repos-") as scratch:
         tree = repo
-        if deadline is None:
-            row.commit = head_commit(repo)
-        else:
-            row.commit = commit_at(repo, deadline)
+        if export:
             if not row.commit:
-                from autograder.frontends.dates import describe
-
-                row.reason = f"no commit at or before the deadline ({describe(deadline)})"
+                row.reason = pick.refusal
                 (folder / "report.txt").write_text(f"{student}: 0 points: {row.reason}\n", encoding="utf-8")
                 row.seconds = time.monotonic() - started
                 return row
@@ -279,7 +264,8 @@ def write_csv(path: Path, rows: list[Row], chapter) -> None:
 UNFINISHED = "not graded: the run stopped before this repository was graded"
 
 
-def grade_all(repos: Path, out: Path, chapter, jobs: int, deadline: datetime | None = None) -> list[Row]:
+def grade_all(repos: Path, out: Path, chapter, jobs: int, deadline: datetime | None = None,
+              collected: dict | None = None, trust: bool = False) -> list[Row]:
     """Every repository graded; ``out/grades.csv`` rewritten as each one ends, the rest with
     :data:`UNFINISHED`: a run that stops (Ctrl-C, a crash, a machine that goes down) never
     leaves the last run's grades standing as this one's."""
@@ -301,7 +287,7 @@ def grade_all(repos: Path, out: Path, chapter, jobs: int, deadline: datetime | N
     with Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.description}")) as progress, ThreadPoolExecutor(max_workers=jobs) as pool:
         task = progress.add_task("", total=len(students))
-        futures = {pool.submit(grade_one, student, repo, out, chapter, expected, deadline): student
+        futures = {pool.submit(grade_one, student, repo, out, chapter, expected, deadline, collected, trust): student
                    for student, repo in students.items()}
         for future in as_completed(futures):
             student = futures[future]
@@ -322,12 +308,20 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where the CSV and reports go (default {DEFAULT_OUT})")
     parser.add_argument("--jobs", type=int, default=None, help="repositories graded at a time (default: CPU cores)")
     parser.add_argument("--chapter", default=None, metavar="ID")
-    parser.add_argument("--deadline", default=None, metavar="WHEN",
-                        help='grade each repository\'s last commit at or before WHEN ("2026-11-20 23:59 America/New_York", '
-                             '"2026-11-20 23:59:00 -0500", "2026-11-21T04:59Z")')
+    parser.add_argument("--deadline", default=None, metavar="WHEN", help='each repository at its last push at or before WHEN '
+                        'by GitHub\'s record ("2026-11-20 23:59 America/New_York", "2026-11-20 23:59:00 -0500", "2026-11-21T04:59Z")')
+    parser.add_argument("--collect", type=Path, metavar="FILE", help="at the deadline: record each origin's tip now in FILE")
+    parser.add_argument("--collected", type=Path, metavar="FILE", help="each repository at the tip recorded in FILE")
+    parser.add_argument("--trust-commit-dates", action="store_true", help="--deadline by the commit dates the students set")
     args = parser.parse_args(argv)
     from autograder.chapters import load
-    from autograder.frontends.dates import InstantError, describe, parse_instant
+    from autograder.frontends.dates import InstantError, parse_instant
+
+    if args.collect is not None:
+        if not args.repos.is_dir() or not student_repos(args.repos):
+            print(f"error: {args.repos} holds no repository folders", file=sys.stderr)
+            return 2
+        return collect(args.repos, student_repos(args.repos), args.collect)
 
     deadline = None
     if args.deadline:
@@ -349,16 +343,34 @@ def main(argv=None) -> int:
     if not student_repos(args.repos):
         print(f"error: {args.repos} holds no repository folders", file=sys.stderr)
         return 2
+    collected = None
+    if args.collected is not None:
+        try:
+            collected = json.loads(args.collected.read_text(encoding="utf-8"))
+            if not isinstance(collected, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as exc:
+            print(f"error: COLLECTED {args.collected} is not a file make collect-repos wrote ({exc})", file=sys.stderr)
+            return 2
+    elif deadline is not None and not args.trust_commit_dates and (why := server_refusal()):
+        print(f"error: DEADLINE needs a record of when each repository was pushed, which a student cannot set, and {why}."
+              f" To get one: {HOW_TO_TRUST}.", file=sys.stderr)
+        return 2
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     # absolute: the grader runs in this checkout (cwd=REPO_ROOT), not necessarily the current folder
-    if deadline is not None:
-        print(f"deadline {describe(deadline)}: each repository's last commit at or before it")
-    rows = grade_all(args.repos.resolve(), args.out.resolve(), chapter, max(1, args.jobs or default_jobs()), deadline)
+    if collected is not None:
+        print(f"each repository at the tip recorded in {args.collected} (make collect-repos)")
+    elif deadline is not None:
+        how = f"commit dated at or before it, {TRUSTED_DATES}" if args.trust_commit_dates else \
+            "push at or before it, by GitHub's record (gh api)"
+        print(f"deadline {describe(deadline)}: each repository's last {how}")
+    rows = grade_all(args.repos.resolve(), args.out.resolve(), chapter, max(1, args.jobs or default_jobs()), deadline,
+                     collected, args.trust_commit_dates)
     write_csv(args.out / "grades.csv", rows, chapter)
     for row in rows:
         flags = "  [grader modified]" if row.fingerprint.startswith("modified") else ""
-        when = f"  {row.commit[:10]} {row.commit_date}" if deadline is not None and row.commit else ""
+        when = f"  {row.commit[:10]} {row.commit_date}" if (deadline or collected) is not None and row.commit else ""
         print(f"{row.student}: {row.total:g}/{chapter.max_score:g}{when}{flags}{'  ' + row.reason if row.reason else ''}")
     print(f"{len(rows)} repositories in {time.monotonic() - started:.1f} s: {args.out / 'grades.csv'}, "
           f"reports in {args.out}/<student>/")

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import fake_gh
 import pytest
 from support import REPO, SOLUTION, link_venv, total_words
 
@@ -83,21 +84,30 @@ def _lms_download(course: Path) -> None:
 
 
 def _organization_clone(course: Path) -> None:
-    """`gh repo clone` of each student's repository: one clone of the template per student;
-    ada's holds the solutions, committed before the page's deadline (2026-11-20 23:59 in New
-    York), bob's the untouched release (the template's commit, made as the test runs)."""
+    """`gh repo clone` of each student's repository: one clone of the template per student, its
+    origin on github.com; ada's holds the solutions, committed and pushed before the page's
+    deadline (2026-11-20 23:59 in New York), bob's the untouched release, never pushed. The
+    stand-in gh (:data:`FAKE_GH`, on the commands' PATH) answers GitHub's record of the pushes."""
     template = course.parent / "ch03-attention-template"
     repos = course / "student-repos"
     for student in ("ada", "bob"):
         subprocess.run(["git", "clone", "-q", str(template), str(repos / f"ch03-attention-{student}")], check=True,
                        capture_output=True)
+        subprocess.run(["git", "-C", str(repos / f"ch03-attention-{student}"), "remote", "set-url", "origin",
+                        f"https://github.com/ORG/ch03-attention-{student}.git"], check=True)
     notebook = repos / "ch03-attention-ada" / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
     notebook.write_text(json.dumps(json.loads(SOLUTION.read_text()), indent=1))
     git = ["git", "-C", str(repos / "ch03-attention-ada"), "-c", "user.name=Ada", "-c", "user.email=ada@example.org",
            "-c", "commit.gpgsign=false"]
     when = {"GIT_AUTHOR_DATE": "2026-11-20T20:00:00-05:00", "GIT_COMMITTER_DATE": "2026-11-20T20:00:00-05:00"}
     subprocess.run([*git, "commit", "-qam", "my answers"], check=True, capture_output=True, env={**os.environ, **when})
+    answers, release = (subprocess.run([*git, "rev-parse", ref], capture_output=True, text=True, check=True).stdout.strip()
+                        for ref in ("HEAD", "HEAD~1"))
+    fake_gh.install(course.parent / FAKE_GH, {"ORG/ch03-attention-ada": [fake_gh.push(release, answers, "2026-11-21T01:00:30Z")],
+                                              "ORG/ch03-attention-bob": []})
 
+
+FAKE_GH = "bin"  # beside the course copy, first on the commands' PATH
 
 # The check step is the same command on every page, on the same solutions and grader: it runs
 # on the first page walked and its output is reused (the runtime stays modest).
@@ -132,7 +142,9 @@ def walk(page: str, tmp_path: Path) -> tuple[Path, dict[str, subprocess.Complete
     # make reads variable definitions from MAKEFLAGS as if given on its command line: the
     # venv is this test's (installed), so no command installs one, and each runs as written.
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")} | {
-        "MAKEFLAGS": f"-- STAMP={stamp} STUDENT_STAMP={stamp}", "COLUMNS": "160"}
+        "MAKEFLAGS": f"-- STAMP={stamp} STUDENT_STAMP={stamp}", "COLUMNS": "160",
+        "PATH": f"{course.parent / FAKE_GH}{os.pathsep}{os.environ['PATH']}",
+        "FAKE_GH_RECORD": str(course.parent / FAKE_GH / "record.json")}
     ran, skipped = {}, []
     started = time.monotonic()
     for step in checklist(PAGES / page):
@@ -193,7 +205,8 @@ def test_the_github_organizations_checklist_runs_as_written(tmp_path):
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     assert {s: r["total"] for s, r in rows.items()} == {"ch03-attention-ada": "100", "ch03-attention-bob": "0"}
     assert rows["ch03-attention-ada"]["commit_date"] == "2026-11-21 01:00:00 UTC"
-    assert rows["ch03-attention-bob"]["reason"].startswith("no commit at or before the deadline")
+    assert rows["ch03-attention-ada"]["reason"] == "pushed 2026-11-21 01:00:30 UTC (GitHub's record)"
+    assert rows["ch03-attention-bob"]["reason"] == "no push at or before the deadline (2026-11-21 04:59:00 UTC)"
     assert any("gh repo create" in s for s in skipped) and any("gh repo clone" in s for s in skipped)
     _check_step(ran)
 

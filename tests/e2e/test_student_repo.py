@@ -19,12 +19,13 @@ import sys
 import time
 from pathlib import Path
 
+import fake_gh
 import pytest
 from leaks import CORRECT, answers, code_cells, files_of, leaks
 from support import RELEASE, REPO, SOLUTION
 
 from autograder.chapters.ch03_attention import CHAPTER
-from autograder.frontends import fingerprint, student_repo
+from autograder.frontends import deadline, fingerprint, student_repo
 
 NOTEBOOK = CHAPTER.release_notebook(Path()).as_posix()
 VENV_BIN = Path(sys.executable).parent
@@ -322,28 +323,115 @@ def test_grade_repos_csv(class_regrade):
     assert rows["no-notebook"]["reason"].startswith("no notebook (.ipynb) in the repository")
 
 
-def test_grade_repos_deadline_grades_the_last_commit_before_it(tree, tmp_path):
-    """DEADLINE=: the last commit whose committer date is at or before it; the checkout is left
-    as it is (the later commit stays checked out)."""
-    repo = tmp_path / "repos" / "late"
+DEADLINE = "DEADLINE=2026-11-20 23:59 America/New_York"  # 2026-11-21 04:59:00 UTC
+
+
+def _clone_on_github(tree: Path, repo: Path) -> str:
+    """A clone whose origin is ``github.com/course/<folder>``; the release's commit."""
+    subprocess.run(["git", "clone", "-q", str(tree), str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "remote", "set-url", "origin", f"https://github.com/course/{repo.name}.git"],
+                   check=True)
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_grade_repos_deadline_grades_the_last_push_before_it_by_githubs_record(tree, tmp_path):
+    """DEADLINE=: each repository at its last push at or before the deadline by GitHub's record (a
+    stand-in gh on PATH answers the activity API), whatever its commits' dates say: a commit dated
+    before the deadline and pushed after it is not graded, a commit pushed on time from a machine
+    whose clock runs ahead is. The checkouts are left as they are."""
+    repos = tmp_path / "repos"
+    release = {name: _clone_on_github(tree, repos / name) for name in ("late", "skewed", "late-only")}
+    (repos / "late" / NOTEBOOK).write_text(release_answered(lambda grade_id: grade_id.startswith("stage1_")))
+    stage1 = commit_all(repos / "late", "stage 1", date="2026-11-20T20:00:00-05:00")
+    (repos / "late" / NOTEBOOK).write_text(release_answered(lambda grade_id: True))
+    back_dated = commit_all(repos / "late", "everything, pushed late", date="2026-11-20T23:00:00-05:00")
+    (repos / "skewed" / NOTEBOOK).write_text(release_answered(lambda grade_id: True))
+    skewed = commit_all(repos / "skewed", "everything", date="2026-11-23T09:00:00-05:00")
+    (repos / "late-only" / NOTEBOOK).write_text(release_answered(lambda grade_id: True))
+    late_only = commit_all(repos / "late-only", "everything", date="2026-11-20T22:00:00-05:00")
+    env = fake_gh.install(tmp_path / "bin", {
+        "course/late": [fake_gh.push(release["late"], stage1, "2026-11-21T01:00:05Z"),
+                        fake_gh.push(stage1, back_dated, "2026-11-21T08:10:00Z")],
+        "course/skewed": [fake_gh.push(release["skewed"], skewed, "2026-11-21T03:00:00Z")],
+        "course/late-only": [fake_gh.push(release["late-only"], late_only, "2026-11-22T12:00:00Z")]})
+    before = snapshot(repos)
+    out = tmp_path / "out"
+    proc = make("grade-repos", f"REPOS={repos}", f"OUT={out}", DEADLINE, "JOBS=2", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "deadline 2026-11-21 04:59:00 UTC: each repository's last push at or before it, by GitHub's record" in proc.stdout
+    rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").open())}
+    assert (rows["late"]["total"], rows["late"]["commit"]) == ("10", stage1)
+    assert rows["late"]["reason"] == (f"pushed 2026-11-21 01:00:05 UTC (GitHub's record); pushed 2026-11-21 08:10:00 UTC, "
+                                      f"after the deadline: {back_dated[:10]}, whose committer date says 2026-11-21 "
+                                      f"04:00:00 UTC, not graded")
+    assert (rows["skewed"]["total"], rows["skewed"]["commit"], rows["skewed"]["commit_date"]) == \
+        ("100", skewed, "2026-11-23 14:00:00 UTC")  # the date is shown, never trusted
+    assert (rows["late-only"]["total"], rows["late-only"]["commit"]) == ("0", "")
+    assert rows["late-only"]["reason"].startswith("no push at or before the deadline (2026-11-21 04:59:00 UTC); pushed "
+                                                  "2026-11-22 12:00:00 UTC, after the deadline")
+    assert snapshot(repos) == before
+    asked = sorted(call[2] for call in fake_gh.calls(env) if call[0] == "api")
+    assert asked == sorted(f"repos/course/{name}/activity?ref=refs%2Fheads%2Fmain&per_page=100" for name in release)
+
+
+def test_grade_repos_deadline_without_a_record_refuses_unless_the_dates_are_trusted(tree, tmp_path):
+    """No record of the pushes (gh not logged in): refused, saying how to get one, nothing
+    written. TRUST_COMMIT_DATES=1: the last commit whose committer date is at or before the
+    deadline, and every row says the date is the student's."""
+    repo = tmp_path / "repos" / "dated"
     subprocess.run(["git", "clone", "-q", str(tree), str(repo)], check=True)
     (repo / NOTEBOOK).write_text(release_answered(lambda grade_id: grade_id.startswith("stage1_")))
     on_time = commit_all(repo, "stage 1", date="2099-11-20T12:00:00-05:00")
     (repo / NOTEBOOK).write_text(release_answered(lambda grade_id: True))
     late = commit_all(repo, "everything, a day late", date="2099-11-21T12:00:00-05:00")
-    before = snapshot(repo)
+    env = fake_gh.install(tmp_path / "bin", {}, logged_in=False)
     out = tmp_path / "out"
-    proc = make("grade-repos", f"REPOS={repo.parent}", f"OUT={out}", "DEADLINE=2099-11-20 23:59 America/New_York")
+    proc = make("grade-repos", f"REPOS={repo.parent}", f"OUT={out}", "DEADLINE=2099-11-20 23:59 America/New_York", env=env)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr and not out.exists()
+    assert "gh is not logged in" in proc.stderr and "make collect-repos" in proc.stderr and "TRUST_COMMIT_DATES=1" in proc.stderr
+    before = snapshot(repo)
+    proc = make("grade-repos", f"REPOS={repo.parent}", f"OUT={out}", "DEADLINE=2099-11-20 23:59 America/New_York",
+                "TRUST_COMMIT_DATES=1", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "deadline 2099-11-21 04:59:00 UTC" in proc.stdout
     (row,) = csv.DictReader((out / "grades.csv").open())
     assert (row["total"], row["commit"], row["commit_date"]) == ("10", on_time, "2099-11-20 17:00:00 UTC")
+    assert row["reason"] == deadline.TRUSTED_DATES and "TRUST_COMMIT_DATES=1" in row["reason"]
     assert snapshot(repo) == before and late != on_time
-    proc = make("grade-repos", f"REPOS={repo.parent}", f"OUT={tmp_path / 'early'}", "DEADLINE=2020-01-01 00:00 UTC")
+    proc = make("grade-repos", f"REPOS={repo.parent}", f"OUT={tmp_path / 'early'}", "DEADLINE=2020-01-01 00:00 UTC",
+                "TRUST_COMMIT_DATES=1", env=env)
     (row,) = csv.DictReader((tmp_path / "early" / "grades.csv").open())
-    assert row["total"] == "0" and row["reason"] == "no commit at or before the deadline (2020-01-01 00:00:00 UTC)"
-    proc = make("grade-repos", f"REPOS={repo.parent}", f"OUT={tmp_path / 'pst'}", "DEADLINE=2099-11-20 23:59 PST")
+    assert row["total"] == "0" and row["reason"] == ("no commit dated at or before the deadline (2020-01-01 00:00:00 UTC) "
+                                                     "by the student's machine (TRUST_COMMIT_DATES=1)")
+    proc = make("grade-repos", f"REPOS={repo.parent}", f"OUT={tmp_path / 'pst'}", "DEADLINE=2099-11-20 23:59 PST", env=env)
     assert proc.returncode != 0 and "abbreviation" in proc.stderr and not (tmp_path / "pst").exists()
+
+
+def test_collect_repos_at_the_deadline_then_grade_repos_grades_what_it_recorded(tree, tmp_path):
+    """make collect-repos (run at the deadline) records each origin's tip by the instructor's
+    clock; a back-dated commit pushed after it and fetched is not what make grade-repos
+    COLLECTED= grades."""
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(tree), str(origin)], check=True)
+    repo = tmp_path / "repos" / "ann"
+    subprocess.run(["git", "clone", "-q", str(origin), str(repo)], check=True)
+    (repo / NOTEBOOK).write_text(release_answered(lambda grade_id: grade_id.startswith("stage1_")))
+    on_time = commit_all(repo, "stage 1", date="2026-11-20T20:00:00-05:00")
+    subprocess.run(["git", "-C", str(repo), "push", "-q", "origin", "main"], check=True)
+    collected = tmp_path / "collected.json"
+    proc = make("collect-repos", f"REPOS={repo.parent}", f"COLLECTED={collected}")
+    assert proc.returncode == 0 and f"ann: {on_time[:10]}" in proc.stdout, proc.stdout + proc.stderr
+    (repo / NOTEBOOK).write_text(release_answered(lambda grade_id: True))
+    late = commit_all(repo, "everything", date="2026-11-20T21:00:00-05:00")
+    subprocess.run(["git", "-C", str(repo), "push", "-q", "origin", "main"], check=True)
+    out = tmp_path / "out"
+    proc = make("grade-repos", f"REPOS={repo.parent}", f"OUT={out}", f"COLLECTED={collected}", DEADLINE)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (row,) = csv.DictReader((out / "grades.csv").open())
+    assert (row["total"], row["commit"]) == ("10", on_time) and late != on_time
+    assert re.fullmatch(r"the tip collected \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC by the instructor's clock, \+\d+ s "
+                        r"from the deadline", row["reason"]), row["reason"]
 
 
 def test_grade_repos_reports_and_leaves_the_repositories_alone(class_regrade):

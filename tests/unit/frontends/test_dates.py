@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
-from autograder.frontends.dates import InstantError, describe, parse_instant
+from autograder.frontends.dates import EXAMPLES, InstantError, describe, parse_instant
 
 
 @pytest.mark.parametrize(("text", "stored"), [
@@ -33,3 +36,20 @@ def test_each_form_names_its_utc_instant(text, stored):
 def test_what_names_no_single_instant_is_refused_with_the_reason(text, says):
     with pytest.raises(InstantError, match=says):
         parse_instant(text)
+
+
+def _quoted_instants(text: str) -> set[str]:
+    """The UTC instants of the quoted dates in ``text`` (each one parsed as a user would type it)."""
+    return {describe(parse_instant(q)) for q in re.findall(r'\\?"(\d{4}-\d\d-\d\d[ T][^"\\]+)\\?"', text)}
+
+
+def test_the_examples_in_one_message_name_one_instant():
+    """The refusal's examples, and the usage lines of make duedate and make grade-repos, each show
+    one instant written several ways (a UTC example a day off would teach the wrong answer)."""
+    assert _quoted_instants(EXAMPLES) == {"2026-11-21 04:59:00 UTC"}
+    assert len(re.findall(r'"2026', EXAMPLES)) == 3
+    makefile = (Path(__file__).resolve().parents[3] / "Makefile").read_text()
+    usages = [line for line in makefile.splitlines() if "usage: make duedate" in line or "usage: make grade-repos" in line]
+    assert len(usages) == 2
+    for line in usages:
+        assert _quoted_instants(line) == {"2026-11-21 04:59:00 UTC"}, line
