@@ -185,10 +185,10 @@ check-gpu: $(if $(GPU_PYTHON),,$(STAMP))
 BENCH_NOTEBOOK = $(if $(filter command line,$(origin NOTEBOOK)),--notebook $(call quote,$(NOTEBOOK)))
 
 bench: $(STAMP)
-	@$(BIN)/python -m autograder.chapters.ch03_attention.bench attention --device $(DEVICE) $(BENCH_NOTEBOOK) $(if $(THREADS),--threads $(THREADS))
+	@$(BIN)/python -m autograder.frontends.maintainers.bench attention --device $(DEVICE) $(BENCH_NOTEBOOK) $(if $(THREADS),--threads $(THREADS))
 
 bench-grader: $(STAMP)
-	@$(BIN)/python -m autograder.chapters.ch03_attention.bench grader $(BENCH_NOTEBOOK) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(NO_VALIDATE),--no-validate) $(if $(NO_TEST_CELLS),--no-test-cells)
+	@$(BIN)/python -m autograder.frontends.maintainers.bench grader $(BENCH_NOTEBOOK) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(NO_VALIDATE),--no-validate) $(if $(NO_TEST_CELLS),--no-test-cells)
 
 # The mutation benchmark (tests/mutants.py), not part of make check: every one-operation change
 # of the solutions' graded code (and a sample of each correct style's), graded on its stage.
@@ -202,18 +202,18 @@ mutants: $(STAMP)
 # PASS_MARK when one is given, 2 when the notebook could not be graded at all; make shows
 # either failure as "Error 1"/"Error 2" and itself exits 2.
 ci-grade: $(STUDENT_STAMP)
-	@$(BIN)/python -m autograder.frontends.ci $(call quote,$(NOTEBOOK)) --chapter $(CHAPTER) --device $(DEVICE) \
+	@$(BIN)/python -m autograder.frontends.hosted.ci $(call quote,$(NOTEBOOK)) --chapter $(CHAPTER) --device $(DEVICE) \
 		--results $(call quote,$(CI_REPORTS)/results.json) --junit $(call quote,$(CI_REPORTS)/junit.xml) $(if $(PASS_MARK),--pass-mark $(PASS_MARK))
 
 gradescope: $(STAMP)
-	@$(BIN)/python -m autograder.frontends.gradescope build $(if $(HIDDEN_EXAMPLES),--hidden-examples)
+	@$(BIN)/python -m autograder.frontends.hosted.gradescope build $(if $(HIDDEN_EXAMPLES),--hidden-examples)
 
 # Classroom 50: DEST is CLASSROOM/autograders/ASSIGNMENT in the classroom50 configuration
-# repository (autograder/frontends/classroom50.py, docs/instructors/classroom50.md).
+# repository (autograder/frontends/hosted/classroom50.py, docs/instructors/classroom50.md).
 .PHONY: classroom50
 classroom50: $(STAMP)
 	@test -n $(call quote,$(DEST)) || { echo "usage: make classroom50 DEST=classroom50/CLASSROOM/autograders/ASSIGNMENT"; exit 2; }
-	@$(BIN)/python -m autograder.frontends.classroom50 build $(call quote,$(DEST))
+	@$(BIN)/python -m autograder.frontends.hosted.classroom50 build $(call quote,$(DEST))
 
 # nbgrader runs alembic from PATH, so the venv's bin goes first.
 NBGRADER := PATH=$(ABS_BIN):"$$PATH" $(BIN)/nbgrader
@@ -222,7 +222,7 @@ NBGRADER := PATH=$(ABS_BIN):"$$PATH" $(BIN)/nbgrader
 # grader's course file (and the notebook's points table) first, then released.
 release: $(STAMP)
 	@mkdir -p grading
-	@PATH=$(ABS_BIN):"$$PATH" $(BIN)/python -m autograder.frontends.course --chapter $(CHAPTER) --nbgrader
+	@PATH=$(ABS_BIN):"$$PATH" $(BIN)/python -m autograder.frontends.instructors.course --chapter $(CHAPTER) --nbgrader
 
 # Instructors: submissions go in nbgrader's layout, grading/submitted/<student>/$(ASSIGNMENT)/$(ASSIGNMENT).ipynb.
 # The gradebook learns the assignment and its hidden tests from the source notebook.
@@ -234,7 +234,7 @@ $(GRADEBOOK): $(SOURCE) | $(STAMP)
 
 # make autograde STUDENT=id regrades one student (STUDENT="a b" several); V=1 shows whole errors.
 autograde: $(GRADEBOOK)
-	@PATH=$(ABS_BIN):"$$PATH" $(BIN)/python -m autograder.frontends.autograde $(ASSIGNMENT) $(if $(JOBS),--jobs $(JOBS)) \
+	@PATH=$(ABS_BIN):"$$PATH" $(BIN)/python -m autograder.frontends.instructors.autograde $(ASSIGNMENT) $(if $(JOBS),--jobs $(JOBS)) \
 		$(if $(STUDENT),--student $(STUDENT)) $(if $(V),--verbose)
 
 feedback: $(GRADEBOOK)
@@ -267,12 +267,12 @@ clean:
 
 # The students' repository (the assignment's template repository): the release, the grader, a
 # student README and Makefile, the grade workflow (GRADE_ON=push, tags: pushed submit* tags only,
-# none: no workflow, for Classroom 50); one commit, no answers (autograder/frontends/student_repo.py).
+# none: no workflow, for Classroom 50); one commit, no answers (autograder/frontends/instructors/student_repo.py).
 # The trusted regrade: each student's notebook graded by this checkout's grader, REPOS untouched.
 .PHONY: student-repo grade-repos collect-repos
 student-repo: $(STAMP)
 	@test -n $(call quote,$(DEST)) || { echo "usage: make student-repo DEST=path/to/new/folder"; exit 2; }
-	@$(BIN)/python -m autograder.frontends.student_repo $(call quote,$(DEST)) --chapter $(CHAPTER) $(if $(URL),--url $(call quote,$(URL))) \
+	@$(BIN)/python -m autograder.frontends.instructors.student_repo $(call quote,$(DEST)) --chapter $(CHAPTER) $(if $(URL),--url $(call quote,$(URL))) \
 		$(if $(GRADER_URL),--grader-url $(call quote,$(GRADER_URL))) $(if $(GRADE_ON),--grade-on $(call quote,$(GRADE_ON)))
 
 # DEADLINE= grades each repository at its last push before it by GitHub's record (gh api, your
@@ -280,13 +280,13 @@ student-repo: $(STAMP)
 # TRUST_COMMIT_DATES=1 by the commit dates the students set, said on every row.
 grade-repos: $(STAMP)
 	@test -n $(call quote,$(REPOS)) || { echo "usage: make grade-repos REPOS=class-folder [DEADLINE=\"2026-11-20 23:59 America/New_York\"] [COLLECTED=file] [TRUST_COMMIT_DATES=1] [JOBS=n] [OUT=build/grade-repos]"; exit 2; }
-	@$(BIN)/python -m autograder.frontends.grade_repos $(call quote,$(REPOS)) --chapter $(CHAPTER) $(if $(JOBS),--jobs $(JOBS)) $(if $(OUT),--out $(call quote,$(OUT))) \
+	@$(BIN)/python -m autograder.frontends.instructors.grade_repos $(call quote,$(REPOS)) --chapter $(CHAPTER) $(if $(JOBS),--jobs $(JOBS)) $(if $(OUT),--out $(call quote,$(OUT))) \
 		$(if $(DEADLINE),--deadline $(call quote,$(DEADLINE))) $(if $(COLLECTED),--collected $(call quote,$(COLLECTED))) \
 		$(if $(TRUST_COMMIT_DATES),--trust-commit-dates)
 
 collect-repos: $(STAMP)
 	@test -n $(call quote,$(REPOS)) || { echo "usage: make collect-repos REPOS=class-folder [COLLECTED=build/collected.json]  (at the deadline)"; exit 2; }
-	@$(BIN)/python -m autograder.frontends.grade_repos $(call quote,$(REPOS)) --collect $(call quote,$(or $(COLLECTED),build/collected.json))
+	@$(BIN)/python -m autograder.frontends.instructors.grade_repos $(call quote,$(REPOS)) --collect $(call quote,$(or $(COLLECTED),build/collected.json))
 
 # What to re-teach: the class's diagnosed mistakes, ranked, read from what grading left (never
 # regrading): make autograde's grading/diagnoses/, make grade-repos' build/grade-repos/, or
@@ -295,17 +295,17 @@ collect-repos: $(STAMP)
 FROM ?=
 GRADESCOPE_ZIP ?=
 class-report: $(STUDENT_STAMP)
-	@$(BIN)/python -m autograder.frontends.class_report $(if $(FROM),--from $(FROM)) \
+	@$(BIN)/python -m autograder.frontends.instructors.class_report $(if $(FROM),--from $(FROM)) \
 		$(if $(GRADESCOPE_ZIP),--gradescope-zip $(call quote,$(GRADESCOPE_ZIP))) $(if $(ANONYMOUS),--anonymous) \
 		$(if $(OUT),--out $(call quote,$(OUT))) --chapter $(CHAPTER)
 
 # An instructor's first command: six simulated students through the nbgrader route (release,
 # due date, autograde, feedback, export) and the regrade of their repositories, in a scratch
 # folder (default build/demo; a folder the demo did not make is refused, never deleted);
-# autograder/frontends/demo.py, docs/instructors/nbgrader.md. JOBS defaults to 2 here.
+# autograder/frontends/maintainers/demo.py, docs/instructors/nbgrader.md. JOBS defaults to 2 here.
 DEMO_DIR ?=
 demo: $(STAMP)
-	@$(BIN)/python -m autograder.frontends.demo $(if $(DEMO_DIR),--dir $(call quote,$(DEMO_DIR))) --jobs $(or $(JOBS),2)
+	@$(BIN)/python -m autograder.frontends.maintainers.demo $(if $(DEMO_DIR),--dir $(call quote,$(DEMO_DIR))) --jobs $(or $(JOBS),2)
 
 # Instructors: the due date (late penalties: nbgrader_config.py's LatePenalty), the class list
 # and formgrader: docs/instructors/nbgrader.md, "Due dates and late work" and "Formgrader: manual
@@ -313,7 +313,7 @@ demo: $(STAMP)
 .PHONY: duedate students formgrader
 duedate: $(GRADEBOOK)
 	@test -n "$(DUE)" || { echo 'usage: make duedate DUE="2026-11-20 23:59:00 -0500" (or "2026-11-20 23:59 America/New_York", "2026-11-21 04:59 UTC"), then make autograde'; exit 2; }
-	@PATH=$(ABS_BIN):"$$PATH" $(BIN)/python -m autograder.frontends.duedate $(ASSIGNMENT) $(call quote,$(DUE))
+	@PATH=$(ABS_BIN):"$$PATH" $(BIN)/python -m autograder.frontends.instructors.duedate $(ASSIGNMENT) $(call quote,$(DUE))
 
 students: $(GRADEBOOK)
 	@test -n "$(ROSTER)" || { echo "usage: make students ROSTER=class.csv  (columns: id,first_name,last_name,email)"; exit 2; }

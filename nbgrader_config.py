@@ -16,14 +16,14 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from autograder.frontends.nbgrader.execute import SandboxExecute
-from autograder.frontends.nbgrader.export import StageCsvExport
-from autograder.frontends.nbgrader.extra_credit import SaveExtraCredit
-from autograder.frontends.nbgrader.feedback import FeedbackClearHiddenTests, ReadableFeedback
-from autograder.frontends.nbgrader.late import LatePenalty, PenaltyOnScore
-from autograder.frontends.nbgrader.outcome import RecordOutcome
-from autograder.frontends.nbgrader.overwrite import QuietOverwriteCells
-from autograder.frontends.nbgrader.repair import RepairCells
+from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
+from autograder.frontends.instructors.nbgrader.export import StageCsvExport
+from autograder.frontends.instructors.nbgrader.extra_credit import SaveExtraCredit
+from autograder.frontends.instructors.nbgrader.feedback import FeedbackClearHiddenTests, ReadableFeedback
+from autograder.frontends.instructors.nbgrader.late import LatePenalty, PenaltyOnScore
+from autograder.frontends.instructors.nbgrader.outcome import RecordOutcome
+from autograder.frontends.instructors.nbgrader.overwrite import QuietOverwriteCells
+from autograder.frontends.instructors.nbgrader.repair import RepairCells
 
 c = get_config()
 

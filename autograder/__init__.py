@@ -5,19 +5,24 @@ cells (``from autograder import grade_stage``), nbgrader and CI all run the same
 """
 
 import os
+from pathlib import Path
 
 from autograder.sandbox import TEST_CELLS_OFF
 
-__all__ = ["__version__", "grade_stage"]
+# The folder that holds this package: the instructor's checkout (solutions/, tests/, the Makefile
+# beside it), or site-packages where the grader is pip-installed.
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+__all__ = ["CHECKOUT", "__version__", "grade_stage"]
 __version__ = "0.1.0"
 
 
 def grade_stage(chapter_id: str, number, namespace: dict, **options):
     """A notebook test cell: grade one stage on the objects in the kernel and print every check
-    (:func:`autograder.frontends.notebook.grade_stage`). Importing it costs nothing, so the cell
+    (:func:`autograder.frontends.students.notebook.grade_stage`). Importing it costs nothing, so the cell
     also runs inside the grading worker, which may not read the grader's front ends."""
     if os.environ.get(TEST_CELLS_OFF):
         return None
-    from autograder.frontends.notebook import grade_stage as grade
+    from autograder.frontends.students.notebook import grade_stage as grade
 
     return grade(chapter_id, number, namespace, **options)

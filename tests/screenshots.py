@@ -74,7 +74,7 @@ def feedback_page(out: Path) -> Path:
     import torch  # noqa: F401  (the student's cell imports it)
 
     from autograder.chapters import load
-    from autograder.frontends import notebook
+    from autograder.frontends.students import notebook
 
     namespace: dict = {}
     exec(STUDENT_CELL, namespace)
@@ -151,7 +151,7 @@ def _serve(command: list[str], cwd: Path, env: dict, probe: str) -> subprocess.P
 
 
 def instructor_screenshots(browser: str, out: Path) -> list[Path]:
-    from autograder.frontends import simulated_class
+    from autograder.frontends.maintainers import simulated_class
 
     course = out / "course"
     if course.exists():
@@ -159,7 +159,7 @@ def instructor_screenshots(browser: str, out: Path) -> list[Path]:
     chosen = simulated_class.class_of(7)
     simulated_class.new_course(course, chosen)
     env = simulated_class.nbgrader_env()
-    subprocess.run([sys.executable, "-I", "-m", "autograder.frontends.autograde", "ch03_attention"],
+    subprocess.run([sys.executable, "-I", "-m", "autograder.frontends.instructors.autograde", "ch03_attention"],
                    cwd=course, env=env, check=True, capture_output=True)
     simulated_class.nbgrader(course, "generate_feedback", "ch03_attention", "--force")
     with socket.socket() as s:

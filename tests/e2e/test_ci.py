@@ -28,7 +28,8 @@ from support import REPO, TESTS
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import HIDDEN_FAILURE
-from autograder.frontends import gradescope, student_repo
+from autograder.frontends.hosted import gradescope
+from autograder.frontends.instructors import student_repo
 
 STAGES, checks_for = CHAPTER.stages, CHAPTER.checks_for
 PERFECT = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
@@ -220,7 +221,7 @@ def test_blank_notebook_results_and_junit(blank):
 # --- a partial score, a pass mark, a damaged notebook -------------------------------------
 
 def recipe_status(run: Run) -> int:
-    """The exit status of `python -m autograder.frontends.ci` inside the recipe (make itself exits 2)."""
+    """The exit status of `python -m autograder.frontends.hosted.ci` inside the recipe (make itself exits 2)."""
     if run.returncode == 0:
         return 0
     match = re.search(r"\[.*ci-grade\] Error (\d+)", run.stderr)
@@ -473,7 +474,7 @@ def _fitted_to_the_visible_examples() -> str:
     in this process): full marks on the visible examples, caught only by hidden ones."""
     import torch
 
-    from autograder.frontends import notebook as test_cells
+    from autograder.frontends.students import notebook as test_cells
 
     seen: set[tuple] = set()
 

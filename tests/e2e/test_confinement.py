@@ -317,7 +317,7 @@ def test_reports_name_the_fences(tmp_path):
     """results.json and JUnit: the fences in force, or 'unconfined'; the console only when
     one is missing (or with -v): a student need not read them on every run."""
     submission = REPO / "tests" / "hostile" / "blank_stub.py"
-    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.ci", str(submission), "--stage", "1",
+    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.hosted.ci", str(submission), "--stage", "1",
                            "--results", str(tmp_path / "results.json"), "--junit", str(tmp_path / "junit.xml")],
                           cwd=REPO, capture_output=True, text=True, timeout=300,
                           env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "COLUMNS": "300"})
@@ -332,7 +332,7 @@ def test_reports_name_the_fences(tmp_path):
 def test_required_confinement_refuses_an_unfenced_worker(front_end, tmp_path):
     """The test switch turns the fences off: with AUTOGRADER_REQUIRE_CONFINEMENT=1 nothing is
     graded, exit 2, the reason on the console and in results.json, which says 'unconfined'."""
-    module = "autograder" if front_end == "cli" else "autograder.frontends.ci"
+    module = "autograder" if front_end == "cli" else "autograder.frontends.hosted.ci"
     marker = tmp_path / "ran"
     submission = tmp_path / "submission.py"
     submission.write_text(f"open({str(marker)!r}, 'w').close()\n")
@@ -412,7 +412,7 @@ def test_nothing_is_imported_by_the_grader_after_student_code_starts(tmp_path):
                 seen.setdefault("before", set(sys.modules))
             return original(self, obj, deadline)
         worker.Worker._send = send
-        from autograder.frontends import ci
+        from autograder.frontends.hosted import ci
         ci.main([sys.argv[1], "--results", {str(tmp_path / 'r.json')!r}, "--junit", {str(tmp_path / 'j.xml')!r},
                  "--summary", {str(tmp_path / 's.md')!r}])
         print("LATE IMPORTS:", sorted(set(sys.modules) - seen["before"]))
@@ -638,15 +638,15 @@ ROOT = os.geteuid() == 0
     (str(HIDDEN_SEED), False, False),  # the hidden examples' seed is on no command line (issue 35)
     (str(HIDDEN_SEED), True, False),  # nor is it without the fences
     # The grading process's command line: hidden where the worker has a private /proc (root)
-    ("autograder.frontends.stagegrades", False, not ROOT),
-    ("autograder.frontends.stagegrades", True, True),  # the probe can read command lines: its 0s mean something
+    ("autograder.frontends.instructors.stagegrades", False, not ROOT),
+    ("autograder.frontends.instructors.stagegrades", True, True),  # the probe can read command lines: its 0s mean something
 ])
 def test_a_submission_cannot_read_the_hidden_seed_from_any_command_line(look_for, fences_off, found, tmp_path):
     """nbgrader's SandboxExecute grades through a subprocess; the seed it passes must not be
     where /proc/<pid>/cmdline shows it to the submission (it goes on a pipe)."""
     import nbformat
 
-    from autograder.frontends.nbgrader.execute import SandboxExecute
+    from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
 
     notebook = tmp_path / "probe.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CMDLINE_PROBE.format(look_for=look_for))]),

@@ -21,7 +21,7 @@ import pytest
 from support import REPO, link_venv
 
 from autograder.chapters.ch03_attention import CHAPTER
-from autograder.frontends.nbgrader.stages import csv_column
+from autograder.frontends.instructors.nbgrader.stages import csv_column
 
 GRADED = [s for s in CHAPTER.stages if not s.bonus]
 BONUS_MAX = sum(CHAPTER.points(s) for s in CHAPTER.stages if s.bonus)
@@ -122,7 +122,7 @@ def test_a_folder_the_demo_did_not_make_is_refused(tmp_path):
 def test_the_class_report_counts_the_injected_mistakes(demo):
     """The demo's last step: the class report names exactly the mistakes the simulated class
     made (one student, a known mistake in each of stages 1-3), each once, for that student."""
-    from autograder.frontends.simulated_class import MISTAKE_IDS
+    from autograder.frontends.maintainers.simulated_class import MISTAKE_IDS
 
     course, out = demo
     page = _printed(course, out, "the class mistake report (HTML)")

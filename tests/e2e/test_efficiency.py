@@ -13,7 +13,7 @@ from support import RELEASE, REPO, SOLUTION, grade_in_process
 
 from autograder.chapters.ch03_attention import CHAPTER, bench_attention
 from autograder.core.results import StageResult
-from autograder.frontends import cli
+from autograder.frontends.students import cli
 
 STAGES, stage, checks_for = CHAPTER.stages, CHAPTER.stage, CHAPTER.checks_for
 
@@ -92,8 +92,8 @@ def test_cpu_build_is_recognised_without_importing_torch():
     """`--device auto` on a CPU build resolves before torch is imported, so the worker can be
     started first (its start-up then overlaps the grader's)."""
     assert cli._torch_may_use_a_gpu() == (torch.version.cuda is not None or torch.version.hip is not None)
-    code = ("import sys, autograder.frontends.cli, autograder.sandbox.worker, autograder.sandbox.loader; "
-            "print(autograder.frontends.cli.resolve_device('cpu'), 'torch' in sys.modules)")
+    code = ("import sys, autograder.frontends.students.cli, autograder.sandbox.worker, autograder.sandbox.loader; "
+            "print(autograder.frontends.students.cli.resolve_device('cpu'), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["cpu", "False"]
 

@@ -17,7 +17,8 @@ from support import REPO, TESTS
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import grade_notebook_file
-from autograder.frontends import ci, notebook
+from autograder.frontends.hosted import ci
+from autograder.frontends.students import notebook
 
 FAKES = sorted((TESTS / "catalog" / "fakes").glob("*.py"))
 GRADED = [s.number for s in CHAPTER.graded_stages]
@@ -68,7 +69,7 @@ def test_a_fake_earns_nothing_with_nbgrader_hidden_tests(path, capsys):
     """Each stage's test cell of the instructor's notebook: visible run, then the hidden block."""
     import nbformat
 
-    from autograder.frontends.nbgrader.stages import hidden_seeds, stage_cells
+    from autograder.frontends.instructors.nbgrader.stages import hidden_seeds, stage_cells
 
     source = nbformat.read(CHAPTER.source_notebook(REPO), as_version=4)
     seeds = {stage.number: hidden_seeds(source.cells[i].source, stage)

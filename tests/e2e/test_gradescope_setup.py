@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from support import REPO, SOLUTION
 
-from autograder.frontends import gradescope
+from autograder.frontends.hosted import gradescope
 
 pytestmark = pytest.mark.slow  # minutes: make check-slow (docs/maintainers.md)
 

@@ -32,7 +32,7 @@ from support import REPO, TESTS
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import run_stage
 from autograder.core.submission import Submission
-from autograder.frontends import cli
+from autograder.frontends.students import cli
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.loader import read_cells
 from autograder.sandbox.worker import Worker

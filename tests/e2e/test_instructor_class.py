@@ -23,8 +23,8 @@ import pytest
 from support import RELEASE, REPO, SOLUTION, link_venv
 
 from autograder.chapters.ch03_attention import CHAPTER
-from autograder.frontends import simulated_class
-from autograder.frontends.nbgrader.stages import csv_column
+from autograder.frontends.instructors.nbgrader.stages import csv_column
+from autograder.frontends.maintainers import simulated_class
 
 pytestmark = pytest.mark.slow  # minutes: make check-slow (docs/maintainers.md)
 

@@ -24,8 +24,9 @@ from support import RELEASE, REPO, SOLUTION, link_venv, run_grader
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.checks import CheckStatus
-from autograder.frontends import notebook, simulated_class
-from autograder.frontends.nbgrader.stages import csv_column, hidden_seeds, stage_cells
+from autograder.frontends.instructors.nbgrader.stages import csv_column, hidden_seeds, stage_cells
+from autograder.frontends.maintainers import simulated_class
+from autograder.frontends.students import notebook
 
 STAGES = CHAPTER.stages
 

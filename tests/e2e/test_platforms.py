@@ -22,7 +22,7 @@ import pytest
 from support import RELEASE, REPO, SOLUTION, run_grader, total_words
 
 from autograder.chapters.ch03_attention import CHAPTER
-from autograder.frontends import gradescope
+from autograder.frontends.hosted import gradescope
 from autograder.sandbox import oslayer
 
 HOSTILE = REPO / "tests" / "hostile"
@@ -182,7 +182,7 @@ ODD_NAMES = ["Copy of ch03_attention.ipynb", "ch03_attention (1).ipynb", "Übung
 @pytest.mark.parametrize("name", ODD_NAMES)
 def test_make_passes_any_notebook_name_as_one_argument(name):
     """make -n prints the commands: each path arrives as one shell word, byte for byte."""
-    for target, module in (("test", "autograder"), ("ci-grade", "autograder.frontends.ci")):
+    for target, module in (("test", "autograder"), ("ci-grade", "autograder.frontends.hosted.ci")):
         proc = subprocess.run(["make", "-n", "--no-print-directory", target, f"NOTEBOOK={name}",
                                f"CI_REPORTS=build/odd ({name[:4]})"],
                               cwd=REPO, capture_output=True, text=True, timeout=60)

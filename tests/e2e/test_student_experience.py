@@ -20,10 +20,10 @@ from support import REPO
 from torch import nn
 
 from autograder.chapters import load
-from autograder.frontends import notebook
 from autograder.frontends.reports.heatmap import attention_heatmap_png
 from autograder.frontends.reports.html import escape
 from autograder.frontends.reports.text import format_points, stage_text
+from autograder.frontends.students import notebook
 from autograder.sandbox.loader import Cell
 
 CHAPTER = load("ch03_attention")

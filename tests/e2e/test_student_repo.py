@@ -25,7 +25,8 @@ from leaks import CORRECT, answers, code_cells, files_of, leaks
 from support import RELEASE, REPO, SOLUTION
 
 from autograder.chapters.ch03_attention import CHAPTER
-from autograder.frontends import deadline, fingerprint, student_repo
+from autograder.frontends import fingerprint
+from autograder.frontends.instructors import deadline, student_repo
 
 NOTEBOOK = CHAPTER.release_notebook(Path()).as_posix()
 VENV_BIN = Path(sys.executable).parent
@@ -141,10 +142,10 @@ def test_release_record_matches_the_instructors_view(tree):
 # --- tamper evidence in CI -------------------------------------------------------------------
 
 def ci_in(tree: Path, reports: Path) -> tuple[subprocess.CompletedProcess, dict, str]:
-    """`python -m autograder.frontends.ci` as the student repository's workflow runs it: its own
+    """`python -m autograder.frontends.hosted.ci` as the student repository's workflow runs it: its own
     copy of the grader (the tree's `autograder/` comes first on the path)."""
     summary = reports / "summary.md"
-    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.ci", NOTEBOOK, "--device", "cpu", "--stage", "1",
+    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.hosted.ci", NOTEBOOK, "--device", "cpu", "--stage", "1",
                            "--results", str(reports / "results.json"), "--junit", str(reports / "junit.xml"),
                            "--summary", str(summary)], cwd=tree, capture_output=True, text=True, timeout=300)
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
@@ -451,7 +452,7 @@ def test_grade_repos_damaged_notebook_and_a_link_get_zero_with_the_reason(tree, 
     (repos / "linked" / NOTEBOOK).unlink()
     (repos / "linked" / NOTEBOOK).symlink_to(SOLUTION)  # the instructor's solutions, on the instructor's disk
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.grade_repos", str(repos), "--out", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.instructors.grade_repos", str(repos), "--out", str(out)],
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").open())}
@@ -462,13 +463,13 @@ def test_grade_repos_damaged_notebook_and_a_link_get_zero_with_the_reason(tree, 
 def test_grade_repos_refuses_to_write_inside_repos_or_over_other_files(tree, tmp_path):
     repos = tmp_path / "repos"
     subprocess.run(["git", "clone", "-q", str(tree), str(repos / "a")], check=True)
-    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.grade_repos", str(repos), "--out",
+    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.instructors.grade_repos", str(repos), "--out",
                            str(repos / "out")], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "inside" in proc.stderr and not (repos / "out").exists()
     other = tmp_path / "mine"
     other.mkdir()
     (other / "notes.txt").write_text("keep")
-    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.grade_repos", str(repos), "--out", str(other)],
+    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.instructors.grade_repos", str(repos), "--out", str(other)],
                           cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "did not write" in proc.stderr
     assert [p.name for p in other.iterdir()] == ["notes.txt"]

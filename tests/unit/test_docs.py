@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-TEMPLATE = REPO / "autograder" / "frontends" / "templates" / "student_README.md"
+TEMPLATE = REPO / "autograder" / "frontends" / "instructors" / "templates" / "student_README.md"
 # Pages for students: they run in the students' repository, whose Makefile has only the
 # student targets (see student_repo.py), and never reach docs/ from there.
 STUDENT_PAGES = {"docs/students.md", TEMPLATE.relative_to(REPO).as_posix()}
@@ -528,13 +528,13 @@ def test_an_instructors_target_on_a_students_page_is_reported():
 def test_a_made_up_option_is_reported():
     text = "```bash\npython -m autograder NOTEBOOK --stage 4 --fast\nch03-grade NB --colour\n```\n"
     assert option_problems(text) == [
-        "`ch03-grade --colour`: autograder.frontends.cli has no option --colour",
+        "`ch03-grade --colour`: autograder.frontends.students.cli has no option --colour",
         "`python -m autograder --fast`: autograder has no option --fast"]
 
 
 def test_options_of_each_front_end_are_its_own():
-    text = ("`python -m autograder.frontends.ci NB --junit x.xml --pass-mark 60`, "
-            "`python -m autograder.frontends.gradescope build --hidden-seed 5`, "
+    text = ("`python -m autograder.frontends.hosted.ci NB --junit x.xml --pass-mark 60`, "
+            "`python -m autograder.frontends.hosted.gradescope build --hidden-seed 5`, "
             "`python -m autograder NB --junit x.xml`, `python -m autograder.frontends.nowhere --x`")
     assert option_problems(text) == ["`python -m autograder --junit`: autograder has no option --junit",
                                      "`python -m autograder.frontends.nowhere`: no such module"]

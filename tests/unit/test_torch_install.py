@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.frontends import student_repo
+from autograder.frontends.instructors import student_repo
 
 REPO = Path(__file__).resolve().parents[2]
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"

@@ -1,14 +1,14 @@
 """The diagnosis record of one graded submission: what each failed check found, as data.
 
-The class report (:mod:`autograder.frontends.class_report`) counts mistakes from these
+The class report (:mod:`autograder.frontends.instructors.class_report`) counts mistakes from these
 records, never from rendered text. Every route keeps one per submission, written by the
 grading process (never by the student's code):
 
 - Gradescope and CI (``python -m autograder NB --results results.json``, which
   ``make grade-repos`` runs too): ``extra_data.diagnosis`` of results.json, and each failed
   test's ``extra_data``;
-- nbgrader (``make autograde``): the answer of :mod:`autograder.frontends.stagegrades`
-  carries it, and :class:`~autograder.frontends.nbgrader.execute.SandboxExecute` writes it to
+- nbgrader (``make autograde``): the answer of :mod:`autograder.frontends.instructors.stagegrades`
+  carries it, and :class:`~autograder.frontends.instructors.nbgrader.execute.SandboxExecute` writes it to
   ``grading/diagnoses/<student>/<assignment>.json`` (beside the autograded notebooks rather
   than among them: nbgrader's feedback step copies the autograded folder's other files to
   the feedback it releases to students), rewritten at each regrade.

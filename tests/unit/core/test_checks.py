@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from autograder.core.checks import CheckStatus
-from autograder.frontends import ci
+from autograder.frontends.hosted import ci
 from autograder.frontends.reports import console
 
 MEMBERS = list(CheckStatus)

@@ -1,8 +1,8 @@
-"""autograder.frontends.cellorder: a name used in one cell and defined only in a later one."""
+"""autograder.frontends.students.cellorder: a name used in one cell and defined only in a later one."""
 
 from __future__ import annotations
 
-from autograder.frontends import cellorder
+from autograder.frontends.students import cellorder
 from autograder.sandbox.loader import Cell
 
 LATE_CELLS = [

@@ -1,9 +1,9 @@
-"""autograder.frontends.ci's pure parts: the exit rule and GitHub's workflow commands (the
+"""autograder.frontends.hosted.ci's pure parts: the exit rule and GitHub's workflow commands (the
 end-to-end runs are tests/e2e/test_ci.py)."""
 
 from __future__ import annotations
 
-from autograder.frontends import ci
+from autograder.frontends.hosted import ci
 
 
 def test_exit_rule():

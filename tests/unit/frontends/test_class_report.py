@@ -16,8 +16,8 @@ from autograder.core.checks import CheckStatus
 from autograder.core.engine import HIDDEN_FAILURE, with_hidden
 from autograder.core.failures import Diagnosis
 from autograder.core.results import CheckResult, GradeReport, StageResult
-from autograder.frontends import class_report
-from autograder.frontends.class_report import ReportInputError, Submission, aggregate, load_gradescope_zip
+from autograder.frontends.instructors import class_report
+from autograder.frontends.instructors.class_report import ReportInputError, Submission, aggregate, load_gradescope_zip
 from autograder.frontends.reports.diagnoses import FORMAT, cell_stages, submission_record
 from autograder.frontends.reports.results_json import gradescope_json
 from autograder.frontends.reports.safe_write import OutputRefused
@@ -281,7 +281,7 @@ def test_cell_stages_of_an_unreadable_notebook(tmp_path):
 
 def test_the_nbgrader_record_path_takes_one_folder_name_each(tmp_path):
     pytest.importorskip("nbgrader", reason="nbgrader is not installed (make check-torch grades without it)")
-    from autograder.frontends.nbgrader.execute import diagnosis_path
+    from autograder.frontends.instructors.nbgrader.execute import diagnosis_path
 
     assert diagnosis_path(tmp_path, "ada", "ch03_attention") == tmp_path / "ada" / "ch03_attention.json"
     for student in ("", ".", "..", "a/b", "../x", "a\\b"):

@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from autograder.frontends import classroom50, cli, finder
+from autograder.frontends import finder
+from autograder.frontends.hosted import classroom50
+from autograder.frontends.students import cli
 
 
 @pytest.mark.parametrize(("error", "broke"), [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.course import Course, StagePoints
-from autograder.frontends.course import points_table
+from autograder.frontends.instructors.course import points_table
 
 TABLE = """intro
 
@@ -42,8 +42,8 @@ def test_a_course_without_the_bonus_and_other_points_reaches_every_sentence_a_st
 
     from support import SOLUTION
 
-    from autograder.frontends.course import release
-    from autograder.frontends.student_repo import HAND_IN, student_readme, with_hand_in
+    from autograder.frontends.instructors.course import release
+    from autograder.frontends.instructors.student_repo import HAND_IN, student_readme, with_hand_in
 
     bonus = next(s for s in CHAPTER.declared_stages if s.bonus)
     first = CHAPTER.declared_stages[0]
@@ -82,10 +82,10 @@ def test_a_stage_of_five_points_scores_the_same_whole_points_on_every_route():
 
     from autograder.core.checks import CheckStatus
     from autograder.core.results import CheckResult, GradeReport, StageResult
-    from autograder.frontends import notebook
-    from autograder.frontends.classroom50 import classroom_result, identity
+    from autograder.frontends.hosted.classroom50 import classroom_result, identity
     from autograder.frontends.reports.results_json import gradescope_json
     from autograder.frontends.reports.text import total_line
+    from autograder.frontends.students import notebook
 
     first = CHAPTER.stages[0]
     chapter = dataclasses.replace(CHAPTER, course_override=Course({**CHAPTER.course.stages, first.number: StagePoints(5.0, False)}, "s"))

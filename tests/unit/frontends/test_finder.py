@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.frontends import finder, gradescope
-from autograder.frontends.nbgrader.stages import submitted_notebook
+from autograder.frontends import finder
+from autograder.frontends.hosted import gradescope
+from autograder.frontends.instructors.nbgrader.stages import submitted_notebook
 
 A = "ch03_attention"
 

@@ -15,7 +15,7 @@ import fake_gh
 import pytest
 
 from autograder.chapters.ch03_attention import CHAPTER
-from autograder.frontends import deadline, grade_repos, student_repo
+from autograder.frontends.instructors import deadline, grade_repos, student_repo
 
 
 def _row(student: str, total: float) -> grade_repos.Row:

@@ -1,11 +1,11 @@
-"""autograder.frontends.gradescope without a container: which notebook it grades and what its
+"""autograder.frontends.hosted.gradescope without a container: which notebook it grades and what its
 run script requires (the zip and its runs are tests/e2e/test_ci.py)."""
 
 from __future__ import annotations
 
 from support import REPO
 
-from autograder.frontends import gradescope
+from autograder.frontends.hosted import gradescope
 from autograder.sandbox.launch import REQUIRE_CONFINEMENT
 
 
@@ -20,7 +20,7 @@ def test_find_notebook_prefers_the_assignment_notebook(tmp_path):
 
 
 def test_the_gradescope_bundle_and_ci_workflow_require_confinement():
-    from autograder.frontends.gradescope import RUN_AUTOGRADER
+    from autograder.frontends.hosted.gradescope import RUN_AUTOGRADER
 
     assert f"{REQUIRE_CONFINEMENT}=\"${{{REQUIRE_CONFINEMENT}:-1}}\"" in RUN_AUTOGRADER
     workflow = (REPO / ".github" / "workflows" / "grade.yml").read_text()

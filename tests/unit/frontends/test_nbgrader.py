@@ -1,4 +1,4 @@
-"""autograder.frontends.nbgrader's pure parts: which notebook is the submission, the late
+"""autograder.frontends.instructors.nbgrader's pure parts: which notebook is the submission, the late
 penalty, the hidden examples' seeds (nbgrader itself runs in tests/e2e/test_nbgrader.py)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from support import SOLUTION  # noqa: E402
 
 from autograder.chapters.ch03_attention import CHAPTER  # noqa: E402
 from autograder.core import strategies  # noqa: E402
-from autograder.frontends.nbgrader.late import LatePenalty  # noqa: E402
-from autograder.frontends.nbgrader.stages import hidden_seeds, stage_cells, submitted_notebook  # noqa: E402
+from autograder.frontends.instructors.nbgrader.late import LatePenalty  # noqa: E402
+from autograder.frontends.instructors.nbgrader.stages import hidden_seeds, stage_cells, submitted_notebook  # noqa: E402
 
 ASSIGNMENT = CHAPTER.id
 

@@ -1,11 +1,11 @@
-"""autograder/frontends/nbgrader/outcome.py: each autograde's record, read by make export."""
+"""autograder/frontends/instructors/nbgrader/outcome.py: each autograde's record, read by make export."""
 
 from __future__ import annotations
 
 import pytest
 
 pytest.importorskip("nbgrader", reason="nbgrader is not installed (make check-torch grades without it)")
-from autograder.frontends.nbgrader.outcome import (  # noqa: E402
+from autograder.frontends.instructors.nbgrader.outcome import (  # noqa: E402
     UNFINISHED,
     fail_outcome,
     finish_outcome,

@@ -12,10 +12,10 @@ pytest.importorskip("nbgrader", reason="nbgrader is not installed (make check-to
 import nbformat  # noqa: E402
 
 from autograder.chapters import load  # noqa: E402
-from autograder.frontends.nbgrader import precomputed  # noqa: E402
-from autograder.frontends.nbgrader.extra_credit import extra_credit_cell  # noqa: E402
-from autograder.frontends.nbgrader.feedback import math_as_mathml, once  # noqa: E402
-from autograder.frontends.nbgrader.stages import by_grade_id, cells_key, chapter_of, csv_column, hidden_seeds, stage_cells  # noqa: E402
+from autograder.frontends.instructors.nbgrader import precomputed  # noqa: E402
+from autograder.frontends.instructors.nbgrader.extra_credit import extra_credit_cell  # noqa: E402
+from autograder.frontends.instructors.nbgrader.feedback import math_as_mathml, once  # noqa: E402
+from autograder.frontends.instructors.nbgrader.stages import by_grade_id, cells_key, chapter_of, csv_column, hidden_seeds, stage_cells  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 CHAPTER = load("ch03_attention")
@@ -107,7 +107,7 @@ def test_feedback_steps_take_the_html_exporters_settings_without_a_warning(prepr
     from nbconvert import HTMLExporter
     from nbgrader import preprocessors
 
-    from autograder.frontends.nbgrader import feedback
+    from autograder.frontends.instructors.nbgrader import feedback
 
     step = getattr(feedback, preprocessor, None) or getattr(preprocessors, preprocessor)
     exporter = HTMLExporter()

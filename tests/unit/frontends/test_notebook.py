@@ -1,4 +1,4 @@
-"""autograder.frontends.notebook without grading: how a hidden run combines with the visible one,
+"""autograder.frontends.students.notebook without grading: how a hidden run combines with the visible one,
 and a test cell under nbgrader autograde."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.checks import CheckStatus
 from autograder.core.results import CheckResult, StageResult
-from autograder.frontends import notebook
+from autograder.frontends.students import notebook
 
 STAGES = CHAPTER.stages
 

@@ -1,4 +1,4 @@
-"""autograder.frontends.student_repo's pure parts: the address written into the setup cell and
+"""autograder.frontends.instructors.student_repo's pure parts: the address written into the setup cell and
 the Colab link (building the students' repository is tests/e2e/test_student_repo.py)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from support import REPO
 def test_student_repo_writes_its_address_into_the_setup_cell(url, written):
     import json
 
-    from autograder.frontends.student_repo import colab_link, with_install_source
+    from autograder.frontends.instructors.student_repo import colab_link, with_install_source
 
     release = (REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb").read_bytes()
     before, after = json.loads(release)["cells"], json.loads(with_install_source(release, url))["cells"]
@@ -36,7 +36,7 @@ def _setup_and_readme(url, grader_url):
     import json
 
     from autograder.chapters import load
-    from autograder.frontends.student_repo import release_files
+    from autograder.frontends.instructors.student_repo import release_files
 
     files = release_files(load("ch03_attention"), REPO, url=url, grader_url=grader_url)
     cells = json.loads(files["assignments/ch03_attention/ch03_attention.ipynb"])["cells"]
@@ -69,7 +69,7 @@ def test_a_wheel_or_sdist_url_is_installed_as_given(grader_url, written):
 
 
 def test_an_install_source_with_a_token_is_refused():
-    from autograder.frontends.student_repo import StudentRepoError, with_install_source
+    from autograder.frontends.instructors.student_repo import StudentRepoError, with_install_source
 
     release = (REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb").read_bytes()
     with pytest.raises(StudentRepoError, match="credentials"):
@@ -81,7 +81,7 @@ def test_the_students_makefile_points_at_nothing_their_repository_lacks():
     tests/ (which a student repository has not) is dropped, the sentence around it kept."""
     import re
 
-    from autograder.frontends.student_repo import student_makefile
+    from autograder.frontends.instructors.student_repo import student_makefile
 
     instructor = (REPO / "Makefile").read_text(encoding="utf-8")
     assert "(docs/maintainers-torch.md)" in instructor  # what the cut has to drop

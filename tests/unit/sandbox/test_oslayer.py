@@ -15,7 +15,7 @@ import torch
 from support import REPO
 from torch.overrides import TorchFunctionMode
 
-from autograder.frontends import cli
+from autograder.frontends.students import cli
 from autograder.sandbox import confinement, oslayer, wire
 from autograder.sandbox.workspace import on_device
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from autograder.chapters.ch03_attention.bench_grader import breakdown_lines
+from autograder.frontends.maintainers.bench_grader import breakdown_lines
 from autograder.sandbox import timings
 
 

@@ -1,0 +1,358 @@
+"""CI front end: grade a notebook once, then give every CI system the same grade.
+
+    python -m autograder.frontends.hosted.ci SUBMISSION [--results F] [--junit F] [--summary F] [--pass-mark P]
+
+From one :class:`~autograder.core.results.GradeReport` it produces
+
+- the console table of ``make test``;
+- one annotation with the grade, which the run's page lists under *Annotations*::
+
+      ::notice title=Grade::55/100 points (+0/10 bonus)
+
+- Gradescope's ``results.json`` (:func:`autograder.frontends.reports.results_json.gradescope_json`);
+- JUnit XML: one ``<testsuite>`` per stage, one ``<testcase>`` per check;
+- a Markdown table (stage, points, result, hint) and the total, appended to
+  ``$GITHUB_STEP_SUMMARY`` (or ``--summary``) so the run's page shows the grade; text from
+  the submission is escaped (no link, image, HTML or autolinked URL).
+
+Every output carries the grader's fingerprint beside the release's
+(:mod:`autograder.frontends.fingerprint`): "grader modified" when they differ. Everything
+printed before the annotations may quote the submission, so it is framed by
+``::stop-commands::TOKEN`` ... ``::TOKEN::`` (a fresh random token): no line a submission
+prints can start a workflow command, and the grade annotation is printed once, last.
+
+The notebook graded is ``SUBMISSION``; where it is missing (the student renamed it, as
+Jupyter's *Duplicate* and Colab's *Save a copy* do), the repository's notebook is found as
+every route finds it (:func:`autograder.frontends.finder.find_in_repository`) and named.
+
+Exit status. A low score is a grade, not a broken build:
+
+- 0: the submission was graded, whatever the score (with ``--pass-mark P``: and it scored
+  at least P points);
+- 1: graded, but below ``--pass-mark P`` (only when a pass mark is given);
+- 2: it could not be graded at all (no notebook, damaged notebook, the grader could not
+  start or failed itself). The reason is printed; the annotations and results.json
+  still say 0 points, so every reader records an honest zero.
+
+(Through ``make ci-grade`` either failure shows as make's "Error 1"/"Error 2", and make
+itself then exits 2.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import html
+import os
+import re
+import secrets
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from autograder import CHECKOUT
+from autograder.core.checks import CheckStatus
+from autograder.core.results import GradeReport
+from autograder.frontends.fingerprint import Verdict
+from autograder.frontends.reports.text import bonus_total, confinement_text, format_points
+
+# Stage status -> the mark the step summary shows.
+SUMMARY_MARK = {CheckStatus.PASSED: "✅", CheckStatus.FAILED: "❌", CheckStatus.STOPPED: "⏱️",
+                CheckStatus.NOT_IMPLEMENTED: "⬜"}
+# Check status -> the JUnit element and type of a check that did not pass.
+JUNIT_OUTCOME = {CheckStatus.FAILED: ("failure", "CheckFailure"),
+                 CheckStatus.NOT_IMPLEMENTED: ("failure", "NotImplementedYet"),
+                 CheckStatus.STOPPED: ("error", "StageAborted")}
+
+
+def exit_status(score: float, error: str, pass_mark: float | None) -> int:
+    """The documented rule above, in one place."""
+    if error:
+        return 2
+    if pass_mark is not None and score < pass_mark:
+        return 1
+    return 0
+
+
+# --- GitHub workflow commands ---------------------------------------------------------
+
+def workflow_command(command: str, message: str, **properties: str) -> str:
+    """One GitHub Actions workflow command, escaped as @actions/core escapes it (a newline
+    or '%' in the message, and also ':' or ',' in a property, would otherwise end it early)."""
+    def data(text: str) -> str:
+        return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+    def prop(text: str) -> str:
+        return data(text).replace(":", "%3A").replace(",", "%2C")
+
+    props = ",".join(f"{key}={prop(value)}" for key, value in properties.items())
+    return f"::{command}{' ' + props if props else ''}::{data(message)}"
+
+
+def grade_annotation(report: GradeReport) -> str:
+    """The grade as one notice on the run's page: ``55/100 points (+0/10 bonus)``."""
+    message = f"{format_points(report.score)}/{format_points(report.max_score)} points{bonus_total(report)}"
+    return workflow_command("notice", message, title="Grade")
+
+
+# --- Markdown step summary ------------------------------------------------------------
+
+# Markdown that text quoted from a submission must not form: links and images (no ``[``
+# or ``]``), a new table cell (``|``); HTML is escaped apart and bare URLs are broken below.
+# Emphasis and code spans can only restyle the text, and the hints' `code` should render.
+_MARKDOWN_SPECIAL = re.compile(r"([\\\[\]|])")
+_AUTOLINK = re.compile(r"(?i)(?<=:)(?=//)|(?<=w)(?=ww\.)")
+
+
+def _cell(text: str) -> str:
+    """Text that stays inside one Markdown table cell and renders as plain text: no link,
+    image, HTML or autolinked URL from a submission reaches the run's page."""
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+    text = _AUTOLINK.sub("\u200b", text)  # a zero-width space: "http:\u200b//" is no URL to GitHub
+    return text.replace("\r", "").replace("\n", "<br>")
+
+
+def summary_markdown(report: GradeReport, verdict: Verdict | None = None) -> str:
+    lines = [f"## {report.chapter.id}: {format_points(report.score)}/{format_points(report.max_score)} points", ""]
+    if verdict is not None:
+        lines += [fingerprint_markdown(verdict), ""]
+    lines += [f"Confinement of your code while it ran: {_cell(confinement_text(report))}", ""]
+    if report.error:
+        lines += [f"**Could not grade:** {_cell(report.error)}", ""]
+    lines += ["| Stage | Points | Result | Hint |", "| --- | ---: | --- | --- |"]
+    for result in report.stages:
+        lines.append(f"| {result.stage.number} {result.stage.id} "
+                     f"| {format_points(result.score)}/{format_points(result.max_score)} "
+                     f"| {SUMMARY_MARK[result.status]} {_cell(result.summary)} | {_cell(result.hint)} |")
+    lines.append(f"| **Total** | **{format_points(report.score)}/{format_points(report.max_score)}** | | |")
+    failed = [c for c in report.checks if c.status in (CheckStatus.FAILED, CheckStatus.STOPPED)]
+    if failed:
+        lines += ["", f"<details><summary>Every failed check ({len(failed)})</summary>", ""]
+        for c in failed:
+            hint = f" — hint: {_cell(c.hint)}" if c.hint else ""
+            lines.append(f"- **{c.check.id}** {_cell(c.check.title)}: {_cell(c.message)}{hint}")
+        lines += ["", "</details>"]
+    if report.score < report.max_score:
+        lines += ["", "Run `make test` (or `make test STAGE=N`) on your machine for the same table; "
+                      "each stage's test cell in the notebook lists every check of that stage."]
+    return "\n".join(lines) + "\n"
+
+
+# --- tamper evidence --------------------------------------------------------------------
+
+def grader_verdict(chapter, graded: Path | None) -> Verdict:
+    """The grader running now (its checkout: package, Makefile, workflow, the locked cells of
+    ``graded``, the notebook graded) against the release fingerprint that ``make student-repo``
+    left there; with no notebook graded, the grader alone (a missing notebook is no edit)."""
+    from autograder.frontends import fingerprint
+
+    root = CHECKOUT
+    return fingerprint.verify_checkout(root, chapter.release_notebook(Path()).as_posix(), graded,
+                                       notebook_found=graded is not None)
+
+
+def notebook_to_grade(args: argparse.Namespace, chapter) -> tuple[Path | None, str]:
+    """``args.submission`` when it is there; else the repository's notebook under another name
+    (the one in the folder, or the shallowest), with a note naming it."""
+    from autograder.frontends import finder
+
+    given = Path(args.submission)
+    if given.exists():
+        return given, ""
+    found, note = finder.find_in_repository(Path.cwd(), chapter)
+    if found is None:
+        return None, ""
+    args.submission = str(found)
+    return found, f"{given} is not there; graded {found.relative_to(Path.cwd()).as_posix()}, the repository's notebook"
+
+
+def fingerprint_markdown(verdict: Verdict) -> str:
+    release = f" (release `{verdict.release[:16]}`)" if verdict.release else ""
+    line = f"Grader fingerprint `{verdict.fingerprint[:16]}`{release}: {_cell(verdict.words)}"
+    return f"> [!WARNING]\n> **Grader modified.** {line}" if verdict.status == "modified" else line
+
+
+def fingerprint_annotation(verdict: Verdict) -> str:
+    release = f"; release {verdict.release}" if verdict.release else ""
+    message = f"{verdict.words}. Fingerprint {verdict.fingerprint}{release}"
+    if verdict.status == "modified":
+        return workflow_command("warning", message, title="Grader modified")
+    return workflow_command("notice", message, title="Grader fingerprint")
+
+
+def add_fingerprint(results: dict, verdict: Verdict) -> dict:
+    """results.json with the verdict in ``extra_data["fingerprint"]`` (beside what is there)."""
+    results.setdefault("extra_data", {})["fingerprint"] = verdict.as_dict()
+    if verdict.status == "modified":
+        results["output"] = f"GRADER MODIFIED: {verdict.words}\n{results.get('output', '')}"
+    return results
+
+
+@contextlib.contextmanager
+def workflow_commands_stopped():
+    """Everything printed inside (the submission's own output, messages quoting it, the worker's
+    stderr) is plain text to GitHub: ``::stop-commands::TOKEN`` ... ``::TOKEN::`` with a fresh
+    random token the submission never sees, so no line it prints can start a workflow command."""
+    token = secrets.token_hex(16)
+    print(f"::stop-commands::{token}", flush=True)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        print(f"::{token}::", flush=True)
+
+
+# --- JUnit XML --------------------------------------------------------------------------
+
+def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.ElementTree:
+    """One <testcase> per check, so CI test reporters list every check by its code.
+
+    A check that is still a stub counts as a failure (its points are not earned); one that
+    was stopped (time limit, crashed worker) is an error.
+    """
+    from autograder.frontends.reports.text import confinement_text
+
+    suites = ET.Element("testsuites", name=report.chapter.id)
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    for result in report.stages:
+        failures = sum(JUNIT_OUTCOME.get(c.status, ("",))[0] == "failure" for c in result.checks)
+        errors = sum(JUNIT_OUTCOME.get(c.status, ("",))[0] == "error" for c in result.checks)
+        suite = ET.SubElement(suites, "testsuite", name=result.stage.label, tests=str(len(result.checks)),
+                              failures=str(failures), errors=str(errors), skipped="0",
+                              time=f"{result.seconds:.3f}")
+        properties = ET.SubElement(suite, "properties")
+        ET.SubElement(properties, "property", name="points", value=format_points(result.score))
+        ET.SubElement(properties, "property", name="max_points", value=format_points(result.max_score))
+        ET.SubElement(properties, "property", name="confinement", value=confinement_text(report))
+        if verdict is not None:
+            for name, value in (("grader_fingerprint", verdict.fingerprint),
+                                ("release_fingerprint", verdict.release or ""), ("grader_status", verdict.status)):
+                ET.SubElement(properties, "property", name=name, value=value)
+        for c in result.checks:
+            case = ET.SubElement(suite, "testcase", name=f"{c.check.id} {c.check.title}",
+                                 classname=f"{report.chapter.id}.stage{result.stage.number}_{result.stage.id}")
+            if c.status is CheckStatus.PASSED:
+                continue
+            text = c.message + (f"\nhint: {c.hint}" if c.hint else "")
+            tag, kind = JUNIT_OUTCOME[c.status]
+            ET.SubElement(case, tag, message=c.message.splitlines()[0] if c.message else kind,
+                          type=kind).text = text
+        totals["tests"] += len(result.checks)
+        totals["failures"] += failures
+        totals["errors"] += errors
+    for key, value in totals.items():
+        suites.set(key, str(value))
+    suites.set("time", f"{report.seconds:.3f}")
+    ET.indent(suites)
+    return ET.ElementTree(suites)
+
+
+def write_junit(path: str | Path, report: GradeReport, verdict: Verdict | None = None) -> None:
+    """JUnit XML at ``path``, never in place of a folder or of a file that is not JUnit XML."""
+    from autograder.frontends.reports.safe_write import OutputRefused, overwrite_refusal
+
+    why = overwrite_refusal(path, "--junit", lambda data: b"<testsuites" in data[:4096])
+    if why:
+        raise OutputRefused(why)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    junit_xml(report, verdict).write(path, encoding="utf-8", xml_declaration=True)
+
+
+# --- grading ----------------------------------------------------------------------------
+
+def grade(args: argparse.Namespace, chapter) -> tuple[GradeReport, list[str]]:
+    """Grade as ``python -m autograder`` does (the same function), the worker started early;
+    a grader failure's traceback goes to the CI log for the course staff."""
+    from autograder.frontends.students import cli
+
+    limits = cli.limits_from(args)
+    worker = cli.prestart_worker(args, limits)
+    try:
+        return cli.grade_report(args, chapter, limits, worker, args.stage, show_traceback=True)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m autograder.frontends.hosted.ci",
+        description="Grade a submission once for CI: console table, a grade annotation, "
+                    "Gradescope results.json, JUnit XML and a Markdown step summary. Exit status: "
+                    "0 graded (any score), 1 below --pass-mark, 2 could not grade.")
+    from autograder.frontends.students.cli import add_grading_arguments
+
+    add_grading_arguments(parser)
+    parser.add_argument("--junit", metavar="FILE", help="write JUnit XML here")
+    parser.add_argument("--summary", metavar="FILE", default=os.environ.get("GITHUB_STEP_SUMMARY") or None,
+                        help="append the Markdown summary here (default: $GITHUB_STEP_SUMMARY when set)")
+    parser.add_argument("--pass-mark", type=float, metavar="P",
+                        help="exit 1 when the score is below P points (default: never)")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    from autograder.frontends.students import cli
+
+    chapter = cli.load_chapter(args)
+    if chapter is None:
+        return 2
+    graded, note = notebook_to_grade(args, chapter)
+    verdict = grader_verdict(chapter, graded)
+    # From here to the annotations, every line may quote the submission: plain text to GitHub.
+    with workflow_commands_stopped():
+        if note:
+            print(f"note: {note}")
+        outcome = _grade_and_report(args, chapter, verdict)
+    if outcome is None:
+        return 2
+    report, output_failed = outcome
+    print(fingerprint_annotation(verdict))
+    print(grade_annotation(report))  # printed once, last
+    status = 2 if output_failed else exit_status(report.score, report.error, args.pass_mark)
+    if status == 1:
+        print(f"Score {format_points(report.score)} is below the pass mark {format_points(args.pass_mark)}.")
+    return status
+
+
+def _grade_and_report(args, chapter, verdict: Verdict) -> tuple[GradeReport, bool] | None:
+    """Grade, write results.json, JUnit and the step summary, print the table. None when
+    results.json could not be written; else the report and whether another report failed."""
+    from autograder.frontends.reports.console import print_console
+    from autograder.frontends.reports.results_json import gradescope_json, provisional_json
+    from autograder.frontends.reports.safe_write import OutputRefused
+    from autograder.frontends.students import cli
+
+    # a valid zero stands if anything kills this process
+    if args.results and not cli.save_results(args.results, add_fingerprint(
+            provisional_json(chapter, args.submission, args.stage), verdict)):
+        return None
+    report, notes = grade(args, chapter)
+    if args.results and not cli.save_results(args.results, add_fingerprint(gradescope_json(report), verdict)):
+        return None
+    output_failed = False  # a report that could not be written: said, and exit 2 after the grade is printed
+    if args.junit:
+        try:
+            write_junit(args.junit, report, verdict)
+        except (OSError, OutputRefused) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            output_failed = True
+    if args.summary:
+        try:
+            with open(args.summary, "a", encoding="utf-8") as handle:
+                handle.write(summary_markdown(report, verdict))
+        except OSError as exc:
+            print(f"warning: could not write the step summary to {args.summary}: {exc}", file=sys.stderr)
+    print_console(report)
+    stale = cli.stale_points_note(args.submission, chapter)  # a stale copy: the instructor's points grade it
+    for note in [*notes, *([stale] if stale else [])]:
+        print(f"note: {note}")
+    print(verdict.words if verdict.status != "modified" else f"WARNING: {verdict.words}")
+    return report, output_failed
+
+
+if __name__ == "__main__":
+    sys.exit(main())

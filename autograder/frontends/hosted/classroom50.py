@@ -1,0 +1,389 @@
+"""Classroom 50: the per-assignment autograder folder, and the grading it runs.
+
+    python -m autograder.frontends.hosted.classroom50 build DEST      (make classroom50 DEST=dir)
+    python -m autograder.frontends.hosted.classroom50 grade WORKSPACE (what DEST/autograder.py runs)
+
+Classroom 50 (github.com/foundation50/classroom50) grades each submission with the
+instructor's ``CLASSROOM/autograders/ASSIGNMENT/autograder.py`` and its sibling files, published
+from the classroom50 configuration repository as a ``.tar.gz`` of at most 10 MB that anyone
+who finds its address can read. Its runner (``runner.py``) runs ``autograder.py`` with the
+student's checkout as the working directory, the bundle's folder in ``CLASSROOM50_BUNDLE_DIR``
+and the submission's identity in the environment (``CLASSROOM``, ``ASSIGNMENT``, ``OWNER``,
+``SUBMISSION_TAG``, ``COMMIT_URL``, ...), then reads ``result.json`` (schema
+``classroom50/result/v1``) and ``release-body.md`` from the checkout and ``status=`` /
+``summary=`` from ``$GITHUB_OUTPUT``.
+
+``build`` writes that folder: ``autograder.py`` (:data:`ENTRY`, the standard library only) and
+``grader/`` (this package, ``pyproject.toml`` and ``constraints.txt``: the answer-free grader
+and the torch pin, as the students' repository has them; no hidden-examples seed, since the
+bundle is public). On the runner ``autograder.py`` installs the pinned CPU torch and the grader
+into a virtual environment under ``$RUNNER_TEMP`` and runs ``grade``, which
+
+- finds the student's notebook as every route does (renamed copies included) and grades a
+  private copy of it in the confined worker (``AUTOGRADER_REQUIRE_CONFINEMENT=1``);
+- writes ``result.json`` (:func:`classroom_result`): one test per stage, each stage's points as
+  whole numbers (:func:`whole_points`), the bonus stage listed but outside ``max-score``;
+- writes ``release-body.md`` (:func:`release_body`): the per-stage table, the hints and the
+  confinement line, the submission's text escaped so it cannot form Markdown;
+- appends ``status=`` and ``summary=`` to ``$GITHUB_OUTPUT``.
+
+Both files are written last, each replacing whatever stood at its name (a file the student
+committed, or one the notebook's code wrote): the grade comes from the grading process, never
+from the checkout. Exit status: 0 whenever a grade was produced (a 0 for a missing or damaged
+notebook included); 1 when the grading itself broke (the worker could not be fenced in, the
+grader failed), which the runner records as an error, not as a grade.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import shutil
+import sys
+import tarfile
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from autograder import CHECKOUT
+from autograder.core.checks import CheckStatus
+from autograder.core.results import GradeReport, StageResult
+
+REPO_ROOT = CHECKOUT  # the instructor's checkout
+SCHEMA = "classroom50/result/v1"
+RESULT_FILE = "result.json"
+RELEASE_BODY_FILE = "release-body.md"
+BUNDLE_LIMIT = 10 * 1024 * 1024  # Classroom 50's cap on a published bundle
+GRADER_FOLDER = "grader"
+ENTRY_FILE = "autograder.py"
+# Written into DEST by build; a folder holding it (and only what build wrote) may be rebuilt.
+MANIFEST_FILE = "classroom50-bundle.json"
+CPU_WHEELS = "https://download.pytorch.org/whl/cpu"
+
+# autograder.py, run by Classroom 50's runner with whatever Python the assignment's runtime
+# names: standard library only. {pin} and {cpu_wheels} are filled in by build.
+ENTRY = '''\
+"""Classroom 50 autograder for {chapter}: made by `make classroom50`; do not edit, rebuild.
+
+Installs the pinned CPU PyTorch and the grader beside this file into a virtual environment
+under $RUNNER_TEMP, then grades the student's notebook (the working directory is the student's
+checkout) and writes result.json, release-body.md and status=/summary= in $GITHUB_OUTPUT.
+TORCH_INDEX_URL, when set, is where torch comes from ("" leaves it to pip's configuration);
+otherwise PyTorch's CPU index on Linux.
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import venv
+from pathlib import Path
+
+TORCH = "torch=={pin}"
+CPU_WHEELS = "{cpu_wheels}"
+
+
+def say(text):
+    print("classroom50 autograder: " + text, flush=True)
+
+
+def install(grader):
+    """A venv with torch and the grader; one already made for this very bundle is reused."""
+    digest = hashlib.sha256((grader / "{manifest}").read_bytes()).hexdigest()[:16]
+    home = Path(os.environ.get("RUNNER_TEMP") or tempfile.gettempdir()) / ("{chapter}-grader-" + digest)
+    python = home / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if (home / ".ready").is_file():
+        return python
+    say("installing " + TORCH + " and the grader into " + str(home))
+    venv.create(home, with_pip=True, clear=True)
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input"]
+    index = os.environ.get("TORCH_INDEX_URL", CPU_WHEELS if sys.platform.startswith("linux") else "")
+    subprocess.run(pip + [TORCH] + (["--index-url", index] if index else []), check=True)
+    source = Path(tempfile.mkdtemp(prefix="grader-source-")) / "grader"
+    shutil.copytree(grader, source)  # pip builds in the source folder; the bundle stays as published
+    subprocess.run(pip + ["-c", str(source / "constraints.txt"), str(source) + "[notebook]"], check=True)
+    (home / ".ready").write_text("ok\\n")
+    return python
+
+
+def main():
+    here = Path(__file__).resolve().parent
+    bundle = Path(os.environ.get("CLASSROOM50_BUNDLE_DIR") or here)
+    grader = bundle / "{grader}" if (bundle / "{grader}").is_dir() else here / "{grader}"
+    workspace = Path.cwd()
+    for name in ("{result}", "{body}"):  # nothing the checkout holds may stand as the result
+        stale = workspace / name
+        if stale.is_symlink() or stale.exists():
+            stale.unlink()
+    try:
+        python = install(grader)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        say("could not install the grader (" + str(exc) + "); nothing was graded")
+        return 1
+    env = dict(os.environ, AUTOGRADER_REQUIRE_CONFINEMENT="1", COLUMNS="140")
+    # -I and a working directory of its own: the student's checkout (which holds a copy of the
+    # grader the student can edit) is never on the grader's import path.
+    scratch = tempfile.mkdtemp(prefix="classroom50-grade-")
+    return subprocess.run([str(python), "-I", "-m", "autograder.frontends.hosted.classroom50", "grade", str(workspace)],
+                          cwd=scratch, env=env).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+class BundleError(Exception):
+    """DEST cannot take the autograder folder; nothing was written."""
+
+
+# --- result.json -------------------------------------------------------------------------------
+
+def whole_points(result: StageResult) -> tuple[int, int]:
+    """A stage's (score, max-score) as the integers Classroom 50 requires: a stage's score is whole
+    points on every route already (StageResult.score), and the course's stage points are whole."""
+    return int(round(result.score)), int(round(result.max_score))
+
+
+def test_name(result: StageResult) -> str:
+    name = f"Stage {result.stage.number} {result.stage.id}: {result.stage.title}"
+    return name + (" (bonus, not in the score)" if result.stage.bonus else "")
+
+
+def identity(chapter_id: str, environ=None) -> dict:
+    """The submission's identity from the runner's environment (local stand-ins where it is
+    missing: a trial run outside Classroom 50; the runner stamps owner and datetime itself)."""
+    env = os.environ if environ is None else environ
+    local = "local (not run by Classroom 50)"
+    owner = env.get("OWNER") or env.get("USERNAME") or "local"
+    commit = env.get("COMMIT_URL") or local
+    return {"classroom": env.get("CLASSROOM") or "local", "assignment": env.get("ASSIGNMENT") or chapter_id,
+            "assignment_type": env.get("ASSIGNMENT_TYPE") or "individual", "owner": owner,
+            "submission": env.get("SUBMISSION_TAG") or "submit/local", "commit": commit,
+            "release": env.get("RELEASE_URL") or local, "review": env.get("REVIEW_URL") or commit,
+            "datetime": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
+def classroom_result(report: GradeReport, who: dict) -> dict:
+    """result.json (schema classroom50/result/v1): a test per stage; ``score`` and ``max-score``
+    count the graded stages only, so the bonus shows as a test and never in the grade."""
+    tests, score, maximum = [], 0, 0
+    for result in report.stages:
+        points, most = whole_points(result)
+        tests.append({"test-name": test_name(result), "passed": result.status is CheckStatus.PASSED,
+                      "score": points, "max-score": most})
+        if not result.stage.bonus:
+            score, maximum = score + points, maximum + most
+    return {"schema": SCHEMA, **who, "score": score, "max-score": maximum, "tests": tests}
+
+
+def status_and_summary(report: GradeReport, result: dict) -> tuple[str, str]:
+    """``status=`` (success: every graded stage passed; failure: otherwise) and one summary line."""
+    graded = [r for r in report.stages if not r.stage.bonus]
+    passed = sum(r.status is CheckStatus.PASSED for r in graded)
+    from autograder.frontends.reports.text import bonus_total
+
+    summary = (f"{report.chapter.id}: {result['score']}/{result['max-score']} points{bonus_total(report)}, "
+               f"{passed}/{len(graded)} stages passed")
+    if report.error:
+        summary += " (could not grade the notebook)"
+    return ("success" if graded and passed == len(graded) else "failure"), summary
+
+
+def release_body(report: GradeReport, result: dict, note: str = "") -> str:
+    """The Markdown of the GitHub Release the student sees: the CI step summary's table, hints
+    and confinement line (:func:`autograder.frontends.hosted.ci.summary_markdown`, which escapes the
+    submission's text), then what Classroom 50 records of it."""
+    from autograder.frontends.hosted.ci import _cell, summary_markdown
+
+    lines = [summary_markdown(report).rstrip("\n"), ""]
+    if note:
+        lines += [f"Note: {_cell(note)}", ""]
+    recorded = f"Classroom 50 records {result['score']}/{result['max-score']} points"
+    if any(r.stage.bonus for r in report.stages):
+        recorded += "; the bonus stage is listed as a test, outside the score"
+    return "\n".join(lines + [recorded + "."]) + "\n"
+
+
+# --- grading on the runner ---------------------------------------------------------------------
+
+def grading_broke(report: GradeReport) -> bool:
+    """The grading itself broke (exit 1: the runner records an error, not a 0): the worker was
+    not fenced in, or the grader failed. A missing or damaged notebook is a grade (0)."""
+    from autograder.frontends.students.cli import GRADER_FAILED
+    from autograder.sandbox.confinement import is_confined
+
+    if not report.error:
+        return False
+    return report.error.startswith(GRADER_FAILED) or (bool(report.confinement) and not is_confined(report.confinement)) \
+        or "AUTOGRADER_REQUIRE_CONFINEMENT" in report.error
+
+
+def _replace(folder: Path, name: str, text: str) -> None:
+    """``folder/name`` replaced atomically by ``text``: whatever stood there (a file, a link the
+    notebook planted) is replaced itself, never followed."""
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, folder / name)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def grade(workspace: Path, environ=None) -> int:
+    """Grade the checkout at ``workspace`` and write Classroom 50's outputs there (module docstring)."""
+    from autograder.chapters import DEFAULT, load
+    from autograder.core.engine import not_graded_report
+    from autograder.frontends import finder
+    from autograder.frontends.hosted.ci import workflow_commands_stopped
+    from autograder.frontends.reports.console import print_console
+    from autograder.frontends.students import cli
+
+    env = os.environ if environ is None else environ
+    chapter = load(DEFAULT)
+    workspace = Path(workspace).resolve()
+    notebook, note = finder.find_in_repository(workspace, chapter)
+    with tempfile.TemporaryDirectory(prefix="classroom50-") as scratch, workflow_commands_stopped():
+        if notebook is None:
+            report = not_graded_report(chapter, str(workspace), note)
+            note = ""
+        else:
+            copy = Path(scratch) / notebook.name  # a private copy: the checkout is only read
+            shutil.copyfile(notebook, copy, follow_symlinks=False)
+            args = argparse.Namespace(submission=str(copy), device="cpu", stage=None,
+                                      stage_timeout=cli.DEFAULT_LIMITS.stage_seconds,
+                                      cell_timeout=cli.DEFAULT_LIMITS.cell_seconds)
+            limits = cli.limits_from(args)
+            worker = cli.prestart_worker(args, limits)
+            try:
+                report, _ = cli.grade_report(args, chapter, limits, worker, None, show_traceback=True)
+            finally:
+                if worker is not None:
+                    worker.close()
+            report.submission = str(notebook.relative_to(workspace))
+            stale = cli.stale_points_note(str(copy), chapter)  # a stale copy: the instructor's points grade it
+            note = "; ".join(n for n in (note, stale) if n)
+        print_console(report, verbose=True)
+    if grading_broke(report):
+        # No result file may stand as this run's (autograder.py clears them first; so does this,
+        # for a grade run started by other means).
+        for name in (RESULT_FILE, RELEASE_BODY_FILE):
+            stale = workspace / name
+            if stale.is_symlink() or stale.is_file():
+                stale.unlink()
+        print(f"classroom50 autograder: the grading broke, nothing recorded as a grade: {report.error}")
+        return 1
+    result = classroom_result(report, identity(chapter.id, env))
+    status, summary = status_and_summary(report, result)
+    _replace(workspace, RESULT_FILE, json.dumps(result, indent=2) + "\n")
+    _replace(workspace, RELEASE_BODY_FILE, release_body(report, result, note))
+    if env.get("GITHUB_OUTPUT"):
+        with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as handle:
+            handle.write(f"status={status}\nsummary={summary.replace(chr(10), ' ').replace(chr(13), ' ')}\n")
+    print(f"classroom50 autograder: {summary}")
+    return 0
+
+
+# --- the folder ---------------------------------------------------------------------------------
+
+def bundle_files(root: Path = REPO_ROOT) -> dict[str, bytes]:
+    """Every file of the autograder folder, by relative path: the grader as the students'
+    repository ships it (tracked files only, no answers), and autograder.py."""
+    from autograder.chapters import DEFAULT
+    from autograder.frontends import fingerprint
+    from autograder.frontends.hosted.gradescope import torch_pin
+    from autograder.frontends.instructors.student_repo import _committable
+
+    root = Path(root)
+    files = {f"{GRADER_FOLDER}/{path}": (root / path).read_bytes()
+             for path in _committable(root, fingerprint.grader_files(root))}
+    for name in ("pyproject.toml", "constraints.txt"):
+        files[f"{GRADER_FOLDER}/{name}"] = (root / name).read_bytes()
+    manifest = {"made_by": "make classroom50", "torch": torch_pin(root / "constraints.txt"),
+                "files": {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())}}
+    files[f"{GRADER_FOLDER}/{MANIFEST_FILE}"] = (json.dumps(manifest, indent=1) + "\n").encode()
+    files[ENTRY_FILE] = ENTRY.format(chapter=DEFAULT, pin=manifest["torch"], cpu_wheels=CPU_WHEELS,
+                                     manifest=MANIFEST_FILE, grader=GRADER_FOLDER, result=RESULT_FILE,
+                                     body=RELEASE_BODY_FILE).encode()
+    return files
+
+
+def packed_size(files: dict[str, bytes]) -> int:
+    """The folder's size as Classroom 50 publishes it: a gzipped tar."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for path, data in sorted(files.items()):
+            info = tarfile.TarInfo(path)
+            info.size, info.mtime = len(data), 0
+            archive.addfile(info, io.BytesIO(data))
+    return len(buffer.getvalue())
+
+
+def _earlier_build(dest: Path) -> set[str] | None:
+    """The files an earlier ``build`` wrote in ``dest`` (None: ``dest`` is not such a folder)."""
+    try:
+        manifest = json.loads((dest / GRADER_FOLDER / MANIFEST_FILE).read_text(encoding="utf-8"))
+        return {*manifest["files"], f"{GRADER_FOLDER}/{MANIFEST_FILE}", ENTRY_FILE}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def build(dest: Path, root: Path = REPO_ROOT) -> tuple[list[str], int]:
+    """Write the autograder folder to ``dest`` (new, empty, or an earlier build that holds
+    nothing else); returns its files and their packed size."""
+    dest = Path(dest)
+    if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
+        raise BundleError(f"{dest} exists and is not a folder; give the assignment's autograder folder")
+    files = bundle_files(root)
+    size = packed_size(files)
+    if size > BUNDLE_LIMIT:
+        raise BundleError(f"the folder packs to {size / 1e6:.1f} MB, over Classroom 50's 10 MB")
+    present = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file() or p.is_symlink()} \
+        if dest.is_dir() else set()
+    earlier = _earlier_build(dest)
+    if present and (earlier is None or not present <= earlier):
+        strangers = sorted(present - (earlier or set()))
+        raise BundleError(f"{dest} holds files make classroom50 did not write ({', '.join(strangers[:5])}); "
+                          "give the assignment's own folder, new or made by make classroom50 (nothing was changed)")
+    for stale in present - set(files):
+        (dest / stale).unlink()
+    for relative, data in sorted(files.items()):
+        path = dest / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    (dest / ENTRY_FILE).chmod(0o755)
+    for folder in sorted((p for p in dest.rglob("*") if p.is_dir()), reverse=True):
+        if not any(folder.iterdir()):
+            folder.rmdir()  # emptied by a stale file of the earlier build
+    return sorted(files), size
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.hosted.classroom50", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    build_cmd = commands.add_parser("build", help="write the per-assignment autograder folder")
+    build_cmd.add_argument("dest", type=Path, help="CLASSROOM/autograders/ASSIGNMENT in the classroom50 repository")
+    grade_cmd = commands.add_parser("grade", help="grade a student's checkout as Classroom 50's runner asks")
+    grade_cmd.add_argument("workspace", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "grade":
+        return grade(args.workspace)
+    try:
+        files, size = build(args.dest)
+    except BundleError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.dest}: {len(files)} files, {size / 1024:.0f} KiB packed (Classroom 50 takes up to 10 MB); "
+          "commit it to your classroom50 repository: docs/instructors/classroom50.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,226 @@
+"""Gradescope: the autograder zip, and what runs inside it.
+
+    python -m autograder.frontends.hosted.gradescope build [--out build/gradescope/ch03_attention_autograder.zip]
+    python -m autograder.frontends.hosted.gradescope run [--root /autograder]
+
+``build`` (``make gradescope``) packs this package with Gradescope's two entry points
+(https://gradescope-autograders.readthedocs.io/en/latest/specs/):
+
+- ``setup.sh`` runs once when Gradescope builds the image: a virtual environment with the
+  CPU build of the pinned torch, then this package;
+- ``run_autograder`` runs for each submission and calls ``run``: it finds the student's
+  notebook in ``/autograder/submission`` and grades it with the same CLI as ``make test``,
+  which writes ``/autograder/results/results.json`` (a provisional zero first, so a
+  submission that kills the grader still leaves a valid file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import secrets
+import sys
+import zipfile
+from pathlib import Path
+
+from autograder import CHECKOUT
+from autograder.chapters import DEFAULT, load
+from autograder.frontends import finder
+
+ASSIGNMENT = DEFAULT  # the chapter the bundle grades
+NOTEBOOK_NAME = f"{ASSIGNMENT}.ipynb"
+REPO_ROOT = CHECKOUT  # the checkout
+DEFAULT_ZIP = Path("build") / "gradescope" / f"{ASSIGNMENT}_autograder.zip"
+CPU_WHEELS = "https://download.pytorch.org/whl/cpu"
+# pyproject.toml's extra with what the notebook imports beyond the grader's own dependencies;
+# the students' install ([student]) includes it, and so does the bundle's setup.sh.
+NOTEBOOK_EXTRA = "notebook"
+# In the zip only with hidden examples on (build --hidden-examples): {"seed": N}. It stays in
+# /autograder/source, which the confined worker cannot read (the package itself is installed
+# into the venv); the students' repository and this checkout never hold it.
+HIDDEN_EXAMPLES_FILE = "hidden_examples.json"
+
+SETUP_SH = """\
+#!/usr/bin/env bash
+# Gradescope runs this once, as root with network access, when it builds the autograder
+# image; the zip's contents are in /autograder/source. Choose an Ubuntu base image whose
+# python3 has a torch {torch} wheel (Ubuntu 24.04: Python 3.12). AUTOGRADER_ROOT (instead
+# of /autograder, skipping apt-get) and TORCH_INDEX_URL let the repository's own tests build
+# this very venv offline.
+set -euxo pipefail
+root="${{AUTOGRADER_ROOT:-/autograder}}"
+if [ -z "${{AUTOGRADER_ROOT:-}}" ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    apt-get install -y --no-install-recommends python3 python3-venv python3-pip
+fi
+python3 -m venv "$root/venv"
+"$root/venv/bin/python" -m pip install --upgrade pip
+# The CPU build first, from PyTorch's CPU index: Gradescope has no GPU, and the default
+# wheel pulls several GB of CUDA libraries. The package below pins the same version.
+"$root/venv/bin/python" -m pip install "torch=={torch}" --index-url "${{TORCH_INDEX_URL:-{cpu_wheels}}}"
+# [{extra}]: what the notebook imports besides torch (matplotlib), the same list the
+# students' install uses (pyproject.toml).
+"$root/venv/bin/python" -m pip install "$root/source[{extra}]"
+"$root/venv/bin/python" -c "import autograder.frontends.students.cli"
+"""
+
+RUN_AUTOGRADER = """\
+#!/usr/bin/env bash
+# Gradescope runs this for every submission, from /autograder. The grader writes
+# /autograder/results/results.json. AUTOGRADER_ROOT and AUTOGRADER_PYTHON let the
+# repository's own tests run this script on a folder laid out like /autograder.
+set -euo pipefail
+root="${AUTOGRADER_ROOT:-/autograder}"
+python="${AUTOGRADER_PYTHON:-$root/venv/bin/python}"
+# Refuse to grade (exit 2, a 0 with the reason) where the worker cannot be fenced in.
+export AUTOGRADER_REQUIRE_CONFINEMENT="${AUTOGRADER_REQUIRE_CONFINEMENT:-1}"
+exec "$python" -m autograder.frontends.hosted.gradescope run --root "$root"
+"""
+
+
+def torch_pin(constraints: Path = REPO_ROOT / "constraints.txt") -> str:
+    """The torch version constraints.txt pins for every install (one pin, read by the zip, the
+    student repository and the tests); pyproject.toml declares only the supported range."""
+    match = re.search(r"^torch==(\S+)\s*$", constraints.read_text(encoding="utf-8"), re.M)
+    if not match:
+        raise SystemExit(f"{constraints}: no exact torch pin (torch==X)")
+    return match.group(1)
+
+
+def _package_files() -> list[Path]:
+    package = REPO_ROOT / "autograder"
+    return sorted(p for p in package.rglob("*")
+                  if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+
+
+def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))  # fixed: the zip is reproducible
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = (0o100755 if executable else 0o100644) << 16
+    archive.writestr(info, data)
+
+
+def build(out: Path = DEFAULT_ZIP, hidden_seed: int | None = None) -> Path:
+    """The zip; with ``hidden_seed``, every submission is graded a second time on examples drawn
+    from it, and results.json carries those results as tests shown after the due date."""
+    pyproject = REPO_ROOT / "pyproject.toml"
+    if not pyproject.is_file():
+        raise SystemExit(f"no {pyproject}: build the zip from a checkout of the repository")
+    setup = SETUP_SH.format(torch=torch_pin(), cpu_wheels=CPU_WHEELS, extra=NOTEBOOK_EXTRA)
+    out = Path(out)
+    from autograder.frontends.reports.safe_write import overwrite_refusal
+
+    why = overwrite_refusal(out, "--out", lambda data: data.startswith(b"PK"))  # only an earlier zip is replaced
+    if why:
+        raise SystemExit(f"error: {why}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    with zipfile.ZipFile(partial, "w") as archive:
+        _add(archive, "setup.sh", setup.encode(), executable=True)
+        _add(archive, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
+        _add(archive, "pyproject.toml", pyproject.read_bytes())
+        if hidden_seed is not None:
+            _add(archive, HIDDEN_EXAMPLES_FILE, json.dumps({"seed": hidden_seed}).encode())
+        for path in _package_files():
+            _add(archive, path.relative_to(REPO_ROOT).as_posix(), path.read_bytes())
+    partial.replace(out)
+    return out
+
+
+def find_notebook(submission: Path) -> tuple[Path | None, list[Path]]:
+    """The notebook to grade, and every notebook found (:func:`autograder.frontends.finder.find_notebook`,
+    anywhere in the upload, the shallowest of several).
+
+    Students upload the notebook alone, a zip of their folder, or the whole repository:
+    ``ch03_attention.ipynb`` wins wherever it is (the shallowest one), else the shallowest
+    other notebook. Jupyter checkpoints and macOS zip debris (``__MACOSX``, ``._*``) are
+    never the submission.
+    """
+    found = finder.find_notebook(submission, ASSIGNMENT, below=True, several="shallowest")
+    return found.notebook, found.candidates
+
+
+def hidden_examples_seed(source: Path) -> int | None:
+    """The secret seed the bundle carries (build --hidden-examples), or None: visible examples only."""
+    path = source / HIDDEN_EXAMPLES_FILE
+    if not path.is_file():
+        return None
+    try:
+        seed = json.loads(path.read_text(encoding="utf-8"))["seed"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"{path}: not a hidden-examples file ({exc}); rebuild the zip with make gradescope") from None
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise SystemExit(f"{path}: the seed must be a whole number; rebuild the zip with make gradescope")
+    return seed
+
+
+def run(root: Path) -> int:
+    from autograder.core.engine import not_graded_report
+    from autograder.frontends.reports.console import print_console
+    from autograder.frontends.reports.results_json import gradescope_json
+    from autograder.frontends.reports.safe_write import write_json
+    from autograder.frontends.students import cli
+
+    results = root / "results" / "results.json"
+    submission = root / "submission"
+    notebook, found = find_notebook(submission)
+    if notebook is None:
+        report = not_graded_report(load(ASSIGNMENT), str(submission), f"no notebook (.ipynb) in the submission; "
+                                                    f"upload your {NOTEBOOK_NAME}")
+        write_json(results, gradescope_json(report))
+        print_console(report)
+        return 0
+    # Gradescope has no GPU. The exit status is the CLI's (1 below full marks), which is no
+    # failure here: the grade is results.json, always written.
+    # --verbose: every failed check and cell error is listed (a student on Gradescope cannot
+    # pass a flag to see more).
+    try:
+        seed = hidden_examples_seed(root / "source")
+    except SystemExit as exc:  # the bundle is broken, not the submission: a 0 that says so
+        report = not_graded_report(load(ASSIGNMENT), str(notebook), f"the autograder is misconfigured ({exc}); "
+                                   "please tell the course staff")
+        write_json(results, gradescope_json(report))
+        print_console(report)
+        return 0
+    cli.main([str(notebook), "--results", str(results), "--device", "cpu", "--verbose",
+              *(["--hidden-examples-seed", str(seed)] if seed is not None else [])])
+    if notebook.name != NOTEBOOK_NAME or len(found) > 1:
+        data = json.loads(results.read_text(encoding="utf-8"))
+        others = [str(p.relative_to(submission)) for p in found if p != notebook]
+        note = f"Graded {notebook.relative_to(submission)}"
+        if others:
+            note += f" (also in the submission, not graded: {', '.join(others)})"
+        data["output"] = f"{note}\n{data.get('output', '')}"
+        write_json(results, data)
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.hosted.gradescope", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    build_cmd = commands.add_parser("build", help="build the Gradescope autograder zip")
+    build_cmd.add_argument("--out", type=Path, default=DEFAULT_ZIP, help=f"where (default {DEFAULT_ZIP})")
+    hidden = build_cmd.add_mutually_exclusive_group()
+    hidden.add_argument("--hidden-examples", action="store_true",
+                        help="grade each submission on hidden examples too, from a new secret seed "
+                             "(their tests are shown after the due date)")
+    hidden.add_argument("--hidden-seed", type=int, metavar="N", help="the same, with this seed (rebuild a bundle)")
+    run_cmd = commands.add_parser("run", help="grade the submission inside Gradescope (run_autograder)")
+    run_cmd.add_argument("--root", type=Path, default=Path("/autograder"), help="default /autograder")
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        seed = secrets.randbits(48) if args.hidden_examples else args.hidden_seed
+        out = build(args.out, seed)
+        print(f"wrote {out} ({out.stat().st_size // 1024} KiB): upload it as the assignment's "
+              "autograder on Gradescope (base image Ubuntu 24.04)")
+        if seed is not None:
+            print(f"hidden examples on: seed {seed}, in the zip only (keep the zip private; "
+                  f"--hidden-seed {seed} rebuilds it)")
+        return 0
+    return run(args.root)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

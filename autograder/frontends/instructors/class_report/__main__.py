@@ -1,0 +1,7 @@
+"""``python -m autograder.frontends.instructors.class_report``."""
+
+import sys
+
+from autograder.frontends.instructors.class_report.command import main
+
+sys.exit(main())

@@ -1,0 +1,131 @@
+"""The class picture from the records (pure): per stage the scores and counts, the diagnosed
+mistakes ranked by how many students made them, the errors raised, the call-policy refusals and
+the hidden-example losses."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from autograder.frontends.instructors.class_report.sources import REPORT_FORMAT, Submission
+
+# -- the aggregation (pure) ---------------------------------------------------------------------
+
+def aggregate(submissions: list[Submission], stages: list[dict] | None = None, *, anonymous: bool = False,
+              source: str = "") -> dict:
+    """The class report's data from the students' records: per stage the scores and how many
+    students have full marks, attempted it, did not, were stopped by a time limit, failed it
+    without a named mistake; the mistakes ranked by how many students made them; the errors
+    raised (type and stage); the call-policy refusals; the hidden-example losses per check; the
+    students not graded, with the reason. ``stages``: the chapter's (number, id, label, bonus,
+    max_score), for the stages no record has; ``anonymous``: no student names anywhere."""
+    graded = [s for s in submissions if s.record is not None]
+    known: dict[int, dict] = {}
+    for stage in stages or []:
+        known[stage["number"]] = {k: stage[k] for k in ("number", "id", "label", "bonus", "max_score")}
+    for sub in graded:
+        for stage in sub.record["stages"]:
+            known.setdefault(stage["number"], {"number": stage["number"], "id": stage.get("id", ""),
+                                               "label": stage.get("label", f"Stage {stage['number']}"),
+                                               "bonus": bool(stage.get("bonus")),
+                                               "max_score": float(stage.get("max_score", 0))})
+    who = (lambda names: sorted(names)) if not anonymous else (lambda names: [])
+    per_stage: dict[int, dict] = {n: {**info, "scores": [], "full_marks": 0, "attempted": 0, "not_attempted": 0,
+                                      "stopped": 0, "undiagnosed": 0, "stopped_students": set()}
+                                  for n, info in sorted(known.items())}
+    mistakes: dict[tuple, dict] = {}
+    errors: dict[tuple, dict] = {}
+    policy: dict[int, dict] = {}
+    hidden: dict[str, dict] = {}
+    totals = []
+    for sub in graded:
+        totals.append(float(sub.record.get("score", 0)))
+        for stage in sub.record["stages"]:
+            row = per_stage[stage["number"]]
+            status = stage.get("status", "")
+            row["scores"].append(float(stage["score"]))
+            if status == "not_implemented":
+                row["not_attempted"] += 1
+                continue
+            row["attempted"] += 1
+            if float(stage["score"]) >= float(stage.get("max_score", 0)) and status == "passed":
+                row["full_marks"] += 1
+            if status == "stopped":
+                row["stopped"] += 1
+                row["stopped_students"].add(sub.student)
+            named_here = False
+            for chk in stage.get("checks", []):
+                if not isinstance(chk, dict):
+                    continue
+                rank, mistake = chk.get("rank", ""), chk.get("mistake", "")
+                if chk.get("hidden_failure"):
+                    entry = hidden.setdefault(chk.get("check", "?"), {"check": chk.get("check", "?"),
+                                                                     "stage": stage["number"], "students": set()})
+                    entry["students"].add(sub.student)
+                if rank == "policy":
+                    entry = policy.setdefault(stage["number"], {"stage": stage["number"], "hint": chk.get("hint", ""),
+                                                               "students": set()})
+                    entry["students"].add(sub.student)
+                    named_here = True
+                elif mistake and rank in ("named", "ambiguous"):
+                    named_here = True
+                    entry = mistakes.setdefault((stage["number"], mistake), {
+                        "stage": stage["number"], "mistake": mistake, "rank": rank, "hints": Counter(),
+                        "checks": set(), "students": set()})
+                    entry["hints"][chk.get("hint", "")] += 1
+                    entry["checks"].add(chk.get("check", "?"))
+                    entry["students"].add(sub.student)
+                if chk.get("exception"):
+                    entry = errors.setdefault((chk["exception"], stage["number"], "check"), {
+                        "type": chk["exception"], "stage": stage["number"], "where": "while a check ran it",
+                        "students": set()})
+                    entry["students"].add(sub.student)
+            if status in ("failed", "stopped") and not named_here:
+                row["undiagnosed"] += 1
+        # The first error of each attempted stage's cells: the cause (the NameErrors after it
+        # follow from it); a stub's NotImplementedError is a stage not attempted, not an error.
+        attempted = {st["number"] for st in sub.record["stages"] if st.get("status") != "not_implemented"}
+        first: dict = {}
+        for cell in sub.record.get("cell_errors", []):
+            if (isinstance(cell, dict) and cell.get("type") != "NotImplementedError"
+                    and (cell.get("stage") is None or cell.get("stage") in attempted)):
+                first.setdefault(cell.get("stage"), cell)
+        for cell in first.values():
+            if isinstance(cell, dict):
+                entry = errors.setdefault((str(cell.get("type", "Error")), cell.get("stage"), "cell"), {
+                    "type": str(cell.get("type", "Error")), "stage": cell.get("stage"),
+                    "where": "when the notebook ran", "students": set()})
+                entry["students"].add(sub.student)
+
+    def label(number) -> str:
+        return known[number]["label"] if number in known else ("before the stages" if number is None else f"Stage {number}")
+
+    ranked = sorted(mistakes.values(), key=lambda m: (-len(m["students"]), m["stage"], m["mistake"]))
+    return {
+        "format": REPORT_FORMAT, "source": source, "anonymous": anonymous,
+        "students": len(submissions), "graded": len(graded),
+        "not_graded": [{"student": "" if anonymous else s.student, "reason": s.reason}
+                       for s in submissions if s.record is None],
+        "totals": totals,
+        "stages": [{**{k: v for k, v in row.items() if k != "stopped_students"},
+                    "stopped_students": who(row["stopped_students"])} for row in per_stage.values()],
+        "mistakes": [{"stage": m["stage"], "stage_label": label(m["stage"]), "mistake": m["mistake"],
+                      "rank": m["rank"], "hint": m["hints"].most_common(1)[0][0], "checks": sorted(m["checks"]),
+                      "count": len(m["students"]), "students": who(m["students"])} for m in ranked],
+        "errors": [{"type": e["type"], "stage": e["stage"], "stage_label": label(e["stage"]), "where": e["where"],
+                    "count": len(e["students"]), "students": who(e["students"])}
+                   for e in sorted(errors.values(), key=lambda e: (-len(e["students"]), e["type"], str(e["stage"])))],
+        "policy_refusals": [{"stage": p["stage"], "stage_label": label(p["stage"]), "hint": p["hint"],
+                             "count": len(p["students"]), "students": who(p["students"])}
+                            for p in sorted(policy.values(), key=lambda p: (-len(p["students"]), p["stage"]))],
+        "hidden_losses": [{"check": h["check"], "stage": h["stage"], "stage_label": label(h["stage"]),
+                           "count": len(h["students"]), "students": who(h["students"])}
+                          for h in sorted(hidden.values(), key=lambda h: (-len(h["students"]), h["check"]))],
+    }
+
+
+def top_mistakes(report: dict, n: int = 3) -> list[str]:
+    """The ``n`` most common mistakes, one line each (make autograde's summary)."""
+    return [f"{m['count']} student{'s' if m['count'] != 1 else ''}: {m['stage_label']}: {m['hint']} [{m['mistake']}]"
+            for m in report["mistakes"][:n]]
+
+

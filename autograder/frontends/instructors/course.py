@@ -1,0 +1,228 @@
+"""``make release``'s first step: the source notebook's decision carried to the grader.
+
+``python -m autograder.frontends.instructors.course [--chapter ID] [--root DIR]`` reads the instructor's
+notebook (``solutions/<id>/<id>.ipynb``): each stage's test cell and its nbgrader ``points``
+(:mod:`autograder.core.course`). It writes the chapter's course file, which every route grades
+with (``make test``, nbgrader, Gradescope, Classroom 50, the students' repository), and brings
+the notebook's own points table (the first cell's ``| stage | id | you write | points |``) in
+line, and the README's and docs' (``| 4 | `causal` | ... | 20 |``): a row per stage of the course, its points, ``bonus`` beside a bonus
+stage's. nbgrader's ``generate_assignment`` then makes the release from the notebook, table
+included, in a folder of this command's own, and its files are copied into ``assignments/<id>/``:
+nbgrader's ``--force`` deletes its output folder first, and again when it fails.
+
+Before it changes anything, it asks the gradebook: nbgrader refuses to add or remove a graded
+cell of a notebook that has submissions (dropping the bonus after grading, say). Such an edit
+is refused here, with what to do, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from autograder.chapters import load
+from autograder.core import course as course_file
+from autograder.core.chapter import Chapter
+from autograder.core.course import Course, CourseError
+from autograder.frontends.reports.text import format_points
+
+# | 4 | `causal` | `CausalAttention` | 20 |: a stage's number, its id, ..., its points last
+_ROW = re.compile(r"^\|\s*(\d+)\s*\|(\s*`(\w+)`\s*\|.*)\|\s*[^|]*\|\s*$")
+
+
+def points_text(course: Course, number: int) -> str:
+    stage = course.stages[number]
+    return format_points(stage.points) + (" bonus" if stage.bonus else "")
+
+
+def _row(line: str, ids: dict[int, str]) -> re.Match | None:
+    match = _ROW.match(line)
+    return match if match and ids.get(int(match.group(1))) == match.group(3) else None
+
+
+def points_table(text: str, chapter: Chapter, course: Course) -> str:
+    """``text`` (a Markdown cell) with its stage rows' points set from ``course``: rows of stages
+    outside the course dropped, a row added (after the last) for a stage the table lacks."""
+    ids = {s.number: s.id for s in chapter.declared_stages}
+    lines = text.split("\n")
+    rows = [i for i, line in enumerate(lines) if _row(line, ids)]
+    if not rows:
+        return text
+    shown: set[int] = set()
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        match = _row(line, ids)
+        if match is None:
+            out.append(line)
+        else:
+            number = int(match.group(1))
+            if number in course.stages:
+                out.append(f"| {number} |{match.group(2)}| {points_text(course, number)} |")
+                shown.add(number)
+        if i == rows[-1]:
+            for stage in chapter.declared_stages:
+                if stage.number in course.stages and stage.number not in shown:
+                    names = ", ".join(f"`{name}`" for name in stage.names)
+                    out.append(f"| {stage.number} | `{stage.id}` | {names} | {points_text(course, stage.number)} |")
+    return "\n".join(out)
+
+
+# Sentences that quote the course's total or bonus ("a total out of 100", "outside the 100 points",
+# "(+x/10 bonus)"), anywhere in the notebook, the README and the docs: their numbers follow the course.
+_TOTAL = re.compile(r"\b(out of|outside the|beside the) \d+(?:\.\d+)?\b")
+_BONUS = re.compile(r"\+x/\d+(?:\.\d+)? bonus")
+
+
+def course_numbers(text: str, course: Course) -> str:
+    total = format_points(sum(p.points for p in course.stages.values() if not p.bonus))
+    bonus = sum(p.points for p in course.stages.values() if p.bonus)
+    text = _TOTAL.sub(lambda match: f"{match.group(1)} {total}", text)
+    return _BONUS.sub(f"+x/{format_points(bonus)} bonus", text) if bonus else text
+
+
+def release(chapter: Chapter, root: Path) -> list[str]:
+    """Read the source notebook, write the course file, the notebook's points table and the numbers
+    its sentences quote (:func:`course_numbers`), and the README's and docs'; what changed."""
+    source = chapter.source_notebook(root)
+    course = course_file.from_notebook(source, chapter.declared_stages,
+                                       source.relative_to(root).as_posix() if source.is_relative_to(root) else str(source))
+    changed = []
+    if course_file.write(course, chapter.course_path):
+        changed.append(chapter.course_path.name)
+    notebook = json.loads(source.read_text(encoding="utf-8"))
+    ids = {s.number: s.id for s in chapter.declared_stages}
+    edited, table_seen = False, False
+    for cell in notebook["cells"]:
+        text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        new = course_numbers(text, course)
+        if not table_seen and cell.get("cell_type") == "markdown" and any(_row(line, ids) for line in text.split("\n")):
+            # the first table of stages is the points table; later tables are the chapter's own
+            new, table_seen = points_table(new, chapter, course), True
+        if new != text:
+            cell["source"] = new.splitlines(keepends=True)
+            edited = True
+    if edited:
+        source.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        changed.append(source.name)
+    # the course repository's README and docs (students.md goes to the students) show the same table
+    for page in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
+        text = page.read_text(encoding="utf-8") if page.is_file() else ""
+        new = points_table(course_numbers(text, course), chapter, course)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            changed.append(page.relative_to(root).as_posix())
+    return changed
+
+
+def _cells_by_kind(notebook) -> dict[str, set[str]]:
+    """The nbgrader cell names of each kind, as nbgrader's SaveCells records them."""
+    from nbgrader import utils
+
+    kinds = {"grade": utils.is_grade, "solution": utils.is_solution, "task": utils.is_task,
+             "source": lambda c: utils.is_grade(c) or utils.is_solution(c) or utils.is_locked(c) or utils.is_task(c)}
+    return {kind: {c.metadata.nbgrader["grade_id"] for c in notebook.cells if test(c)} for kind, test in kinds.items()}
+
+
+def gradebook_refusal(chapter: Chapter, root: Path, db_url: str) -> str | None:
+    """Why nbgrader would refuse to release the source notebook as it is now (None: it will not).
+    It cannot add or remove cells of a notebook that has submissions; it would fail halfway and
+    delete the release folder."""
+    import nbformat
+    from nbgrader.api import Gradebook, MissingEntry
+
+    database = db_url.removeprefix("sqlite:///")
+    if db_url.startswith("sqlite:///") and not (root / database).is_file():
+        return None  # no gradebook yet: nothing graded
+    new = _cells_by_kind(nbformat.read(chapter.source_notebook(root), as_version=4))
+    with Gradebook(db_url) as gradebook:
+        try:
+            notebook = gradebook.find_notebook(chapter.id, chapter.id)
+        except MissingEntry:
+            return None
+        submissions = len(notebook.submissions)
+        old = {"grade": {c.name for c in notebook.grade_cells}, "solution": {c.name for c in notebook.solution_cells},
+               "task": {c.name for c in notebook.task_cells}, "source": {c.name for c in notebook.source_cells}}
+    removed = sorted(set().union(*(old[k] - new[k] for k in old)))
+    added = sorted(set().union(*(new[k] - old[k] for k in old)))
+    if not submissions or not (removed or added):
+        return None
+    edit = "; ".join(filter(None, [f"removes {', '.join(removed)}" if removed else "",
+                                   f"adds {', '.join(added)}" if added else ""]))
+    return (f"make release: nothing changed. The gradebook ({database}) holds {submissions} submission(s) of {chapter.id}, "
+            f"and nbgrader cannot add or remove cells once it does; this edit of the source notebook {edit}. "
+            "Changing points is fine after grading (keep the cells, change their points). To add or remove cells: "
+            "keep this term's grades (make export), move the gradebook aside "
+            f"(mv {database} {database.removesuffix('.db')}-before-edit.db), then make release and make autograde, "
+            "which grades every submission again into a new gradebook (manual grades stay in the moved file).")
+
+
+def generate_release(chapter: Chapter, root: Path) -> list[str]:
+    """nbgrader's generate_assignment in a folder of its own under build/, then its files copied
+    into assignments/<id>/ (files there that nbgrader did not make are kept); the files changed."""
+    (root / "build").mkdir(exist_ok=True)
+    destination = chapter.release_notebook(root).parent
+    with tempfile.TemporaryDirectory(dir=root / "build", prefix="release-") as staging:
+        proc = subprocess.run(["nbgrader", "generate_assignment", chapter.id, "--force", "--log-level=WARN",
+                               f"--CourseDirectory.release_directory={staging}"], cwd=root)
+        made = Path(staging) / chapter.id
+        if proc.returncode != 0 or not made.is_dir():
+            raise CourseError(f"nbgrader generate_assignment failed (above); {destination.relative_to(root)} is as it was")
+        copied = []
+        for path in sorted(p for p in made.rglob("*") if p.is_file()):
+            target = destination / path.relative_to(made)
+            if target.is_file() and target.read_bytes() == path.read_bytes():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target.with_name(target.name + ".new"))
+            os.replace(target.with_name(target.name + ".new"), target)
+            copied.append(target.relative_to(root).as_posix())
+    return copied
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--chapter", default=None, help="the chapter id (default: the registry's default)")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="the repository (default: here)")
+    parser.add_argument("--nbgrader", action="store_true",
+                        help="then make the release with nbgrader (make release; needs nbgrader_config.py in --root)")
+    args = parser.parse_args(argv)
+    chapter = load(args.chapter)
+    root = args.root.resolve()
+    if args.nbgrader:
+        from nbgrader.apps.baseapp import NbGrader
+
+        app = NbGrader()  # reads nbgrader_config.py from the current directory, as nbgrader's commands do
+        app.initialize([])
+        refusal = gradebook_refusal(chapter, root, app.coursedir.db_url)
+        if refusal:
+            print(refusal, file=sys.stderr)
+            return 2
+    if chapter.course_path is None:
+        print(f"{chapter.id} has no course file: every declared stage is graded out of its checks' weights")
+        return 0
+    try:
+        changed = release(chapter, root)
+        if args.nbgrader:
+            changed += generate_release(chapter, root)
+    except CourseError as exc:
+        print(f"make release: {exc}", file=sys.stderr)
+        return 2
+    course = course_file.read(chapter.course_path)
+    graded = sum(p.points for p in course.stages.values() if not p.bonus)
+    bonus = sum(p.points for p in course.stages.values() if p.bonus)
+    stages = ", ".join(f"{n}: {points_text(course, n)}" for n in sorted(course.stages))
+    print(f"{chapter.id}: stages {stages}; total {format_points(graded)}"
+          + (f" (+{format_points(bonus)} bonus)" if bonus else " (no bonus)")
+          + ("; updated " + ", ".join(changed) if changed else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""``make duedate``: the assignment's due date in the gradebook, read by :mod:`.dates`.
+
+nbgrader's own ``db assignment add --duedate`` reads ``-0500`` as minus 500 *seconds* and
+``PST`` as UTC with only a library warning; every late penalty computed from such a date is
+wrong. Here the text is read by :func:`~autograder.frontends.instructors.dates.parse_instant` (an offset,
+a zone name or UTC; anything else refused with the reason), stored through nbgrader's API as
+the naive UTC time nbgrader keeps, and printed back with its zone, with the late-penalty rule in
+force (``LatePenalty`` in nbgrader_config.py). The docs' pages quote that rule (`` `per_day` (0.1)``,
+`` `cap` (0.5)``): their numbers are set from nbgrader_config.py, so they say what the course does.
+
+    python -m autograder.frontends.instructors.duedate ASSIGNMENT "2026-11-20 23:59:00 -0500"
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from datetime import timezone
+from pathlib import Path
+
+from autograder.frontends.instructors.dates import InstantError, describe, parse_instant
+
+
+def set_duedate(db_url: str, assignment: str, text: str) -> str:
+    """Stores the instant ``text`` names as ``assignment``'s due date; returns what the
+    gradebook now holds, in :func:`~autograder.frontends.instructors.dates.describe`'s words."""
+    from nbgrader.api import Gradebook
+
+    instant = parse_instant(text)
+    with Gradebook(db_url) as gb:
+        # nbgrader compares naive datetimes that it takes to be UTC (its timestamps are too).
+        gb.update_or_create_assignment(assignment, duedate=instant.astimezone(timezone.utc).replace(tzinfo=None))
+        stored = gb.find_assignment(assignment).duedate
+    return describe(stored.replace(tzinfo=timezone.utc))
+
+
+def late_rule(per_day: float, cap: float) -> str:
+    return (f"late penalty: {per_day:.0%} of the score (without the bonus) for each day or part of a day late, "
+            f"at most {cap:.0%} (LatePenalty in nbgrader_config.py)")
+
+
+def quote_late_rule(root: Path, per_day: float, cap: float) -> list[str]:
+    """The docs' pages with the rule's numbers as nbgrader_config.py sets them; the pages changed."""
+    changed = []
+    for page in sorted((root / "docs").rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        new = re.sub(r"(`per_day` \()[\d.]+(\))", lambda m: f"{m.group(1)}{per_day:g}{m.group(2)}", text)
+        new = re.sub(r"(`cap` \()[\d.]+(\))", lambda m: f"{m.group(1)}{cap:g}{m.group(2)}", new)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            changed.append(page.relative_to(root).as_posix())
+    return changed
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.instructors.duedate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("assignment")
+    parser.add_argument("due", help='e.g. "2026-11-20 23:59:00 -0500" or "2026-11-20 23:59 America/New_York"')
+    args = parser.parse_args(argv)
+    from nbgrader.apps.baseapp import NbGrader
+
+    app = NbGrader()  # reads nbgrader_config.py from the current directory, as nbgrader's commands do
+    app.initialize([])
+    try:
+        stored = set_duedate(app.coursedir.db_url, args.assignment, args.due)
+    except InstantError as exc:
+        print(f"make duedate: nothing stored: {exc}", file=sys.stderr)
+        return 2
+    from autograder.frontends.instructors.nbgrader.late import LatePenalty
+
+    rule = LatePenalty(config=app.config)
+    print(f"{args.assignment} is due {stored}; {late_rule(rule.per_day, rule.cap)} (late penalties: make autograde again)")
+    pages = quote_late_rule(Path.cwd(), rule.per_day, rule.cap)
+    if pages:
+        print("the late rule quoted in " + ", ".join(pages) + " now follows nbgrader_config.py")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

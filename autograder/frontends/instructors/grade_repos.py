@@ -1,0 +1,391 @@
+"""``make grade-repos REPOS=dir [DEADLINE=...]``: the trusted regrade of a class's repositories.
+
+    python -m autograder.frontends.instructors.grade_repos REPOS [--out build/grade-repos] [--jobs N] [--deadline WHEN]
+
+REPOS is a class folder as the cloning tools leave it (:func:`student_repos`): repositories
+directly inside it, one folder down (``hw3-submissions/<repo>``, as ``gh classroom clone``
+wrote them, or one folder per section), or a mix; each repository is one row, never merged
+with another. From each one only the notebook is read (:func:`autograder.frontends.finder.find_in_repository`:
+the release's path, else a renamed copy): it is copied out and graded by *this* checkout's
+grader (the instructor's), never by the copy of the grader in the student's repository, JOBS
+at a time with a progress bar. The student's grader files are only compared with the release
+(the fingerprint of :mod:`autograder.frontends.fingerprint`), to report an edit. Nothing in
+REPOS is written.
+
+With ``--deadline`` (``make grade-repos DEADLINE="2026-11-20 23:59 America/New_York"``, read
+by :mod:`autograder.frontends.instructors.dates`), each repository is graded at the commit its branch held
+at the deadline by a clock the student does not hold (:mod:`autograder.frontends.instructors.deadline`:
+GitHub's record of the pushes, or with ``--collected FILE`` the tips ``--collect FILE``, that
+is ``make collect-repos`` run at the deadline, recorded by this machine's clock); the commit's
+files are exported to a private folder, the checkout left as it is. A commit's own date is set
+by the student's machine: it is shown, and used only with ``--trust-commit-dates``
+(``TRUST_COMMIT_DATES=1``), which every row then says. Without a deadline or a collection, the
+checked-out files are graded.
+
+Writes, under ``--out``:
+
+- ``grades.csv``: one row per repository: ``student`` (the repository's folder name; its path
+  under REPOS where two folders share a name), one column per stage, ``total`` (out of 100;
+  the bonus stage has its own column and is not in it), ``commit`` and ``commit_date`` (the
+  graded commit and its committer date, in UTC), ``fingerprint`` (``release`` or
+  ``modified: <parts>``) and ``reason`` (why a row is 0: no notebook, a damaged one, no commit
+  before the deadline, a grading that did not finish, or ``not graded: the run stopped ...``:
+  the file is rewritten as each repository ends, so a run that stops leaves no earlier grade
+  standing), followed by how a deadline's commit was chosen (the push time, a later push after
+  the deadline and the date its commit claims);
+- ``<student>/report.txt`` (the grader's table, as ``make test`` prints it) and
+  ``<student>/results.json`` (Gradescope's schema).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from autograder import CHECKOUT
+from autograder.frontends import finder, fingerprint
+from autograder.frontends.instructors.dates import describe
+from autograder.frontends.instructors.deadline import (
+    HOW_TO_TRUST,
+    TRUSTED_DATES,
+    Pick,
+    _git,
+    choose_commit,
+    collect,
+    commit_date,
+    server_refusal,
+)
+from autograder.frontends.jobs import default_jobs
+
+REPO_ROOT = CHECKOUT  # the instructor's checkout: its grader grades
+DEFAULT_OUT = Path("build") / "grade-repos"
+GRADING_SECONDS = 900  # one notebook, every stage; the grader's own limits stop it well before
+
+
+@dataclass
+class Row:
+    student: str
+    stage_points: dict[str, float] = field(default_factory=dict)
+    total: float = 0.0
+    commit: str = ""
+    commit_date: str = ""
+    fingerprint: str = ""
+    reason: str = ""
+    seconds: float = 0.0
+
+
+def columns(chapter) -> list[str]:
+    stages = [f"stage{s.number}_{s.id}" for s in chapter.stages if not s.bonus]
+    bonus = [f"bonus_stage{s.number}_{s.id}" for s in chapter.stages if s.bonus]
+    return ["student", *stages, "total", *bonus, "commit", "commit_date", "fingerprint", "reason"]
+
+
+def _stage_column(stage) -> str:
+    return f"{'bonus_' if stage.bonus else ''}stage{stage.number}_{stage.id}"
+
+
+# --- the class folder -------------------------------------------------------------------------
+
+def _is_repository(folder: Path) -> bool:
+    return (folder / ".git").exists()
+
+
+def _folders(parent: Path) -> list[Path]:
+    return sorted(p for p in parent.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
+
+
+def student_repos(repos: Path) -> dict[str, Path]:
+    """Each student repository in the class folder ``repos``, by the name its row gets.
+
+    A folder with ``.git`` is a repository. A folder without one that holds repositories (the
+    ``<assignment>-submissions/`` of ``gh classroom clone``, a folder per section) is opened one
+    level down, so two students never become one row; its other folders are repositories too
+    (a download without ``.git``). Any other folder is one repository (a student's folder
+    unzipped). A row is named by the repository's folder, or by its path under ``repos`` where
+    two folders share a name."""
+    found: list[Path] = []
+    for folder in _folders(repos):
+        inside = _folders(folder)
+        if not _is_repository(folder) and any(_is_repository(p) for p in inside):
+            found += inside
+        else:
+            found.append(folder)
+    counts: dict[str, int] = {}
+    for repo in found:
+        counts[repo.name] = counts.get(repo.name, 0) + 1
+    return {(repo.name if counts[repo.name] == 1 else repo.relative_to(repos).as_posix()): repo for repo in found}
+
+
+# --- git, read only ---------------------------------------------------------------------------
+
+def head_commit(repo: Path) -> str:
+    """The checked-out commit, read without writing to the repository ('' when there is none)."""
+    proc = _git(repo, "rev-parse", "--verify", "-q", "HEAD")
+    return proc.stdout.strip() if proc is not None and proc.returncode == 0 else ""
+
+
+def export_commit(repo: Path, commit: str, into: Path) -> None:
+    """The commit's regular files written under ``into`` (``git archive``: the repository and
+    its checkout are only read). Links and anything else that is not a plain file are left out."""
+    proc = _git(repo, "archive", "--format=tar", commit, text=False)
+    if proc is None or proc.returncode != 0:
+        raise OSError(f"git archive {commit[:12]} failed: {(proc.stderr if proc else b'').decode(errors='replace')[:200]}")
+    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as archive:
+        for member in archive.getmembers():
+            parts = Path(member.name).parts
+            if not member.isfile() or not parts or Path(member.name).is_absolute() or ".." in parts:
+                continue
+            path = into.joinpath(*parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(archive.extractfile(member).read())
+
+
+# --- one repository ---------------------------------------------------------------------------
+
+def fingerprint_status(repo: Path, chapter, release_parts: dict[str, str], graded: Path | None) -> str:
+    """The student's grader against the release; ``graded``: the notebook graded (a renamed copy
+    stands for the release's; None: there was none, and the grader alone is compared)."""
+    notebook = chapter.release_notebook(Path()).as_posix()
+    parts = fingerprint.parts_of(fingerprint.read_tree(repo, notebook, graded), notebook)
+    verdict = fingerprint.compare(parts, release_parts, notebook_found=graded is not None)
+    if verdict.status == "release":
+        return "release"
+    shown = "; ".join(verdict.changed[:6])
+    return f"modified: {shown}" + (f" and {len(verdict.changed) - 6} more" if len(verdict.changed) > 6 else "")
+
+
+def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[str, str],
+              deadline: datetime | None = None, collected: dict | None = None, trust: bool = False) -> Row:
+    """One repository, at the checked-out files or (a deadline, a collection) at the commit
+    :func:`choose_commit` picks; how it was picked is added to the reason."""
+    at_head = deadline is None and collected is None
+    pick = Pick(head_commit(repo)) if at_head else choose_commit(student, repo, deadline, collected, trust)
+    row = _grade_commit(student, repo, out, chapter, release_parts, pick, export=not at_head)
+    row.reason = "; ".join(p for p in (row.reason, pick.note) if p)
+    return row
+
+
+def _grade_commit(student: str, repo: Path, out: Path, chapter, release_parts: dict[str, str], pick: Pick,
+                  export: bool) -> Row:
+    started = time.monotonic()
+    row = Row(student, {_stage_column(s): 0.0 for s in chapter.stages}, commit=pick.commit)
+    folder = out / student
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="grade-repos-") as scratch:
+        tree = repo
+        if export:
+            if not row.commit:
+                row.reason = pick.refusal
+                (folder / "report.txt").write_text(f"{student}: 0 points: {row.reason}\n", encoding="utf-8")
+                row.seconds = time.monotonic() - started
+                return row
+            tree = Path(scratch) / "tree"
+            export_commit(repo, row.commit, tree)
+        row.commit_date = commit_date(repo, row.commit)
+        notebook, note = finder.find_in_repository(tree, chapter)
+        row.fingerprint = fingerprint_status(tree, chapter, release_parts, notebook)
+        if notebook is None:
+            row.reason = note
+            (folder / "report.txt").write_text(f"{student}: 0 points: {note}\n", encoding="utf-8")
+            row.seconds = time.monotonic() - started
+            return row
+        # A private copy is graded: the student's repository is only read.
+        copy = folder / "submission" / notebook.name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(notebook, copy, follow_symlinks=False)
+    results = folder / "results.json"
+    if results.exists():
+        results.unlink()  # our own file from an earlier run (the folder is ours: see _refusal)
+    env = {**os.environ, "COLUMNS": "140", "NO_COLOR": "1", "TERM": "dumb", "PYTHONPATH": str(REPO_ROOT)}
+    command = [sys.executable, "-I", "-m", "autograder", str(copy), "--results", str(results), "--device", "cpu",
+               "--chapter", chapter.id]
+    try:
+        proc = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=GRADING_SECONDS)
+        log = proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        log = f"{exc.stdout or ''}{exc.stderr or ''}"
+        row.reason = f"grading did not finish in {GRADING_SECONDS} s"
+    (folder / "report.txt").write_text(log if isinstance(log, str) else log.decode("utf-8", "replace"), encoding="utf-8")
+    try:
+        data = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        row.reason = row.reason or "the grader wrote no results"
+        row.seconds = time.monotonic() - started
+        return row
+    by_number = {s.number: s for s in chapter.stages}
+    for test in data.get("tests", []):
+        stage = by_number.get(int(str(test.get("number", "0")).split(".")[0] or 0))
+        if stage is not None:
+            row.stage_points[_stage_column(stage)] += float(test.get("score", 0))
+    row.total = float(data.get("score", 0))
+    output = str(data.get("output", ""))
+    if output.startswith("Could not grade"):
+        row.reason = row.reason or output.splitlines()[0]
+    row.reason = row.reason or note
+    row.seconds = time.monotonic() - started
+    return row
+
+
+def _refusal(repos: Path, out: Path) -> str | None:
+    if not repos.is_dir():
+        return f"{repos}: no such folder (REPOS= the folder of cloned student repositories)"
+    if out.resolve() == repos.resolve() or repos.resolve() in out.resolve().parents:
+        return f"--out {out} is inside {repos}; nothing may be written there"
+    csv_path = out / "grades.csv"
+    if out.exists() and not out.is_dir():
+        return f"--out {out} is a file; give a folder"
+    if out.is_dir() and any(out.iterdir()):
+        try:
+            ours = csv_path.read_text(encoding="utf-8").startswith("student,")
+        except OSError:
+            ours = False
+        if not ours:
+            return f"--out {out} holds files this command did not write; give a new folder"
+    return None
+
+
+def write_csv(path: Path, rows: list[Row], chapter) -> None:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns(chapter))
+    for row in rows:
+        points = [f"{row.stage_points[_stage_column(s)]:g}" for s in chapter.stages if not s.bonus]
+        bonus = [f"{row.stage_points[_stage_column(s)]:g}" for s in chapter.stages if s.bonus]
+        writer.writerow([row.student, *points, f"{row.total:g}", *bonus, row.commit, row.commit_date, row.fingerprint,
+                         row.reason])
+    tmp = path.with_name(path.name + ".partial")
+    tmp.write_text(buffer.getvalue(), encoding="utf-8")
+    tmp.replace(path)
+
+
+UNFINISHED = "not graded: the run stopped before this repository was graded"
+
+
+def grade_all(repos: Path, out: Path, chapter, jobs: int, deadline: datetime | None = None,
+              collected: dict | None = None, trust: bool = False) -> list[Row]:
+    """Every repository graded; ``out/grades.csv`` rewritten as each one ends, the rest with
+    :data:`UNFINISHED`: a run that stops (Ctrl-C, a crash, a machine that goes down) never
+    leaves the last run's grades standing as this one's."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from autograder.frontends.instructors.student_repo import release_parts
+
+    expected = release_parts(chapter)
+    students = student_repos(repos)
+    rows: list[Row] = []
+
+    def record() -> None:
+        done = {row.student for row in rows}
+        pending = [Row(s, {_stage_column(st): 0.0 for st in chapter.stages}, reason=UNFINISHED)
+                   for s in students if s not in done]
+        write_csv(out / "grades.csv", sorted(rows + pending, key=lambda r: r.student), chapter)
+
+    record()
+    with Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}")) as progress, ThreadPoolExecutor(max_workers=jobs) as pool:
+        task = progress.add_task("", total=len(students))
+        futures = {pool.submit(grade_one, student, repo, out, chapter, expected, deadline, collected, trust): student
+                   for student, repo in students.items()}
+        for future in as_completed(futures):
+            student = futures[future]
+            try:
+                rows.append(future.result())
+            except Exception as exc:  # one repository's trouble never stops the class
+                rows.append(Row(student, {_stage_column(s): 0.0 for s in chapter.stages},
+                                reason=f"not graded: {type(exc).__name__}: {exc}"))
+            record()
+            progress.update(task, advance=1, description=student)
+    return sorted(rows, key=lambda r: r.student)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.instructors.grade_repos",
+                                     description="Regrade cloned student repositories with this checkout's grader.")
+    parser.add_argument("repos", type=Path, help="the class folder: student repositories inside it or one folder down")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where the CSV and reports go (default {DEFAULT_OUT})")
+    parser.add_argument("--jobs", type=int, default=None, help="repositories graded at a time (default: CPU cores)")
+    parser.add_argument("--chapter", default=None, metavar="ID")
+    parser.add_argument("--deadline", default=None, metavar="WHEN", help='each repository at its last push at or before WHEN '
+                        'by GitHub\'s record ("2026-11-20 23:59 America/New_York", "2026-11-20 23:59:00 -0500", "2026-11-21T04:59Z")')
+    parser.add_argument("--collect", type=Path, metavar="FILE", help="at the deadline: record each origin's tip now in FILE")
+    parser.add_argument("--collected", type=Path, metavar="FILE", help="each repository at the tip recorded in FILE")
+    parser.add_argument("--trust-commit-dates", action="store_true", help="--deadline by the commit dates the students set")
+    args = parser.parse_args(argv)
+    from autograder.chapters import load
+    from autograder.frontends.instructors.dates import InstantError, parse_instant
+
+    if args.collect is not None:
+        if not args.repos.is_dir() or not student_repos(args.repos):
+            print(f"error: {args.repos} holds no repository folders", file=sys.stderr)
+            return 2
+        return collect(args.repos, student_repos(args.repos), args.collect)
+
+    deadline = None
+    if args.deadline:
+        try:
+            deadline = parse_instant(args.deadline)
+        except InstantError as exc:
+            print(f"error: DEADLINE {exc}", file=sys.stderr)
+            return 2
+
+    try:
+        chapter = load(args.chapter)
+    except KeyError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 2
+    why = _refusal(args.repos, args.out)
+    if why:
+        print(f"error: {why}", file=sys.stderr)
+        return 2
+    if not student_repos(args.repos):
+        print(f"error: {args.repos} holds no repository folders", file=sys.stderr)
+        return 2
+    collected = None
+    if args.collected is not None:
+        try:
+            collected = json.loads(args.collected.read_text(encoding="utf-8"))
+            if not isinstance(collected, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as exc:
+            print(f"error: COLLECTED {args.collected} is not a file make collect-repos wrote ({exc})", file=sys.stderr)
+            return 2
+    elif deadline is not None and not args.trust_commit_dates and (why := server_refusal()):
+        print(f"error: DEADLINE needs a record of when each repository was pushed, which a student cannot set, and {why}."
+              f" To get one: {HOW_TO_TRUST}.", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    # absolute: the grader runs in this checkout (cwd=REPO_ROOT), not necessarily the current folder
+    if collected is not None:
+        print(f"each repository at the tip recorded in {args.collected} (make collect-repos)")
+    elif deadline is not None:
+        how = f"commit dated at or before it, {TRUSTED_DATES}" if args.trust_commit_dates else \
+            "push at or before it, by GitHub's record (gh api)"
+        print(f"deadline {describe(deadline)}: each repository's last {how}")
+    rows = grade_all(args.repos.resolve(), args.out.resolve(), chapter, max(1, args.jobs or default_jobs()), deadline,
+                     collected, args.trust_commit_dates)
+    write_csv(args.out / "grades.csv", rows, chapter)
+    for row in rows:
+        flags = "  [grader modified]" if row.fingerprint.startswith("modified") else ""
+        when = f"  {row.commit[:10]} {row.commit_date}" if (deadline or collected) is not None and row.commit else ""
+        print(f"{row.student}: {row.total:g}/{chapter.max_score:g}{when}{flags}{'  ' + row.reason if row.reason else ''}")
+    print(f"{len(rows)} repositories in {time.monotonic() - started:.1f} s: {args.out / 'grades.csv'}, "
+          f"reports in {args.out}/<student>/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

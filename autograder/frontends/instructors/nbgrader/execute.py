@@ -1,0 +1,175 @@
+"""nbgrader's kernel execution replaced: :class:`SandboxExecute` runs the notebook once, in the
+confined worker, and writes that run's cell outputs and stage grades into the notebook.
+
+The sandboxed run happens in a subprocess (:mod:`autograder.frontends.instructors.stagegrades`, started
+with ``-I``): it becomes a subreaper and ends every process the submission left behind, which
+must not happen inside nbgrader (or a Jupyter server running nbgrader), whose other children
+are kernels. Its answer comes back on a pipe, never through a file. ``make autograde`` may have
+computed the run already (:mod:`.precomputed`).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Float, Unicode
+
+from autograder.core.chapter import Chapter
+from autograder.frontends.instructors.nbgrader import precomputed
+from autograder.frontends.instructors.nbgrader.stages import cells_key, chapter_of, hidden_seeds, stage_cells
+from autograder.frontends.reports.diagnoses import DIAGNOSES, FORMAT, write_record
+from autograder.sandbox.limits import Limits
+
+
+class SandboxExecute(NbGraderPreprocessor):
+    """Stands in for nbgrader's ``Execute``: the notebook runs once, in the confined worker
+    (never in a Jupyter kernel with the instructor's rights), and that one run gives every
+    cell's outputs (what nbgrader stores in the autograded notebook and shows in the feedback)
+    and each stage's grade, written into the stage's test cell as its report and score, which
+    nbgrader reads as partial credit: nbgrader's per-cell scores are the engine's per-stage
+    scores. Only nbgrader's own process touches the gradebook; the worker cannot even read it.
+
+    ``make autograde`` (:mod:`autograder.frontends.instructors.autograde`) runs these sandboxed runs for
+    many students at once and offers their results to :mod:`.precomputed` in its own memory;
+    nbgrader's serial pass then takes a result only for the very cells it was computed from."""
+
+    device = Unicode("cpu", help="where the sandboxed worker runs the student's code (cpu, cuda)").tag(config=True)
+    cell_timeout = Float(Limits().cell_seconds,
+                         help="seconds for one notebook cell in the sandbox (the CLI's --cell-timeout)").tag(config=True)
+    stage_timeout = Float(Limits().stage_seconds,
+                          help="seconds for one stage's checks (the CLI's --stage-timeout)").tag(config=True)
+    total_timeout = Float(Limits().total_seconds,
+                          help="seconds for the whole grading of one notebook").tag(config=True)
+    diagnoses_directory = Unicode(
+        DIAGNOSES, help="where each run's diagnosis record goes, <student>/<assignment>.json, relative to the "
+                        "course root (the class report reads it: make class-report)").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        info = resources.get("nbgrader", {})
+        chapter = chapter_of(info.get("assignment"))
+        result = precomputed.take(str(info.get("student")), cells_key(nb))
+        if result is None:
+            result = self.run_in_sandbox(nb, chapter)
+        apply_run(nb, chapter, result)
+        self.keep_diagnosis(str(info.get("student") or ""), str(info.get("assignment") or ""), result)
+        resources.setdefault("autograder", {})["bonus"] = bonus_score(chapter, result)
+        if result.get("error"):
+            self.log.warning("the sandboxed grader could not grade this notebook: %s", result["error"])
+        return nb, resources
+
+    def keep_diagnosis(self, student: str, assignment: str, result: dict) -> None:
+        """The run's diagnosis record (:mod:`autograder.frontends.reports.diagnoses`), written by
+        this process (nbgrader's, never the sandboxed worker) to
+        ``<diagnoses_directory>/<student>/<assignment>.json``, replacing the last grading's. Not
+        beside the autograded notebook: nbgrader's feedback step copies the autograded folder's
+        other files into the feedback that students receive."""
+        path = diagnosis_path(Path(self.diagnoses_directory), student, assignment)
+        if path is None:
+            return
+        record = result.get("diagnosis") if isinstance(result.get("diagnosis"), dict) else {
+            "format": FORMAT, "error": result.get("error") or "the sandboxed grader gave no diagnosis",
+            "stages": [], "cell_errors": []}
+        try:
+            write_record(path, {**record, "student": student, "assignment": assignment})
+        except OSError as exc:
+            self.log.warning("could not write the diagnosis record %s: %s", path, exc)
+
+    def run_in_sandbox(self, nb, chapter: Chapter | None) -> dict:
+        cells = stage_cells(nb, chapter) if chapter else {}
+        seeds = {}
+        for index, stage in cells.items():
+            for seed in hidden_seeds(nb.cells[index].source, stage):
+                seeds[stage.number] = seed
+        numbers = sorted({s.number for s in cells.values()})
+        with tempfile.TemporaryDirectory(prefix="sandbox-run-") as scratch:
+            notebook = Path(scratch, "submission.ipynb")
+            nbformat.write(nb, notebook)
+            result = self.grade_file(notebook, chapter if numbers else None, numbers, seeds)
+        if not (chapter and numbers):
+            result["stages"] = {}
+        return result
+
+    def grade_file(self, notebook: Path, chapter: Chapter | None, numbers: list[int], seeds: dict[int, int]) -> dict:
+        """The sandboxed run of ``notebook``, by a grading process of its own (stagegrades):
+        this process may be nbgrader's, with the gradebook open."""
+        # -I: the grader's own subprocess reads no PYTHON* variable and no current folder.
+        command = [sys.executable, "-I", "-m", "autograder.frontends.instructors.stagegrades", str(notebook),
+                   "--device", self.device, *self.limit_arguments(),
+                   *(["--chapter", chapter.id, "--stage", *map(str, numbers)] if chapter else [])]
+        # The seeds go on a pipe: any process of the machine can read another one's command line.
+        proc = subprocess.run(command, capture_output=True, text=True,
+                              input=json.dumps({str(n): s for n, s in sorted(seeds.items())}))
+        try:
+            result = json.loads(proc.stdout) if proc.returncode == 0 else None
+        except ValueError:
+            result = None
+        if not isinstance(result, dict):
+            tail = "\n".join((proc.stdout[-2000:] + proc.stderr).strip().splitlines()[-20:])
+            raise RuntimeError(f"the sandboxed grader failed (exit status {proc.returncode}):\n{tail}")
+        return result
+
+    def limits(self) -> Limits:
+        return Limits(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout, total_seconds=self.total_timeout)
+
+    def limit_arguments(self) -> list[str]:
+        limits = self.limits()
+        return ["--cell-timeout", str(limits.cell_seconds), "--stage-timeout", str(limits.stage_seconds),
+                "--total-timeout", str(limits.total_seconds)]
+
+
+def diagnosis_path(folder: Path, student: str, assignment: str) -> Path | None:
+    """``folder/<student>/<assignment>.json``; None for an id that is not one folder name."""
+    if any(not name or name in (".", "..") or Path(name).name != name or "\\" in name for name in (student, assignment)):
+        return None
+    return folder / student / f"{assignment}.json"
+
+
+def apply_run(nb, chapter: Chapter | None, result: dict) -> None:
+    """Cell outputs and stage grades from one sandboxed run, in place: each code cell gets what
+    it printed (stdout, stderr) or the error it raised; each stage's test cell its report and
+    score instead (nothing on stderr, which nbgrader would read as a failed test)."""
+    by_index = {c.get("index"): c for c in result.get("cells", []) if isinstance(c, dict)}
+    stages = stage_cells(nb, chapter) if chapter else {}
+    count = 0
+    for position, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        count += 1
+        cell.execution_count = count
+        ran = by_index.get(position + 1, {})
+        outputs = []
+        for name in ("stdout", "stderr"):
+            if ran.get(name):
+                outputs.append(nbformat.v4.new_output("stream", name=name, text=ran[name]))
+        if ran.get("status") == "error":
+            error = ran.get("error") or {}
+            ename = error.get("type") or ("CellTimeoutError" if error.get("kind") == "fatal" else "Error")
+            where = f" ({error['where']})" if error.get("where") else ""
+            outputs.append(nbformat.v4.new_output("error", ename=ename, evalue=str(error.get("message", "")),
+                                                  traceback=[f"{ename}: {error.get('message', '')}{where}"]))
+        graded = result.get("stages", {}).get(str(stages[position].number)) if position in stages else None
+        if graded is not None:
+            outputs = [
+                nbformat.v4.new_output("stream", name="stdout", text=graded["text"] + "\n"),
+                nbformat.v4.new_output("execute_result", data={"text/plain": f"{graded['score']:g}"},
+                                       execution_count=count),
+            ]
+        elif position in stages:
+            outputs = [nbformat.v4.new_output("stream", name="stdout", text="not graded: "
+                                              + (result.get("error") or "the sandboxed grader gave no grade") + "\n"),
+                       nbformat.v4.new_output("execute_result", data={"text/plain": "0"}, execution_count=count)]
+        cell.outputs = outputs
+
+
+def bonus_score(chapter: Chapter | None, result: dict) -> float | None:
+    """Points earned in the bonus stages of one sandboxed run (None: no bonus stage graded)."""
+    bonus = [s for s in chapter.stages if s.bonus] if chapter else []
+    scores = [result.get("stages", {}).get(str(s.number)) for s in bonus]
+    scores = [float(g["score"]) for g in scores if isinstance(g, dict) and isinstance(g.get("score"), (int, float))]
+    return sum(scores) if scores else None

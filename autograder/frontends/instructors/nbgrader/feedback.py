@@ -1,0 +1,100 @@
+"""``ReadableFeedback`` (``make feedback``): stage headings, each hint once, wrapped lines and
+formulas drawn offline (MathML) in the HTML feedback."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
+from traitlets import List
+
+from autograder.frontends.instructors.nbgrader.stages import chapter_of, stage_cells
+
+FEEDBACK_CSS = """
+/* make feedback: long report lines and hints wrap instead of running off the page */
+pre, .output_text pre, .jp-OutputArea-output pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+.stage-heading { margin-top: 1.5em; border-bottom: 1px solid #ccc; }
+math { font-size: 1.1em; }
+"""
+
+MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$\w])\$([^$\n]+?)\$(?![\w$])", re.DOTALL)
+CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.DOTALL)
+
+
+def math_as_mathml(markdown: str) -> str:
+    """``$...$`` and ``$$...$$`` in a markdown cell as MathML, which browsers draw without
+    MathJax (the feedback is read offline); code spans and fenced blocks stay as they are. A
+    formula latex2mathml cannot read stays as it was written."""
+    try:
+        from latex2mathml.converter import convert
+    except ImportError:  # the instructor's install has it; without it the LaTeX stays readable text
+        return markdown
+
+    def one(match: re.Match) -> str:
+        display = match.group(1) is not None
+        try:
+            return convert((match.group(1) if display else match.group(2)).strip(),
+                           display="block" if display else "inline")
+        except Exception:
+            return match.group(0)
+
+    return "".join(part if CODE.fullmatch(part) else MATH.sub(one, part) for part in CODE.split(markdown))
+
+
+def once(text: str) -> str:
+    """A test cell's report with every repeated line after its first appearance dropped (the
+    same hint under several checks)."""
+    seen, kept = set(), []
+    for line in text.splitlines(keepends=True):
+        key = line.strip()
+        if key and key in seen and not key[:1].isdigit() and "✗" not in key and "✓" not in key:
+            continue
+        seen.add(key)
+        kept.append(line)
+    return "".join(kept)
+
+
+def _exporters_priority() -> List:
+    """nbconvert's HTML exporter configures ``NbConvertBase.display_data_priority`` for every
+    preprocessor it runs; nbgrader's preprocessors redeclare that trait without ``config=True``,
+    so each run printed "Config option `display_data_priority` not recognized". Declared
+    configurable (no feedback step reads it), the setting is taken silently."""
+    return List(NbGraderPreprocessor.display_data_priority.default_value).tag(config=True)
+
+
+class FeedbackClearHiddenTests(ClearHiddenTests):
+    """nbgrader's ClearHiddenTests, without the config warning (:func:`_exporters_priority`)."""
+
+    display_data_priority = _exporters_priority()
+
+
+class ReadableFeedback(NbGraderPreprocessor):
+    """``make feedback``: each stage's test cell under a heading with the stage's name and
+    score, its report with each hint once and without the bare score nbgrader's
+    ``Out[..]`` shows, long lines wrapped, and the formulas as MathML (no MathJax needed)."""
+
+    display_data_priority = _exporters_priority()
+
+    def preprocess(self, nb, resources):
+        chapter = chapter_of(resources.get("nbgrader", {}).get("assignment"))
+        stages = stage_cells(nb, chapter) if chapter else {}
+        cells = []
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type == "markdown":
+                cell.source = math_as_mathml(cell.source)
+            elif index in stages:
+                stage = stages[index]
+                cell.outputs = [o for o in cell.outputs if o.get("output_type") != "execute_result"]
+                for output in cell.outputs:
+                    if output.get("output_type") == "stream":
+                        output.text = once(output.text)
+                points = chapter.points(stage)
+                cells.append(nbformat.v4.new_markdown_cell(
+                    f'<h3 class="stage-heading">{stage.label}' + (" (bonus)" if stage.bonus else f" ({points:g} points)")
+                    + "</h3>"))
+            cells.append(cell)
+        nb.cells = cells
+        inlining = resources.setdefault("inlining", {})
+        inlining["css"] = [*inlining.get("css", []), FEEDBACK_CSS]
+        return nb, resources

@@ -1,0 +1,397 @@
+"""``make student-repo DEST=dir``: the repository students get, without the answers.
+
+    python -m autograder.frontends.instructors.student_repo DEST [--chapter ID]
+
+DEST (new, or an empty folder) becomes a git repository with one commit and no history,
+ready to push as the template repository of a plain GitHub organization or Classroom 50:
+
+- ``assignments/<id>/<id>.ipynb``: the released notebook (nbgrader's release: no solutions,
+  no hidden tests), and the ``Makefile`` released beside it (``make test`` from that folder);
+- ``autograder/`` and ``pyproject.toml``: the grader, so ``make test`` and CI work offline
+  of this repository, with :data:`~autograder.frontends.fingerprint.RELEASE_FILE`, the
+  release's fingerprint;
+- ``Makefile``: the student targets (``lab``, ``test``, ``ci-grade``) cut from this
+  repository's own Makefile, recipes and variables unchanged, so a fix to ``make test`` here
+  is a fix there;
+- ``README.md`` (``templates/student_README.md``), ``.gitignore`` and the grade workflow,
+  which grades every push, or only pushed ``submit*`` tags (``--grade-on tags``), or is left out
+  (``--grade-on none``: Classroom 50 grades each submission with the instructor's copy).
+
+Never copied: ``solutions/``, ``tests/`` (the catalog of correct submissions), ``grading/``
+(the gradebook), ``nbgrader_config.py``, ``.ci/`` and the maintainers' workflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from autograder import CHECKOUT
+from autograder.frontends import fingerprint
+
+REPO_ROOT = CHECKOUT  # the instructor's checkout
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+# The student targets; the rules they depend on and the variables they use come along.
+STUDENT_TARGETS = ("venv", "test", "lab", "ci-grade")
+STUDENT_HELP = {
+    "lab": "open the notebook in JupyterLab (sets up .venv on first use)",
+    "test": "grade your notebook; make test STAGE=4 grades one stage",
+    "ci-grade": "what GitHub Actions runs on a push: the grade, build/ci/ reports",
+    "clean": "remove .venv and build/ (your notebook stays)",
+}
+STUDENT_CLEAN = "clean:\n\trm -rf $(VENV) build .pytest_cache .hypothesis\n"
+COPIED = (".gitignore",)
+# When the students' grade workflow runs (make student-repo GRADE_ON=...).
+GRADE_ON = ("push", "tags", "none")
+SUBMISSION_TAGS = "submit*"
+AUTHOR = {"GIT_AUTHOR_NAME": "Course staff", "GIT_AUTHOR_EMAIL": "course-staff@users.noreply.github.com"}
+
+
+class StudentRepoError(Exception):
+    """DEST cannot take the student repository; nothing was written."""
+
+
+# --- the student Makefile: cut from the instructor's --------------------------------------
+
+_VARIABLE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?:\?=|:=|\+=|=)")
+_RULE = re.compile(r"^([^\t#:=][^:=]*?)\s*::?(?!=)(.*)$")
+# $(NAME), ${NAME}, and $(call NAME,...) for a make function such as quote.
+_REFERENCE = re.compile(r"\$[({](?:call\s+)?([A-Za-z_][A-Za-z0-9_]*)[)},]")
+
+
+def _blocks(text: str) -> list[dict]:
+    """The Makefile as variable and rule blocks, each with the comments just above it."""
+    blocks: list[dict] = []
+    comments: list[str] = []
+    current: dict | None = None
+    for line in text.splitlines():
+        if current is not None and (line.startswith("\t") or (current["lines"][-1].endswith("\\"))):
+            current["lines"].append(line)
+            continue
+        current = None
+        if not line.strip():
+            comments = []
+        elif line.startswith("#"):
+            comments.append(line)
+        elif (match := _VARIABLE.match(line)):
+            current = {"kind": "variable", "name": match.group(1), "comments": comments, "lines": [line]}
+            blocks.append(current)
+            comments = []
+        elif (match := _RULE.match(line)) and not line.startswith("."):
+            targets = match.group(1).split()
+            prereqs = match.group(2).replace("|", " ").split()
+            current = {"kind": "rule", "targets": targets, "prereqs": prereqs, "comments": comments, "lines": [line]}
+            blocks.append(current)
+            comments = []
+        else:
+            comments = []
+    return blocks
+
+
+_COURSE_DOC = re.compile(r" \((?:docs|tests)/[^()]*\)")
+
+
+def student_makefile(instructor_makefile: str) -> str:
+    """The student targets of ``instructor_makefile``, with the rules and variables they need."""
+    blocks = _blocks(instructor_makefile)
+    rules = [b for b in blocks if b["kind"] == "rule"]
+    wanted, kept_rules = set(STUDENT_TARGETS), []
+    changed = True
+    while changed:  # the rules the student targets depend on
+        changed = False
+        for rule in rules:
+            if rule not in kept_rules and wanted & set(rule["targets"]):
+                kept_rules.append(rule)
+                wanted |= set(rule["prereqs"])
+                changed = True
+    missing = set(STUDENT_TARGETS) - {t for r in kept_rules for t in r["targets"]}
+    if missing:
+        raise StudentRepoError(f"the Makefile has no rule for {', '.join(sorted(missing))}")
+    text = "\n".join("\n".join(r["lines"]) for r in kept_rules)
+    variables = {b["name"]: b for b in blocks if b["kind"] == "variable"}
+    needed: set[str] = set()
+    frontier = set(_REFERENCE.findall(text))
+    while frontier:  # the variables they use, and the variables those use
+        name = frontier.pop()
+        if name in variables and name not in needed:
+            needed.add(name)
+            frontier |= set(_REFERENCE.findall("\n".join(variables[name]["lines"])))
+    kept = [b for b in blocks if b in kept_rules or (b["kind"] == "variable" and b["name"] in needed)]
+    # the comments' pointers into the course repository's docs/ name nothing the students have
+    kept = [{**b, "comments": [_COURSE_DOC.sub("", line) for line in b["comments"]]} for b in kept]
+    if kept and blocks and kept[0] is blocks[0]:
+        kept[0] = {**kept[0], "comments": []}  # the instructor file's own header
+    phony = [t for t in (*STUDENT_TARGETS, "clean") if not t.startswith("$")]
+    out = ["# The student targets of the course repository's Makefile (made by `make student-repo`).",
+           "# Run every command from this folder; the first one sets up .venv.", ""]
+    first_rule = True
+    for block in kept:
+        if block["kind"] == "rule" and first_rule:
+            first_rule = False
+            out += ["", f".PHONY: help {' '.join(phony)}", "", "help:"]
+            out += [f"\t@echo \"make {name:<10} {words}\"" for name, words in STUDENT_HELP.items()]
+        out += ["", *block["comments"], *block["lines"]] if block["comments"] or block["kind"] == "rule" \
+            else block["lines"]
+    out += ["", "# Only what the setup and the grader made; the notebook is yours and stays.", STUDENT_CLEAN]
+    return "\n".join(out).replace("\n\n\n", "\n\n").lstrip("\n")
+
+
+# --- the tree --------------------------------------------------------------------------------
+
+# The notebook's setup cell installs the grader on Colab and Kaggle from this address.
+SOURCE_LINE = re.compile(r'^GRADER_SOURCE = ".*?"', re.M)
+
+
+def install_source(url: str) -> str:
+    """What pip installs the grader from: a git URL as ``git+URL``; an archive (a wheel or an
+    sdist: ``.whl``, ``.tar.gz``, ``.zip``), a ``git+...`` URL or a path as given."""
+    if "+" in url.split("://")[0] or not url.startswith(("https://", "http://")):
+        return url
+    if url.split("?")[0].endswith((".whl", ".tar.gz", ".zip")):
+        return url
+    return f"git+{url}"
+
+
+def with_install_source(notebook: bytes, url: str) -> bytes:
+    """The release notebook with ``url`` as its setup cell's ``GRADER_SOURCE``: the public,
+    answer-free address pip installs the grader from where it is missing (Colab, Kaggle). It
+    carries no token: a private address (a student's private repository) would fail
+    there, so ``make student-repo GRADER_URL=...`` names a public one."""
+    if "@" in url.split("://", 1)[-1].split("/", 1)[0]:
+        raise StudentRepoError(f"{url} carries credentials; the grader's install address must be public, with no token")
+    source = install_source(url)
+    data = json.loads(notebook)
+    for cell in data["cells"]:
+        text = "".join(cell["source"])
+        if cell["cell_type"] == "code" and SOURCE_LINE.search(text):
+            text = SOURCE_LINE.sub(lambda _: f"GRADER_SOURCE = {json.dumps(source)}", text, count=1)
+            cell["source"] = text.splitlines(keepends=True)
+            return (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode()
+    raise StudentRepoError("the release notebook has no setup cell with GRADER_SOURCE (run `make release`)")
+
+
+def colab_link(url: str | None, notebook: str) -> str:
+    """The template's notebook on Colab, for a repository on GitHub; a how-to otherwise. A
+    student's own copy (private) has another address: the README tells
+    how to open it (File > Open notebook > GitHub)."""
+    match = re.match(r"^(?:git\+)?https://github\.com/([^/]+)/([^/]+?)(?:\.git)?/?$", url or "")
+    if not match:
+        return ("Open the notebook in Colab (File > Open notebook > GitHub) or upload it to Kaggle; "
+                "its first code cell installs the grader.")
+    owner, name = match.groups()
+    return (f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+            f"(https://colab.research.google.com/github/{owner}/{name}/blob/main/{notebook}) "
+            "(the notebook's first code cell installs the grader there, keeping Colab's PyTorch).")
+
+
+# How the students' README says a GitHub hand-in is graded, by make student-repo's GRADE_ON.
+HAND_IN = {
+    "push": ("commit and push the notebook (`git add {notebook}`, `git commit`, `git push`). Every push is "
+             "graded by `.github/workflows/grade.yml` (`make ci-grade`, with this repository's copy of the "
+             "grader): the run's page in the *Actions* tab shows the table and the points. A low score is a "
+             "grade, not a failed run."),
+    "tags": ("commit and push the notebook, then hand it in with a tag: `git tag submit-1 && git push origin "
+             "submit-1` (`submit-2` for the next hand-in). Each pushed `submit*` tag is graded by "
+             "`.github/workflows/grade.yml` (`make ci-grade`, with this repository's copy of the grader): the "
+             "run's page in the *Actions* tab shows the table and the points. Plain pushes are not graded; "
+             "`make test` gives you the same table on your machine."),
+    "none": ("commit and push the notebook; hand it in as your course says (with Classroom 50: "
+             "`gh student submit`). Your course's grader, not this repository's copy, grades it and "
+             "publishes the table as a release of this repository."),
+}
+
+
+def with_hand_in(notebook: bytes, notebook_path: str, grade_on: str) -> bytes:
+    """The release notebook with its "How to hand in" paragraph saying how this repository is
+    graded (:data:`HAND_IN`), instead of the release's list of every route."""
+    paragraph = (f"**How to hand in**: {HAND_IN[grade_on].format(notebook=notebook_path)} From Colab: *File > Save a "
+                 f"copy in GitHub* into this repository at `{notebook_path}`, then hand it in as above.")
+    data = json.loads(notebook)
+    for cell in data["cells"]:
+        text = "".join(cell["source"])
+        start = text.find("**How to hand in**")
+        if cell["cell_type"] == "markdown" and start >= 0:
+            end = text.find("\n\n", start)
+            cell["source"] = (text[:start] + paragraph + (text[end:] if end >= 0 else "\n")).splitlines(keepends=True)
+            return (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode()
+    return notebook  # an instructor's notebook without the paragraph: nothing to say there
+
+
+def student_readme(chapter, torch_version: str, url: str | None = None, grade_on: str = "push") -> str:
+    rows = []
+    for stage in chapter.stages:
+        points = f"{chapter.points(stage):g}" + (" bonus" if stage.bonus else "")
+        names = ", ".join(f"`{n}`" for n in stage.names)
+        rows.append(f"| {stage.number} | `{stage.id}` | {stage.title} | {names} | {points} |")
+    bonus = next((s for s in chapter.stages if s.bonus), None)
+    template = (TEMPLATES / "student_README.md").read_text(encoding="utf-8")
+    return template.format(title=chapter.title, notebook=chapter.release_notebook(Path()).as_posix(),
+                           bonus_rule=f" Stage {bonus.number} is about `scaled_dot_product_attention`." if bonus else "",
+                           bonus_total="; the bonus is shown beside it (`+x/y bonus`) and never lowers it" if bonus else "",
+                           n_stages=len(chapter.graded_stages), stage_rows="\n".join(rows),
+                           max_score=f"{chapter.max_score:g}", torch=torch_version,
+                           colab=colab_link(url, chapter.release_notebook(Path()).as_posix()),
+                           github=HAND_IN[grade_on].format(notebook=chapter.release_notebook(Path()).as_posix()))
+
+
+def grade_workflow(text: str, grade_on: str) -> str:
+    """The grade workflow for ``grade_on``: every push (as written), or pushed submission tags only."""
+    if grade_on == "push":
+        return text
+    trigger = "on:\n  push:\n"
+    if trigger not in text:
+        raise StudentRepoError(f"{fingerprint.WORKFLOW} has no `{trigger.strip()}` trigger to narrow to tags")
+    return text.replace(trigger, f'on:\n  push:\n    tags: ["{SUBMISSION_TAGS}"]  # a submission: git tag submit-1 && '
+                                 "git push origin submit-1\n", 1)
+
+
+def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None,
+                  grader_url: str | None = None, grade_on: str = "push") -> dict[str, bytes]:
+    """Every file of the student repository but the release fingerprint, by relative path.
+    ``url``: the template's address (the README's Colab badge); ``grader_url``: the public,
+    answer-free address the notebook's setup cell installs the grader from (default ``url``);
+    ``grade_on``: when the grade workflow runs (:data:`GRADE_ON`; ``none``: no workflow)."""
+    from autograder.frontends.hosted.gradescope import torch_pin
+
+    root = Path(root)
+    notebook = chapter.release_notebook(Path()).as_posix()
+    if not (root / notebook).is_file():
+        raise StudentRepoError(f"no released notebook {notebook}: run `make release` first")
+    files = {path: (root / path).read_bytes() for path in _committable(root, fingerprint.grader_files(root))}
+    for path in ("pyproject.toml", "constraints.txt", notebook, *COPIED):
+        files[path] = (root / path).read_bytes()
+    beside = (Path(notebook).parent / "Makefile").as_posix()  # make test from the notebook's folder
+    if (root / beside).is_file():
+        files[beside] = (root / beside).read_bytes()
+    if grade_on not in GRADE_ON:
+        raise StudentRepoError(f"GRADE_ON={grade_on}: one of {', '.join(GRADE_ON)}")
+    if grade_on != "none":
+        files[fingerprint.WORKFLOW] = grade_workflow((root / fingerprint.WORKFLOW).read_text(encoding="utf-8"),
+                                                     grade_on).encode()
+    if grader_url or url:
+        files[notebook] = with_install_source(files[notebook], grader_url or url)
+    files[notebook] = with_hand_in(files[notebook], notebook, grade_on)
+    files["Makefile"] = student_makefile((root / "Makefile").read_text(encoding="utf-8")).encode()
+    files["README.md"] = student_readme(chapter, torch_pin(root / "constraints.txt"), url, grade_on).encode()
+    return files
+
+
+def _committable(root: Path, paths: list[str]) -> list[str]:
+    """Of ``paths``, those git tracks in the checkout at ``root`` (all of them outside git): a
+    scratch file beside the grader never reaches the students."""
+    try:
+        proc = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "autograder"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return paths
+    if proc.returncode != 0:
+        return paths
+    tracked = set(proc.stdout.decode("utf-8", "replace").split("\0"))
+    return [p for p in paths if p in tracked]
+
+
+def release_parts(chapter, root: Path = REPO_ROOT) -> dict[str, str]:
+    """The fingerprint parts of the student repository this checkout builds."""
+    notebook = chapter.release_notebook(Path()).as_posix()
+    return fingerprint.parts_of(release_files(chapter, root), notebook)
+
+
+def _refusal(dest: Path, scratch: bool = False) -> str | None:
+    if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
+        return f"{dest} exists and is not a folder; give a new path"
+    if dest.is_dir() and any(dest.iterdir()):
+        return f"{dest} is not empty; give a new path (nothing there was changed)"
+    inside = dest.resolve()
+    if scratch:  # make demo: a throwaway build in its own git-ignored folder
+        return None
+    if inside == REPO_ROOT or REPO_ROOT in inside.parents:
+        return f"{dest} is inside the course repository; the student repository goes elsewhere"
+    return None
+
+
+def _git(dest: Path, *args: str) -> None:
+    env = {**os.environ, **AUTHOR, "GIT_COMMITTER_NAME": AUTHOR["GIT_AUTHOR_NAME"],
+           "GIT_COMMITTER_EMAIL": AUTHOR["GIT_AUTHOR_EMAIL"]}
+    subprocess.run(["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null",
+                    *args], cwd=dest, env=env, check=True, capture_output=True, text=True)
+
+
+def build(dest: Path, chapter, url: str | None = None, grader_url: str | None = None, *,
+          scratch: bool = False, grade_on: str = "push") -> list[str]:
+    """Write the student repository to ``dest`` and commit it once; returns its files.
+    ``scratch``: a throwaway build (``make demo``'s, in its git-ignored folder) may lie inside
+    this checkout."""
+    dest = Path(dest)
+    why = _refusal(dest, scratch)
+    if why:
+        raise StudentRepoError(why)
+    if shutil.which("git") is None:
+        raise StudentRepoError("git is not installed; the student repository is a git repository")
+    files = release_files(chapter, url=url, grader_url=grader_url, grade_on=grade_on)
+    notebook = chapter.release_notebook(Path()).as_posix()
+    record = fingerprint.release_record(fingerprint.parts_of(files, notebook))
+    files[fingerprint.RELEASE_FILE] = (json.dumps(record, indent=2) + "\n").encode()
+    created = not dest.exists()
+    try:
+        for relative, data in sorted(files.items()):
+            path = dest / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        _git(dest, "init", "-q")
+        _git(dest, "add", "--all")
+        _git(dest, "commit", "-q", "-m", f"{chapter.title}: the exercises")
+    except (OSError, subprocess.CalledProcessError) as exc:
+        detail = getattr(exc, "stderr", "") or exc
+        if created:
+            shutil.rmtree(dest, ignore_errors=True)  # only what this run created
+        raise StudentRepoError(f"could not build the student repository in {dest}: {detail}") from None
+    return sorted(files)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.instructors.student_repo",
+                                     description="Build the students' repository (one commit, no answers).")
+    parser.add_argument("dest", help="a new (or empty) folder")
+    parser.add_argument("--chapter", default=None, metavar="ID", help="the chapter (default: the registry's)")
+    parser.add_argument("--url", default=None, metavar="URL",
+                        help="where students' copies come from (the template's git URL): the README links the "
+                             "notebook on Colab, and without --grader-url the notebook installs the grader from it")
+    parser.add_argument("--grader-url", default=None, metavar="URL",
+                        help="a public, answer-free install source of the grader (a git URL, or a wheel or sdist URL) "
+                             "that the notebook's setup cell installs from on Colab and Kaggle, with no token "
+                             "(default: --url)")
+    parser.add_argument("--grade-on", choices=GRADE_ON, default="push",
+                        help="when the students' grade workflow runs: every push (default), pushed submit* tags only "
+                             "(fewer Actions minutes), or none (no workflow: Classroom 50 grades each submission)")
+    args = parser.parse_args(argv)
+    from autograder.chapters import load
+
+    try:
+        chapter = load(args.chapter)
+        files = build(Path(args.dest), chapter, args.url, args.grader_url, grade_on=args.grade_on)
+    except (KeyError, StudentRepoError) as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 2
+    skipped = sorted(set(fingerprint.grader_files(REPO_ROOT)) - set(files))
+    if skipped:
+        print(f"note: not copied, git does not track them: {', '.join(skipped)}")
+    size = sum((Path(args.dest) / f).stat().st_size for f in files)
+    record = json.loads((Path(args.dest) / fingerprint.RELEASE_FILE).read_text())
+    print(f"wrote {args.dest}: {len(files)} files, {size / 1024:.0f} KiB, one commit; "
+          f"grader fingerprint {record['fingerprint'][:16]}")
+    print("Publish it as the assignment's template repository: docs/instructors/github-organizations.md "
+          "(a plain GitHub organization) or docs/instructors/classroom50.md.")
+    source = args.grader_url or args.url
+    if source:
+        print(f"On Colab and Kaggle the notebook installs the grader from {install_source(source)}: it must be "
+              "public (no token is sent). docs/instructors/colab-kaggle.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

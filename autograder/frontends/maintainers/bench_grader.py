@@ -1,0 +1,252 @@
+"""The grader's speed budget: ``make test`` on a correct notebook against a bare ``import torch``
+and against ``nbgrader validate`` (``make bench-grader``, through :mod:`.bench`), and where
+``make test``'s time goes.
+
+The commands run in turns (torch, make test, validate; again), so that a machine busy with
+other work slows all three alike, and the medians are compared. Each ``make test`` runs with
+``AUTOGRADER_TIMINGS`` set (:mod:`autograder.sandbox.timings`): the grading process notes when
+each phase ended, and the breakdown printed is the median of those notes over the runs, in
+seconds from the moment the benchmark started ``make test``. It only measures: nothing here
+decides a grade.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from autograder import CHECKOUT
+
+REPO = CHECKOUT  # the checkout
+# make test's budget: a full grade within this many bare torch imports (issue 36)
+GOAL = 2.5
+
+TORCH = "bare `python -c 'import torch'`"
+GRADE = "`make test` (the full grade)"
+VALIDATE = "`nbgrader validate`"
+
+
+def _load() -> str:
+    """The machine's load average (1 and 5 minutes) as words: other work slows every figure."""
+    try:
+        one, five, _ = os.getloadavg()
+    except (AttributeError, OSError):
+        return "load average unknown"
+    return f"load average {one:.1f} (1 min), {five:.1f} (5 min)"
+
+
+def _cpu_of_children() -> float:
+    spent = os.times()  # the children's: the processes this one waited for, and theirs
+    return spent.children_user + spent.children_system
+
+
+def _run(command: list[str], env: dict | None = None) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds of the command and every process it waited for, the
+    ``time.monotonic()`` it started at)."""
+    cpu, started = _cpu_of_children(), time.monotonic()
+    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
+    seconds = time.monotonic() - started
+    if proc.returncode != 0:
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
+        raise SystemExit(f"`{' '.join(command)}` failed with exit status {proc.returncode}:\n" + "\n".join(tail))
+    return seconds, _cpu_of_children() - cpu, started
+
+
+def bench_grader(notebook: Path, repeat: int, validate: bool = True) -> dict:
+    """The commands run in turns ``repeat`` times: for each, its median wall-clock seconds
+    (``name``), every run's (``name (all runs)``) and the median CPU seconds (``name (cpu)``);
+    ``"timings"``: each ``make test`` run's notes (:mod:`autograder.sandbox.timings`), their
+    moments made relative to the run's start, and its wall seconds as ``"wall"``."""
+    python = Path(sys.executable)
+    bin_dir = python.parent
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}  # nbgrader runs alembic
+    env.pop("MAKEFLAGS", None)  # the inner make must not inherit -s/-j from `make bench-grader`
+    commands = {
+        TORCH: [str(python), "-c", "import torch"],
+        GRADE: [os.environ.get("MAKE", "make"), "--no-print-directory", "-s", "test", f"NOTEBOOK={notebook}"],
+    }
+    if validate:
+        commands[VALIDATE] = [str(bin_dir / "nbgrader"), "validate", str(notebook)]
+    _run(commands[TORCH], env)  # warm the file cache once
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
+    runs: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="bench-grader-") as folder:
+        notes = Path(folder) / "timings.json"
+        for _ in range(repeat):
+            for name, command in commands.items():
+                graded = name == GRADE
+                notes.unlink(missing_ok=True)
+                wall, cpu, started = _run(command, {**env, "AUTOGRADER_TIMINGS": str(notes)} if graded else env)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+                if graded:
+                    runs.append(_relative(json.loads(notes.read_text()), started, wall, cpu))
+    return {name: statistics.median(values) for name, values in walls.items()} | {
+        f"{name} (all runs)": values for name, values in walls.items()} | {
+        f"{name} (cpu)": statistics.median(values) for name, values in cpus.items()} | {"timings": runs}
+
+
+def _relative(notes: dict, started: float, wall: float, cpu: float) -> dict:
+    marks = {name: at - started for name, at in notes.get("marks", {}).items()}
+    return {"marks": marks, "totals": notes.get("totals", {}), "stages": notes.get("stages", []),
+            "wall": wall, "cpu": cpu}
+
+
+def _median(runs: list[dict], get) -> float | None:
+    values = []
+    for run in runs:
+        try:
+            value = get(run)
+        except (KeyError, TypeError, IndexError):
+            continue
+        if value is not None:
+            values.append(value)
+    return statistics.median(values) if values else None
+
+
+def breakdown_lines(runs: list[dict]) -> list[str]:
+    """Where ``make test``'s time went: the medians over ``runs`` (see :func:`bench_grader`)."""
+    def at(name):
+        return _median(runs, lambda r: r["marks"][name])
+
+    def between(first, last):
+        return _median(runs, lambda r: r["marks"][last] - r["marks"][first])
+
+    def total(name):
+        return _median(runs, lambda r: r["totals"].get(name, 0.0))
+
+    def fmt(value) -> str:
+        return "   ?  " if value is None else f"{value:6.2f}"
+
+    lines = [f"Where `make test`'s time goes (median of {len(runs)} run(s); the moment each phase ended, in seconds "
+             "from the start of `make test`, and how long it took):"]
+    rows = [
+        ("the grader's first line (Python's start-up, and make's)", "grader_started", None),
+        ("worker process started (before the grader imports torch)", "worker_spawned", ("grader_started", "worker_spawned")),
+        ("  worker: Python up", "worker_booted", ("worker_spawned", "worker_booted")),
+        ("  worker: torch imported", "worker_torch", ("worker_booted", "worker_torch")),
+        ("  worker: the notebook's imports (matplotlib)", "worker_notebook_imports", ("worker_torch", "worker_notebook_imports")),
+        ("  worker: fenced in, ready", "worker_fenced", ("worker_notebook_imports", "worker_fenced")),
+        ("grader: torch imported", "grader_torch", ("worker_spawned", "grader_torch")),
+        ("grader: the checks, hypothesis and the report imported", "grader_modules", ("grader_torch", "grader_modules")),
+        ("grader: its preloads run (while the worker imports)", "preloads_done", ("grader_modules", "preloads_done")),
+        ("grader: the worker's ready read", "worker_ready", None),
+        ("notebook sent (the grader's imports all done)", "notebook_sent", None),
+        ("notebook's cells run in the worker", "notebook_loaded", ("notebook_sent", "notebook_loaded")),
+        ("every stage graded", "graded", ("notebook_loaded", "graded")),
+        ("report printed", "printed", ("graded", "printed")),
+        ("worker closed, grader's process ends", "end", ("printed", "end")),
+    ]
+    for words, name, span in rows:
+        took = f"  ({fmt(between(*span)).strip()} s)" if span else ""
+        lines.append(f"  {words:<60} {fmt(at(name))}{took}")
+    exit_words = "Python's exit and make's, after the grader's last note"
+    lines.append(f"  {exit_words:<60} {'':6}  ({fmt(_median(runs, lambda r: r['wall'] - r['marks']['end'])).strip()} s)")
+    lines.append(f"  {'whole `make test` (wall clock)':<60} {fmt(_median(runs, lambda r: r['wall']))}"
+                 f"  (CPU of all its processes {fmt(_median(runs, lambda r: r['cpu'])).strip()} s)")
+    # two lanes finish their stages in either order: each stage is found by its id
+    order = [s["id"] for s in runs[0]["stages"]] if runs and runs[0].get("stages") else []
+    lines.append("  the stages, in the order the first run graded them, and the lane that graded them (seconds; "
+                 "round trips to the worker and the seconds waiting on them; hypothesis properties/examples):")
+    for stage_id in order:
+        def of(key, stage_id=stage_id):
+            return _median(runs, lambda r: next((s.get(key) for s in r["stages"] if s["id"] == stage_id), None))
+        lane = runs[0]["stages"][order.index(stage_id)].get("lane", "main")
+        lines.append(f"    {stage_id:<16} {lane:<7} {fmt(of('seconds'))} s   {of('round_trips') or 0:5.0f} round trips "
+                     f"{fmt(of('round_trip_seconds')).strip():>6} s   {of('properties') or 0:3.0f} properties "
+                     f"{of('examples') or 0:4.0f} examples")
+    trips, waiting = total("round_trips"), total("round_trip_seconds")
+    per = f" ({1000 * waiting / trips:.1f} ms each)" if trips and waiting is not None else ""
+    lines.append(f"  all stages: {trips or 0:,.0f} round trips, {fmt(waiting).strip()} s waiting on the worker{per}; "
+                 f"{total('properties') or 0:.0f} properties, {total('examples') or 0:.0f} examples, "
+                 f"{fmt(total('property_seconds')).strip()} s inside hypothesis's properties; forking the stages' "
+                 f"copies {fmt(total('fork_seconds')).strip()} s, ending them {fmt(total('end_stage_seconds')).strip()} s")
+    return lines
+
+
+def print_grader(notebook: Path, repeat: int, validate: bool = True, test_cells: bool = True) -> None:
+    print(f"Timing {notebook.relative_to(REPO) if notebook.is_relative_to(REPO) else notebook}: "
+          f"median of {repeat} runs each, in turns, on {os.cpu_count()} CPU core(s), {_load()}", flush=True)
+    result = bench_grader(notebook, repeat, validate)
+    print(f"  (at the end, {_load()})")
+    names = [TORCH, GRADE] + ([VALIDATE] if validate else [])
+    width = max(len(n) for n in names)
+    for name in names:
+        runs = ", ".join(f"{s:.2f}" for s in result[f"{name} (all runs)"])
+        print(f"  {name:<{width}}  {result[name]:6.2f} s  CPU {result[f'{name} (cpu)']:5.2f} s   (runs: {runs})")
+    ratio = result[GRADE] / result[TORCH]
+    verdict = "met" if ratio <= GOAL else "NOT met"
+    print(f"  full grade / torch import      = {ratio:.2f}   (goal: at most {GOAL:g}: {verdict})")
+    if validate:
+        print(f"  full grade / nbgrader validate = {result[GRADE] / result[VALIDATE]:.2f}   (goal: below 1)")
+    print()
+    for line in breakdown_lines(result["timings"]):
+        print(line)
+    if test_cells:
+        print(flush=True)
+        print_test_cells(repeat)
+
+
+# -- a test cell on a wrong stage ------------------------------------------------------------
+
+CATALOG = REPO / "tests" / "catalog"
+# one wrong submission per stage 2-7 from the mistake catalog (tests/catalog/mistakes), each
+# pasted after a correct notebook's code (tests/catalog/correct/book_style.py) as the catalog's
+# test grades it; sixty-four heads runs the student's own 64-head attention at 1024 tokens
+WRONG_STAGES = ("s2_scores_one_query", "s3_v2_no_scale", "s4_weights_values_swapped", "s4_dropout_on_scores",
+                "s5_settings_not_passed", "s6_head_dim_true_division", "s7_eight_heads", "s7_sixty_four_heads")
+TEST_CELL_GOAL = 1.0  # seconds for a wrong stage's test cell (issue 36)
+
+
+def time_test_cells(names=WRONG_STAGES, repeat: int = 3) -> list[tuple[str, int, float, float, list[float]]]:
+    """Each wrong stage's test cell, graded in this process as the notebook's kernel grades it
+    (core.engine.run_in_kernel, what the test cell's grade_stage runs): (name, stage, points,
+    first run's seconds, the next ``repeat`` runs' seconds)."""
+    import ast
+    import contextlib
+    import io
+
+    from autograder.chapters.ch03_attention import CHAPTER
+    from autograder.core.engine import run_in_kernel
+
+    base = (CATALOG / "correct" / "book_style.py").read_text()
+    rows = []
+    for name in names:
+        path = CATALOG / "mistakes" / f"{name}.py"
+        source = path.read_text()
+        stage = next(node.value.value for node in ast.parse(source).body if isinstance(node, ast.Assign)
+                     and getattr(node.targets[0], "id", "") == "STAGE")
+        namespace = {"__name__": "__main__"}
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(base + "\n" + source, str(path), "exec"), namespace)  # noqa: S102 - the course's own catalog
+        seconds = []
+        for _ in range(repeat + 1):
+            started = time.perf_counter()
+            with contextlib.redirect_stdout(io.StringIO()):
+                points = run_in_kernel(CHAPTER, CHAPTER.stage(stage), namespace).score
+            seconds.append(time.perf_counter() - started)
+        rows.append((name, stage, float(points), seconds[0], seconds[1:]))
+    return rows
+
+
+def print_test_cells(repeat: int) -> None:
+    if not (CATALOG / "mistakes").is_dir():
+        print("(no tests/catalog here: the test cells' timing needs the course repository)")
+        return
+    print(f"A notebook test cell on a wrong stage (graded in this process, as the kernel grades it; the first run, "
+          f"then the median of {repeat} more; goal: within {TEST_CELL_GOAL:g} s):")
+    rows = time_test_cells(repeat=repeat)
+    width = max(len(name) for name, *_ in rows)
+    for name, stage, points, first, again in rows:
+        median = statistics.median(again)
+        print(f"  {name:<{width}}  stage {stage}  {points:4.1f} points  first {first:5.2f} s  then {median:5.2f} s"
+              f"  {'' if median <= TEST_CELL_GOAL else '(over the goal)'}")
+    within = sum(statistics.median(again) <= TEST_CELL_GOAL for *_, again in rows)
+    print(f"  {within} of {len(rows)} within {TEST_CELL_GOAL:g} s")

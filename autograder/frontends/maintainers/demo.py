@@ -1,0 +1,361 @@
+"""``make demo``: an instructor's first command, every route on a simulated class.
+
+    python -m autograder.frontends.maintainers.demo [--dir build/demo] [--jobs N]
+
+In a scratch folder (default ``build/demo/``, never ``grading/``) it generates a small class of
+simulated students (:mod:`autograder.frontends.maintainers.simulated_class`), grades them through the
+nbgrader route in a course copy (release, due date, this project's parallel autograde,
+feedback, export to CSV), then regrades them as students' repositories (the students'
+repository of ``make student-repo``, one clone per student with the student's notebook
+committed, ``make grade-repos``), and prints where each result is and a table of each
+student's expected and actual total.
+
+The folder is the demo's own: a marker file (:data:`MARKER`) says so. A folder without it is
+refused, never deleted; a re-run replaces the previous demo's folder.
+
+**Adding a step** (the class mistake report, for instance): the demo is :data:`STEPS`, a list of
+``(title, function)`` run in order; each function takes the :class:`Demo` and may add to
+``demo.results`` (what the closing summary lists: label -> path). Insert a step with
+:func:`add_step`::
+
+    from autograder.frontends.maintainers import demo
+    demo.add_step("class report", lambda d: ..., after="regrade the repositories")
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.chapters import load
+from autograder.frontends.maintainers import simulated_class
+from autograder.frontends.maintainers.simulated_class import ASSIGNMENT, SimulatedStudent
+
+REPO_ROOT = simulated_class.REPO  # the checkout whose sources and grader the demo uses
+DEFAULT_DIR = Path("build") / "demo"
+MARKER = ".made-by-make-demo"
+DUE = "2026-11-20 12:00:00 UTC"
+ON_TIME = "2026-11-20 11:00:00 UTC"
+LATE = "2026-11-22 00:00:00 UTC"  # 36 hours late: two days started
+
+
+class DemoError(Exception):
+    """The demo cannot run (a folder it may not use, a step that failed); nothing was deleted."""
+
+
+@dataclass(frozen=True)
+class DemoStudent:
+    """A simulated student, what they did in words, and the points they should get: the
+    stages' total out of 100 (``low``..``high``: a known mistake costs part of a stage) and the
+    late penalty as a fraction of it."""
+
+    student: SimulatedStudent
+    what: str
+    low: float
+    high: float
+    late_fraction: float = 0.0
+
+
+def _graded_points(stages: set[int] | None = None) -> float:
+    chapter = load(ASSIGNMENT)
+    return sum(chapter.points(s) for s in chapter.stages if not s.bonus and (stages is None or s.number in stages))
+
+
+def demo_class() -> list[DemoStudent]:
+    """The class: full marks, blank, partly done, one mistake in several stages, a renamed
+    notebook, a late one."""
+    chapter = load(ASSIGNMENT)
+    graded = frozenset(s.number for s in chapter.stages if not s.bonus)
+    mistakes = frozenset(simulated_class.MISTAKES)
+    part = frozenset(sorted(graded)[:4])
+    full = _graded_points()
+    return [
+        DemoStudent(SimulatedStudent("full_marks", timestamp=ON_TIME), "every stage and the bonus", full, full),
+        DemoStudent(SimulatedStudent("blank", done=frozenset(), timestamp=ON_TIME), "the release, untouched", 0, 0),
+        DemoStudent(SimulatedStudent("partly_done", done=part, timestamp=ON_TIME),
+                    f"stages {min(part)}-{max(part)} only", _graded_points(set(part)), _graded_points(set(part))),
+        DemoStudent(SimulatedStudent("mistakes", done=graded, mistake=mistakes, timestamp=ON_TIME),
+                    f"a known mistake in stages {', '.join(map(str, sorted(mistakes)))}",
+                    _graded_points(set(graded - mistakes)), full - 1),
+        DemoStudent(SimulatedStudent("renamed", done=graded, notebook_name=f"{ASSIGNMENT} (1).ipynb", timestamp=ON_TIME),
+                    f"handed in as '{ASSIGNMENT} (1).ipynb'", full, full),
+        DemoStudent(SimulatedStudent("late", done=graded, timestamp=LATE), "36 h late", full, full, late_fraction=0.2),
+    ]
+
+
+@dataclass
+class Demo:
+    """What the steps share: the folders, the class, the results found so far."""
+
+    root: Path
+    jobs: int
+    students: list[DemoStudent] = field(default_factory=demo_class)
+    results: dict[str, Path] = field(default_factory=dict)  # label -> path, printed at the end
+    nbgrader_totals: dict[str, dict[str, float]] = field(default_factory=dict)  # student -> raw, penalty, score
+    repo_totals: dict[str, float] = field(default_factory=dict)
+    log: list[str] = field(default_factory=list)
+
+    @property
+    def course(self) -> Path:
+        return self.root / "course"
+
+    @property
+    def template(self) -> Path:
+        return self.root / "student-template"
+
+    @property
+    def repos(self) -> Path:
+        return self.root / "student-repos"
+
+    @property
+    def repo_grades(self) -> Path:
+        return self.root / "grade-repos"
+
+
+def _run(demo: Demo, args: list[str], cwd: Path, as_make: str) -> subprocess.CompletedProcess:
+    """A command of the route, run where an instructor would; ``as_make`` is the make
+    command it stands for, printed."""
+    print(f"  $ {as_make}", flush=True)
+    bin_dir = str(Path(sys.executable).parent)  # nbgrader runs alembic from PATH
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "COLUMNS": "120"}
+    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    demo.log.append(f"$ {as_make}\n{proc.stdout}{proc.stderr}")
+    if proc.returncode != 0:
+        raise DemoError(f"{as_make} failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+    return proc
+
+
+def _nbgrader(demo: Demo, as_make: str, *args: str) -> subprocess.CompletedProcess:
+    return _run(demo, [sys.executable, "-I", "-m", "nbgrader", *args, "--log-level=WARN"], demo.course, as_make)
+
+
+# --- the steps --------------------------------------------------------------------------------
+
+def step_release(demo: Demo) -> None:
+    """A course copy (sources, nbgrader_config.py), released: the gradebook learns the hidden tests."""
+    demo.course.mkdir(parents=True)
+    shutil.copytree(REPO_ROOT / "solutions", demo.course / "solutions", ignore=shutil.ignore_patterns(".*"))
+    shutil.copy(REPO_ROOT / "nbgrader_config.py", demo.course)
+    (demo.course / "grading").mkdir()
+    _nbgrader(demo, "make release", "generate_assignment", ASSIGNMENT, "--force")
+
+
+def step_due_date(demo: Demo) -> None:
+    _run(demo, [sys.executable, "-I", "-m", "autograder.frontends.instructors.duedate", ASSIGNMENT, DUE], demo.course,
+         f'make duedate DUE="{DUE}"')
+
+
+def step_submissions(demo: Demo) -> None:
+    """Each simulated student's notebook in nbgrader's layout, with its timestamp.txt."""
+    release, solution = simulated_class.release_and_solution()
+    for entry in demo.students:
+        s = entry.student
+        simulated_class.write_submission(demo.course, s.id, s.notebook(release, solution), s.notebook_name, s.timestamp)
+    print(f"  {len(demo.students)} submissions in {demo.course / 'grading' / 'submitted'}/<student>/{ASSIGNMENT}/")
+
+
+def step_autograde(demo: Demo) -> None:
+    proc = _run(demo, [sys.executable, "-I", "-m", "autograder.frontends.instructors.autograde", ASSIGNMENT, "--jobs", str(demo.jobs)],
+                demo.course, f"make autograde JOBS={demo.jobs}")
+    last = [line for line in proc.stdout.splitlines() if "Autograded" in line]
+    if last:
+        print(f"  {last[-1].strip()}")
+
+
+def step_feedback(demo: Demo) -> None:
+    _nbgrader(demo, "make feedback", "generate_feedback", ASSIGNMENT, "--force")
+    demo.results["feedback (HTML, one page per student)"] = demo.course / "grading" / "feedback"
+
+
+def step_export(demo: Demo) -> None:
+    _nbgrader(demo, "make export", "export", "--to", "grading/grades.csv")
+    path = demo.course / "grading" / "grades.csv"
+    demo.results["nbgrader's grades (CSV)"] = path
+    with open(path, newline="") as handle:
+        for row in csv.DictReader(handle):
+            demo.nbgrader_totals[row["student_id"]] = {
+                "raw": float(row["raw_score"]) - float(row["extra_credit"] or 0),
+                "penalty": float(row["late_submission_penalty"] or 0), "score": float(row["score"]),
+                "extra": float(row["extra_credit"] or 0)}
+
+
+def step_student_repos(demo: Demo) -> None:
+    """The students' repository (make student-repo's code), one clone per student with the
+    student's notebook committed at their submission time."""
+    from autograder.frontends.instructors import student_repo
+
+    chapter = load(ASSIGNMENT)
+    print(f"  $ make student-repo DEST={demo.template}")
+    student_repo.build(demo.template, chapter, scratch=True)
+    release, solution = simulated_class.release_and_solution()
+    notebook = chapter.release_notebook(Path())
+    # one folder down, as cloning a whole class leaves them: the regrade opens it
+    submissions = demo.repos / f"{ASSIGNMENT}-submissions"
+    submissions.mkdir(parents=True)
+    for entry in demo.students:
+        s = entry.student
+        clone = submissions / s.id
+        subprocess.run(["git", "clone", "-q", str(demo.template), str(clone)], check=True, capture_output=True)
+        path = clone / notebook
+        if s.notebook_name:  # renamed: the release's name is gone, the student's copy is committed
+            student_repo._git(clone, "rm", "-q", notebook.as_posix())
+            path = path.with_name(s.notebook_name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(s.notebook(release, solution), indent=1))
+        when = (s.timestamp or ON_TIME).replace(" UTC", " +0000")
+        student_repo._git(clone, "add", "--all")
+        subprocess.run(["git", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", "commit", "-q",
+                        "-m", "my answers", "--date", when], cwd=clone, check=True, capture_output=True,
+                       env={**os.environ, "GIT_AUTHOR_NAME": s.id, "GIT_AUTHOR_EMAIL": f"{s.id}@example.org",
+                            "GIT_COMMITTER_NAME": s.id, "GIT_COMMITTER_EMAIL": f"{s.id}@example.org",
+                            "GIT_COMMITTER_DATE": when})
+    print(f"  {len(demo.students)} student repositories in {submissions}/")
+
+
+def step_grade_repos(demo: Demo) -> None:
+    # absolute paths: the grader's processes run in the checkout, which need not be this folder
+    _run(demo, [sys.executable, "-I", "-m", "autograder.frontends.instructors.grade_repos", str(demo.repos.resolve()), "--out",
+                str(demo.repo_grades.resolve()), "--jobs", str(demo.jobs), "--chapter", ASSIGNMENT], Path.cwd(),
+         f"make grade-repos REPOS={demo.repos} OUT={demo.repo_grades} JOBS={demo.jobs}")
+    path = demo.repo_grades / "grades.csv"
+    demo.results["the repositories' grades (CSV)"] = path
+    with open(path, newline="") as handle:
+        demo.repo_totals = {row["student"]: float(row["total"]) for row in csv.DictReader(handle)}
+
+
+def step_class_report(demo: Demo) -> None:
+    """What to re-teach: the class report from the diagnoses the autograde step left (read, never
+    regraded); make autograde wrote the same one in the course copy."""
+    from autograder.frontends.instructors import class_report
+
+    out = demo.root / "class-report"
+    print(f"  $ make class-report OUT={out}  (in {demo.course})")
+    report = class_report.write_report(class_report.load_nbgrader(demo.course, ASSIGNMENT), out, source="nbgrader")
+    for line in class_report.top_mistakes(report):
+        print(f"  {line}")
+    demo.results["the class mistake report (HTML)"] = out / "index.html"
+
+
+Step = Callable[[Demo], None]
+# The demo, in order; add_step() puts another one in.
+STEPS: list[tuple[str, Step]] = [
+    ("release the assignment", step_release),
+    ("set the due date", step_due_date),
+    ("collect the submissions", step_submissions),
+    ("autograde", step_autograde),
+    ("feedback", step_feedback),
+    ("export the grades", step_export),
+    ("build the students' repositories", step_student_repos),
+    ("regrade the repositories", step_grade_repos),
+    ("the class mistake report", step_class_report),
+]
+
+
+def add_step(title: str, function: Step, after: str | None = None) -> None:
+    """Put a step into :data:`STEPS`, after the step titled ``after`` (default: at the end)."""
+    titles = [t for t, _ in STEPS]
+    STEPS.insert(titles.index(after) + 1 if after else len(STEPS), (title, function))
+
+
+# --- the folder and the summary -------------------------------------------------------------
+
+def refusal(root: Path) -> str | None:
+    """Why ``root`` cannot be the demo's folder (None: it can)."""
+    resolved = root.resolve()
+    for base in {Path.cwd().resolve(), REPO_ROOT}:
+        grading = base / "grading"
+        if resolved in (base, grading) or grading in resolved.parents or resolved in base.parents:
+            return f"{root} is the course's own folder or its grading/; give a scratch folder such as build/demo"
+    if root.is_symlink() or (root.exists() and not root.is_dir()):
+        return f"{root} exists and is not a folder; give a new path"
+    if root.is_dir() and any(root.iterdir()) and not (root / MARKER).is_file():
+        return (f"{root} exists and was not made by make demo (no {MARKER} in it); nothing was deleted: "
+                "give a new folder (make demo DEMO_DIR=...) or remove it yourself")
+    return None
+
+
+def prepare(root: Path) -> None:
+    why = refusal(root)
+    if why:
+        raise DemoError(why)
+    if (root / MARKER).is_file():
+        shutil.rmtree(root)  # the previous demo's own folder
+    root.mkdir(parents=True, exist_ok=True)
+    (root / MARKER).write_text("made by make demo (python -m autograder.frontends.maintainers.demo); a re-run replaces this folder\n")
+
+
+def summary_rows(demo: Demo) -> list[dict]:
+    rows = []
+    for entry in demo.students:
+        s = entry.student
+        got = demo.nbgrader_totals.get(s.id, {})
+        raw = got.get("raw")
+        expected = f"{entry.low:g}" if entry.low == entry.high else f"{entry.low:g}-{entry.high:g}"
+        if entry.late_fraction:
+            expected += f", -{entry.late_fraction:.0%} late"
+        ok = raw is not None and entry.low <= raw <= entry.high \
+            and abs(got.get("penalty", 0) - round(entry.late_fraction * raw, 2)) < 0.01 \
+            and demo.repo_totals.get(s.id) == raw
+        rows.append({"student": s.id, "what": entry.what, "expected": expected,
+                     "nbgrader": "-" if raw is None else f"{raw:g}" + (f" -{got['penalty']:g} = {got['score']:g}" if got["penalty"]
+                                                                       else "") + (f" +{got['extra']:g} bonus" if got.get("extra") else ""),
+                     "repos": f"{demo.repo_totals[s.id]:g}" if s.id in demo.repo_totals else "-",
+                     "ok": "yes" if ok else "NO"})
+    return rows
+
+
+def print_summary(demo: Demo, seconds: float) -> bool:
+    rows = summary_rows(demo)
+    heads = {"student": "student", "what": "what they did", "expected": "expected /100",
+             "nbgrader": "nbgrader", "repos": "repos", "ok": "as expected"}
+    widths = {k: max(len(heads[k]), *(len(r[k]) for r in rows)) for k in heads}
+    print("\nEach simulated student: the expected total (out of 100; the late penalty per "
+          "nbgrader_config.py's LatePenalty), nbgrader's (raw, -penalty, +bonus) and the repositories' regrade:")
+    print(("  " + "  ".join(heads[k].ljust(widths[k]) for k in heads)).rstrip())
+    for row in rows:
+        print(("  " + "  ".join(row[k].ljust(widths[k]) for k in heads)).rstrip())
+    print(f"\nmake demo: done in {seconds:.0f} s. The results:")
+    for label, path in demo.results.items():
+        print(f"  {label}: {path}")
+    print(f"  the course copy (nbgrader's layout, gradebook): {demo.course}")
+    print("Next: docs/instructors/nbgrader.md (your own class) and docs/instructors/github-organizations.md or classroom50.md.")
+    return all(r["ok"] == "yes" for r in rows)
+
+
+def run(root: Path, jobs: int) -> int:
+    started = time.monotonic()
+    demo = Demo(root, jobs)
+    try:
+        prepare(root)
+        print(f"make demo: {len(demo.students)} simulated students in {root}/ (JOBS={jobs})")
+        for number, (title, step) in enumerate(STEPS, 1):
+            print(f"[{number}/{len(STEPS)}] {title}", flush=True)
+            step(demo)
+    except DemoError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if demo.log and root.is_dir():
+            (root / "demo.log").write_text("\n".join(demo.log))
+    return 0 if print_summary(demo, time.monotonic() - started) else 1
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.maintainers.demo", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help=f"the scratch folder (default {DEFAULT_DIR})")
+    parser.add_argument("--jobs", type=int, default=None, help="notebooks graded at a time (default 2)")
+    args = parser.parse_args(argv)
+    return run(args.dir, max(1, args.jobs or 2))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

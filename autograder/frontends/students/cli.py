@@ -1,0 +1,341 @@
+"""``make test``: grade one submission and print the table (and results.json with ``--results``).
+
+    python -m autograder SUBMISSION [--results FILE] [--stage N ...] [--device auto|cpu|cuda|mps] [--chapter ID]
+
+Owns the grading arguments every front end shares (:func:`add_grading_arguments`), the device
+choice, the early worker start, and :func:`grade_report`, the one grading that the CI front end
+and Gradescope's ``run`` also use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from autograder import CHECKOUT
+from autograder.sandbox import timings
+from autograder.sandbox.limits import Limits
+
+# The printed time is the student's wait: from here (before torch and the checks are
+# imported, before the worker starts), not only the grading itself.
+_STARTED = time.monotonic()
+
+DEFAULT_LIMITS = Limits()
+# How a report's error begins when the grader, not the submission, failed (the front ends that
+# must tell the two apart, such as Classroom 50's, read it).
+GRADER_FAILED = "the grader itself failed"
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m autograder",
+        description="Grade a submission of a chapter's exercises (default: 'Coding Attention Mechanisms'). "
+                    "Exit status: 0 full marks, 1 some check failed, 2 could not grade.")
+    add_grading_arguments(parser)
+    parser.add_argument("--verbose", "-v", action="store_true", help="list every failed check")
+    parser.add_argument("--hidden-examples-seed", type=int, metavar="SEED",
+                        help="grade again on examples drawn from this secret seed; only results.json has them, "
+                             "as tests visible after the due date (Gradescope's bundle: make gradescope HIDDEN_EXAMPLES=1)")
+    return parser.parse_args(argv)
+
+
+def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments every grading front end takes (this CLI and ``autograder.frontends.hosted.ci``)."""
+    from autograder.chapters import DEFAULT
+
+    parser.add_argument("submission", help="the notebook (.ipynb) or a Python file (.py)")
+    parser.add_argument("--results", metavar="FILE", help="write Gradescope's results.json here")
+    parser.add_argument("--stage", nargs="+", metavar="N", help="grade only these stages (number or id)")
+    parser.add_argument("--device", choices=DEVICES, default="auto",
+                        help="where the student's code runs (auto: CUDA, else Apple's MPS, else the CPU)")
+    parser.add_argument("--chapter", default=DEFAULT, metavar="ID",
+                        help=f"the chapter: a registered id or a module defining CHAPTER (default {DEFAULT})")
+    parser.add_argument("--stage-timeout", type=float, default=DEFAULT_LIMITS.stage_seconds, metavar="S",
+                        help=f"seconds for all checks of one stage (default {DEFAULT_LIMITS.stage_seconds:g})")
+    parser.add_argument("--cell-timeout", type=float, default=DEFAULT_LIMITS.cell_seconds, metavar="S",
+                        help=f"seconds for one notebook cell while loading (default {DEFAULT_LIMITS.cell_seconds:g})")
+
+
+def limits_from(args: argparse.Namespace) -> Limits:
+    return Limits(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout)
+
+
+class NoDevice(Exception):
+    pass
+
+
+# The devices --device takes. auto: CUDA, then Apple's MPS, then the CPU (as the book's code picks).
+DEVICES = ["auto", "cpu", "cuda", "mps"]
+
+
+def _mps_available() -> bool:
+    """Apple's GPU (Metal): a macOS build of torch on Apple silicon or an AMD GPU."""
+    import torch
+
+    backend = getattr(torch.backends, "mps", None)
+    return bool(backend is not None and backend.is_available())
+
+
+def _torch_may_use_a_gpu() -> bool:
+    """False for a CPU-only build of torch, read from torch/version.py without importing
+    torch (1.5 s): `--device auto` then means the CPU and the worker can start at once."""
+    import importlib.util
+    import re
+
+    if sys.platform == "darwin":
+        return True  # Apple's MPS: a macOS build says nothing of it in version.py
+    try:
+        spec = importlib.util.find_spec("torch")
+        text = (Path(spec.origin).parent / "version.py").read_text()
+    except (ImportError, AttributeError, OSError, TypeError):
+        return True
+    builds = re.findall(r"^(cuda|hip)\b[^=\n]*=\s*(.+?)\s*$", text, re.MULTILINE)
+    return len(builds) != 2 or any(value != "None" for _, value in builds)
+
+
+def resolve_device(choice: str) -> str:
+    if choice == "cpu" or (choice == "auto" and not _torch_may_use_a_gpu()):
+        return "cpu"
+    import torch
+
+    if choice == "cuda" and not torch.cuda.is_available():
+        raise NoDevice("--device cuda: no CUDA device is available here (use --device cpu or auto)")
+    if choice == "mps" and not _mps_available():
+        raise NoDevice("--device mps: Apple's MPS (Metal) GPU is not available here; it needs macOS on Apple "
+                       "silicon or an AMD GPU and a macOS build of PyTorch (use --device cpu or auto)")
+    if choice == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        return "mps" if _mps_available() else "cpu"
+    return choice
+
+
+def save_results(path: str, data: dict) -> bool:
+    """Write results.json, never in place of a folder or of a file that is not a results file
+    (a mistyped path must not cost an instructor a gradebook or a notebook)."""
+    from autograder.frontends.reports.safe_write import OutputRefused, write_results
+
+    try:
+        write_results(path, data)
+        return True
+    except OutputRefused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+    except OSError as exc:
+        print(f"error: could not write the results to {path}: {exc}", file=sys.stderr)
+    return False
+
+
+def prestart_worker(args, limits):
+    """Start the worker before this process imports torch and the checks: the two start-ups
+    (about 1.5 s each) then overlap on two cores. Only for the CPU (a GPU build must import
+    torch first to resolve the device) and a readable submission; otherwise grading starts
+    the worker itself, as it always could."""
+    from autograder.sandbox.loader import SubmissionError, read_cells
+    from autograder.sandbox.worker import Worker
+
+    if args.device in ("cuda", "mps") or (args.device == "auto" and _torch_may_use_a_gpu()):
+        return None
+    try:
+        worker = Worker(read_cells(args.submission), "cpu", limits)
+    except (SubmissionError, OSError):
+        return None
+    worker.prestart()
+    return worker
+
+
+def find_renamed(args) -> list[str]:
+    """``make test`` names the assignment's notebook; when no file has that name, the notebook
+    the folder holds under another name ("Copy of ch03_attention (1).ipynb") is graded instead
+    (``args.submission`` changed), by the rules every route uses (frontends.finder). Returns the
+    lines that say so, or that name the candidates and the command for each."""
+    import shlex
+
+    from autograder.frontends.finder import find_notebook
+
+    path = Path(args.submission)
+    if path.exists() or path.suffix != ".ipynb" or not path.parent.is_dir():
+        return []
+    found = find_notebook(path.parent, path.stem, expected=path.name)
+    if found.notebook is not None:
+        args.submission = str(found.notebook)
+        return [f"note: there is no {path.name} in {path.parent}/; graded the notebook there, {found.notebook.name}"]
+    if found.problem != "several":
+        return []
+    return [f"note: there is no {path.name} in {path.parent}/ but {len(found.candidates)} other notebooks; "
+            "grade one of them with", *(f"  make test NOTEBOOK={shlex.quote(str(p))}" for p in found.candidates)]
+
+
+def stale_points_note(submission: str, chapter) -> str | None:
+    """One sentence when the notebook's test cells state other points than the course's."""
+    import json
+
+    from autograder.core.course import stale_points
+
+    if not str(submission).endswith(".ipynb"):
+        return None
+    try:
+        notebook = json.loads(Path(submission).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # the grade already says why the notebook could not be read
+    return stale_points(notebook, chapter) if isinstance(notebook, dict) else None
+
+
+def edited_test_cells(submission: str, chapter) -> list[str]:
+    """The grade_ids of the notebook's locked cells (its test cells) that differ from the
+    release's: the student repository's release record (frontends.fingerprint), else, in the
+    course repository, the released notebook. [] when there is nothing to compare with."""
+    import hashlib
+    import json
+
+    from autograder.frontends import fingerprint
+
+    try:
+        mine = fingerprint.locked_cells(Path(submission).read_bytes())
+    except OSError:
+        return []
+    root = CHECKOUT
+    try:
+        record = json.loads((root / fingerprint.RELEASE_FILE).read_text(encoding="utf-8"))["parts"]
+        released = {name[len(fingerprint.LOCKED_CELL_PREFIX):]: str(sha) for name, sha in record.items()
+                    if name.startswith(fingerprint.LOCKED_CELL_PREFIX)}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        # the course repository: the released notebook's cells, or the source's (a copy of the
+        # solutions, whose test cells hold the hidden tests, is no edit either)
+        release, source = chapter.release_notebook(root), chapter.source_notebook(root)
+        if not release.is_file():
+            return []
+        try:
+            cells = fingerprint.locked_cells(release.read_bytes())
+            instructors = fingerprint.locked_cells(source.read_bytes()) if source.is_file() else {}
+        except OSError:
+            return []
+        if instructors and all(mine.get(grade_id) == text for grade_id, text in instructors.items()):
+            return []
+        released = {grade_id: hashlib.sha256(text.encode("utf-8")).hexdigest() for grade_id, text in cells.items()}
+    return sorted(grade_id for grade_id, sha in released.items() if grade_id in mine
+                  and hashlib.sha256(mine[grade_id].encode("utf-8")).hexdigest() != sha)
+
+
+def main(argv=None) -> int:
+    timings.mark("grader_started", _STARTED)
+    args = parse_args(argv)
+    renamed = find_renamed(args)
+    for line in renamed:
+        print(line)
+    limits = limits_from(args)
+    worker = prestart_worker(args, limits)
+    timings.mark("worker_spawned")
+    try:
+        return _grade(args, limits, worker)
+    finally:
+        if worker is not None:
+            worker.close()  # grading closes it too; this covers the early returns
+        timings.write()
+
+
+def grade_report(args, chapter, limits, worker, stages, *, show_traceback: bool):
+    """One grading, shared by this CLI and ``autograder.frontends.hosted.ci``: the submitted file left as it
+    was, and no device or a grader failure turned into a report that says so (0 points).
+    Returns the report and notes for the student (e.g. the submission changed its file)."""
+    from autograder.core.engine import grade_notebook_file, grade_with_hidden_examples, not_graded_report
+    from autograder.frontends.reports.console import grader_preloads
+    from autograder.sandbox.preload import collect_again
+    from autograder.sandbox.restore import submission_kept
+
+    notes: list[str] = []
+    seed = getattr(args, "hidden_examples_seed", None)
+    try:
+        device = resolve_device(args.device)
+        worker = worker if device == "cpu" else None
+        with submission_kept(args.submission) as notes:
+            timings.mark("grader_modules")
+            if seed is None:
+                report = grade_notebook_file(args.submission, chapter, stages, device, limits, worker=worker,
+                                             preload=(*grader_preloads(), collect_again))
+            else:
+                every_stage = {s.number: seed for s in chapter.select(stages)}
+                report, over_both = grade_with_hidden_examples(
+                    args.submission, chapter, stages, every_stage, device, limits, worker=worker,
+                    preload=(*grader_preloads(), collect_again))
+                report.hidden_examples = over_both
+    except Exception as exc:
+        why = str(exc) if isinstance(exc, NoDevice) else (
+            f"{GRADER_FAILED} ({type(exc).__name__}: {exc}); please tell the course staff")
+        if show_traceback and not isinstance(exc, NoDevice):
+            import traceback
+            traceback.print_exc()
+        report = not_graded_report(chapter, args.submission, why, stages)
+    return report, notes
+
+
+def load_chapter(args):
+    """The chapter named by ``--chapter``, its ``--stage`` keys checked; None after saying why."""
+    from autograder.chapters import load
+
+    try:
+        chapter = load(args.chapter)
+        chapter.select(args.stage)
+    except KeyError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return None
+    return chapter
+
+
+def _grade(args, limits, worker) -> int:
+    if timings.enabled():  # the grader's own torch import, measured apart from its other modules
+        import torch  # noqa: F401
+        timings.mark("grader_torch")
+    from autograder.frontends.reports.console import print_console
+    from autograder.frontends.reports.results_json import gradescope_json, provisional_json
+
+    chapter = load_chapter(args)
+    if chapter is None:
+        return 2
+    # A valid zero stands from the start, whatever happens to this process later.
+    if args.results and not save_results(args.results,
+                                           provisional_json(chapter, args.submission, args.stage)):
+        return 2
+    try:
+        report, notes = grade_report(args, chapter, limits, worker, args.stage, show_traceback=args.verbose)
+    except KeyboardInterrupt:
+        print("\ninterrupted: nothing was graded" + (f"; {args.results} still says 0 points"
+                                                     if args.results else ""), file=sys.stderr)
+        return 130
+    # Results are written last: every process the submission started has ended by now.
+    if args.results and not save_results(args.results, gradescope_json(report)):
+        return 2
+    report.seconds = max(report.seconds, time.monotonic() - _STARTED)
+    timings.mark("graded")
+    print_console(report, verbose=args.verbose)
+    for note in notes:
+        print(f"note: {note}")
+    for late in late_name_warnings(args.submission):
+        print(f"warning: {late}")
+    stale = stale_points_note(args.submission, chapter)
+    if stale:
+        print(f"note: {stale}")
+    edited = edited_test_cells(args.submission, chapter)
+    if edited:
+        print(f"warning: test cell{'s' if len(edited) > 1 else ''} {', '.join(edited)} differ{'' if len(edited) > 1 else 's'} "
+              "from the release's (a modified grader): this grade comes from the course's own checks, not from the "
+              "cells; CI reports the edit to the course staff")
+    timings.mark("printed")
+    return report.exit_code
+
+
+def late_name_warnings(path: str) -> list:
+    """Functions that read a global defined only in a later cell: this grade finds it, the
+    notebook's test cell does not (autograder.frontends.students.cellorder)."""
+    from autograder.frontends.students.cellorder import late_names
+    from autograder.sandbox.loader import SubmissionError, read_cells
+
+    try:
+        return late_names(read_cells(path))
+    except (SubmissionError, OSError):
+        return []  # what cannot be read was reported as the grade's error
+
+
+if __name__ == "__main__":
+    sys.exit(main())

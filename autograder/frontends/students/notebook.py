@@ -1,0 +1,169 @@
+"""The notebook's test cells: ``grade_stage("ch03_attention", 4, globals())``.
+
+Runs the same checks as ``make test`` on the objects in the kernel, prints every check of
+the stage with its hint, and returns the points earned, which nbgrader reads as the cell's
+partial credit. (``make test``, CI and ``make autograde`` grade in a separate sandboxed
+process; this in-kernel path is for instant feedback while working.)
+
+The instructor's notebook adds a hidden block to each test cell (removed from the release
+and from feedback)::
+
+    grade_stage("ch03_attention", 4, globals(), hidden_seed=...)
+
+It runs the stage's checks again on examples the student never saw (hypothesis draws other
+sizes and tensors from the secret seed): those that passed and read the seed, the only ones the
+hidden run could fail. The cell's value is then the stage's score over both runs
+(:func:`with_hidden`): a check earns its points only if it passes on both.
+"""
+
+from __future__ import annotations
+
+import os
+
+from autograder.core.engine import HIDDEN_FAILURE, checks_hidden_examples_could_fail, with_hidden
+from autograder.sandbox import TEST_CELLS_OFF  # set where cells run to be graded or timed
+
+# The visible result of each stage, kept for the hidden call in the same cell just below.
+_last_visible: dict[tuple[str, int], object] = {}
+
+
+def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu",
+                hidden_seed: int | None = None, stage_seconds: float | None = None):
+    """``stage_seconds``: the stage's time limit, by default ``make test``'s (Limits.stage_seconds).
+    An Interrupt stops the cell's checks at once, with one line and no points."""
+    if os.environ.get(TEST_CELLS_OFF):
+        return None
+    from autograder.chapters import load
+
+    chapter = load(chapter_id)
+    try:
+        stage = chapter.stage(number)
+    except KeyError:
+        # a test cell of an earlier release for a stage this course no longer grades
+        print(f"Stage {number} is not part of this course (your instructor dropped it): nothing to check here")
+        return cell_value(0.0)
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde":
+        # nbgrader sets this while it autogrades. The kernel runs the student's code, so its
+        # answer could be forged: the sandboxed engine grades the notebook afterwards and
+        # replaces this cell's output (autograder.frontends.instructors.nbgrader.execute.SandboxExecute). Until then the
+        # cell is worth 0, so a pipeline without that step cannot hand out points.
+        print(f"{stage.label}: graded by the course autograder in a separate process")
+        return 0
+
+    key = (chapter.id, stage.number)
+    seconds = stage_seconds
+    try:
+        if hidden_seed is None:
+            result = _run(chapter, stage, namespace, device, None, seconds=seconds)
+            _last_visible[key] = result
+            show_feedback(result, lambda: feedback_html(chapter, result, namespace, device))
+            return cell_value(result.score)
+        visible = _last_visible.pop(key, None) or _run(chapter, stage, namespace, device, None, seconds=seconds)
+        rerun = checks_hidden_examples_could_fail(visible)
+        result = with_hidden(visible, _run(chapter, stage, namespace, device, hidden_seed, rerun, seconds=seconds)) \
+            if rerun else visible
+        print(hidden_text(result))
+        return cell_value(result.score)
+    except KeyboardInterrupt:
+        # the student's Interrupt (or the time limit striking between two calls of their code):
+        # one line, not a traceback nor the next example
+        print(f"{stage.label}: {INTERRUPTED}")
+        return cell_value(0.0)
+
+
+INTERRUPTED = "checks stopped by an interrupt (or the stage's time limit); no points from this run, run the cell again"
+
+
+def cell_value(score: float):
+    """The value a test cell returns, a number (points as text: reports.text.format_points).
+    Under nbgrader (validate; autograde returned earlier) the plain number: nbgrader reads the
+    cell's partial credit from its echo. In a student's kernel, points that display as
+    nothing: the report already says them."""
+    return score if os.environ.get("NBGRADER_EXECUTION") else StagePoints(score)
+
+
+class StagePoints(float):
+    """The stage's points, returned by :func:`grade_stage` for whoever reads them (tests,
+    ``score = grade_stage(...)``), shown as nothing in a notebook: the report above already
+    says them, so the cell does not end with a stray ``10``."""
+
+    def _ipython_display_(self):
+        pass
+
+
+def _in_a_kernel() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def show_feedback(result, html_of) -> None:
+    """The stage's report: in a Jupyter kernel one display with text/html (table, hints,
+    heatmap) and its text/plain fallback; anywhere else (python, IPython in a terminal) the text."""
+    from autograder.frontends.reports.html import escape
+    from autograder.frontends.reports.text import stage_text
+
+    text = stage_text(result)
+    if not _in_a_kernel():
+        print(text)
+        return
+    from IPython.display import display
+
+    try:
+        html = html_of()
+    except Exception as exc:  # the feedback's looks must never cost the student the report
+        html = f"<pre>{escape(text)}</pre><p><i>(the HTML feedback failed: {escape(type(exc).__name__)})</i></p>"
+    display({"text/plain": text, "text/html": html}, raw=True)
+
+
+def feedback_html(chapter, result, namespace: dict, device: str) -> str:
+    """The HTML report; for a failed attention check, with the heatmap of its failing example."""
+    from autograder.frontends.reports.heatmap import attention_heatmap_png
+    from autograder.frontends.reports.html import stage_html
+
+    exhibit = failing_exhibit(chapter, result, namespace, device)
+    png = attention_heatmap_png(exhibit) if exhibit is not None else None
+    return stage_html(result, png, exhibit)
+
+
+def failing_exhibit(chapter, result, namespace: dict, device: str):
+    """The attention weights of the first failed check's example (the stage's ``exhibit``), or
+    None: the stage has none, no check failed, or the example cannot be rebuilt."""
+    from autograder.core.checks import CheckStatus
+    from autograder.core.submission import LocalTransport, Submission
+
+    failed = [c for c in result.checks if c.status is CheckStatus.FAILED]
+    exhibit_of = chapter.parts(result.stage).part("exhibit")
+    if exhibit_of is None or not failed:
+        return None
+    first = next((c for c in failed if c.example is not None), failed[0])
+    sub = Submission(LocalTransport(namespace, device), result.stage.label, ())
+    try:
+        return exhibit_of(sub, first.check.id, first.example)
+    except Exception:  # the student's module fails on its example (the table says so): no picture
+        return None
+
+
+def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None, only=None, *,
+         seconds: float | None = None):
+    """The stage's checks on the kernel's objects (core.engine.run_in_kernel, which make
+    bench-grader times too)."""
+    from autograder.core.engine import run_in_kernel
+
+    return run_in_kernel(chapter, stage, namespace, device, examples_seed, only, seconds=seconds)
+
+
+def hidden_text(result) -> str:
+    """What the hidden call prints: the stage's score with hidden examples included, and the
+    checks that fail only there (never the hidden inputs)."""
+    from autograder.frontends.reports.text import format_points
+
+    points = f"{format_points(result.score)}/{format_points(result.max_score)}"
+    lines = [f"{result.stage.label} with the hidden examples: {points} points (this cell's score)"]
+    for c in result.checks:
+        if c.message == HIDDEN_FAILURE:
+            lines.append(f"  {c.status.mark} {c.check.id} {c.check.title}: {HIDDEN_FAILURE}")
+    return "\n".join(lines)
