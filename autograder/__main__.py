@@ -7,7 +7,7 @@ import sys
 # back on (autograder.sandbox.preload.collect_again).
 gc.disable()
 
-from autograder.frontends.students.cli import main  # noqa: E402
+from autograder.frontends.commands import main  # noqa: E402
 
 code = main()
 # The grade is printed, every file written and closed, the worker ended: what is left is

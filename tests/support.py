@@ -16,6 +16,13 @@ TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 SOLUTION = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
 RELEASE = REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
+# The course repository's Makefile, which includes the students' (their repository's Makefile).
+STUDENTS_MAKEFILE = REPO / "students.mk"
+
+
+def makefile_text() -> str:
+    """Both Makefiles' text: the course repository's commands are the two together."""
+    return (REPO / "Makefile").read_text(encoding="utf-8") + "\n" + STUDENTS_MAKEFILE.read_text(encoding="utf-8")
 
 
 def every_declared_stage(chapter):

@@ -24,10 +24,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from support import REPO, TESTS
+from support import REPO, TESTS, makefile_text
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import HIDDEN_FAILURE
+from autograder.frontends import fingerprint
 from autograder.frontends.hosted import gradescope
 from autograder.frontends.instructors import student_repo
 
@@ -381,7 +382,7 @@ def test_grade_workflow_triggers_and_uploads_the_reports():
     on_tags = student_repo.grade_workflow(text, "tags")
     assert re.search(r'^on:\n  push:\n    tags: \["submit\*"\].*\n  workflow_dispatch:', on_tags, re.M)
     assert "Classroom" not in text.split("\njobs:")[0].split("\nname:")[1], "no naming kept for GitHub Classroom"
-    makefile = (REPO / "Makefile").read_text()
+    makefile = makefile_text()
     reports = re.search(r"^CI_REPORTS \?= (\S+)", makefile, re.M).group(1)
     assert re.search(rf"uses: actions/upload-artifact@\S+\n(\s+.*\n)*?\s+path: {reports}/?\n", text)
 
@@ -422,8 +423,9 @@ def test_gradescope_zip_layout(gradescope_zip):
     for script in ("setup.sh", "run_autograder"):  # at the root, executable
         assert stat.S_IMODE(infos[script].external_attr >> 16) == 0o755
     package = {p.relative_to(REPO).as_posix() for p in (REPO / "autograder").rglob("*.py")
-               if "__pycache__" not in p.parts}
+               if "__pycache__" not in p.parts and "maintainers" not in p.parts}
     assert package <= set(infos), package - set(infos)
+    assert not [n for n in infos if n.startswith(fingerprint.MAINTAINERS)], "the demo and the benches stay home"
     assert "pyproject.toml" in infos
     assert not [n for n in infos if "__pycache__" in n or n.endswith(".pyc")]
     assert f'pip install "torch=={gradescope.torch_pin()}" --index-url "${{TORCH_INDEX_URL:-{gradescope.CPU_WHEELS}}}"' in setup
@@ -463,7 +465,7 @@ def test_run_autograder_grades_like_gradescope(gradescope_zip, tmp_path):
 def test_gradescope_without_a_notebook_records_zero_with_the_reason(tmp_path, capsys):
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "attention.py").write_text("x = 1\n")
-    assert gradescope.run(tmp_path) == 0
+    assert gradescope.run_inside(tmp_path) == 0
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     check_results_json(results, 0)
     assert "no notebook (.ipynb) in the submission" in results["output"]
@@ -542,7 +544,7 @@ def test_a_broken_hidden_examples_file_is_a_zero_with_the_reason(tmp_path, capsy
     (tmp_path / "source" / gradescope.HIDDEN_EXAMPLES_FILE).write_text('{"seed": "x"}')
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "ch03_attention.ipynb").write_text("{}")
-    assert gradescope.run(tmp_path) == 0
+    assert gradescope.run_inside(tmp_path) == 0
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     check_results_json(results, 0)
     assert "the autograder is misconfigured" in results["output"] and "whole number" in results["output"]

@@ -31,7 +31,7 @@ def course_copy(root: Path) -> Path:
     """The course's top-level files and sources in ``root``, with this test's venv as .venv and
     a stamp that tells make the venv is installed."""
     root.mkdir(parents=True, exist_ok=True)
-    for name in ("Makefile", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
+    for name in ("Makefile", "students.mk", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
         (root / name).write_bytes((REPO / name).read_bytes())
     for folder in ("solutions", "assignments"):
         shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns(".*"))

@@ -37,7 +37,7 @@ def _free_port() -> int:
 def _course(root: Path, venv: Path) -> Path:
     course = root / "course"
     course.mkdir()
-    for name in ("Makefile", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
+    for name in ("Makefile", "students.mk", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
         shutil.copy(REPO / name, course)
     shutil.copytree(REPO / "solutions", course / "solutions", ignore=shutil.ignore_patterns(".*"))
     (course / ".stamp").touch()

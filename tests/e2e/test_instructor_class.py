@@ -66,7 +66,7 @@ def instructor_class(tmp_path_factory):
     graded_only = simulated_class.student_notebook(release, solution, done={s.number for s in GRADED})
     course = tmp_path_factory.mktemp("instructor") / "course"
     course.mkdir()
-    for name in ("Makefile", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
+    for name in ("Makefile", "students.mk", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
         (course / name).write_bytes((REPO / name).read_bytes())
     shutil.copytree(REPO / "solutions", course / "solutions", ignore=shutil.ignore_patterns(".*"))
     (course / ".stamp").touch()  # the environment is this test's; make must not install one

@@ -36,7 +36,7 @@ def _make(course: Path, *args: str) -> subprocess.CompletedProcess:
 def course(gradebook_url, tmp_path) -> Path:
     course = tmp_path / "course"
     (course / "grading").mkdir(parents=True)
-    for name in ("Makefile", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
+    for name in ("Makefile", "students.mk", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
         shutil.copy(REPO / name, course / name)
     (course / "solutions" / A).mkdir(parents=True)
     shutil.copy(SOLUTION, course / "solutions" / A / f"{A}.ipynb")

@@ -234,7 +234,7 @@ def _make(course: Path, *args: str, timeout: float = 600) -> subprocess.Complete
 def _course(root: Path) -> Path:
     course = root / "course"
     course.mkdir()
-    for name in ("Makefile", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
+    for name in ("Makefile", "students.mk", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
         shutil.copy(REPO / name, course)
     shutil.copytree(REPO / "solutions", course / "solutions", ignore=shutil.ignore_patterns(".*"))
     # A shorter per-cell limit keeps the looping student quick; every other cell, the

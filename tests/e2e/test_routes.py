@@ -125,7 +125,7 @@ STAND_INS = {
 def course_copy(root: Path) -> Path:
     course = root / "ch03-attention-course"
     course.mkdir(parents=True)
-    for name in ("Makefile", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
+    for name in ("Makefile", "students.mk", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
         shutil.copy(REPO / name, course / name)
     for folder in ("solutions", "assignments"):
         shutil.copytree(REPO / folder, course / folder, ignore=shutil.ignore_patterns(".*"))

@@ -156,7 +156,9 @@ def makefile_targets(text: str) -> set[str]:
 
 @functools.cache
 def course_targets() -> frozenset[str]:
-    return frozenset(makefile_targets((REPO / "Makefile").read_text(encoding="utf-8")))
+    from support import makefile_text
+
+    return frozenset(makefile_targets(makefile_text()))
 
 
 def _module_defining(name: str) -> str:
@@ -170,9 +172,7 @@ def _module_defining(name: str) -> str:
 @functools.cache
 def student_targets() -> frozenset[str]:
     """The targets of the students' Makefile, as ``make student-repo`` writes it."""
-    module = importlib.import_module(_module_defining("student_makefile"))
-    text = module.student_makefile((REPO / "Makefile").read_text(encoding="utf-8"))
-    return frozenset(makefile_targets(text))
+    return frozenset(makefile_targets((REPO / "students.mk").read_text(encoding="utf-8")))
 
 
 _MAKE = re.compile(r"(?:^|[\s;&|(])make\s+((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)([a-z][a-z0-9_-]*)\b(?!=)")
@@ -191,7 +191,20 @@ def target_problems(text: str, targets: set[str] | frozenset[str]) -> list[str]:
 # --- CLI options --------------------------------------------------------------------------
 
 _OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
-_COMMAND = re.compile(r"(?:python3?|\.venv/bin/python|\S*/python)\s+-m\s+(autograder[\w.]*)|\b(ch03-grade)\b")
+_COMMAND = re.compile(r"(?:python3?|\.venv/bin/python|\S*/python)\s+-m\s+(autograder[\w.]*)(?:\s+([a-z][\w-]*)\b)?"
+                      r"|\b(ch03-grade)\b")
+
+
+def _command_module(match: re.Match) -> str:
+    """The module a grader command line runs: ``python -m autograder COMMAND`` (the grading without
+    one), ``python -m autograder.x.y``, or a console script."""
+    from autograder.frontends.commands import COMMANDS
+
+    if match.group(3):
+        return _console_script(match.group(3))
+    if match.group(1) == "autograder":
+        return COMMANDS[match.group(2) if match.group(2) in COMMANDS else "grade"][0]
+    return match.group(1)
 
 
 def _console_script(name: str) -> str:
@@ -257,7 +270,7 @@ def option_problems(text: str) -> list[str]:
     for line in code(text):
         matches = list(_COMMAND.finditer(line))
         for i, match in enumerate(matches):
-            module = match.group(1) or _console_script(match.group(2))
+            module = _command_module(match)
             end = matches[i + 1].start() if i + 1 < len(matches) else len(line)
             rest = re.split(r"&&|\|\||[|;)]", line[match.end():end])[0]
             known = module_options(module)
@@ -529,14 +542,14 @@ def test_a_made_up_option_is_reported():
     text = "```bash\npython -m autograder NOTEBOOK --stage 4 --fast\nch03-grade NB --colour\n```\n"
     assert option_problems(text) == [
         "`ch03-grade --colour`: autograder.frontends.students.cli has no option --colour",
-        "`python -m autograder --fast`: autograder has no option --fast"]
+        "`python -m autograder --fast`: autograder.frontends.students.cli has no option --fast"]
 
 
 def test_options_of_each_front_end_are_its_own():
     text = ("`python -m autograder.frontends.hosted.ci NB --junit x.xml --pass-mark 60`, "
             "`python -m autograder.frontends.hosted.gradescope build --hidden-seed 5`, "
             "`python -m autograder NB --junit x.xml`, `python -m autograder.frontends.nowhere --x`")
-    assert option_problems(text) == ["`python -m autograder --junit`: autograder has no option --junit",
+    assert option_problems(text) == ["`python -m autograder --junit`: autograder.frontends.students.cli has no option --junit",
                                      "`python -m autograder.frontends.nowhere`: no such module"]
 
 

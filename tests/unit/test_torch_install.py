@@ -96,9 +96,9 @@ def test_the_gpu_is_detected_through_nvidia_smi(tmp_path):
 
 
 def test_the_student_makefile_keeps_the_cpu_index(tmp_path):
-    """The students' repository's Makefile is cut from this one (make student-repo): the
-    variables that choose the index travel with its install rules."""
-    (tmp_path / "Makefile").write_text(student_repo.student_makefile((REPO / "Makefile").read_text()))
+    """The students' repository's Makefile (students.mk, which this one includes) chooses the
+    index by itself."""
+    shutil.copy(REPO / student_repo.STUDENT_MAKEFILE, tmp_path / "Makefile")
     for name in ("constraints.txt", "pyproject.toml"):
         shutil.copy(REPO / name, tmp_path)
     [line] = torch_installs(tmp_path, "TORCH_HOST_OS=Linux", "TORCH_HOST_GPU=", target="student", cwd=tmp_path)

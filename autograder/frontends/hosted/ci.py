@@ -1,6 +1,6 @@
 """CI front end: grade a notebook once, then give every CI system the same grade.
 
-    python -m autograder.frontends.hosted.ci SUBMISSION [--results F] [--junit F] [--summary F] [--pass-mark P]
+    python -m autograder ci SUBMISSION [--results F] [--junit F] [--summary F] [--pass-mark P]
 
 From one :class:`~autograder.core.results.GradeReport` it produces
 
@@ -276,12 +276,10 @@ def grade(args: argparse.Namespace, chapter) -> tuple[GradeReport, list[str]]:
             worker.close()
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m autograder.frontends.hosted.ci",
-        description="Grade a submission once for CI: console table, a grade annotation, "
-                    "Gradescope results.json, JUnit XML and a Markdown step summary. Exit status: "
-                    "0 graded (any score), 1 below --pass-mark, 2 could not grade.")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Grade a submission once for CI: console table, a grade annotation, "
+                          "Gradescope results.json, JUnit XML and a Markdown step summary. Exit status: "
+                          "0 graded (any score), 1 below --pass-mark, 2 could not grade.")
     from autograder.frontends.students.cli import add_grading_arguments
 
     add_grading_arguments(parser)
@@ -290,11 +288,15 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="append the Markdown summary here (default: $GITHUB_STEP_SUMMARY when set)")
     parser.add_argument("--pass-mark", type=float, metavar="P",
                         help="exit 1 when the score is below P points (default: never)")
-    return parser.parse_args(argv)
 
 
 def main(argv=None) -> int:
-    args = parse_args(argv)
+    from autograder.frontends import commands
+
+    return commands.main(["ci", *(sys.argv[1:] if argv is None else argv)])
+
+
+def run(args: argparse.Namespace) -> int:
     from autograder.frontends.students import cli
 
     chapter = cli.load_chapter(args)

@@ -1,7 +1,7 @@
 """Classroom 50: the per-assignment autograder folder, and the grading it runs.
 
-    python -m autograder.frontends.hosted.classroom50 build DEST      (make classroom50 DEST=dir)
-    python -m autograder.frontends.hosted.classroom50 grade WORKSPACE (what DEST/autograder.py runs)
+    python -m autograder classroom50 build DEST      (make classroom50 DEST=dir)
+    python -m autograder classroom50 grade WORKSPACE (what DEST/autograder.py runs)
 
 Classroom 50 (github.com/foundation50/classroom50) grades each submission with the
 instructor's ``CLASSROOM/autograders/ASSIGNMENT/autograder.py`` and its sibling files, published
@@ -129,7 +129,7 @@ def main():
     # -I and a working directory of its own: the student's checkout (which holds a copy of the
     # grader the student can edit) is never on the grader's import path.
     scratch = tempfile.mkdtemp(prefix="classroom50-grade-")
-    return subprocess.run([str(python), "-I", "-m", "autograder.frontends.hosted.classroom50", "grade", str(workspace)],
+    return subprocess.run([str(python), "-I", "-m", "autograder", "classroom50", "grade", str(workspace)],
                           cwd=scratch, env=env).returncode
 
 
@@ -365,14 +365,15 @@ def build(dest: Path, root: Path = REPO_ROOT) -> tuple[list[str], int]:
     return sorted(files), size
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.hosted.classroom50", description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     build_cmd = commands.add_parser("build", help="write the per-assignment autograder folder")
     build_cmd.add_argument("dest", type=Path, help="CLASSROOM/autograders/ASSIGNMENT in the classroom50 repository")
     grade_cmd = commands.add_parser("grade", help="grade a student's checkout as Classroom 50's runner asks")
     grade_cmd.add_argument("workspace", type=Path)
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     if args.command == "grade":
         return grade(args.workspace)
     try:
@@ -383,6 +384,12 @@ def main(argv=None) -> int:
     print(f"wrote {args.dest}: {len(files)} files, {size / 1024:.0f} KiB packed (Classroom 50 takes up to 10 MB); "
           "commit it to your classroom50 repository: docs/instructors/classroom50.md")
     return 0
+
+
+def main(argv=None) -> int:
+    from autograder.frontends import commands
+
+    return commands.main(["classroom50", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

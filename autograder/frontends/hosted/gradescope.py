@@ -1,7 +1,7 @@
 """Gradescope: the autograder zip, and what runs inside it.
 
-    python -m autograder.frontends.hosted.gradescope build [--out build/gradescope/ch03_attention_autograder.zip]
-    python -m autograder.frontends.hosted.gradescope run [--root /autograder]
+    python -m autograder gradescope build [--out build/gradescope/ch03_attention_autograder.zip]
+    python -m autograder gradescope run [--root /autograder]
 
 ``build`` (``make gradescope``) packs this package with Gradescope's two entry points
 (https://gradescope-autograders.readthedocs.io/en/latest/specs/):
@@ -76,7 +76,7 @@ root="${AUTOGRADER_ROOT:-/autograder}"
 python="${AUTOGRADER_PYTHON:-$root/venv/bin/python}"
 # Refuse to grade (exit 2, a 0 with the reason) where the worker cannot be fenced in.
 export AUTOGRADER_REQUIRE_CONFINEMENT="${AUTOGRADER_REQUIRE_CONFINEMENT:-1}"
-exec "$python" -m autograder.frontends.hosted.gradescope run --root "$root"
+exec "$python" -m autograder gradescope run --root "$root"
 """
 
 
@@ -90,9 +90,10 @@ def torch_pin(constraints: Path = REPO_ROOT / "constraints.txt") -> str:
 
 
 def _package_files() -> list[Path]:
-    package = REPO_ROOT / "autograder"
-    return sorted(p for p in package.rglob("*")
-                  if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+    """The grader's files, as a students' repository has them (no maintainers' tools)."""
+    from autograder.frontends.fingerprint import grader_files
+
+    return [REPO_ROOT / name for name in grader_files(REPO_ROOT)]
 
 
 def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
@@ -156,7 +157,7 @@ def hidden_examples_seed(source: Path) -> int | None:
     return seed
 
 
-def run(root: Path) -> int:
+def run_inside(root: Path) -> int:
     from autograder.core.engine import not_graded_report
     from autograder.frontends.reports.console import print_console
     from autograder.frontends.reports.results_json import gradescope_json
@@ -197,8 +198,7 @@ def run(root: Path) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.hosted.gradescope", description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     build_cmd = commands.add_parser("build", help="build the Gradescope autograder zip")
     build_cmd.add_argument("--out", type=Path, default=DEFAULT_ZIP, help=f"where (default {DEFAULT_ZIP})")
@@ -209,7 +209,9 @@ def main(argv=None) -> int:
     hidden.add_argument("--hidden-seed", type=int, metavar="N", help="the same, with this seed (rebuild a bundle)")
     run_cmd = commands.add_parser("run", help="grade the submission inside Gradescope (run_autograder)")
     run_cmd.add_argument("--root", type=Path, default=Path("/autograder"), help="default /autograder")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     if args.command == "build":
         seed = secrets.randbits(48) if args.hidden_examples else args.hidden_seed
         out = build(args.out, seed)
@@ -219,7 +221,13 @@ def main(argv=None) -> int:
             print(f"hidden examples on: seed {seed}, in the zip only (keep the zip private; "
                   f"--hidden-seed {seed} rebuilds it)")
         return 0
-    return run(args.root)
+    return run_inside(args.root)
+
+
+def main(argv=None) -> int:
+    from autograder.frontends import commands
+
+    return commands.main(["gradescope", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

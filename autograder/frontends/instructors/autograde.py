@@ -18,7 +18,7 @@ configured in place of nbgrader's kernel execution); the rest is bookkeeping. So
 No process that runs student code can open the gradebook: that runs only in the confined
 worker, which reads nothing of ``grading/`` or of this scratch folder.
 
-    python -m autograder.frontends.instructors.autograde [ASSIGNMENT] [--jobs N] [--student ID ...] [--verbose]
+    python -m autograder autograde [ASSIGNMENT] [--jobs N] [--student ID ...] [--verbose]
 
 The end-of-run table is :mod:`autograder.frontends.instructors.class_summary`'s; the benchmark against
 serial ``nbgrader autograde`` is :mod:`autograder.frontends.maintainers.class_bench`.
@@ -353,13 +353,21 @@ def autograde_command(args) -> int:
     return 1 if summary.failed else 0
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.instructors.autograde", description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("assignment", nargs="?", default=ASSIGNMENT)
     parser.add_argument("--jobs", "-j", type=int, default=None, help="submissions at a time (default: CPU cores)")
     parser.add_argument("--student", nargs="+", help="only these students (make autograde STUDENT=id)")
     parser.add_argument("--verbose", "-v", action="store_true", help="whole errors (tracebacks), not their last line")
-    return autograde_command(parser.parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    return autograde_command(args)
+
+
+def main(argv=None) -> int:
+    from autograder.frontends import commands
+
+    return commands.main(["autograde", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """``make release``'s first step: the source notebook's decision carried to the grader.
 
-``python -m autograder.frontends.instructors.course [--chapter ID] [--root DIR]`` reads the instructor's
+``python -m autograder release [--chapter ID] [--root DIR]`` reads the instructor's
 notebook (``solutions/<id>/<id>.ipynb``): each stage's test cell and its nbgrader ``points``
 (:mod:`autograder.core.course`). It writes the chapter's course file, which every route grades
 with (``make test``, nbgrader, Gradescope, Classroom 50, the students' repository), and brings
@@ -186,16 +186,17 @@ def generate_release(chapter: Chapter, root: Path) -> list[str]:
     return copied
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chapter", default=None, help="the chapter id (default: the registry's default)")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="the repository (default: here)")
-    parser.add_argument("--nbgrader", action="store_true",
-                        help="then make the release with nbgrader (make release; needs nbgrader_config.py in --root)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--course-only", action="store_true",
+                        help="the course file and the points tables alone, without nbgrader's release")
+
+
+def run(args: argparse.Namespace) -> int:
     chapter = load(args.chapter)
     root = args.root.resolve()
-    if args.nbgrader:
+    if not args.course_only:
         from nbgrader.apps.baseapp import NbGrader
 
         app = NbGrader()  # reads nbgrader_config.py from the current directory, as nbgrader's commands do
@@ -209,7 +210,7 @@ def main(argv=None) -> int:
         return 0
     try:
         changed = release(chapter, root)
-        if args.nbgrader:
+        if not args.course_only:
             changed += generate_release(chapter, root)
     except CourseError as exc:
         print(f"make release: {exc}", file=sys.stderr)
@@ -222,6 +223,12 @@ def main(argv=None) -> int:
           + (f" (+{format_points(bonus)} bonus)" if bonus else " (no bonus)")
           + ("; updated " + ", ".join(changed) if changed else ""))
     return 0
+
+
+def main(argv=None) -> int:
+    from autograder.frontends import commands
+
+    return commands.main(["release", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ the naive UTC time nbgrader keeps, and printed back with its zone, with the late
 force (``LatePenalty`` in nbgrader_config.py). The docs' pages quote that rule (`` `per_day` (0.1)``,
 `` `cap` (0.5)``): their numbers are set from nbgrader_config.py, so they say what the course does.
 
-    python -m autograder.frontends.instructors.duedate ASSIGNMENT "2026-11-20 23:59:00 -0500"
+    python -m autograder duedate ASSIGNMENT "2026-11-20 23:59:00 -0500"
 """
 
 from __future__ import annotations
@@ -53,11 +53,12 @@ def quote_late_rule(root: Path, per_day: float, cap: float) -> list[str]:
     return changed
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.instructors.duedate", description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("assignment")
     parser.add_argument("due", help='e.g. "2026-11-20 23:59:00 -0500" or "2026-11-20 23:59 America/New_York"')
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     from nbgrader.apps.baseapp import NbGrader
 
     app = NbGrader()  # reads nbgrader_config.py from the current directory, as nbgrader's commands do
@@ -75,6 +76,12 @@ def main(argv=None) -> int:
     if pages:
         print("the late rule quoted in " + ", ".join(pages) + " now follows nbgrader_config.py")
     return 0
+
+
+def main(argv=None) -> int:
+    from autograder.frontends import commands
+
+    return commands.main(["duedate", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """``make grade-repos REPOS=dir [DEADLINE=...]``: the trusted regrade of a class's repositories.
 
-    python -m autograder.frontends.instructors.grade_repos REPOS [--out build/grade-repos] [--jobs N] [--deadline WHEN]
+    python -m autograder grade-repos REPOS [--out build/grade-repos] [--jobs N] [--deadline WHEN]
 
 REPOS is a class folder as the cloning tools leave it (:func:`student_repos`): repositories
 directly inside it, one folder down (``hw3-submissions/<repo>``, as ``gh classroom clone``
@@ -311,9 +311,7 @@ def grade_all(repos: Path, out: Path, chapter, jobs: int, deadline: datetime | N
     return sorted(rows, key=lambda r: r.student)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.instructors.grade_repos",
-                                     description="Regrade cloned student repositories with this checkout's grader.")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("repos", type=Path, help="the class folder: student repositories inside it or one folder down")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where the CSV and reports go (default {DEFAULT_OUT})")
     parser.add_argument("--jobs", type=int, default=None, help="repositories graded at a time (default: CPU cores)")
@@ -323,7 +321,9 @@ def main(argv=None) -> int:
     parser.add_argument("--collect", type=Path, metavar="FILE", help="at the deadline: record each origin's tip now in FILE")
     parser.add_argument("--collected", type=Path, metavar="FILE", help="each repository at the tip recorded in FILE")
     parser.add_argument("--trust-commit-dates", action="store_true", help="--deadline by the commit dates the students set")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     from autograder.chapters import load
     from autograder.frontends.instructors.dates import InstantError, parse_instant
 
@@ -385,6 +385,12 @@ def main(argv=None) -> int:
     print(f"{len(rows)} repositories in {time.monotonic() - started:.1f} s: {args.out / 'grades.csv'}, "
           f"reports in {args.out}/<student>/")
     return 0
+
+
+def main(argv=None) -> int:
+    from autograder.frontends import commands
+
+    return commands.main(["grade-repos", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

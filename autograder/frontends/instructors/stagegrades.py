@@ -1,6 +1,6 @@
 """One sandboxed run of a notebook for nbgrader: each cell's output and each stage's grade.
 
-``python -I -m autograder.frontends.instructors.stagegrades NOTEBOOK --stage N ... < SEEDS`` (SEEDS: the
+``python -I -m autograder stage-grades NOTEBOOK --stage N ... < SEEDS`` (SEEDS: the
 hidden examples' seeds as JSON, ``{"N": SEED, ...}``, on standard input: never on a command
 line, which every process of the machine can read) is started by
 :class:`autograder.frontends.instructors.nbgrader.execute.SandboxExecute` for each notebook
@@ -68,9 +68,7 @@ def read_seeds(text: str) -> dict[int, int]:
     return {int(n): int(s) for n, s in (json.loads(text) if text.strip() else {}).items()}
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.instructors.stagegrades",
-                                     description="Run and grade a notebook for nbgrader (SandboxExecute).")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("notebook")
     parser.add_argument("--stage", type=int, nargs="*", default=[])
     parser.add_argument("--device", default="cpu")
@@ -78,7 +76,9 @@ def main(argv=None) -> int:
     parser.add_argument("--cell-timeout", type=float, default=Limits().cell_seconds)
     parser.add_argument("--stage-timeout", type=float, default=Limits().stage_seconds)
     parser.add_argument("--total-timeout", type=float, default=Limits().total_seconds)
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     from autograder.chapters import load
     from autograder.sandbox.strays import become_subreaper
 
@@ -91,6 +91,12 @@ def main(argv=None) -> int:
     sys.stdout.write(json.dumps(graded))
     sys.stdout.flush()
     return 0
+
+
+def main(argv=None) -> int:
+    from autograder.frontends import commands
+
+    return commands.main(["stage-grades", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """``make student-repo DEST=dir``: the repository students get, without the answers.
 
-    python -m autograder.frontends.instructors.student_repo DEST [--chapter ID]
+    python -m autograder student-repo DEST [--chapter ID]
 
 DEST (new, or an empty folder) becomes a git repository with one commit and no history,
 ready to push as the template repository of a plain GitHub organization or Classroom 50:
@@ -37,16 +37,8 @@ from autograder.frontends import fingerprint
 
 REPO_ROOT = CHECKOUT  # the instructor's checkout
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-# The student targets; the rules they depend on and the variables they use come along.
-STUDENT_TARGETS = ("venv", "test", "lab", "ci-grade")
-STUDENT_HELP = {
-    "lab": "open the notebook in JupyterLab (sets up .venv on first use)",
-    "test": "grade your notebook; make test STAGE=4 grades one stage",
-    "ci-grade": "what GitHub Actions runs on a push: the grade, build/ci/ reports",
-    "clean": "remove .venv and build/ (your notebook stays)",
-}
-STUDENT_CLEAN = "clean:\n\trm -rf $(VENV) build .pytest_cache .hypothesis\n"
 COPIED = (".gitignore",)
+STUDENT_MAKEFILE = "students.mk"  # the students' repository's Makefile
 # When the students' grade workflow runs (make student-repo GRADE_ON=...).
 GRADE_ON = ("push", "tags", "none")
 SUBMISSION_TAGS = "submit*"
@@ -55,91 +47,6 @@ AUTHOR = {"GIT_AUTHOR_NAME": "Course staff", "GIT_AUTHOR_EMAIL": "course-staff@u
 
 class StudentRepoError(Exception):
     """DEST cannot take the student repository; nothing was written."""
-
-
-# --- the student Makefile: cut from the instructor's --------------------------------------
-
-_VARIABLE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?:\?=|:=|\+=|=)")
-_RULE = re.compile(r"^([^\t#:=][^:=]*?)\s*::?(?!=)(.*)$")
-# $(NAME), ${NAME}, and $(call NAME,...) for a make function such as quote.
-_REFERENCE = re.compile(r"\$[({](?:call\s+)?([A-Za-z_][A-Za-z0-9_]*)[)},]")
-
-
-def _blocks(text: str) -> list[dict]:
-    """The Makefile as variable and rule blocks, each with the comments just above it."""
-    blocks: list[dict] = []
-    comments: list[str] = []
-    current: dict | None = None
-    for line in text.splitlines():
-        if current is not None and (line.startswith("\t") or (current["lines"][-1].endswith("\\"))):
-            current["lines"].append(line)
-            continue
-        current = None
-        if not line.strip():
-            comments = []
-        elif line.startswith("#"):
-            comments.append(line)
-        elif (match := _VARIABLE.match(line)):
-            current = {"kind": "variable", "name": match.group(1), "comments": comments, "lines": [line]}
-            blocks.append(current)
-            comments = []
-        elif (match := _RULE.match(line)) and not line.startswith("."):
-            targets = match.group(1).split()
-            prereqs = match.group(2).replace("|", " ").split()
-            current = {"kind": "rule", "targets": targets, "prereqs": prereqs, "comments": comments, "lines": [line]}
-            blocks.append(current)
-            comments = []
-        else:
-            comments = []
-    return blocks
-
-
-_COURSE_DOC = re.compile(r" \((?:docs|tests)/[^()]*\)")
-
-
-def student_makefile(instructor_makefile: str) -> str:
-    """The student targets of ``instructor_makefile``, with the rules and variables they need."""
-    blocks = _blocks(instructor_makefile)
-    rules = [b for b in blocks if b["kind"] == "rule"]
-    wanted, kept_rules = set(STUDENT_TARGETS), []
-    changed = True
-    while changed:  # the rules the student targets depend on
-        changed = False
-        for rule in rules:
-            if rule not in kept_rules and wanted & set(rule["targets"]):
-                kept_rules.append(rule)
-                wanted |= set(rule["prereqs"])
-                changed = True
-    missing = set(STUDENT_TARGETS) - {t for r in kept_rules for t in r["targets"]}
-    if missing:
-        raise StudentRepoError(f"the Makefile has no rule for {', '.join(sorted(missing))}")
-    text = "\n".join("\n".join(r["lines"]) for r in kept_rules)
-    variables = {b["name"]: b for b in blocks if b["kind"] == "variable"}
-    needed: set[str] = set()
-    frontier = set(_REFERENCE.findall(text))
-    while frontier:  # the variables they use, and the variables those use
-        name = frontier.pop()
-        if name in variables and name not in needed:
-            needed.add(name)
-            frontier |= set(_REFERENCE.findall("\n".join(variables[name]["lines"])))
-    kept = [b for b in blocks if b in kept_rules or (b["kind"] == "variable" and b["name"] in needed)]
-    # the comments' pointers into the course repository's docs/ name nothing the students have
-    kept = [{**b, "comments": [_COURSE_DOC.sub("", line) for line in b["comments"]]} for b in kept]
-    if kept and blocks and kept[0] is blocks[0]:
-        kept[0] = {**kept[0], "comments": []}  # the instructor file's own header
-    phony = [t for t in (*STUDENT_TARGETS, "clean") if not t.startswith("$")]
-    out = ["# The student targets of the course repository's Makefile (made by `make student-repo`).",
-           "# Run every command from this folder; the first one sets up .venv.", ""]
-    first_rule = True
-    for block in kept:
-        if block["kind"] == "rule" and first_rule:
-            first_rule = False
-            out += ["", f".PHONY: help {' '.join(phony)}", "", "help:"]
-            out += [f"\t@echo \"make {name:<10} {words}\"" for name, words in STUDENT_HELP.items()]
-        out += ["", *block["comments"], *block["lines"]] if block["comments"] or block["kind"] == "rule" \
-            else block["lines"]
-    out += ["", "# Only what the setup and the grader made; the notebook is yours and stays.", STUDENT_CLEAN]
-    return "\n".join(out).replace("\n\n\n", "\n\n").lstrip("\n")
 
 
 # --- the tree --------------------------------------------------------------------------------
@@ -277,7 +184,7 @@ def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None,
     if grader_url or url:
         files[notebook] = with_install_source(files[notebook], grader_url or url)
     files[notebook] = with_hand_in(files[notebook], notebook, grade_on)
-    files["Makefile"] = student_makefile((root / "Makefile").read_text(encoding="utf-8")).encode()
+    files["Makefile"] = (root / STUDENT_MAKEFILE).read_bytes()  # the students' commands, as the course's Makefile includes them
     files["README.md"] = student_readme(chapter, torch_pin(root / "constraints.txt"), url, grade_on).encode()
     return files
 
@@ -353,9 +260,7 @@ def build(dest: Path, chapter, url: str | None = None, grader_url: str | None = 
     return sorted(files)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.instructors.student_repo",
-                                     description="Build the students' repository (one commit, no answers).")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dest", help="a new (or empty) folder")
     parser.add_argument("--chapter", default=None, metavar="ID", help="the chapter (default: the registry's)")
     parser.add_argument("--url", default=None, metavar="URL",
@@ -368,7 +273,9 @@ def main(argv=None) -> int:
     parser.add_argument("--grade-on", choices=GRADE_ON, default="push",
                         help="when the students' grade workflow runs: every push (default), pushed submit* tags only "
                              "(fewer Actions minutes), or none (no workflow: Classroom 50 grades each submission)")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     from autograder.chapters import load
 
     try:
@@ -391,6 +298,12 @@ def main(argv=None) -> int:
         print(f"On Colab and Kaggle the notebook installs the grader from {install_source(source)}: it must be "
               "public (no token is sent). docs/instructors/colab-kaggle.md")
     return 0
+
+
+def main(argv=None) -> int:
+    from autograder.frontends import commands
+
+    return commands.main(["student-repo", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

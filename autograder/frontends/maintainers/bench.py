@@ -1,8 +1,8 @@
 """Benchmarks: how fast the grader is, and how fast each kind of multi-head attention is.
 
-``python -m autograder.frontends.maintainers.bench grader``     (``make bench-grader``) times ``make test`` on a correct
+``python -m autograder bench grader``     (``make bench-grader``) times ``make test`` on a correct
 notebook against a bare ``import torch`` and against ``nbgrader validate``.
-``python -m autograder.frontends.maintainers.bench attention``  (``make bench``) times the wrapper of independent heads,
+``python -m autograder bench attention``  (``make bench``) times the wrapper of independent heads,
 the weight-split MultiHeadAttention, fused QKV and PyTorch's fused SDPA kernel.
 
 Both only measure: nothing here decides a grade. This module is their command line (the Makefile's
@@ -25,8 +25,7 @@ ASSIGNMENT = REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
 
 # -- command line ----------------------------------------------------------------------------
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.maintainers.bench", description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="what", required=True)
     grader = sub.add_parser("grader", help="make test vs import torch vs nbgrader validate")
     grader.add_argument("--notebook", type=Path, default=SOLUTION, help="a notebook that earns full marks")
@@ -44,7 +43,9 @@ def main(argv=None) -> int:
     attention.add_argument("--threads", type=int, default=0,
                            help="CPU threads for torch (default: torch's own choice, one per core); 1 gives "
                                 "steadier figures on a machine busy with other work")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     if args.what == "grader":
         print_grader(args.notebook.resolve(), args.repeat, validate=not args.no_validate,
                      test_cells=not args.no_test_cells)
@@ -59,6 +60,12 @@ def main(argv=None) -> int:
     devices = {"cpu": ["cpu"], "cuda": ["cuda"]}.get(args.device,
                                                       ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
     return bench_attention(args.notebook.resolve(), devices, args.plot.resolve())
+
+
+def main(argv=None) -> int:
+    from autograder.frontends import commands
+
+    return commands.main(["bench", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The class benchmark: serial ``nbgrader autograde`` against ``make autograde JOBS=n``.
 
-    python -m autograder.frontends.maintainers.class_bench [--submissions 40] [--jobs N] [--keep DIR] [--no-serial-sandbox]
+    python -m autograder class-bench [--submissions 40] [--jobs N] [--keep DIR] [--no-serial-sandbox]
 
 Builds a course of generated submissions (:mod:`autograder.frontends.maintainers.simulated_class`), times
 plain nbgrader (its kernel, no sandbox: the baseline), ``make autograde`` and serial nbgrader
@@ -64,7 +64,7 @@ def bench(size: int, jobs: int, keep: Path | None, serial_sandbox: bool = True) 
     nbgrader_cmd = [sys.executable, "-I", "-m", "nbgrader", "autograde", ASSIGNMENT]
     runs = {
         "plain serial `nbgrader autograde` (kernel, no sandbox)": (scratch / "plain", nbgrader_cmd),
-        f"`make autograde JOBS={jobs}`": (scratch / "parallel", [sys.executable, "-I", "-m", "autograder.frontends.instructors.autograde",
+        f"`make autograde JOBS={jobs}`": (scratch / "parallel", [sys.executable, "-I", "-m", "autograder", "autograde",
                                                                  ASSIGNMENT, "--jobs", str(jobs)]),
     }
     if serial_sandbox:
@@ -101,15 +101,22 @@ def bench(size: int, jobs: int, keep: Path | None, serial_sandbox: bool = True) 
     return 0 if same and graded_alike else 1
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.maintainers.class_bench", description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--submissions", type=int, default=40)
     parser.add_argument("--jobs", "-j", type=int, default=None)
     parser.add_argument("--keep", type=Path, help="build the courses here and keep them")
     parser.add_argument("--no-serial-sandbox", action="store_true",
                         help="skip the serial run with this configuration (and the gradebook comparison)")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     return bench(args.submissions, args.jobs or default_jobs(), args.keep, not args.no_serial_sandbox)
+
+
+def main(argv=None) -> int:
+    from autograder.frontends import commands
+
+    return commands.main(["class-bench", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

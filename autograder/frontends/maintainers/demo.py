@@ -1,6 +1,6 @@
 """``make demo``: an instructor's first command, every route on a simulated class.
 
-    python -m autograder.frontends.maintainers.demo [--dir build/demo] [--jobs N]
+    python -m autograder demo [--dir build/demo] [--jobs N]
 
 In a scratch folder (default ``build/demo/``, never ``grading/``) it generates a small class of
 simulated students (:mod:`autograder.frontends.maintainers.simulated_class`), grades them through the
@@ -150,7 +150,7 @@ def step_release(demo: Demo) -> None:
 
 
 def step_due_date(demo: Demo) -> None:
-    _run(demo, [sys.executable, "-I", "-m", "autograder.frontends.instructors.duedate", ASSIGNMENT, DUE], demo.course,
+    _run(demo, [sys.executable, "-I", "-m", "autograder", "duedate", ASSIGNMENT, DUE], demo.course,
          f'make duedate DUE="{DUE}"')
 
 
@@ -164,7 +164,7 @@ def step_submissions(demo: Demo) -> None:
 
 
 def step_autograde(demo: Demo) -> None:
-    proc = _run(demo, [sys.executable, "-I", "-m", "autograder.frontends.instructors.autograde", ASSIGNMENT, "--jobs", str(demo.jobs)],
+    proc = _run(demo, [sys.executable, "-I", "-m", "autograder", "autograde", ASSIGNMENT, "--jobs", str(demo.jobs)],
                 demo.course, f"make autograde JOBS={demo.jobs}")
     last = [line for line in proc.stdout.splitlines() if "Autograded" in line]
     if last:
@@ -223,7 +223,7 @@ def step_student_repos(demo: Demo) -> None:
 
 def step_grade_repos(demo: Demo) -> None:
     # absolute paths: the grader's processes run in the checkout, which need not be this folder
-    _run(demo, [sys.executable, "-I", "-m", "autograder.frontends.instructors.grade_repos", str(demo.repos.resolve()), "--out",
+    _run(demo, [sys.executable, "-I", "-m", "autograder", "grade-repos", str(demo.repos.resolve()), "--out",
                 str(demo.repo_grades.resolve()), "--jobs", str(demo.jobs), "--chapter", ASSIGNMENT], Path.cwd(),
          f"make grade-repos REPOS={demo.repos} OUT={demo.repo_grades} JOBS={demo.jobs}")
     path = demo.repo_grades / "grades.csv"
@@ -290,7 +290,7 @@ def prepare(root: Path) -> None:
     if (root / MARKER).is_file():
         shutil.rmtree(root)  # the previous demo's own folder
     root.mkdir(parents=True, exist_ok=True)
-    (root / MARKER).write_text("made by make demo (python -m autograder.frontends.maintainers.demo); a re-run replaces this folder\n")
+    (root / MARKER).write_text("made by make demo (python -m autograder demo); a re-run replaces this folder\n")
 
 
 def summary_rows(demo: Demo) -> list[dict]:
@@ -331,7 +331,7 @@ def print_summary(demo: Demo, seconds: float) -> bool:
     return all(r["ok"] == "yes" for r in rows)
 
 
-def run(root: Path, jobs: int) -> int:
+def run_demo(root: Path, jobs: int) -> int:
     started = time.monotonic()
     demo = Demo(root, jobs)
     try:
@@ -349,12 +349,19 @@ def run(root: Path, jobs: int) -> int:
     return 0 if print_summary(demo, time.monotonic() - started) else 1
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.maintainers.demo", description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help=f"the scratch folder (default {DEFAULT_DIR})")
     parser.add_argument("--jobs", type=int, default=None, help="notebooks graded at a time (default 2)")
-    args = parser.parse_args(argv)
-    return run(args.dir, max(1, args.jobs or 2))
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_demo(args.dir, max(1, args.jobs or 2))
+
+
+def main(argv=None) -> int:
+    from autograder.frontends import commands
+
+    return commands.main(["demo", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -28,17 +28,21 @@ DEFAULT_LIMITS = Limits()
 GRADER_FAILED = "the grader itself failed"
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m autograder",
-        description="Grade a submission of a chapter's exercises (default: 'Coding Attention Mechanisms'). "
-                    "Exit status: 0 full marks, 1 some check failed, 2 could not grade.")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Grade a submission of a chapter's exercises (default: 'Coding Attention Mechanisms'). "
+                          "Exit status: 0 full marks, 1 some check failed, 2 could not grade.")
     add_grading_arguments(parser)
     parser.add_argument("--verbose", "-v", action="store_true", help="list every failed check")
     parser.add_argument("--hidden-examples-seed", type=int, metavar="SEED",
                         help="grade again on examples drawn from this secret seed; only results.json has them, "
                              "as tests visible after the due date (Gradescope's bundle: make gradescope HIDDEN_EXAMPLES=1)")
-    return parser.parse_args(argv)
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """``python -m autograder grade``'s arguments (tests read them)."""
+    from autograder.frontends import commands
+
+    return commands.parse("grade", list(argv or []))
 
 
 def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
@@ -219,8 +223,14 @@ def edited_test_cells(submission: str, chapter) -> list[str]:
 
 
 def main(argv=None) -> int:
+    """``ch03-grade NOTEBOOK``: ``python -m autograder grade NOTEBOOK``."""
+    from autograder.frontends import commands
+
+    return commands.main(["grade", *(sys.argv[1:] if argv is None else argv)])
+
+
+def run(args: argparse.Namespace) -> int:
     timings.mark("grader_started", _STARTED)
-    args = parse_args(argv)
     renamed = find_renamed(args)
     for line in renamed:
         print(line)

@@ -77,14 +77,13 @@ def test_an_install_source_with_a_token_is_refused():
 
 
 def test_the_students_makefile_points_at_nothing_their_repository_lacks():
-    """The cut keeps the instructor file's comments; a pointer into the course's docs/ or
-    tests/ (which a student repository has not) is dropped, the sentence around it kept."""
+    """students.mk is the students' repository's Makefile as it is: it names no file of the course
+    repository (docs/, tests/, solutions/) and stands alone (no include)."""
     import re
 
-    from autograder.frontends.instructors.student_repo import student_makefile
+    from support import STUDENTS_MAKEFILE
 
-    instructor = (REPO / "Makefile").read_text(encoding="utf-8")
-    assert "(docs/maintainers-torch.md)" in instructor  # what the cut has to drop
-    text = student_makefile(instructor)
-    assert not re.findall(r"\b(?:docs|tests)/\S+", text)
-    assert "# Where torch comes from. PyPI's" in text
+    text = STUDENTS_MAKEFILE.read_text(encoding="utf-8")
+    assert not re.findall(r"\b(?:docs|tests|solutions)/\S+", text)
+    assert not re.search(r"^-?include ", text, re.M)
+    assert re.search(r"^test: ", text, re.M) and re.search(r"^lab: ", text, re.M)

@@ -12,7 +12,7 @@ import time
 
 import pytest
 import torch
-from support import REPO
+from support import REPO, makefile_text
 from torch.overrides import TorchFunctionMode
 
 from autograder.frontends.students import cli
@@ -67,7 +67,7 @@ def test_device_mps_here_exits_2_naming_mps(tmp_path, capsys):
 
 def test_device_mps_is_a_choice_of_every_front_end():
     assert cli.parse_args(["x.ipynb", "--device", "mps"]).device == "mps"
-    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    makefile = makefile_text()
     assert re.search(r"--device \$\(DEVICE\)", makefile)
 
 
@@ -193,6 +193,6 @@ def test_pyproject_declares_a_range_and_make_pins_the_release():
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert '"torch>=2.3"' in pyproject and "torch==" not in pyproject
     assert re.search(r"^torch==2\.13\.0$", (REPO / "constraints.txt").read_text(encoding="utf-8"), re.M)
-    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    makefile = makefile_text()
     installs = re.findall(r"pip install .*", makefile)
     assert installs and all("-c $(CONSTRAINTS)" in line for line in installs if "-e" in line), installs

@@ -1,6 +1,6 @@
 """``make class-report``: what to re-teach, from the diagnoses of a whole class.
 
-    python -m autograder.frontends.instructors.class_report [--from nbgrader|repos|gradescope]
+    python -m autograder class-report [--from nbgrader|repos|gradescope]
         [--gradescope-zip EXPORT.zip] [--anonymous] [--out build/class-report]
 
 Reads the diagnosis records (:mod:`autograder.frontends.reports.diagnoses`) that grading left,

@@ -1,4 +1,4 @@
-"""``python -m autograder.frontends.instructors.class_report``."""
+"""``python -m autograder class-report``."""
 
 import sys
 

@@ -76,9 +76,7 @@ def load_source(source: str, *, root: Path = Path("."), repos_out: Path = REPOS_
     return load_nbgrader(root, assignment)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.frontends.instructors.class_report",
-                                     description="The class's diagnosed mistakes, from grading already done.")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from", dest="source", choices=("nbgrader", "repos", "gradescope"), default=None,
                         help="where the grades are (default: --gradescope-zip if given, else nbgrader's "
                              "grading/diagnoses, else make grade-repos' folder)")
@@ -90,7 +88,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where the report goes (default {DEFAULT_OUT})")
     parser.add_argument("--chapter", default=None, metavar="ID",
                         help="the assignment (chapter) id of nbgrader's records (default: the registry's)")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     # Reading records only: no chapter is imported (that would import torch), nothing is graded.
     from autograder.frontends.reports.safe_write import OutputRefused
 
@@ -113,6 +113,12 @@ def main(argv=None) -> int:
         print(f"  not graded: {n['student'] + ': ' if n['student'] else ''}{n['reason']}")
     print(f"{args.out / 'index.html'} (and report.json, mistakes.csv) in {time.monotonic() - started:.1f} s")
     return 0
+
+
+def main(argv=None) -> int:
+    from autograder.frontends import commands
+
+    return commands.main(["class-report", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -99,7 +99,7 @@ class SandboxExecute(NbGraderPreprocessor):
         """The sandboxed run of ``notebook``, by a grading process of its own (stagegrades):
         this process may be nbgrader's, with the gradebook open."""
         # -I: the grader's own subprocess reads no PYTHON* variable and no current folder.
-        command = [sys.executable, "-I", "-m", "autograder.frontends.instructors.stagegrades", str(notebook),
+        command = [sys.executable, "-I", "-m", "autograder", "stage-grades", str(notebook),
                    "--device", self.device, *self.limit_arguments(),
                    *(["--chapter", chapter.id, "--stage", *map(str, numbers)] if chapter else [])]
         # The seeds go on a pipe: any process of the machine can read another one's command line.

@@ -1,0 +1,69 @@
+"""``python -m autograder COMMAND [options]`` (or the ``autograder`` console script): every job of
+the grader behind one entry point; ``python -m autograder --help`` lists them, and
+``python -m autograder COMMAND --help`` gives a command's options. The Makefile's targets are
+one-line aliases of these commands.
+
+Each command is a module with ``add_arguments(parser)`` and ``run(args) -> int``; it is imported
+only when it runs (grading a notebook imports nothing of nbgrader). ``python -m autograder
+NOTEBOOK`` without a command grades the notebook, as ``grade`` does. The maintainers' commands
+are listed where their folder is present: it never ships to students.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+
+_F = "autograder.frontends"
+# name: (module, what it does, in one line)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "grade": (f"{_F}.students.cli", "grade a notebook: a table of the stages, points and a hint per stage (make test)"),
+    "ci": (f"{_F}.hosted.ci", "grade for CI: the table, a Grade annotation, results.json, JUnit and a step summary (make ci-grade)"),
+    "classroom50": (f"{_F}.hosted.classroom50", "build Classroom 50's autograder folder for one assignment (make classroom50)"),
+    "gradescope": (f"{_F}.hosted.gradescope", "build the Gradescope autograder zip, or run it inside Gradescope (make gradescope)"),
+    "release": (f"{_F}.instructors.course", "the source notebook's points to the course file, then the release by nbgrader (make release)"),
+    "autograde": (f"{_F}.instructors.autograde", "nbgrader autograde of every submission, sandboxed, n at a time (make autograde)"),
+    "stage-grades": (f"{_F}.instructors.stagegrades", "nbgrader's glue: one notebook's stage grades as JSON (run by make autograde)"),
+    "duedate": (f"{_F}.instructors.duedate", "store the assignment's due date in the gradebook (make duedate)"),
+    "student-repo": (f"{_F}.instructors.student_repo", "the students' repository: one commit, no answers (make student-repo)"),
+    "grade-repos": (f"{_F}.instructors.grade_repos", "regrade a class folder of student repositories at a deadline (make grade-repos)"),
+    "class-report": (f"{_F}.instructors.class_report.command", "the class's diagnosed mistakes, ranked (make class-report)"),
+    "demo": (f"{_F}.maintainers.demo", "a simulated class through nbgrader and the repositories' regrade (make demo)"),
+    "bench": (f"{_F}.maintainers.bench", "time the attention variants, or make test against import torch (make bench, bench-grader)"),
+    "class-bench": (f"{_F}.maintainers.class_bench", "time make autograde against serial nbgrader on a simulated class"),
+}
+
+
+def available() -> dict[str, tuple[str, str]]:
+    """The commands whose module is here (the maintainers' folder does not ship to students)."""
+    return {name: entry for name, entry in COMMANDS.items() if importlib.util.find_spec(entry[0]) is not None}
+
+
+def usage() -> str:
+    commands = available()
+    width = max(map(len, commands))
+    lines = ["usage: python -m autograder COMMAND [options]   (python -m autograder NOTEBOOK grades it)", "",
+             "commands:"] + [f"  {name:<{width}}  {line}" for name, (_, line) in commands.items()]
+    return "\n".join(lines + ["", "python -m autograder COMMAND --help: the command's options"])
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0 if argv else 2
+    name = argv[0] if argv[0] in COMMANDS else "grade"  # python -m autograder NOTEBOOK: grade it
+    rest = argv[1:] if argv[0] in COMMANDS else argv
+    if name not in available():
+        print(f"python -m autograder {name}: a maintainers' command, not part of this copy of the grader", file=sys.stderr)
+        return 2
+    return importlib.import_module(COMMANDS[name][0]).run(parse(name, rest))
+
+
+def parse(name: str, argv: list[str]) -> argparse.Namespace:
+    """The command's options from ``argv`` (its module's ``add_arguments``)."""
+    parser = argparse.ArgumentParser(prog=f"python -m autograder {name}", description=COMMANDS[name][1])
+    importlib.import_module(COMMANDS[name][0]).add_arguments(parser)
+    return parser.parse_args(argv)
