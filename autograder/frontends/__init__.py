@@ -1,18 +1,14 @@
-"""Front ends: every way a grade reaches a student or an instructor. Each runs the one engine
-(:mod:`autograder.core`) and shows its report in its own format.
+"""Front ends: every way a grade reaches a student or an instructor, one folder per audience.
+Each runs the one engine (:mod:`autograder.core`) and shows its report in its own format.
 
-- :mod:`.cli` (``python -m autograder``, ``make test``) and :mod:`.ci` (``make ci-grade``:
-  a grade annotation, JUnit, results.json, the step summary); :mod:`.classroom50` (Classroom 50's
-  autograder folder and its grading);
-- :mod:`.gradescope` (the autograder zip and what runs in it);
-- :mod:`.notebook` (the notebook's test cells) and :mod:`.cellorder` (its warnings);
-- :mod:`.nbgrader` (the nbgrader plugins), :mod:`.stagegrades` (their sandboxed run),
-  :mod:`.autograde` (``make autograde``), :mod:`.class_summary` (its table),
-  :mod:`.simulated_class` (generated students) and :mod:`.class_bench` (the class benchmark);
-- :mod:`.student_repo` (``make student-repo``), :mod:`.grade_repos` (``make grade-repos``)
-  and :mod:`.fingerprint` (tamper evidence);
-- shared: :mod:`.reports` (table, text, results.json, HTML, safe writes), :mod:`.finder`
-  (which notebook of a folder is the submission), :mod:`.dates` (the instants instructors type),
+- :mod:`.commands`: ``python -m autograder COMMAND``, the one entry point of every job below;
+- :mod:`.students`: the command line (``make test``), the notebook's test cells;
+- :mod:`.hosted`: CI on each push (``make ci-grade``), Classroom 50's runner, Gradescope;
+- :mod:`.instructors`: the release, nbgrader's plugins and ``make autograde``, the due date, the
+  students' repository, the deadline regrade, the class report;
+- :mod:`.maintainers`: the demo, the simulated class, the benches (never shipped to students);
+- shared: :mod:`.reports` (table, text, results.json, HTML, safe writes), :mod:`.finder` (which
+  notebook of a folder is the submission), :mod:`.fingerprint` (tamper evidence, what ships),
   :mod:`.jobs` (default parallelism).
 
 Sandbox and core never import this package (pyproject.toml's import contracts).

@@ -591,3 +591,19 @@ def test_every_instructor_page_and_the_readme_link_the_customizing_recipes():
     missing = [p.name for p in pages if "](customize.md)" not in p.read_text(encoding="utf-8")]
     assert missing == []
     assert "](docs/instructors/customize.md)" in (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_package_map_names_every_front_end_folder_and_module():
+    """frontends/__init__.py's map and docs/maintainers.md's layer table name each folder of front
+    ends and each shared module, so a reader finds a file where the map says."""
+    frontends = REPO / "autograder" / "frontends"
+    folders = [p.name for p in frontends.iterdir() if (p / "__init__.py").is_file()]
+    modules = [p.stem for p in frontends.glob("*.py") if p.stem != "__init__"]
+    package_map = (frontends / "__init__.py").read_text(encoding="utf-8")
+    layers = (REPO / "docs" / "maintainers.md").read_text(encoding="utf-8")
+    for name in folders + modules:
+        assert f":mod:`.{name}`" in package_map, name
+    for name in folders:
+        assert f"`{name}/`" in layers, name
+    for name in modules:
+        assert f"`{name}.py`" in layers, name
