@@ -1,4 +1,5 @@
-"""checks/spec.py: the module contract, the grader's weights, and the output depending on them."""
+"""checks/spec.py: the module contract, the grader's weights, and the output depending on them
+(with properties.judged, which builds on them)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,15 @@ import torch
 
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks import s3_self_attention, s4_causal
+from autograder.chapters.ch03_attention.checks.properties import STRUCTURE_SIZES, judged, works_somewhere
 from autograder.chapters.ch03_attention.checks.spec import (
-    STRUCTURE_SIZES,
     WEIGHTS_IGNORED_HINT,
     grader_weights,
-    judged,
     load_grader_weights,
     load_weights,
     named_weights,
     perturbed,
     require,
-    works_somewhere,
 )
 from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.failures import CheckFailure, Diagnosis

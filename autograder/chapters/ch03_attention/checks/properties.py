@@ -1,29 +1,101 @@
 """The property checks of the module stages: what every right attention module does.
 
-Owns the weights of each token summing to 1 (:func:`row_sums`), causality, batch independence,
-permutation equivariance, gradients, dropout's behaviour in training and eval mode, and running
-on another device (:func:`meta_device`), each judged on the grader's weights and naming the
-known mistake when one explains the failure. Builds on :mod:`.spec` and :mod:`.diagnosis`.
+Owns :func:`judged` (the student's module on the grader's weights, whose output must have the
+right shape and depend on them; :func:`expect_uses_weights`, :func:`fails_alike`) and the
+properties: the weights of each token summing to 1 (:func:`row_sums`), causality, batch
+independence, permutation equivariance, gradients, dropout's behaviour in training and eval
+mode, and running on another device (:func:`meta_device`), each checked on a judged module and
+naming the known mistake when one explains the failure. Builds on :mod:`.spec` and :mod:`.diagnosis`.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import torch
 from hypothesis import strategies as st
 
-from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module, expect_reference
-from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, judged, load_grader_weights, load_weights, named_weights
+from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module, expect_reference, explain_module_error, shape_named
+from autograder.chapters.ch03_attention.checks.spec import (
+    ModuleSpec,
+    expect_weights_matter,
+    load_grader_weights,
+    load_weights,
+    named_weights,
+)
 from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.compare import EXACT, FLOAT32, close, expect_close, expect_shape, fmt
-from autograder.core.failures import CheckFailure, Diagnosis
+from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
 from autograder.core.hints import fix
 from autograder.core.strategies import tensor
 
 # the token after which causality changes the input (taken modulo the number of tokens)
 positions = st.integers(0, 64)
 
+
+# -- the module on the grader's weights -------------------------------------------------------
+
+STRUCTURE_SIZES = Sizes(batch=2, tokens=3, d_in=5, d_out=4, context_length=4, num_heads=2, seed=5)
+
+
+def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None, *, dropout: float | None = None):
+    """The student's module for ``sizes`` with the grader's weights loaded, and its output on
+    ``x``, which must have the right shape and depend on those weights: (module, state, x, out)."""
+    module = spec.build(sub, sizes, dropout=dropout)
+    x = spec.input(sizes) if x is None else x
+    state = load_grader_weights(module, sizes.seed)
+    try:
+        out = module(x)
+    except StudentCodeError as failure:
+        explain_module_error(failure, spec, module, x, sizes, state)
+        raise
+    if isinstance(out, torch.Tensor) and tuple(out.shape) != tuple(spec.out_shape(sizes)):
+        expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", shape_named(spec, out, state, x, sizes) or
+                     spec.shape_hint)
+    expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
+    try:
+        expect_weights_matter(module, x, out, state, sizes.seed)
+    except CheckFailure:
+        if isinstance(out, torch.Tensor) and out.is_floating_point() and bool(torch.isnan(out).any()):
+            # NaN is the same whatever the weights: say what it is, not that the weights are ignored
+            module.load(state)
+            expect_reference(spec, out, state, x, sizes, f"{module.what}(x)")
+        raise
+    return module, state, x, out
+
+
+def expect_uses_weights(spec: ModuleSpec, sub, sizes: Sizes = STRUCTURE_SIZES) -> None:
+    """Structure earns points only when forward uses it: weights the output ignores (a module
+    that returns zeros or looked-up values) are no attention module's weights."""
+    judged(spec, sub, sizes)
+
+
+def works_somewhere(spec: ModuleSpec, sub) -> bool:
+    """Whether the student's module gives a real (weight-dependent) output at the structure
+    sizes: code that never runs cannot vouch for the stages built on it."""
+    for sizes in (STRUCTURE_SIZES, replace(STRUCTURE_SIZES, tokens=4),
+                  replace(STRUCTURE_SIZES, tokens=4, d_out=2, num_heads=1)):
+        try:
+            expect_uses_weights(spec, sub, sizes)
+            return True
+        except CheckFailure:
+            continue
+    return False
+
+
+def fails_alike(error: StudentCodeError, part, x: torch.Tensor, spec: ModuleSpec, sub) -> bool:
+    """Whether ``part`` (the student's own module that a later stage builds on) raises the
+    same kind of error on ``x``: then the error is the earlier stage's mistake, which costs
+    points there only, provided that module works at other sizes."""
+    try:
+        part(x)
+    except StudentCodeError as own:
+        return own.exc_type == error.exc_type and works_somewhere(spec, sub)
+    return False
+
+
+# -- the properties ----------------------------------------------------------------------------
 
 def _weights_for_constant_values(spec: ModuleSpec, state: dict, sizes: Sizes) -> dict:
     """Weights that make every value vector all ones (given inputs whose first feature is 1),

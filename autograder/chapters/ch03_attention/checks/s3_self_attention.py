@@ -5,16 +5,8 @@ from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module, expect_book, expect_reference
-from autograder.chapters.ch03_attention.checks.properties import permutation_equivariance, row_sums
-from autograder.chapters.ch03_attention.checks.spec import (
-    ModuleSpec,
-    expect_uses_weights,
-    judged,
-    load_grader_weights,
-    load_weights,
-    named_weights,
-    require,
-)
+from autograder.chapters.ch03_attention.checks.properties import expect_uses_weights, judged, permutation_equivariance, row_sums
+from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, load_grader_weights, load_weights, named_weights, require
 from autograder.chapters.ch03_attention.checks.structure import linear_structure
 from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
 from autograder.chapters.ch03_attention.hints import ERROR_HINTS

@@ -9,17 +9,22 @@ from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.book_classes import CAUSAL_ATTENTION
 from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, diagnose_module
-from autograder.chapters.ch03_attention.checks.properties import batch_independence, causality, meta_device, positions
+from autograder.chapters.ch03_attention.checks.properties import (
+    STRUCTURE_SIZES,
+    batch_independence,
+    causality,
+    expect_uses_weights,
+    fails_alike,
+    judged,
+    meta_device,
+    positions,
+)
 from autograder.chapters.ch03_attention.checks.s4_causal import BOOK_SIZES as CAUSAL_BOOK_SIZES
 from autograder.chapters.ch03_attention.checks.s4_causal import SPEC as CAUSAL
 from autograder.chapters.ch03_attention.checks.spec import (
-    STRUCTURE_SIZES,
     ModuleSpec,
     broken,
-    expect_uses_weights,
     expect_weights_matter,
-    fails_alike,
-    judged,
     load_grader_weights,
     load_weights,
     perturbed,

@@ -11,20 +11,14 @@ from autograder.chapters.ch03_attention.checks.properties import (
     batch_independence,
     causality,
     dropout_behaviour,
+    expect_uses_weights,
     gradients,
+    judged,
     meta_device,
     positions,
     row_sums,
 )
-from autograder.chapters.ch03_attention.checks.spec import (
-    ModuleSpec,
-    expect_uses_weights,
-    judged,
-    load_grader_weights,
-    load_weights,
-    named_weights,
-    require,
-)
+from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, load_grader_weights, load_weights, named_weights, require
 from autograder.chapters.ch03_attention.checks.structure import dropout_structure, linear_structure, mask_structure
 from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
 from autograder.chapters.ch03_attention.hints import ERROR_HINTS

@@ -6,14 +6,9 @@ from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention.book_classes import MULTI_HEAD_ATTENTION
 from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose
+from autograder.chapters.ch03_attention.checks.properties import fails_alike
 from autograder.chapters.ch03_attention.checks.s6_mha import SPEC as MHA
-from autograder.chapters.ch03_attention.checks.spec import (
-    broken,
-    expect_weights_matter,
-    fails_alike,
-    load_grader_weights,
-    require,
-)
+from autograder.chapters.ch03_attention.checks.spec import broken, expect_weights_matter, load_grader_weights, require
 from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.chapters.ch03_attention.hints import ERROR_HINTS
 from autograder.core.chapter import Stage, StageParts, Without

@@ -3,8 +3,9 @@
 Owns :class:`ModuleSpec` (how to build a student's module for given sizes and what it must
 output), :func:`require` (a name the notebook must define), loading weights by their contract
 names, the weights the grader draws (:func:`grader_weights`) and the rule that the output must
-depend on them (:func:`expect_weights_matter`, :func:`judged`), the structure sizes, and the
-perturbed book input. The lowest of the shared check modules: it imports none of the others.
+depend on them (:func:`expect_weights_matter`), whether a later stage can build on a module
+(:func:`broken`), and the perturbed book input. The lowest of the shared check modules: it
+imports none of the others.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import math
 import zlib
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import torch
 
 from autograder.chapters.ch03_attention.examples import Sizes
-from autograder.core.compare import EXACT, FLOAT32, close, expect_shape
+from autograder.core.compare import EXACT, FLOAT32, close
 from autograder.core.failures import CheckFailure, Diagnosis, NotImplementedYet, StudentCodeError
 from autograder.core.hints import fix
 from autograder.core.strategies import tensor
@@ -153,60 +154,6 @@ def expect_weights_matter(module, x: torch.Tensor, out: torch.Tensor, state: dic
                        Diagnosis(WEIGHTS_IGNORED_HINT, Diagnosis.NAMED, mistake="weights_ignored"))
 
 
-def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None, *, dropout: float | None = None):
-    """The student's module for ``sizes`` with the grader's weights loaded, and its output on
-    ``x``, which must have the right shape and depend on those weights: (module, state, x, out)."""
-    module = spec.build(sub, sizes, dropout=dropout)
-    x = spec.input(sizes) if x is None else x
-    state = load_grader_weights(module, sizes.seed)
-    try:
-        out = module(x)
-    except StudentCodeError as failure:
-        from autograder.chapters.ch03_attention.checks.diagnosis import explain_module_error
-
-        explain_module_error(failure, spec, module, x, sizes, state)
-        raise
-    if isinstance(out, torch.Tensor) and tuple(out.shape) != tuple(spec.out_shape(sizes)):
-        from autograder.chapters.ch03_attention.checks.diagnosis import shape_named
-
-        expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", shape_named(spec, out, state, x, sizes) or
-                     spec.shape_hint)
-    expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
-    try:
-        expect_weights_matter(module, x, out, state, sizes.seed)
-    except CheckFailure:
-        if isinstance(out, torch.Tensor) and out.is_floating_point() and bool(torch.isnan(out).any()):
-            # NaN is the same whatever the weights: say what it is, not that the weights are ignored
-            from autograder.chapters.ch03_attention.checks.diagnosis import expect_reference
-
-            module.load(state)
-            expect_reference(spec, out, state, x, sizes, f"{module.what}(x)")
-        raise
-    return module, state, x, out
-
-
-STRUCTURE_SIZES = Sizes(batch=2, tokens=3, d_in=5, d_out=4, context_length=4, num_heads=2, seed=5)
-
-
-def expect_uses_weights(spec: ModuleSpec, sub, sizes: Sizes = STRUCTURE_SIZES) -> None:
-    """Structure earns points only when forward uses it: weights the output ignores (a module
-    that returns zeros or looked-up values) are no attention module's weights."""
-    judged(spec, sub, sizes)
-
-
-def works_somewhere(spec: ModuleSpec, sub) -> bool:
-    """Whether the student's module gives a real (weight-dependent) output at the structure
-    sizes: code that never runs cannot vouch for the stages built on it."""
-    for sizes in (STRUCTURE_SIZES, replace(STRUCTURE_SIZES, tokens=4),
-                  replace(STRUCTURE_SIZES, tokens=4, d_out=2, num_heads=1)):
-        try:
-            expect_uses_weights(spec, sub, sizes)
-            return True
-        except CheckFailure:
-            continue
-    return False
-
-
 def broken(spec: ModuleSpec, sub, sizes: Sizes) -> str:
     """How the student's ``spec`` class fails at ``sizes`` (a few words), or "" when it gives
     the reference's output there: whether a later stage can build on it."""
@@ -226,17 +173,6 @@ def broken(spec: ModuleSpec, sub, sizes: Sizes) -> str:
     if not isinstance(out, torch.Tensor) or out.shape != expected.shape or not close(out, expected, FLOAT32):
         return "yours gives other outputs than the book's"
     return ""
-
-
-def fails_alike(error: StudentCodeError, part, x: torch.Tensor, spec: ModuleSpec, sub) -> bool:
-    """Whether ``part`` (the student's own module that a later stage builds on) raises the
-    same kind of error on ``x``: then the error is the earlier stage's mistake, which costs
-    points there only, provided that module works at other sizes."""
-    try:
-        part(x)
-    except StudentCodeError as own:
-        return own.exc_type == error.exc_type and works_somewhere(spec, sub)
-    return False
 
 
 def perturbed(x: torch.Tensor, seed: int) -> torch.Tensor:
