@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,19 @@ def grader_files(root: Path) -> list[str]:
         return []
     found = (p.relative_to(root).as_posix() for p in package.rglob("*") if p.is_file() and not p.is_symlink())
     return sorted(f for f in found if _is_grader_file(f))
+
+
+def git_tracked(root: Path, paths: list[str]) -> list[str]:
+    """Of ``paths``, those git tracks in the checkout at ``root`` (all of them outside git): a
+    scratch file beside the grader never reaches the students."""
+    try:
+        proc = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "autograder"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return paths
+    if proc.returncode != 0:
+        return paths
+    tracked = set(proc.stdout.decode("utf-8", "replace").split("\0"))
+    return [p for p in paths if p in tracked]
 
 
 def locked_cells(notebook: bytes) -> dict[str, str]:

@@ -299,11 +299,10 @@ def bundle_files(root: Path = REPO_ROOT) -> dict[str, bytes]:
     from autograder.chapters import DEFAULT
     from autograder.frontends import fingerprint
     from autograder.frontends.hosted.gradescope import torch_pin
-    from autograder.frontends.instructors.student_repo import _committable
 
     root = Path(root)
     files = {f"{GRADER_FOLDER}/{path}": (root / path).read_bytes()
-             for path in _committable(root, fingerprint.grader_files(root))}
+             for path in fingerprint.git_tracked(root, fingerprint.grader_files(root))}
     for name in ("pyproject.toml", "constraints.txt"):
         files[f"{GRADER_FOLDER}/{name}"] = (root / name).read_bytes()
     manifest = {"made_by": "make classroom50", "torch": torch_pin(root / "constraints.txt"),

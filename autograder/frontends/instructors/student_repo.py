@@ -170,7 +170,7 @@ def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None,
     notebook = chapter.release_notebook(Path()).as_posix()
     if not (root / notebook).is_file():
         raise StudentRepoError(f"no released notebook {notebook}: run `make release` first")
-    files = {path: (root / path).read_bytes() for path in _committable(root, fingerprint.grader_files(root))}
+    files = {path: (root / path).read_bytes() for path in fingerprint.git_tracked(root, fingerprint.grader_files(root))}
     for path in ("pyproject.toml", "constraints.txt", notebook, *COPIED):
         files[path] = (root / path).read_bytes()
     beside = (Path(notebook).parent / "Makefile").as_posix()  # make test from the notebook's folder
@@ -187,19 +187,6 @@ def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None,
     files["Makefile"] = (root / STUDENT_MAKEFILE).read_bytes()  # the students' commands, as the course's Makefile includes them
     files["README.md"] = student_readme(chapter, torch_pin(root / "constraints.txt"), url, grade_on).encode()
     return files
-
-
-def _committable(root: Path, paths: list[str]) -> list[str]:
-    """Of ``paths``, those git tracks in the checkout at ``root`` (all of them outside git): a
-    scratch file beside the grader never reaches the students."""
-    try:
-        proc = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "autograder"], capture_output=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return paths
-    if proc.returncode != 0:
-        return paths
-    tracked = set(proc.stdout.decode("utf-8", "replace").split("\0"))
-    return [p for p in paths if p in tracked]
 
 
 def release_parts(chapter, root: Path = REPO_ROOT) -> dict[str, str]:
