@@ -38,7 +38,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 def available() -> dict[str, tuple[str, str]]:
     """The commands whose module is here (the maintainers' folder does not ship to students)."""
-    return {name: entry for name, entry in COMMANDS.items() if importlib.util.find_spec(entry[0]) is not None}
+    def present(module: str) -> bool:
+        try:
+            return importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:  # its package is not here either
+            return False
+
+    return {name: entry for name, entry in COMMANDS.items() if present(entry[0])}
 
 
 def usage() -> str:
