@@ -74,7 +74,8 @@ def test_junit_naming_a_folder_is_refused_but_the_grade_is_still_reported(tmp_pa
 
 
 def test_make_clean_removes_the_build_and_keeps_grading(tmp_path):
-    shutil.copy(REPO / "Makefile", tmp_path)
+    for name in ("Makefile", "students.mk"):
+        shutil.copy(REPO / name, tmp_path)
     (tmp_path / "autograder").mkdir()
     (tmp_path / "tests").mkdir()
     for made in (".venv/bin", "build/ci", ".pytest_cache", ".hypothesis", "autograder/__pycache__"):

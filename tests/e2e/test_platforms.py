@@ -182,13 +182,13 @@ ODD_NAMES = ["Copy of ch03_attention.ipynb", "ch03_attention (1).ipynb", "Übung
 @pytest.mark.parametrize("name", ODD_NAMES)
 def test_make_passes_any_notebook_name_as_one_argument(name):
     """make -n prints the commands: each path arrives as one shell word, byte for byte."""
-    for target, module in (("test", "autograder"), ("ci-grade", "autograder.frontends.hosted.ci")):
+    for target, command in (("test", "grade"), ("ci-grade", "ci")):
         proc = subprocess.run(["make", "-n", "--no-print-directory", target, f"NOTEBOOK={name}",
                                f"CI_REPORTS=build/odd ({name[:4]})"],
                               cwd=REPO, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
-        line = next(ln for ln in proc.stdout.replace("\\\n", " ").splitlines() if f"-m {module} " in ln)
+        line = next(ln for ln in proc.stdout.replace("\\\n", " ").splitlines() if f"-m autograder {command} " in ln)
         words = shlex.split(line.lstrip("@"))
-        assert words[words.index(module) + 1] == name
+        assert words[words.index(command) + 1] == name
         if target == "ci-grade":
             assert words[words.index("--results") + 1] == f"build/odd ({name[:4]})/results.json"
