@@ -64,15 +64,6 @@ def _capture_prints() -> None:
     sys.stdout, sys.stderr = CAPTURED, CAPTURED_ERR
 
 
-def read_handshake() -> dict:
-    """The grader's handshake (:data:`HANDSHAKE`); {} when there is none or it is no object."""
-    try:
-        handshake = json.loads(os.environ.get(HANDSHAKE, ""))
-    except ValueError:
-        return {}
-    return handshake if isinstance(handshake, dict) else {}
-
-
 def _claim_channels(debug: bool) -> tuple[int, int]:
     """Move the protocol pipes off fds 0/1 so that the student's prints, ``input()`` and
     subprocesses can neither read nor corrupt them. ``debug`` keeps stderr (Settings.debug)."""
@@ -291,7 +282,7 @@ def _fence_stage_process(handshake: dict) -> None:
 
 
 def main() -> None:
-    handshake = read_handshake()
+    handshake = json.loads(os.environ.get(HANDSHAKE, "{}"))
     from autograder.sandbox import oslayer
 
     oslayer.force_portable(handshake.get("portable"))

@@ -175,7 +175,7 @@ def serve(fd: int) -> None:
 
     die_with_parent()
     sock = socket.socket(fileno=fd)
-    handshake = child.read_handshake()
+    handshake = json.loads(os.environ.get(child.HANDSHAKE, "{}"))
     if os.getppid() != handshake.get("grader_pid"):
         os._exit(3)  # the grader ended before the line above took effect
     try:

@@ -24,11 +24,10 @@ _PASSED_ON_PREFIXES = ("LC_", "CUDA_", "NVIDIA_")
 
 def worker_environment(scratch: str, device: str, settings: Settings, grader_pid: int | None = None,
                        token: str = "", lane: tuple[int, ...] = ()) -> dict:
-    """The whole environment of a worker (and of the fork server its copies come from). The
-    handshake (:data:`~autograder.sandbox.child.HANDSHAKE`) is all the worker learns of the
-    grader: the process it must die with (``grader_pid``, this one by default), its device,
-    threads and memory, the mark of its processes (``token``), its lane's pipes, and whether
-    it fences itself in, keeps its stderr and takes the portable path."""
+    """The whole environment of a worker (and of the fork server its copies come from). Its
+    handshake is all the worker learns of the grader: the process it dies with (this one by
+    default), its device, threads and memory, the mark of its processes, its lane's pipes, and
+    whether it fences itself in, keeps its stderr and takes the portable path."""
     limits = settings.limits
     env = {k: v for k, v in os.environ.items() if k in _PASSED_ON or k.startswith(_PASSED_ON_PREFIXES)}
     # Caches and temporary files go to the scratch folder, the only place the worker may write.

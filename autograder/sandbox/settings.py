@@ -70,8 +70,7 @@ SOURCES = {
 
 
 def _value(text: str, default):
-    """``text`` as a value of the type of ``default`` (a positive whole number, yes or no, a
-    path); None when it is none."""
+    """``text`` as a value of ``default``'s type (a positive whole number, yes or no, a path), or None."""
     text = text.strip().strip("\"'")
     if isinstance(default, bool):
         return {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}.get(text.lower())
