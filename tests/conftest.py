@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import atexit
 import gc
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
 
 # Re-exported: older tests (and tests written on other branches) import these from conftest.
 from support import RELEASE, REPO, SOLUTION, CliRun, link_venv, run_grader  # noqa: F401
-
-from autograder.sandbox import fontcache
 
 
 @pytest.hookimpl(wrapper=True)
@@ -39,13 +35,6 @@ def pytest_collection(session):
 # this one (registered as pytest starts) runs after pytest's end and the handlers of what the
 # tests imported and started; as python -m autograder does (autograder/__main__.py).
 atexit.register(gc.freeze)
-
-# The graders the tests start keep matplotlib's font list (autograder.sandbox.fontcache) in a
-# folder of this run's, not in the user's cache folder; every grader started from here inherits it.
-_FONT_CACHE = tempfile.mkdtemp(prefix="autograder-tests-cache-")
-os.environ.setdefault(fontcache.ENV, _FONT_CACHE)
-atexit.register(shutil.rmtree, _FONT_CACHE, True)
-
 
 # make check's schedule (Makefile: --dist loadscope --no-loadscope-reorder): pytest-xdist hands
 # each worker a whole test module at a time, in collection order. The longest modules go first

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import os
 import threading
 import time
 import warnings
@@ -20,6 +19,7 @@ from autograder.core.results import CheckResult, GradeReport, StageResult
 from autograder.core.submission import Submission
 from autograder.sandbox import timings
 from autograder.sandbox.preload import Preload
+from autograder.sandbox.settings import Settings
 
 
 def warm_up_checks() -> None:
@@ -39,21 +39,16 @@ def check_preloads() -> tuple[Preload, ...]:
     return (warm_up_checks,)
 
 
-# The one setting that relaxes a chapter's call policy (stages accept a library call of what
-# they teach, such as F.scaled_dot_product_attention in stages 3-7): set to 1 in the grader's
-# environment, by the instructor. Read by the grading process, never by the student's code.
-ALLOW_LIBRARY_ATTENTION = "AUTOGRADER_ALLOW_LIBRARY_ATTENTION"
+def call_policy_in_force(chapter: Chapter, stage: Stage, settings: Settings) -> bool:
+    """Whether the stage refuses a library call of what it teaches: unless the instructor's
+    settings relax the policy (read by the grading process, never by the student's code)."""
+    return chapter.parts(stage).part("call_policy") is not None and not settings.allow_library_attention
 
 
-def call_policy_in_force(chapter: Chapter, stage: Stage) -> bool:
-    return chapter.parts(stage).part("call_policy") is not None and \
-        os.environ.get(ALLOW_LIBRARY_ATTENTION, "") not in ("1", "true", "yes")
-
-
-def _policy_refusal(chapter: Chapter, stage: Stage, sub: Submission) -> CheckFailure | StageAborted | None:
+def _policy_refusal(chapter: Chapter, stage: Stage, sub: Submission, settings: Settings) -> CheckFailure | StageAborted | None:
     """The policy's refusal, or the stop (a time limit, an exit) the student's code met while
     the policy ran it, which ends the stage as it would in a check."""
-    if not call_policy_in_force(chapter, stage):
+    if not call_policy_in_force(chapter, stage, settings):
         return None
     try:
         with warnings.catch_warnings():
@@ -65,15 +60,16 @@ def _policy_refusal(chapter: Chapter, stage: Stage, sub: Submission) -> CheckFai
 
 
 def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed: int | None = None,
-              only: frozenset[str] | None = None) -> StageResult:
+              only: frozenset[str] | None = None, settings: Settings | None = None) -> StageResult:
     """Every check of ``stage`` (or the ``only`` ones, by id); ``examples_seed`` draws other
     examples (nbgrader's hidden tests). A stage whose code calls what it teaches (the chapter's
     call policy) earns no points: every check fails with the policy's message."""
+    settings = settings or Settings()
     started, before = time.monotonic(), timings.totals()
     checks = [c for c in chapter.checks_for(stage) if only is None or c.id in only]
     results: list[CheckResult] = []
     aborted: StageAborted | None = None
-    refusal = _policy_refusal(chapter, stage, sub) if checks else None
+    refusal = _policy_refusal(chapter, stage, sub, settings) if checks else None
     if isinstance(refusal, StageAborted):
         aborted, refusal = refusal, None
         results.append(CheckResult(checks[0], CheckStatus.STOPPED, aborted.message, aborted.hint))
@@ -106,6 +102,8 @@ def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed:
                         "compare the output's type and shape with the docstring")
             result.seed_dependent = bool(seed_reads)
             results.append(result)
+    for result in results:
+        result.hint_level = settings.hint_level
     _time_stage(stage, started, before)
     return StageResult(stage, settle_ambiguous_hints(results), time.monotonic() - started,
                        list(getattr(sub, "notes", ())))
@@ -144,7 +142,7 @@ def settle_ambiguous_hints(results: list[CheckResult]) -> list[CheckResult]:
 
 
 def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None = None, device: str = "cpu",
-                        limits=None, worker=None, examples_seed: int | None = None,
+                        settings: Settings | None = None, worker=None, examples_seed: int | None = None,
                         close: bool = True, only: dict[int, frozenset[str]] | None = None,
                         preload: Sequence[Preload] | None = None) -> GradeReport:
     """Grade a submission file in the sandboxed worker (the CLI, CI and nbgrader path).
@@ -155,11 +153,11 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
     number -> the ids of the checks to run (a run on hidden examples). ``preload``: what this
     process imports before the submission's first cell (:mod:`autograder.sandbox.preload`): the
     given ``worker``'s from now on when given, else it keeps its own; a worker made here gets
-    it, or :func:`check_preloads`."""
-    from autograder.sandbox.limits import Limits
+    it, or :func:`check_preloads`. ``settings``: the grading's (the defaults when not given)."""
     from autograder.sandbox.loader import SubmissionError, read_cells
     from autograder.sandbox.worker import Worker
 
+    settings = settings or Settings()
     started = time.monotonic()
     report = GradeReport(chapter, submission=str(path), device=device)
     stages = chapter.select(stage_numbers)
@@ -170,7 +168,7 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
             report.error = str(exc)
             report.stages = [_not_graded(chapter, s, report.error) for s in stages]
             return report
-        worker = Worker(cells, device, limits or Limits(), preload=check_preloads() if preload is None else preload)
+        worker = Worker(cells, device, settings, preload=check_preloads() if preload is None else preload)
     elif preload is not None:  # a prestarted worker (the CLI's, made before torch was imported)
         worker.preload = tuple(preload)
     threads = _one_thread()
@@ -186,7 +184,7 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
         lane.begin_stage(stage.number, warm_up)
         sub = Submission(lane, stage.label, chapter.error_hints.get(stage.id, ()))
         result = run_stage(chapter, stage, sub, examples_seed=examples_seed,
-                           only=None if only is None else only.get(stage.number, frozenset()))
+                           only=None if only is None else only.get(stage.number, frozenset()), settings=settings)
         lane.end_stage()
         _point_at_cell_errors(result, report.cell_errors)
         return result
@@ -287,7 +285,7 @@ def with_hidden(visible: StageResult, hidden: StageResult) -> StageResult:
         if seen.status is CheckStatus.PASSED and other is not None and other.status is not CheckStatus.PASSED:
             status = CheckStatus.FAILED if other.status is CheckStatus.NOT_IMPLEMENTED else other.status
             checks.append(CheckResult(seen.check, status, HIDDEN_FAILURE, other.diagnosis, exception=other.exception,
-                                      hidden_failure=True))
+                                      hidden_failure=True, hint_level=other.hint_level))
         else:
             checks.append(seen)
     return StageResult(visible.stage, checks, visible.seconds + hidden.seconds,
@@ -295,7 +293,8 @@ def with_hidden(visible: StageResult, hidden: StageResult) -> StageResult:
 
 
 def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list | None, seeds: dict[int, int],
-                               device: str = "cpu", limits=None, *, worker=None, keep_outputs: bool = False,
+                               device: str = "cpu", settings: Settings | None = None, *, worker=None,
+                               keep_outputs: bool = False,
                                preload: Sequence[Preload] | None = None) -> tuple[GradeReport, dict[int, StageResult]]:
     """The visible grading, then one run on hidden examples per distinct seed (``seeds``: stage
     number -> secret seed) of the checks it could fail (:func:`checks_hidden_examples_could_fail`),
@@ -304,18 +303,18 @@ def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list 
     ``keep_outputs``, the report's cells carry what each printed (nbgrader stores it);
     ``worker``: one already started for this file (the CLI's); ``preload``: as for
     :func:`grade_notebook_file`."""
-    from autograder.sandbox.limits import Limits
     from autograder.sandbox.loader import SubmissionError, read_cells
     from autograder.sandbox.worker import Worker
 
+    settings = settings or Settings()
     if worker is None:
         try:
-            worker = Worker(read_cells(path), device, limits or Limits(), keep_outputs=keep_outputs,
+            worker = Worker(read_cells(path), device, settings, keep_outputs=keep_outputs,
                             preload=check_preloads() if preload is None else preload)
         except SubmissionError:
             pass  # grade_notebook_file reports why
     try:
-        visible = grade_notebook_file(path, chapter, stage_numbers, device, limits, worker=worker, close=False,
+        visible = grade_notebook_file(path, chapter, stage_numbers, device, settings, worker=worker, close=False,
                                       preload=preload)
         combined = {r.stage.number: r for r in visible.stages}
         for seed in sorted(set(seeds.values())):
@@ -324,7 +323,7 @@ def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list 
             rerun = {n: ids for n, ids in rerun.items() if ids}
             if not rerun or visible.error:
                 continue
-            hidden = grade_notebook_file(path, chapter, sorted(rerun), device, limits, worker=worker,
+            hidden = grade_notebook_file(path, chapter, sorted(rerun), device, settings, worker=worker,
                                          examples_seed=seed, close=False, only=rerun)
             for result in hidden.stages:
                 combined[result.stage.number] = with_hidden(combined[result.stage.number], result)
@@ -374,19 +373,17 @@ def no_full_collection():
 
 
 def run_in_kernel(chapter: Chapter, stage: Stage, namespace: dict, device: str = "cpu",
-                  examples_seed: int | None = None, only=None, *, seconds: float | None = None) -> StageResult:
-    """The stage's checks on a kernel's objects (a notebook's test cell), within ``seconds``
-    (StageClock; by default make test's limit, Limits.stage_seconds), on one thread as in the
-    sandboxed worker and without full garbage collections (the kernel's own settings come back
-    afterwards)."""
+                  examples_seed: int | None = None, only=None, *, settings: Settings | None = None) -> StageResult:
+    """The stage's checks on a kernel's objects (a notebook's test cell), within the stage's time
+    limit (StageClock, Limits.stage_seconds), on one thread as in the sandboxed worker and
+    without full garbage collections (the kernel's own settings come back afterwards)."""
     from autograder.core.submission import LocalTransport, StageClock
-    from autograder.sandbox.limits import Limits
 
-    seconds = Limits().stage_seconds if seconds is None else seconds
-    with one_thread() as kernel_threads, no_full_collection(), StageClock(seconds) as clock:
+    settings = settings or Settings()
+    with one_thread() as kernel_threads, no_full_collection(), StageClock(settings.limits.stage_seconds) as clock:
         sub = Submission(LocalTransport(namespace, device, clock, threads=kernel_threads), stage.label,
                          chapter.error_hints.get(stage.id, ()))
-        return run_stage(chapter, stage, sub, examples_seed=examples_seed, only=only)
+        return run_stage(chapter, stage, sub, examples_seed=examples_seed, only=only, settings=settings)
 
 
 def _not_graded(chapter: Chapter, stage: Stage, why: str) -> StageResult:

@@ -16,7 +16,7 @@ from autograder.core.failures import Diagnosis
 
 # -- levels -----------------------------------------------------------------------------------
 # A hint says what is wrong; the code that fixes it is marked with fix() and shown only from
-# hint level 2 on (autograder.core.settings): at level 1 the student finds the line.
+# hint level 2 on (Settings.hint_level): at level 1 the student finds the line.
 FIX_START, FIX_END = "\u27e6", "\u27e7"
 _MARKED_FIX = re.compile(r"[,;:]?\s*" + FIX_START + "[^" + FIX_END + "]*" + FIX_END)
 

@@ -10,7 +10,7 @@ from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import Check, CheckStatus
 from autograder.core.failures import hint_rank
 from autograder.core.hints import at_level
-from autograder.core.settings import hint_level
+from autograder.sandbox.settings import Settings
 
 
 @dataclass
@@ -18,7 +18,7 @@ class CheckResult:
     """One check's outcome: its status, the message and hint the student reads, and (when
     a drawn example failed) that example. ``score``: the check's points if it passed.
     ``diagnosis`` is the hint whole, its fixing code marked (core.hints.fix); ``hint`` is what
-    the student reads, at the course's hint level (core.settings)."""
+    the student reads, at the course's ``hint_level`` (Settings.hint_level)."""
 
     check: Check
     status: CheckStatus
@@ -32,6 +32,7 @@ class CheckResult:
     exception: str = ""
     # Passed on the visible examples and failed on hidden ones (engine.with_hidden)
     hidden_failure: bool = False
+    hint_level: int = Settings.hint_level
 
     @property
     def score(self) -> float:
@@ -39,7 +40,7 @@ class CheckResult:
 
     @property
     def hint(self) -> str:
-        return at_level(self.diagnosis, hint_level())
+        return at_level(self.diagnosis, self.hint_level)
 
     @hint.setter
     def hint(self, value: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
+import json
 import os
 import sys
 import time
@@ -21,6 +22,9 @@ import time
 # moments "ready" reports, for make bench-grader (autograder.sandbox.timings)
 BOOTED = time.monotonic()
 
+# The grader's handshake, the one variable of the worker's environment that comes from it: a JSON
+# object (autograder.sandbox.launch.worker_environment says what it holds).
+HANDSHAKE = "AUTOGRADER_WORKER"
 OUTPUT_LIMIT = 20_000          # characters of the student's printed output kept for the report
 ANSWER_LIMIT = 256 * 2**20     # bytes of tensors in one answer; the largest real one is ~10 MB
 
@@ -60,13 +64,12 @@ def _capture_prints() -> None:
     sys.stdout, sys.stderr = CAPTURED, CAPTURED_ERR
 
 
-def _claim_channels() -> tuple[int, int]:
+def _claim_channels(debug: bool) -> tuple[int, int]:
     """Move the protocol pipes off fds 0/1 so that the student's prints, ``input()`` and
-    subprocesses can neither read nor corrupt them."""
+    subprocesses can neither read nor corrupt them. ``debug`` keeps stderr (Settings.debug)."""
     proto_in, proto_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
-    # AUTOGRADER_DEBUG=1 keeps the worker's stderr, for maintainers chasing a crash.
-    for fd in (0, 1) if os.environ.get("AUTOGRADER_DEBUG") else (0, 1, 2):
+    for fd in (0, 1) if debug else (0, 1, 2):
         os.dup2(devnull, fd)
     os.close(devnull)
     sys.stdin = open(os.devnull)  # noqa: SIM115 - stays open for the process's life, as stdin does
@@ -74,14 +77,12 @@ def _claim_channels() -> tuple[int, int]:
     return proto_in, proto_out
 
 
-# A second channel's pipes, "IN,OUT", passed at start: a lane (sandbox.lanes, open_lane below)
-LANE_FDS = "AUTOGRADER_LANE_FDS"
-
-
-def _claim_lane() -> tuple[int, int] | None:
-    """The lane's pipes, kept from what the worker starts (the variable from the submission)."""
+def _claim_lane(handshake: dict) -> tuple[int, int] | None:
+    """A second channel's pipes, (IN, OUT), passed at start: a lane (sandbox.lanes, open_lane
+    below). Kept from what the worker starts: its file descriptors and the handshake's entry."""
     try:
-        fds = tuple(int(fd) for fd in os.environ.pop(LANE_FDS, "").split(","))
+        fds = tuple(int(fd) for fd in handshake.pop("lane", ()))
+        os.environ[HANDSHAKE] = json.dumps(handshake)
         for fd in fds:
             os.set_inheritable(fd, False)
     except (ValueError, OSError):
@@ -104,7 +105,7 @@ def _processes_of(uid: int) -> int:
     return count
 
 
-def _limit_resources() -> dict:
+def _limit_resources(limit: int) -> dict:
     """Resource limits, returned for the report. Memory: the address space of each process
     (a worker and each child it starts get the same budget; cgroup v2 would make it one
     budget, docs/security.md). Processes: RLIMIT_NPROC counts every process of the user, so the limit
@@ -112,7 +113,6 @@ def _limit_resources() -> dict:
     from autograder.sandbox import oslayer
 
     applied = {}
-    limit = int(os.environ.get("AUTOGRADER_MEMORY_LIMIT", "0") or 0)
     if limit > 0 and oslayer.set_resource_limit("AS", limit):
         applied["memory"] = f"{limit / 2**30:g} GiB per process"
     # A file that grows without end fills the disk of every grader on the machine; past the
@@ -126,12 +126,12 @@ def _limit_resources() -> dict:
     return applied
 
 
-def _follow_grader() -> None:
+def _follow_grader(grader_pid) -> None:
     """Die with the grader: a worker looping in student code must not outlive it."""
     from autograder.sandbox.oslayer import die_with_parent
 
     die_with_parent()
-    if str(os.getppid()) != os.environ.get("AUTOGRADER_GRADER_PID", str(os.getppid())):
+    if grader_pid is not None and os.getppid() != grader_pid:
         os._exit(3)  # the grader ended before the line above took effect
 
 
@@ -254,18 +254,18 @@ def preload_notebook_imports() -> None:
             pass
 
 
-def pin_threads() -> None:
-    """PyTorch's thread count back to the worker's (``AUTOGRADER_THREADS``), whatever the
+def pin_threads(threads: int) -> None:
+    """PyTorch's thread count back to the worker's (the handshake's), whatever the
     notebook set: the same speed for every submission, and no hang in a stage's copy. A copy
     forked after the notebook ran parallel work on several threads inherits a thread pool
     whose threads it does not have, and its first parallel region would wait for them
     forever; on one thread PyTorch never enters the pool."""
     import torch
 
-    torch.set_num_threads(int(os.environ.get("AUTOGRADER_THREADS", "1")))
+    torch.set_num_threads(threads)
 
 
-def _fence_stage_process() -> None:
+def _fence_stage_process(handshake: dict) -> None:
     """A stage's copy leads a process group of its own and signals only itself: the seccomp
     filter it inherits names the loaded worker's pid as "itself", so a second filter (filters
     stack, each must allow) names its own. It dies with the loaded worker, and computes on the
@@ -275,27 +275,32 @@ def _fence_stage_process() -> None:
 
     os.setpgid(0, 0)
     die_with_parent()
-    refilter_signals()
-    pin_threads()
+    if handshake.get("fences", True):
+        refilter_signals()
+    pin_threads(handshake.get("threads", 1))
     keep_freed_memory()
 
 
 def main() -> None:
-    _follow_grader()
-    proto_in, proto_out = _claim_channels()
-    lane = _claim_lane()
-    limits = _limit_resources()
+    handshake = json.loads(os.environ.get(HANDSHAKE, "{}"))
+    from autograder.sandbox import oslayer
+
+    oslayer.force_portable(handshake.get("portable"))
+    _follow_grader(handshake.get("grader_pid"))
+    proto_in, proto_out = _claim_channels(bool(handshake.get("debug")))
+    lane = _claim_lane(handshake)
+    limits = _limit_resources(int(handshake.get("memory_bytes") or 0))
     os.environ.setdefault("MPLBACKEND", "Agg")
     with imports_uncollected():
         import torch
 
         startup = {"booted": BOOTED, "torch": time.monotonic()}
 
-        from autograder.sandbox import oslayer, wire
+        from autograder.sandbox import wire
         from autograder.sandbox.confinement import confine
         from autograder.sandbox.workspace import Workspace
 
-        pin_threads()
+        pin_threads(handshake.get("threads", 1))
         preload_notebook_imports()
     startup["notebook_imports"] = time.monotonic()
     reader = wire.Reader(proto_in, deadlines=False)
@@ -315,7 +320,7 @@ def main() -> None:
         return oslayer.stages_fork() and not torch.cuda.is_initialized()
 
     devices: tuple[str, ...] = ()
-    if os.environ.get("AUTOGRADER_DEVICE") == "cuda":
+    if handshake.get("device") == "cuda":
         # The driver opens device files and caches before the fences go up, not in student code.
         try:
             torch.zeros(1, device="cuda")
@@ -325,7 +330,7 @@ def main() -> None:
     # The package's parent folder: a checkout or site-packages (this file is autograder/sandbox/child.py).
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     # From here on the worker reads only what it needs and writes only in its scratch folder.
-    fences = confine(os.getcwd(), package_parent, devices)
+    fences = confine(os.getcwd(), package_parent, devices, handshake.get("fences", True))
     fences["limits"] = limits
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__,
                        "display": lambda *a, **k: None}
@@ -348,7 +353,7 @@ def main() -> None:
         if op == "load_submission":
             torch.manual_seed(0)
             statuses = run_cells(request["cells"], namespace, send, bool(request.get("outputs")))
-            pin_threads()
+            pin_threads(handshake.get("threads", 1))
             workspace = Workspace(namespace, request.get("device", "cpu"))
             send({"event": "loaded", "cells": statuses, "output": CAPTURED.take() + CAPTURED_ERR.take()})
         elif workspace is None:
@@ -397,7 +402,7 @@ def main() -> None:
             pid = os.fork()
             if pid == 0:
                 stage_copy = True
-                _fence_stage_process()
+                _fence_stage_process(handshake)
                 send({"event": "stage", "pid": os.getpid()})
                 continue  # this copy answers the stage's requests, until "end_stage"
             if not warmed_up and request.get("warm_up", True):

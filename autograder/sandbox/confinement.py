@@ -44,9 +44,6 @@ _PR_SET_SECCOMP = 22
 _PR_SET_NO_NEW_PRIVS = 38
 _SECCOMP_MODE_FILTER = 2
 _EPERM = 1
-# Set by the repository's tests only: the worker then applies no fence (to show what a
-# report says, and that AUTOGRADER_REQUIRE_CONFINEMENT refuses, on a machine that has them).
-FENCES_OFF = "AUTOGRADER_TEST_FENCES_OFF"
 
 
 def _libc():
@@ -267,16 +264,18 @@ def _drop_capabilities() -> bool:
     return libc.capset(header, data) == 0
 
 
-def confine(writable: str | None, package_parent: str | None = None, devices: tuple[str, ...] = ()) -> dict:
+def confine(writable: str | None, package_parent: str | None = None, devices: tuple[str, ...] = (),
+            fences: bool = True) -> dict:
     """Apply every fence this system offers; returns which ones hold (for the report).
     ``writable=None`` keeps the file system open and fences signals only (for a process,
-    such as a Jupyter kernel, that must read and write where it likes)."""
-    from autograder.sandbox.oslayer import forced_portable, is_linux
+    such as a Jupyter kernel, that must read and write where it likes). ``fences=False``
+    (the tests' setting, Settings.fences) applies none, to show what a report says then."""
+    from autograder.sandbox import oslayer
 
-    if os.environ.get(FENCES_OFF) == "1":
+    if not fences:
         return {"platform": sys.platform, "switched_off": True}
-    if not is_linux():
-        return {"platform": sys.platform, "portable": forced_portable() or None}
+    if not oslayer.is_linux():
+        return {"platform": sys.platform, "portable": oslayer.forced_portable or None}
     # Required to install either fence without privileges; it also stops set-uid programs
     # from gaining rights, which the worker never needs.
     if _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
@@ -296,7 +295,7 @@ def refilter_signals() -> bool:
     """In a process forked from a confined one: signals only to this process from now on."""
     from autograder.sandbox.oslayer import is_linux
 
-    return is_linux() and os.environ.get(FENCES_OFF) != "1" and _install_seccomp()
+    return is_linux() and _install_seccomp()
 
 
 def describe(fences: dict | None) -> str:

@@ -24,15 +24,11 @@ from pathlib import Path
 # matplotlib's file name for its font list (font_manager: f"fontlist-v{FontManager.__version__}.json")
 _FONT_LIST = re.compile(r"fontlist-v[0-9][0-9.]{0,20}\.json")
 _MOST_BYTES = 4 * 2**20  # a real list is tens of kilobytes
-ENV = "AUTOGRADER_CACHE_DIR"  # where the grader keeps it (tests set a folder of their own)
 
 
 def cache_folder() -> Path:
-    """``$AUTOGRADER_CACHE_DIR``, else ``ch03-attention-autograder`` in the user's cache folder
-    (``$XDG_CACHE_HOME`` or ``~/.cache``): matplotlib's own cache sits beside it."""
-    chosen = os.environ.get(ENV)
-    if chosen:
-        return Path(chosen)
+    """``ch03-attention-autograder`` in the user's cache folder (``$XDG_CACHE_HOME`` or
+    ``~/.cache``): matplotlib's own cache sits beside it."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "ch03-attention-autograder"
 

@@ -5,38 +5,38 @@ only; the server itself runs :func:`autograder.sandbox.forkserver.serve`."""
 from __future__ import annotations
 
 import atexit
-import os
 import subprocess
 import tempfile
 
 from autograder.sandbox import fontcache, forkserver, oslayer
 from autograder.sandbox.launch import worker_environment
 from autograder.sandbox.limits import Limits
+from autograder.sandbox.settings import Settings
 
 _fork_server: forkserver.ForkServer | None = None  # once start_fork_server() has started one
 _fork_server_scratch: tempfile.TemporaryDirectory | None = None
 
 
-def start_fork_server(limits: Limits | None = None) -> bool:
+def start_fork_server(settings: Settings | None = None) -> bool:
     """Start the fork server for this process's CPU workers: each Worker then starts as a
     fork of it, without Python's and PyTorch's start-up (for processes that grade many
     notebooks, such as make autograde's pool workers). False where it cannot run (not Linux,
     no pidfds) or did not start; workers then start as before."""
     global _fork_server, _fork_server_scratch
 
-    limits = limits or Limits()
+    settings = settings or Settings()
+    oslayer.force_portable(settings.portable)
     if _fork_server is not None and _fork_server.alive:
         return True
     if not forkserver.available():
         return False
     _fork_server_scratch = tempfile.TemporaryDirectory(prefix="autograder-forkserver-", ignore_cleanup_errors=True)
-    env = worker_environment(_fork_server_scratch.name, "cpu", limits)
+    env = worker_environment(_fork_server_scratch.name, "cpu", settings)
     fontcache.copy_in(_fork_server_scratch.name)
     oslayer.become_subreaper()
     try:
         _fork_server = forkserver.ForkServer(env, _fork_server_scratch.name,
-                                             None if os.environ.get("AUTOGRADER_DEBUG") else subprocess.DEVNULL,
-                                             limits.threads)
+                                             None if settings.debug else subprocess.DEVNULL, settings.limits.threads)
     except forkserver.ForkServerError:
         _fork_server = None
         return False

@@ -94,12 +94,12 @@ class ForkServer:
     """The grader's side: starts the server and asks it for workers."""
 
     def __init__(self, env: dict, cwd: str, stderr, threads: int, start_seconds: float = 120):
+        """``env``: a worker's, its handshake naming this process as the grader."""
         self.threads = threads
         self._asking = threading.Lock()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         boot = (f"import sys; sys.path.append({_package_parent()!r}); "
                 f"from autograder.sandbox.forkserver import serve; serve({theirs.fileno()})")
-        env = {**env, "AUTOGRADER_GRADER_PID": str(os.getpid())}
         try:
             self.proc = subprocess.Popen([sys.executable, "-I", "-c", boot], stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=stderr, cwd=cwd, env=env,
@@ -127,9 +127,9 @@ class ForkServer:
         return self.proc.poll() is None
 
     def spawn(self, env: dict, cwd: str, stderr_fd: int, lane_fds: tuple[int, ...] = ()) -> ForkedProcess:
-        """A fresh worker in ``cwd`` with exactly ``env``, its stderr to ``stderr_fd``, talking
-        over two new pipes (and the lane's two, ``lane_fds``, when given: child.LANE_FDS);
-        raises :class:`ForkServerError` when the server does not answer."""
+        """A fresh worker in ``cwd`` with exactly ``env`` (its handshake naming the server as its
+        grader), its stderr to ``stderr_fd``, talking over two new pipes (and the lane's two,
+        ``lane_fds``, when given); raises :class:`ForkServerError` when the server does not answer."""
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         fds: list[int] = []  # what the server sent back: the new worker's pidfd
@@ -170,15 +170,16 @@ def _package_parent() -> str:
 
 def serve(fd: int) -> None:
     """The server's loop (``python -I -c``): import once, then fork a worker per request."""
-    from autograder.sandbox import child  # noqa: F401 - imported here once, for every fork
+    from autograder.sandbox import child  # imported here once, for every fork
     from autograder.sandbox.oslayer import die_with_parent
 
     die_with_parent()
     sock = socket.socket(fileno=fd)
-    if str(os.getppid()) != os.environ.get("AUTOGRADER_GRADER_PID"):
+    handshake = json.loads(os.environ.get(child.HANDSHAKE, "{}"))
+    if os.getppid() != handshake.get("grader_pid"):
         os._exit(3)  # the grader ended before the line above took effect
     try:
-        _import_what_workers_use()
+        _import_what_workers_use(handshake.get("threads", 1))
     except Exception as exc:
         sock.send(f"imports failed: {type(exc).__name__}: {exc}".encode()[:4000])
         os._exit(1)
@@ -213,12 +214,12 @@ def serve(fd: int) -> None:
             os.close(pidfd)
 
 
-def _import_what_workers_use() -> None:
+def _import_what_workers_use(threads: int) -> None:
     import torch
 
     from autograder.sandbox import confinement, loader, oslayer, wire, workspace  # noqa: F401
 
-    torch.set_num_threads(int(os.environ.get("AUTOGRADER_THREADS", "1")))
+    torch.set_num_threads(threads)
     # What the first forward pass on the meta device imports (child._warm_up_meta_device).
     import torch._dynamo
     import torch.fx.experimental.symbolic_shapes  # noqa: F401
@@ -244,7 +245,7 @@ def _become_worker(sock: socket.socket, request: bytes, fds: list[int]) -> None:
     the server's, and the worker's own main runs (fences first, as in a fresh worker)."""
     import tempfile
 
-    from autograder.sandbox.child import LANE_FDS, main
+    from autograder.sandbox.child import HANDSHAKE, main
 
     sock.close()  # the copy must not be able to ask the server for anything
     os.setsid()
@@ -260,9 +261,8 @@ def _become_worker(sock: socket.socket, request: bytes, fds: list[int]) -> None:
     os.chdir(asked["cwd"])
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in asked["env"].items()})
-    os.environ.pop(LANE_FDS, None)
-    if lane:  # the lane's pipes keep the numbers they were received with
-        os.environ[LANE_FDS] = ",".join(str(fd) for fd in lane)
+    # the lane's pipes keep the numbers they were received with
+    os.environ[HANDSHAKE] = json.dumps({**json.loads(os.environ.get(HANDSHAKE, "{}")), "lane": lane})
     tempfile.tempdir = None  # computed again from TMPDIR, the worker's scratch folder
     main()
     os._exit(0)

@@ -10,8 +10,8 @@ one after another in the loaded worker itself (a stage that ends it costs that s
 next one loads the notebook again), deadlines are kept by a reader thread, and the report
 says ``unconfined`` (docs/security.md: the fences, known limits).
 
-``AUTOGRADER_PORTABLE=1`` forces the fallback on Linux too, so the repository's tests grade
-through the code path Windows takes (tests/test_platforms.py).
+The ``portable`` setting (:mod:`autograder.sandbox.settings`) forces the fallback on Linux too,
+so the repository's tests grade through the code path Windows takes (tests/e2e/test_platforms.py).
 """
 
 from __future__ import annotations
@@ -24,21 +24,24 @@ import sys
 import threading
 import time
 
-PORTABLE = "AUTOGRADER_PORTABLE"
+# The fallback forced on this whole process: by a Worker or fork server whose settings ask for
+# it (the grader), or by the handshake (the worker). Never switched back.
+forced_portable = False
 
 
-def forced_portable() -> bool:
-    return os.environ.get(PORTABLE) == "1"
+def force_portable(wanted: bool) -> None:
+    global forced_portable
+    forced_portable = forced_portable or bool(wanted)
 
 
 def is_linux() -> bool:
     """The Linux pieces (prctl, /proc, seccomp, Landlock) may be used."""
-    return sys.platform.startswith("linux") and not forced_portable()
+    return sys.platform.startswith("linux") and not forced_portable
 
 
 def is_posix() -> bool:
     """The POSIX pieces (resource, process groups, select on pipes, signals by number) may be used."""
-    return os.name == "posix" and not forced_portable()
+    return os.name == "posix" and not forced_portable
 
 
 def stages_fork() -> bool:

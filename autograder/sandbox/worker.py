@@ -7,7 +7,7 @@ recorded and skipped on the next start, so the rest of the notebook still runs. 
 submission is loaded once; each stage runs in a copy of the loaded worker (forked), so a
 stage that exits, crashes or runs out of time costs only that stage, and no cell runs twice.
 The worker fences itself in before it runs any student code (:mod:`autograder.sandbox.confinement`);
-with ``AUTOGRADER_REQUIRE_CONFINEMENT=1`` a worker without fences is refused before it runs any
+where the settings require confinement a worker without fences is refused before it runs any
 (:mod:`autograder.sandbox.launch`). What the grading process imports before the first cell
 runs is the caller's to say (``preload``, :mod:`autograder.sandbox.preload`).
 """
@@ -26,14 +26,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from autograder.sandbox import fontcache, forkpool, oslayer, timings
-from autograder.sandbox.child import LANE_FDS
 from autograder.sandbox.forkserver import ForkServerError
 from autograder.sandbox.lanes import Lane
 from autograder.sandbox.launch import BOOT, confinement_refusal, worker_environment
-from autograder.sandbox.limits import Limits
+from autograder.sandbox.limits import cores
 from autograder.sandbox.loader import Cell
 from autograder.sandbox.preload import Preload, run_preloads
 from autograder.sandbox.scratch import ScratchWatch, empty_folder
+from autograder.sandbox.settings import Settings
 from autograder.sandbox.strays import (
     become_subreaper,
     descends_from_worker,
@@ -52,14 +52,15 @@ class LoadReport:
 class Worker:
     """One worker process with the submission loaded."""
 
-    def __init__(self, cells: list[Cell], device: str, limits: Limits, keep_outputs: bool = False,
+    def __init__(self, cells: list[Cell], device: str, settings: Settings, keep_outputs: bool = False,
                  preload: Sequence[Preload] = ()):
-        self.cells, self.device, self.limits = cells, device, limits
+        self.cells, self.device, self.settings, self.limits = cells, device, settings, settings.limits
+        oslayer.force_portable(settings.portable)  # the whole process's path, the grader's as the worker's
         # Run in this process before the submission's first cell (run_preloads); the caller's to
         # name, and to change until start()
         self.preload: tuple[Preload, ...] = tuple(preload)
         self.keep_outputs = keep_outputs  # each cell's printed output in the load report (nbgrader)
-        self.give_up_at = time.monotonic() + limits.total_seconds
+        self.give_up_at = time.monotonic() + self.limits.total_seconds
         self.confinement: dict = {}  # the fences the worker reported (confinement.py)
         self.proc: subprocess.Popen | None = None
         self.fatal: dict[int, str] = {}  # cell index -> why it is skipped
@@ -82,7 +83,7 @@ class Worker:
         # The scratch watch's thread (and a second lane's) ends processes too: they take turns on
         # ``proc`` and each lane's ``stage_pid``, so that none signals a process another has let go.
         self._processes = threading.Lock()
-        self._watch = ScratchWatch(self._workdir.name, limits.scratch_bytes, self._scratch_over)
+        self._watch = ScratchWatch(self._workdir.name, self.limits.scratch_bytes, self._scratch_over)
         # One memory budget and process limit for the worker and all it starts (cgroups.py),
         # made at the first start; ``_budgeted``: the running worker was moved into it.
         self._budget = None
@@ -91,9 +92,7 @@ class Worker:
     # -- life cycle ---------------------------------------------------------------------
     def _spawn(self) -> None:
         scratch = self._workdir.name
-        env = worker_environment(scratch, self.device, self.limits)
         fontcache.copy_in(scratch)
-        env["AUTOGRADER_WORKER_TOKEN"] = self._token
         self._stderr.seek(0)
         self._stderr.truncate()
         become_subreaper()
@@ -106,13 +105,12 @@ class Worker:
             server = forkpool.fork_server_for(self.device, self.limits)
             if server is not None:
                 try:
-                    proc = server.spawn({**env, "AUTOGRADER_GRADER_PID": str(server.pid)}, scratch,
-                                        self._stderr.fileno(), theirs)
+                    env = worker_environment(scratch, self.device, self.settings, server.pid, self._token)
+                    proc = server.spawn(env, scratch, self._stderr.fileno(), theirs)
                 except ForkServerError:
                     forkpool.stop_fork_server()  # workers start afresh from now on
             if proc is None:
-                if theirs:
-                    env[LANE_FDS] = ",".join(str(fd) for fd in theirs)
+                env = worker_environment(scratch, self.device, self.settings, os.getpid(), self._token, theirs)
                 proc = subprocess.Popen(
                     [sys.executable, "-I", "-c", BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                     stderr=self._stderr, cwd=scratch, env=env, start_new_session=True, pass_fds=theirs)
@@ -182,7 +180,7 @@ class Worker:
             self.confinement = ready.get("confinement") if isinstance(ready.get("confinement"), dict) else {}
             if self._budgeted:  # the grader's fence, not the worker's word
                 self.confinement = {**self.confinement, "cgroup": self._budget.describe()}
-            refusal = confinement_refusal(self.confinement)
+            refusal = confinement_refusal(self.confinement, self.settings)
             if refusal:
                 raise RuntimeError(refusal)
             if self._scratch_pristine:  # matplotlib's font list, written before any cell could run
@@ -256,7 +254,7 @@ class Worker:
     def lanes_possible(self) -> bool:
         """Whether a second lane can be opened: stages run in forked copies (Linux), on the CPU
         (a process that started CUDA cannot fork a working copy), and more than one core."""
-        return self.device == "cpu" and oslayer.stages_fork() and self.limits.lanes > 1
+        return self.device == "cpu" and oslayer.stages_fork() and self.limits.lanes > 1 and cores() > 1
 
     def open_lane(self, warm_up: bool = False) -> Lane | None:
         """A second lane: a copy of the loaded worker, made before any stage's copy, that forks

@@ -36,8 +36,8 @@ from support import TESTS, pasted_solution, solution_fragments
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.hints import at_level
-from autograder.core.settings import DEFAULT_HINT_LEVEL
 from autograder.sandbox.forkpool import start_fork_server
+from autograder.sandbox.settings import Settings
 
 STAGES, stage = CHAPTER.stages, CHAPTER.stage
 
@@ -229,7 +229,7 @@ def test_mistake_is_caught_with_its_hint(path, catalog_grades, record_property):
     rows = {row[0]: row for row in graded.stages}
     number, score, top, summary, diagnosis = rows.pop(mistake.stage)
     assert score < top, f"{path.name} ({mistake.about}) got full marks in stage {number}"
-    hint, default = at_level(diagnosis, 2), at_level(diagnosis, DEFAULT_HINT_LEVEL)
+    hint, default = at_level(diagnosis, 2), at_level(diagnosis, Settings.hint_level)
     # the default level says what is wrong and holds no code of the solution's answers
     assert default.strip(), f"{path.name}: the default-level hint is empty ({hint!r})"
     assert not pasted_solution(default, SOLUTION_CODE), (
@@ -315,19 +315,19 @@ def _refused(path: Path) -> list[int]:
 
 
 @pytest.mark.parametrize("path", POLICY, ids=lambda p: p.stem)
-def test_the_call_policy_refuses_what_a_stage_teaches_and_relaxed_accepts_it(path, tmp_path, monkeypatch):
+def test_the_call_policy_refuses_what_a_stage_teaches_and_relaxed_accepts_it(path, tmp_path):
     """A correct submission that calls what a stage teaches (a library softmax, PyTorch's fused
     attention) earns 0 in that stage, with a message saying why, and nothing less elsewhere
     (the stages that use it are not charged); with the policy relaxed it gets full marks."""
-    from autograder.core.engine import ALLOW_LIBRARY_ATTENTION, grade_notebook_file
+    from autograder.core.engine import grade_notebook_file
+    from autograder.sandbox.settings import Settings
 
     refused = _refused(path)
     complete = "class CausalAttention" in path.read_text()
     submission = tmp_path / path.name
     submission.write_text(path.read_text() if complete else f"{BASE.read_text()}\n\n{path.read_text()}")
     users = sorted({n for r in refused for n in stages_using(r)} - set(refused))
-    monkeypatch.delenv(ALLOW_LIBRARY_ATTENTION, raising=False)
-    report = grade_notebook_file(str(submission), CHAPTER, refused + users, "cpu")
+    report = grade_notebook_file(str(submission), CHAPTER, refused + users, "cpu", Settings())
     for result in report.stages:
         if result.stage.number in refused:
             assert result.score == 0, (path.name, result.stage.number, result.summary)
@@ -335,6 +335,5 @@ def test_the_call_policy_refuses_what_a_stage_teaches_and_relaxed_accepts_it(pat
             assert "write the attention yourself" in result.hint or "softmax itself" in result.hint, result.hint
         else:
             assert result.score == result.max_score, (path.name, result.stage.number, result.summary)
-    monkeypatch.setenv(ALLOW_LIBRARY_ATTENTION, "1")
-    relaxed = grade_notebook_file(str(submission), CHAPTER, refused, "cpu")
+    relaxed = grade_notebook_file(str(submission), CHAPTER, refused, "cpu", Settings(allow_library_attention=True))
     assert relaxed.score == relaxed.max_score, [(r.stage.number, r.summary) for r in relaxed.stages]

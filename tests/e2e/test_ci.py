@@ -397,11 +397,15 @@ def code_notebook(*sources: str) -> dict:
 
 def run_autograder(root: Path) -> tuple[subprocess.CompletedProcess, dict]:
     """The bundle's run_autograder on ``root`` laid out like /autograder (the zip extracted in
-    ``source``, which is also the package's path), as Gradescope runs it: its output and results.json."""
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable,
-           "PYTHONPATH": str(root / "source")}
+    ``source``, which is also the package's path; the script copied to the root and its venv's
+    python this one), as Gradescope runs it: its output and results.json."""
+    env = {**os.environ, "PYTHONPATH": str(root / "source")}
+    shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
+    (root / "venv" / "bin").mkdir(parents=True, exist_ok=True)
+    (root / "venv" / "bin" / "python").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    (root / "venv" / "bin" / "python").chmod(0o755)
     started = time.monotonic()
-    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, cwd=root,
+    proc = subprocess.run(["bash", str(root / "run_autograder")], env=env, cwd=root,
                           capture_output=True, text=True, timeout=300)
     print(f"run_autograder: {time.monotonic() - started:.1f} s")
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,9 +1,9 @@
 """Issue 11: the worker's fences, what the reports say about them, and the time bounds.
 
 The probes run in the real worker (Worker + the same requests the checks use). Each attack
-is tried twice: with the fences, where it must fail, and with them switched off by the test
-switch, where the same probe must succeed; so a probe that could not have worked anyway
-proves nothing and fails the test.
+is tried twice: with the fences, where it must fail, and with them switched off by the tests'
+setting (Settings.fences), where the same probe must succeed; so a probe that could not have
+worked anyway proves nothing and fails the test.
 """
 
 from __future__ import annotations
@@ -28,13 +28,15 @@ from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import grade_notebook_file
 from autograder.sandbox import confinement
 from autograder.sandbox.forkserver import ForkedProcess
-from autograder.sandbox.launch import REQUIRE_CONFINEMENT
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.loader import Cell
+from autograder.sandbox.settings import SOURCES, Settings
 from autograder.sandbox.worker import Worker
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fences are Linux's")
 SECRET = "AUTOGRADER_TEST_SECRET_TOKEN"
+REQUIRE_CONFINEMENT, PORTABLE = SOURCES["require_confinement"][1], SOURCES["portable"][1]
+UNFENCED = Settings(fences=False)
 
 
 def _fenced_here() -> bool:
@@ -49,7 +51,7 @@ def _fenced_here() -> bool:
 needs_landlock = pytest.mark.skipif(not _fenced_here(), reason="this kernel has no Landlock")
 
 PROBES = f'''
-import fcntl, os, socket, sqlite3, sys, termios
+import fcntl, json, os, socket, sqlite3, sys, termios
 
 REPO = {str(REPO)!r}
 SITE = {sysconfig.get_paths()["purelib"]!r}
@@ -126,7 +128,7 @@ def own_environment():
         raise LookupError("not passed on")
 
 def _grader_parent():
-    grader = int(os.environ["AUTOGRADER_GRADER_PID"])
+    grader = json.loads(os.environ["AUTOGRADER_WORKER"])["grader_pid"]
     return int(open("/proc/%d/stat" % grader).read().rsplit(")", 1)[1].split()[1])
 
 def list_processes():  # any process but this stage's copy and the loaded worker it was forked from
@@ -134,7 +136,7 @@ def list_processes():  # any process but this stage's copy and the loaded worker
         raise LookupError("none")
 
 def grader_cmdline():
-    if not open("/proc/%s/cmdline" % os.environ["AUTOGRADER_GRADER_PID"], "rb").read():
+    if not open("/proc/%d/cmdline" % json.loads(os.environ["AUTOGRADER_WORKER"])["grader_pid"], "rb").read():
         raise LookupError("empty")
 
 def grader_parent_cmdline():
@@ -202,10 +204,9 @@ def _readable(path: str) -> bool:
 
 
 def _probe_all(port: int, fences_off: bool, forked: bool = False) -> tuple[dict[str, str], dict]:
-    env = {SECRET: "1", "AUTOGRADER_TEST_FENCES_OFF": "1" if fences_off else "0"}
     source = PROBES.replace("{port}", str(port))
-    with mock.patch.dict(os.environ, env):
-        worker = Worker([Cell(1, source, "probes.py")], "cpu", Limits())
+    with mock.patch.dict(os.environ, {SECRET: "1"}):
+        worker = Worker([Cell(1, source, "probes.py")], "cpu", UNFENCED if fences_off else Settings())
         try:
             load = worker.start()
             assert isinstance(worker.proc, ForkedProcess) == forked
@@ -275,7 +276,7 @@ def test_the_worker_sees_a_minimal_environment():
     names = ("GITHUB_TOKEN", SECRET, "PATH")
     with mock.patch.dict(os.environ, {SECRET: "1", "GITHUB_TOKEN": "ghp_secret"}):
         worker = Worker([Cell(1, "import os\ndef has(name):\n    return name in os.environ\n", "env.py")],
-                        "cpu", Limits())
+                        "cpu", Settings())
         try:
             worker.start()
             worker.begin_stage(1)
@@ -297,7 +298,7 @@ def test_the_worker_environment_is_the_one_security_md_lists():
     names, prefixes = _documented_environment()
     with mock.patch.dict(os.environ, {SECRET: "1", "LC_ALL": "C.UTF-8", "CUDA_HOME": "/nowhere"}):
         source = "import os\ndef name(i):\n    return ([*sorted(os.environ), ''])[min(i, len(os.environ))]\n"
-        worker = Worker([Cell(1, source, "env.py")], "cpu", Limits())
+        worker = Worker([Cell(1, source, "env.py")], "cpu", Settings())
         try:
             worker.start()
             worker.begin_stage(1)
@@ -309,7 +310,7 @@ def test_the_worker_environment_is_the_one_security_md_lists():
             worker.close()
     undocumented = [n for n in seen if n not in names and not n.startswith(prefixes)]
     assert not undocumented, f"the worker's environment holds {undocumented}, which docs/security.md does not list"
-    assert {"HOME", "PATH", "AUTOGRADER_GRADER_PID", "LC_ALL", "CUDA_HOME"} <= set(seen)
+    assert {"HOME", "PATH", "AUTOGRADER_WORKER", "LC_ALL", "CUDA_HOME"} <= set(seen)
 
 
 @needs_landlock
@@ -330,14 +331,14 @@ def test_reports_name_the_fences(tmp_path):
 
 @pytest.mark.parametrize("front_end", ["cli", "ci"])
 def test_required_confinement_refuses_an_unfenced_worker(front_end, tmp_path):
-    """The test switch turns the fences off: with AUTOGRADER_REQUIRE_CONFINEMENT=1 nothing is
-    graded, exit 2, the reason on the console and in results.json, which says 'unconfined'."""
+    """A worker without fences (the portable path's): with AUTOGRADER_REQUIRE_CONFINEMENT=1 nothing
+    is graded, exit 2, the reason on the console and in results.json, which says 'unconfined'."""
     module = "autograder" if front_end == "cli" else "autograder.frontends.hosted.ci"
     marker = tmp_path / "ran"
     submission = tmp_path / "submission.py"
     submission.write_text(f"open({str(marker)!r}, 'w').close()\n")
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "COLUMNS": "300",
-           confinement.FENCES_OFF: "1", REQUIRE_CONFINEMENT: "1"}
+           PORTABLE: "1", REQUIRE_CONFINEMENT: "1"}
     proc = subprocess.run([sys.executable, "-m", module, str(submission), "--stage", "1",
                            "--results", str(tmp_path / "results.json")],
                           cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
@@ -375,7 +376,7 @@ def test_slow_cells_run_once_whatever_the_stages_do(tmp_path):
     nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
     started = time.monotonic()
     report = grade_notebook_file(str(path), CHAPTER, [1, 2, 3], "cpu",
-                                 Limits(cell_seconds=cell_limit, stage_seconds=3.0))
+                                 Settings(limits=Limits(cell_seconds=cell_limit, stage_seconds=3.0)))
     seconds = time.monotonic() - started
     by_stage = {s.stage.number: s for s in report.stages}
     assert "ended the grading process" in by_stage[1].checks[0].message, by_stage[1].checks[0].message
@@ -392,7 +393,7 @@ def test_the_overall_deadline_bounds_a_grading(tmp_path):
     path.write_text(cells)
     limits = Limits(cell_seconds=2.0, stage_seconds=2.0, total_seconds=6.0)
     started = time.monotonic()
-    report = grade_notebook_file(str(path), CHAPTER, [1], "cpu", limits)
+    report = grade_notebook_file(str(path), CHAPTER, [1], "cpu", Settings(limits=limits))
     seconds = time.monotonic() - started
     assert seconds < 6.0 + 5.0, seconds  # the limit, and the worker's start and end
     assert report.exit_code in (1, 2) and report.score == 0
@@ -403,8 +404,11 @@ def test_nothing_is_imported_by_the_grader_after_student_code_starts(tmp_path):
     module file the grader has not imported yet: so the grader imports everything first."""
     script = tmp_path / "imports.py"
     script.write_text(textwrap.dedent(f"""
-        import sys
+        import dataclasses, sys
         from autograder.sandbox import worker
+        from autograder.sandbox.settings import Settings
+        read = Settings.read
+        Settings.read = lambda **limits: dataclasses.replace(read(**limits), fences=False)
         seen = {{}}
         original = worker.Worker._send
         def send(self, obj, deadline):
@@ -419,8 +423,7 @@ def test_nothing_is_imported_by_the_grader_after_student_code_starts(tmp_path):
     """))
     for submission in (REPO / "tests" / "hostile" / "partly_wrong_random.py", REPO / "tests" / "hostile" / "blank_stub.py"):
         proc = subprocess.run([sys.executable, str(script), str(submission)], cwd=REPO, capture_output=True, text=True,
-                              timeout=300, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path),
-                                                confinement.FENCES_OFF: "1"})
+                              timeout=300, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
         assert "LATE IMPORTS: []" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
 
 
@@ -441,7 +444,7 @@ def test_the_scratch_folder_has_a_total_size():
     the stage's process ends with the reason, its files go, and the next stage still runs."""
     from autograder.core.failures import StageAborted
 
-    worker = Worker([Cell(1, FILL, "fill.py")], "cpu", Limits(scratch_bytes=48 * 2**20))
+    worker = Worker([Cell(1, FILL, "fill.py")], "cpu", Settings(limits=Limits(scratch_bytes=48 * 2**20)))
     try:
         worker.start()
         worker.begin_stage(1)
@@ -457,7 +460,7 @@ def test_the_scratch_folder_has_a_total_size():
 
 def test_a_cell_that_fills_the_scratch_folder_is_skipped():
     cells = [Cell(1, FILL, "fill.py"), Cell(2, "fill(400)\n", "big.py"), Cell(3, "after = 1\n", "after.py")]
-    worker = Worker(cells, "cpu", Limits(scratch_bytes=48 * 2**20))
+    worker = Worker(cells, "cpu", Settings(limits=Limits(scratch_bytes=48 * 2**20)))
     try:
         load = worker.start()
     finally:
@@ -475,11 +478,11 @@ os.getpid = {fake}  # what the stage's copy will report as its pid
 GRADE_A_LIAR = '''
 import sys
 from autograder.core.failures import StageAborted
-from autograder.sandbox.limits import Limits
+from autograder.sandbox.settings import Settings
 from autograder.sandbox.worker import Worker
 from autograder.sandbox.loader import Cell
 
-worker = Worker([Cell(1, sys.argv[1], "liar.py")], "cpu", Limits())
+worker = Worker([Cell(1, sys.argv[1], "liar.py")], "cpu", Settings())
 try:
     for stage in (1, 2):
         if worker.needs_start:  # as the engine does: the first stage, or after the worker was ended
@@ -550,7 +553,7 @@ def test_one_process_limit_for_the_worker_and_all_it_starts_root_included():
     group's task limit, every process it made ends with the worker, and the reports say so."""
     from autograder.sandbox.cgroups import TASKS
 
-    worker = Worker([Cell(1, FORK_MANY, "forks.py")], "cpu", Limits())
+    worker = Worker([Cell(1, FORK_MANY, "forks.py")], "cpu", Settings())
     try:
         load = worker.start()
         assert f"{TASKS} tasks" in confinement.describe(load.confinement), load.confinement
@@ -651,13 +654,15 @@ def test_a_submission_cannot_read_the_hidden_seed_from_any_command_line(look_for
     notebook = tmp_path / "probe.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CMDLINE_PROBE.format(look_for=look_for))]),
                    notebook)
-    with mock.patch.dict(os.environ, {"AUTOGRADER_TEST_FENCES_OFF": "1" if fences_off else "0"}):
+    # the grading subprocess reads its settings: without fences is the portable path there
+    with mock.patch.dict(os.environ, {PORTABLE: "1" if fences_off else "0"}):
         result = SandboxExecute().grade_file(notebook, CHAPTER, [1], {1: HIDDEN_SEED})
     stage = CHAPTER.stages[0]
     assert result["stages"]["1"]["score"] == (CHAPTER.points(stage) if found else 0), result["stages"]["1"]["text"]
 
 
 PROC_PROBE = """
+import json
 import os
 import torch
 
@@ -671,7 +676,7 @@ def _read(path):
 def _others():
     \"\"\"Whatever this notebook can see of another process: the grader's, its parent's, pid 1's.\"\"\"
     seen = [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
-    grader = os.environ.get("AUTOGRADER_GRADER_PID", "")
+    grader = str(json.loads(os.environ.get("AUTOGRADER_WORKER", "{{}}")).get("grader_pid", ""))
     stat = _read(f"/proc/{{grader}}/stat").decode(errors="replace")
     parent = stat.rsplit(")", 1)[1].split()[1] if ")" in stat else ""
     for pid in {{grader, str(os.getppid()), parent, "1"}} - {{""}}:
@@ -698,7 +703,6 @@ def test_a_submission_sees_no_other_process(fences_off, tmp_path):
 
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
         PROC_PROBE.format(expect_leak=fences_off))]), path)
-    with mock.patch.dict(os.environ, {"AUTOGRADER_TEST_FENCES_OFF": "1" if fences_off else "0"}):
-        report = grade_notebook_file(str(path), CHAPTER, [1], "cpu", Limits())
+    report = grade_notebook_file(str(path), CHAPTER, [1], "cpu", UNFENCED if fences_off else Settings())
     assert report.stages[0].score == CHAPTER.points(CHAPTER.stages[0]), report.stages[0].checks
     assert bool(report.confinement.get("processes")) == (not fences_off), report.confinement

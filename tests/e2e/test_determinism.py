@@ -91,6 +91,7 @@ def test_grading_two_stages_at_once_changes_no_grade(tmp_path):
     from autograder.core.engine import grade_notebook_file
     from autograder.sandbox.limits import Limits
     from autograder.sandbox.loader import read_cells
+    from autograder.sandbox.settings import Settings
     from autograder.sandbox.worker import Worker
 
     chapter = load("ch03_attention")
@@ -103,10 +104,10 @@ def test_grading_two_stages_at_once_changes_no_grade(tmp_path):
     stages = [4, 5, 6, 7]  # 7 on the main lane, the others beside it
 
     def graded(lanes: int) -> tuple[list[tuple], bool]:
-        limits = Limits(lanes=lanes)
-        worker = Worker(read_cells(str(submission)), "cpu", limits)
+        settings = Settings(limits=Limits(lanes=lanes))
+        worker = Worker(read_cells(str(submission)), "cpu", settings)
         try:
-            report = grade_notebook_file(str(submission), chapter, stages, "cpu", limits, worker=worker, close=False)
+            report = grade_notebook_file(str(submission), chapter, stages, "cpu", settings, worker=worker, close=False)
             beside = worker.side_lane is not None
         finally:
             worker.close()

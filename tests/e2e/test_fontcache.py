@@ -9,6 +9,7 @@ import pytest
 from autograder.sandbox import fontcache
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.loader import Cell
+from autograder.sandbox.settings import Settings
 from autograder.sandbox.worker import Worker
 
 LISTING = '''
@@ -20,7 +21,7 @@ def scratch_files():
 
 
 def _worker(cells):
-    return Worker(cells, "cpu", Limits(lanes=1))
+    return Worker(cells, "cpu", Settings(limits=Limits(lanes=1)))
 
 
 def _listing(worker) -> list:
@@ -33,9 +34,8 @@ def _listing(worker) -> list:
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv(fontcache.ENV, str(folder))
-    return folder
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    return fontcache.cache_folder()
 
 
 def test_the_list_a_worker_wrote_is_in_the_next_workers_scratch_folder_from_the_start(cache):

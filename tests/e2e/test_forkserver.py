@@ -16,8 +16,8 @@ from autograder.core.engine import grade_notebook_file
 from autograder.frontends.instructors.stagegrades import grade_and_end_strays
 from autograder.sandbox import forkpool, forkserver, strays
 from autograder.sandbox.confinement import is_confined
-from autograder.sandbox.limits import Limits
 from autograder.sandbox.loader import Cell
+from autograder.sandbox.settings import Settings
 from autograder.sandbox.worker import Worker
 
 pytestmark = pytest.mark.skipif(not forkserver.available(), reason="the fork server needs Linux (fork, pidfds)")
@@ -85,7 +85,8 @@ def open_descriptors():
     return found
 
 def parent_ids():
-    return [os.getppid(), int(os.environ.get("AUTOGRADER_GRADER_PID", "0"))]
+    import json
+    return [os.getppid(), json.loads(os.environ.get("AUTOGRADER_WORKER", "{}")).get("grader_pid", 0)]
 
 def signal_the_server():
     try:
@@ -111,7 +112,7 @@ def _call(worker: Worker, name: str):
 
 
 def test_a_forked_worker_holds_nothing_of_the_server(fork_server):
-    worker = Worker([Cell(1, PROBE, "probe.py")], "cpu", Limits())
+    worker = Worker([Cell(1, PROBE, "probe.py")], "cpu", Settings())
     try:
         load = worker.start()
         assert isinstance(worker.proc, forkserver.ForkedProcess)
@@ -135,7 +136,7 @@ def test_a_daemon_started_by_a_forked_worker_is_ended(fork_server, tmp_path):
     notebook.write_text(PROBE + "\nstart_daemon()\n")
     strays.become_subreaper()
     before = strays.children_of(os.getpid())
-    grade_and_end_strays(str(notebook), CHAPTER, [1], {}, "cpu", Limits())
+    grade_and_end_strays(str(notebook), CHAPTER, [1], {}, "cpu", Settings())
     time.sleep(0.2)
     left = strays.children_of(os.getpid()) - before
     assert left <= {fork_server.pid}, f"processes left behind: {left}"
@@ -144,7 +145,7 @@ def test_a_daemon_started_by_a_forked_worker_is_ended(fork_server, tmp_path):
 
 def test_a_forked_worker_starts_faster_than_a_fresh_one(fork_server):
     def start_seconds() -> float:
-        worker = Worker([Cell(1, "import torch\n", "imports.py")], "cpu", Limits())
+        worker = Worker([Cell(1, "import torch\n", "imports.py")], "cpu", Settings())
         started = time.monotonic()
         try:
             worker.start()
@@ -161,7 +162,7 @@ def test_a_forked_worker_starts_faster_than_a_fresh_one(fork_server):
 
 def test_workers_start_afresh_when_the_server_is_gone(fork_server):
     fork_server.close()  # as if it had died
-    worker = Worker([Cell(1, "x = 1\n", "one.py")], "cpu", Limits())
+    worker = Worker([Cell(1, "x = 1\n", "one.py")], "cpu", Settings())
     try:
         worker.start()
         assert not isinstance(worker.proc, forkserver.ForkedProcess)

@@ -1,7 +1,7 @@
 """Issue 15: the Gradescope bundle tested as Gradescope runs it.
 
-The zip's own setup.sh builds its virtual environment (in a temporary /autograder: the
-script's AUTOGRADER_ROOT, which also skips apt-get; torch from the local wheels pip finds
+The zip's own setup.sh builds its virtual environment (in a temporary /autograder, the folder
+above the script's, where it skips apt-get; torch from the local wheels pip finds
 here instead of PyTorch's CPU index), and the zip's run_autograder grades the solutions in
 it: 100/100 with no cell error. The development venv never takes part, so a dependency that
 setup.sh forgets (matplotlib) fails this test.
@@ -36,7 +36,7 @@ def test_setup_sh_venv_grades_the_solutions_full_marks(tmp_path):
     (root / "noindex").mkdir()  # an empty index: pip takes torch from its configured local wheels
     python_bin = Path(sys.base_prefix) / "bin"  # python3 of the interpreter the tests run on (torch has a wheel for it)
     env = {"PATH": f"{python_bin}{os.pathsep}/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path)),  # pip config
-           "AUTOGRADER_ROOT": str(root), "TORCH_INDEX_URL": (root / "noindex").as_uri(),
+           "TORCH_INDEX_URL": (root / "noindex").as_uri(),
            **{k: v for k, v in os.environ.items() if k.startswith("PIP_")}}
     started = time.monotonic()
     setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root, env=env,
@@ -50,8 +50,9 @@ def test_setup_sh_venv_grades_the_solutions_full_marks(tmp_path):
     (root / "submission").mkdir()
     shutil.copy(SOLUTION, root / "submission" / "ch03_attention.ipynb")
     run_env = {k: v for k, v in env.items() if k != "TORCH_INDEX_URL"}  # run_autograder uses $root/venv/bin/python
+    shutil.copy(root / "source" / "run_autograder", root / "run_autograder")  # as Gradescope does
     started = time.monotonic()
-    run = subprocess.run(["bash", str(root / "source" / "run_autograder")], cwd=root, env=run_env,
+    run = subprocess.run(["bash", str(root / "run_autograder")], cwd=root, env=run_env,
                          capture_output=True, text=True, timeout=600)
     print(f"run_autograder: {time.monotonic() - started:.0f} s")
     assert run.returncode == 0, run.stdout + run.stderr

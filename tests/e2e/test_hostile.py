@@ -18,8 +18,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +35,7 @@ from autograder.core.submission import Submission
 from autograder.frontends.students import cli
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.loader import read_cells
+from autograder.sandbox.settings import Settings
 from autograder.sandbox.worker import Worker
 
 stage = CHAPTER.stage
@@ -123,8 +124,8 @@ def _sha256(path: Path) -> str:
 
 
 def _processes_marked(token: str) -> dict[int, str]:
-    """Processes whose environment carries ``token``: the grader's worker and everything it
-    started inherit it (the grader passes AUTOGRADER_TEST_MARK on to the worker, for this)."""
+    """Processes whose environment carries ``token``: the worker's scratch folder, which is its
+    HOME and TMPDIR, so everything it started inherits it."""
     found = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and int(entry.name) != os.getpid():
@@ -137,10 +138,22 @@ def _processes_marked(token: str) -> dict[int, str]:
     return found
 
 
-def _environment(token: str, home: Path) -> dict:
+def _scratch_parent(home: Path) -> Path:
+    """Where the gradings of a test make their workers' scratch folders (TMPDIR): its own."""
+    folder = home / "tmp"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def _mark(home: Path) -> str:
+    """What the environment of each process of those workers holds (_processes_marked)."""
+    return f"{_scratch_parent(home)}{os.sep}autograder-"
+
+
+def _environment(home: Path) -> dict:
     # COLUMNS: rich wraps table cells at the terminal's width; wide enough that no message breaks.
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "COLUMNS": "4000",
-            "AUTOGRADER_TEST_MARK": token}
+            "TMPDIR": str(_scratch_parent(home))}
 
 
 def _grade(case: Case, workdir: Path) -> Outcome:
@@ -150,17 +163,17 @@ def _grade(case: Case, workdir: Path) -> Outcome:
     before = _sha256(submission)
     results = workdir / "results.json"
     arguments = [str(submission), "--results", str(results), "--stage", "1", "2", *case.options]
-    token = f"hostile-{uuid.uuid4().hex}"
+    token = _mark(workdir)
     started = time.monotonic()
     if case.own_process:
         # A session of its own: a submission that signals the grader's process group cannot reach pytest.
         proc = subprocess.run([sys.executable, "-m", "autograder", *arguments], cwd=REPO, capture_output=True,
-                              text=True, timeout=case.seconds + 60, env=_environment(token, workdir),
+                              text=True, timeout=case.seconds + 60, env=_environment(workdir),
                               start_new_session=True)
         returncode, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
     else:
         out, err = io.StringIO(), io.StringIO()
-        with mock.patch.dict(os.environ, {"COLUMNS": "4000", "AUTOGRADER_TEST_MARK": token}), \
+        with mock.patch.dict(os.environ, {"COLUMNS": "4000"}), mock.patch.object(tempfile, "tempdir", str(_scratch_parent(workdir))), \
                 contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             returncode = cli.main(arguments)
         stdout, stderr = out.getvalue(), err.getvalue()
@@ -252,7 +265,7 @@ def _regrade(submission: Path, number: int, times: int) -> list[list[tuple]]:
     """Grade one stage ``times`` times in one worker: the checks, the transport and the worker
     are the real ones; only the worker's start-up is shared. Each regrade finds the worker's
     random generators where the previous one left them."""
-    worker = Worker(read_cells(submission), "cpu", Limits())
+    worker = Worker(read_cells(submission), "cpu", Settings())
     try:
         worker.start()
         runs = []
@@ -282,7 +295,7 @@ def test_make_test_front_end(tmp_path):
     proc = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.student", "test",
                            f"NOTEBOOK={notebook}", "STAGE=1 2", "DEVICE=cpu"],
                           cwd=REPO, capture_output=True, text=True, timeout=120,
-                          env=_environment(uuid.uuid4().hex, tmp_path))
+                          env=_environment(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Total: 25/25" in proc.stdout and "ended the grading process" in proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr
@@ -293,11 +306,11 @@ def test_make_ci_grade_front_end(tmp_path):
     score is a grade), a valid results.json with 0 points, and nothing left running."""
     submission = tmp_path / "os_exit_at_import.py"
     shutil.copyfile(HOSTILE / submission.name, submission)
-    token = f"hostile-{uuid.uuid4().hex}"
+    token = _mark(tmp_path)
     proc = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.student", "ci-grade",
                            f"NOTEBOOK={submission}", f"CI_REPORTS={tmp_path / 'ci'}", "DEVICE=cpu"],
                           cwd=REPO, capture_output=True, text=True, timeout=120,
-                          env=_environment(token, tmp_path), start_new_session=True)
+                          env=_environment(tmp_path), start_new_session=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     data = json.loads((tmp_path / "ci" / "results.json").read_text())
@@ -309,12 +322,12 @@ def test_make_ci_grade_front_end(tmp_path):
 def test_a_grader_killed_from_outside_leaves_a_valid_zero_and_no_worker(tmp_path):
     """If the grading process itself is killed (a CI timeout, a power user's kill -9), the
     provisional results say 0 points and the worker, stuck in an endless loop, dies with it."""
-    token = f"hostile-{uuid.uuid4().hex}"
+    token = _mark(tmp_path)
     results = tmp_path / "results.json"
     grader = subprocess.Popen(
         [sys.executable, "-m", "autograder", str(HOSTILE / "endless_loop_in_stage.py"), "--results", str(results),
          "--stage", "1"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env=_environment(token, tmp_path), start_new_session=True)
+        env=_environment(tmp_path), start_new_session=True)
     try:
         give_up = time.monotonic() + 60
         while not (results.exists() and any("autograder.sandbox.child" in cmd for cmd in _processes_marked(token).values())):
@@ -367,7 +380,7 @@ def test_an_import_hook_that_ends_the_warm_up_costs_no_other_stage(tmp_path):
     submission = tmp_path / "hook.py"
     submission.write_text((catalog / "correct" / "book_style.py").read_text() + IMPORT_HOOK)
     started = time.monotonic()
-    report = grade_notebook_file(str(submission), CHAPTER, [4, 7], "cpu", Limits(stage_seconds=30))
+    report = grade_notebook_file(str(submission), CHAPTER, [4, 7], "cpu", Settings(limits=Limits(stage_seconds=30)))
     assert time.monotonic() - started < 90
     by_stage = {s.stage.number: s for s in report.stages}
     assert [s.stage.number for s in report.stages] == [4, 7]
@@ -385,5 +398,5 @@ def test_a_notebook_that_raises_torchs_thread_count_loses_nothing(tmp_path):
     submission = tmp_path / "threads.py"
     submission.write_text((catalog / "correct" / "book_style.py").read_text()
                           + "\ntorch.set_num_threads(2)\n_big = torch.rand(1500, 1500) @ torch.rand(1500, 1500)\n")
-    report = grade_notebook_file(str(submission), CHAPTER, [7], "cpu", Limits(stage_seconds=30))
+    report = grade_notebook_file(str(submission), CHAPTER, [7], "cpu", Settings(limits=Limits(stage_seconds=30)))
     assert report.score == 10, [(c.check.id, c.message) for c in report.checks]

@@ -16,6 +16,7 @@ from autograder.sandbox import oslayer
 from autograder.sandbox.errors import StageAborted
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.loader import Cell
+from autograder.sandbox.settings import Settings
 from autograder.sandbox.strays import is_alive
 from autograder.sandbox.worker import Worker
 
@@ -45,7 +46,8 @@ def pipes():
     return sorted(found)
 
 def lane_variable():
-    return os.environ.get("AUTOGRADER_LANE_FDS", "")
+    import json
+    return str(json.loads(os.environ.get("AUTOGRADER_WORKER", "{}")).get("lane", ""))
 
 import gc
 
@@ -80,7 +82,7 @@ def _call(lane, name: str, *args):
 
 @pytest.fixture
 def worker():
-    made = Worker([Cell(1, PROBE, "probe.py")], "cpu", Limits(lanes=2))
+    made = Worker([Cell(1, PROBE, "probe.py")], "cpu", Settings(limits=Limits(lanes=2)))
     made.start()
     yield made
     made.close()
@@ -158,7 +160,7 @@ def test_no_lane_opens_once_a_stage_ran_and_the_main_lane_grades_on(worker):
 
 
 def test_one_lane_where_asked_passes_no_lane_to_the_worker():
-    single = Worker([Cell(1, PROBE, "probe.py")], "cpu", Limits(lanes=1))
+    single = Worker([Cell(1, PROBE, "probe.py")], "cpu", Settings(limits=Limits(lanes=1)))
     try:
         single.start()
         assert single.open_lane() is None

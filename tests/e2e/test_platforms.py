@@ -23,7 +23,7 @@ from support import RELEASE, REPO, SOLUTION, run_grader, total_words
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.frontends.hosted import gradescope
-from autograder.sandbox import oslayer
+from autograder.sandbox.settings import SOURCES
 
 HOSTILE = REPO / "tests" / "hostile"
 PIN = gradescope.torch_pin()
@@ -37,7 +37,7 @@ PIN = gradescope.torch_pin()
     (HOSTILE / "exits_inside_stages.py", 9, 0, 1),  # a stage that ends the worker costs that stage only
 ], ids=["blank", "solutions", "exits_inside_stages"])
 def test_the_portable_fallback_grades_like_linux_and_says_unconfined(tmp_path, submission, score, bonus, code):
-    proc = run_grader(submission, tmp_path, env={oslayer.PORTABLE: "1"})
+    proc = run_grader(submission, tmp_path, env={SOURCES["portable"][1]: "1"})
     results = proc.results
     assert proc.returncode == code, proc.stdout + proc.stderr
     assert total_words(CHAPTER, score, bonus) in proc.stdout, proc.stdout

@@ -329,7 +329,7 @@ def facts() -> tuple[Fact, ...]:
              r"(?P<value>\d+) complete submissions"),
         Fact("GPT-2 small MHA parameters", _gpt2_parameters(), r"(?P<value>\d[\d,]{6,}) parameters"),
         Fact("seconds per cell", limits.cell_seconds, r"(?P<value>\d+) s per cell|cell while loading \| (?P<value2>\d+) s"),
-        Fact("seconds per cell (nbgrader)", setting("SandboxExecute.cell_timeout"),
+        Fact("seconds per cell (nbgrader)", limits.cell_seconds,  # SandboxExecute.cell_timeout, Limits' by default
              r"stopped after (?P<value>\d+) s \(`c\.SandboxExecute"),
         Fact("seconds per stage", limits.stage_seconds, r"(?P<value>\d+) s (?:per|for the checks of one) stage"
              r"|checks of one stage \| (?P<value2>\d+) s"),

@@ -267,10 +267,10 @@ def grade(args: argparse.Namespace, chapter) -> tuple[GradeReport, list[str]]:
     a grader failure's traceback goes to the CI log for the course staff."""
     from autograder.frontends.students import cli
 
-    limits = cli.limits_from(args)
-    worker = cli.prestart_worker(args, limits)
+    settings = cli.settings_from(args)
+    worker = cli.prestart_worker(args, settings)
     try:
-        return cli.grade_report(args, chapter, limits, worker, args.stage, show_traceback=True)
+        return cli.grade_report(args, chapter, settings, worker, args.stage, show_traceback=True)
     finally:
         if worker is not None:
             worker.close()

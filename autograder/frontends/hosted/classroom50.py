@@ -260,10 +260,10 @@ def grade(workspace: Path, environ=None) -> int:
             args = argparse.Namespace(submission=str(copy), device="cpu", stage=None,
                                       stage_timeout=cli.DEFAULT_LIMITS.stage_seconds,
                                       cell_timeout=cli.DEFAULT_LIMITS.cell_seconds)
-            limits = cli.limits_from(args)
-            worker = cli.prestart_worker(args, limits)
+            settings = cli.settings_from(args)
+            worker = cli.prestart_worker(args, settings)
             try:
-                report, _ = cli.grade_report(args, chapter, limits, worker, None, show_traceback=True)
+                report, _ = cli.grade_report(args, chapter, settings, worker, None, show_traceback=True)
             finally:
                 if worker is not None:
                     worker.close()

@@ -45,12 +45,12 @@ SETUP_SH = """\
 #!/usr/bin/env bash
 # Gradescope runs this once, as root with network access, when it builds the autograder
 # image; the zip's contents are in /autograder/source. Choose an Ubuntu base image whose
-# python3 has a torch {torch} wheel (Ubuntu 24.04: Python 3.12). AUTOGRADER_ROOT (instead
-# of /autograder, skipping apt-get) and TORCH_INDEX_URL let the repository's own tests build
-# this very venv offline.
+# python3 has a torch {torch} wheel (Ubuntu 24.04: Python 3.12). The root is the folder above
+# this script's, so the repository's own tests build this very venv offline elsewhere
+# (apt-get runs only in /autograder; TORCH_INDEX_URL names their local wheels).
 set -euxo pipefail
-root="${{AUTOGRADER_ROOT:-/autograder}}"
-if [ -z "${{AUTOGRADER_ROOT:-}}" ]; then
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if [ "$root" = /autograder ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update
     apt-get install -y --no-install-recommends python3 python3-venv python3-pip
@@ -68,15 +68,14 @@ python3 -m venv "$root/venv"
 
 RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
-# Gradescope runs this for every submission, from /autograder. The grader writes
-# /autograder/results/results.json. AUTOGRADER_ROOT and AUTOGRADER_PYTHON let the
-# repository's own tests run this script on a folder laid out like /autograder.
+# Gradescope copies this to /autograder/run_autograder and runs it for every submission. The
+# grader writes /autograder/results/results.json. The root is this script's folder, so the
+# repository's own tests run it on a folder laid out like /autograder.
 set -euo pipefail
-root="${AUTOGRADER_ROOT:-/autograder}"
-python="${AUTOGRADER_PYTHON:-$root/venv/bin/python}"
+root="$(cd "$(dirname "$0")" && pwd)"
 # Refuse to grade (exit 2, a 0 with the reason) where the worker cannot be fenced in.
 export AUTOGRADER_REQUIRE_CONFINEMENT="${AUTOGRADER_REQUIRE_CONFINEMENT:-1}"
-exec "$python" -m autograder gradescope run --root "$root"
+exec "$root/venv/bin/python" -m autograder gradescope run --root "$root"
 """
 
 

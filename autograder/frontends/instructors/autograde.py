@@ -114,6 +114,7 @@ def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, 
     os.dup2(log, 1)
     os.dup2(log, 2)
     from autograder.sandbox.forkpool import start_fork_server
+    from autograder.sandbox.settings import Settings
     from autograder.sandbox.strays import become_subreaper
 
     # This worker grades its notebooks itself (grade_file below): the orphans a submission
@@ -121,7 +122,7 @@ def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, 
     become_subreaper()
     # Each notebook's confined worker is a fork of one preloaded process: no Python and
     # PyTorch start-up per notebook (autograder.sandbox.forkserver).
-    start_fork_server()
+    start_fork_server(Settings.read())
     app = _app(assignment, "--log-level=ERROR")
     app.coursedir.submitted_directory = submitted
     _worker["started"] = started
@@ -148,7 +149,7 @@ def _execute_one(student: str) -> tuple[str, bool, str, tuple[str, dict] | None]
             # the confined worker that grading starts.
             from autograder.frontends.instructors.stagegrades import grade_and_end_strays
 
-            return grade_and_end_strays(str(notebook), chapter, numbers, seeds, self.device, self.limits())
+            return grade_and_end_strays(str(notebook), chapter, numbers, seeds, self.device, self.settings())
 
         def run_in_sandbox(self, nb, chapter):
             result = super().run_in_sandbox(nb, chapter)

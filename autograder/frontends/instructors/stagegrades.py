@@ -20,9 +20,10 @@ import os
 import sys
 
 from autograder.sandbox.limits import Limits
+from autograder.sandbox.settings import Settings
 
 
-def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, limits) -> dict:
+def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, settings) -> dict:
     """Visible run, then one hidden run per distinct seed over the checks it could fail (those
     that passed and read the seed: engine.checks_hidden_examples_could_fail), all in one loaded worker. Returns
     {error, confinement, cells: [{index, status, stdout, stderr, error}], stages: {number: score, max_score, text},
@@ -32,7 +33,7 @@ def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], 
     from autograder.frontends.reports.diagnoses import submission_record
     from autograder.frontends.reports.text import confinement_text, stage_text
 
-    visible, results = grade_with_hidden_examples(path, chapter, numbers, seeds, device, limits, keep_outputs=True)
+    visible, results = grade_with_hidden_examples(path, chapter, numbers, seeds, device, settings, keep_outputs=True)
     fences = confinement_text(visible)
 
     def note(number: int) -> str:
@@ -46,7 +47,7 @@ def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], 
                                 "text": f"{stage_text(r)}\n{note(n)}"} for n, r in results.items()}}
 
 
-def grade_and_end_strays(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, limits) -> dict:
+def grade_and_end_strays(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, settings) -> dict:
     """:func:`grade_stages`, then every process the submission started is ended (this process
     must be a subreaper, :func:`~autograder.sandbox.strays.become_subreaper`, for the orphans
     among them to be its children). Only processes started during the grading are touched, so
@@ -57,7 +58,7 @@ def grade_and_end_strays(path: str, chapter, numbers: list[int], seeds: dict[int
 
     before = children_of(os.getpid())
     try:
-        graded = grade_stages(path, chapter or load(None), numbers, seeds, device, limits)
+        graded = grade_stages(path, chapter or load(None), numbers, seeds, device, settings)
     finally:
         end_stray_processes(before)
     return json.loads(json.dumps(graded))
@@ -85,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
     seeds = read_seeds(sys.stdin.read())
     become_subreaper()
     graded = grade_and_end_strays(args.notebook, load(args.chapter), args.stage, seeds, args.device,
-                                  Limits(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout,
-                                         total_seconds=args.total_timeout))
+                                  Settings.read(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout,
+                                                total_seconds=args.total_timeout))
     # Only now, every process the submission started having ended, the answer is written.
     sys.stdout.write(json.dumps(graded))
     sys.stdout.flush()

@@ -17,6 +17,7 @@ from pathlib import Path
 from autograder import CHECKOUT
 from autograder.sandbox import timings
 from autograder.sandbox.limits import Limits
+from autograder.sandbox.settings import Settings
 
 # The printed time is the student's wait: from here (before torch and the checks are
 # imported, before the worker starts), not only the grading itself.
@@ -62,8 +63,9 @@ def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"seconds for one notebook cell while loading (default {DEFAULT_LIMITS.cell_seconds:g})")
 
 
-def limits_from(args: argparse.Namespace) -> Limits:
-    return Limits(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout)
+def settings_from(args: argparse.Namespace) -> Settings:
+    """The settings in force: the course's and the environment's, then these options'."""
+    return Settings.read(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout)
 
 
 class NoDevice(Exception):
@@ -131,7 +133,7 @@ def save_results(path: str, data: dict) -> bool:
     return False
 
 
-def prestart_worker(args, limits):
+def prestart_worker(args, settings):
     """Start the worker before this process imports torch and the checks: the two start-ups
     (about 1.5 s each) then overlap on two cores. Only for the CPU (a GPU build must import
     torch first to resolve the device) and a readable submission; otherwise grading starts
@@ -142,7 +144,7 @@ def prestart_worker(args, limits):
     if args.device in ("cuda", "mps") or (args.device == "auto" and _torch_may_use_a_gpu()):
         return None
     try:
-        worker = Worker(read_cells(args.submission), "cpu", limits)
+        worker = Worker(read_cells(args.submission), "cpu", settings)
     except (SubmissionError, OSError):
         return None
     worker.prestart()
@@ -230,22 +232,23 @@ def main(argv=None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    timings.start(settings.timings)
     timings.mark("grader_started", _STARTED)
     renamed = find_renamed(args)
     for line in renamed:
         print(line)
-    limits = limits_from(args)
-    worker = prestart_worker(args, limits)
+    worker = prestart_worker(args, settings)
     timings.mark("worker_spawned")
     try:
-        return _grade(args, limits, worker)
+        return _grade(args, settings, worker)
     finally:
         if worker is not None:
             worker.close()  # grading closes it too; this covers the early returns
         timings.write()
 
 
-def grade_report(args, chapter, limits, worker, stages, *, show_traceback: bool):
+def grade_report(args, chapter, settings, worker, stages, *, show_traceback: bool):
     """One grading, shared by this CLI and ``autograder.frontends.hosted.ci``: the submitted file left as it
     was, and no device or a grader failure turned into a report that says so (0 points).
     Returns the report and notes for the student (e.g. the submission changed its file)."""
@@ -262,12 +265,12 @@ def grade_report(args, chapter, limits, worker, stages, *, show_traceback: bool)
         with submission_kept(args.submission) as notes:
             timings.mark("grader_modules")
             if seed is None:
-                report = grade_notebook_file(args.submission, chapter, stages, device, limits, worker=worker,
+                report = grade_notebook_file(args.submission, chapter, stages, device, settings, worker=worker,
                                              preload=(*grader_preloads(), collect_again))
             else:
                 every_stage = {s.number: seed for s in chapter.select(stages)}
                 report, over_both = grade_with_hidden_examples(
-                    args.submission, chapter, stages, every_stage, device, limits, worker=worker,
+                    args.submission, chapter, stages, every_stage, device, settings, worker=worker,
                     preload=(*grader_preloads(), collect_again))
                 report.hidden_examples = over_both
     except Exception as exc:
@@ -293,7 +296,7 @@ def load_chapter(args):
     return chapter
 
 
-def _grade(args, limits, worker) -> int:
+def _grade(args, settings, worker) -> int:
     if timings.enabled():  # the grader's own torch import, measured apart from its other modules
         import torch  # noqa: F401
         timings.mark("grader_torch")
@@ -308,7 +311,7 @@ def _grade(args, limits, worker) -> int:
                                            provisional_json(chapter, args.submission, args.stage)):
         return 2
     try:
-        report, notes = grade_report(args, chapter, limits, worker, args.stage, show_traceback=args.verbose)
+        report, notes = grade_report(args, chapter, settings, worker, args.stage, show_traceback=args.verbose)
     except KeyboardInterrupt:
         print("\ninterrupted: nothing was graded" + (f"; {args.results} still says 0 points"
                                                      if args.results else ""), file=sys.stderr)

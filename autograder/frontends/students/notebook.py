@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 
 from autograder.core.engine import HIDDEN_FAILURE, checks_hidden_examples_could_fail, with_hidden
-from autograder.sandbox import TEST_CELLS_OFF  # set where cells run to be graded or timed
+from autograder.sandbox.settings import Settings
 
 # The visible result of each stage, kept for the hidden call in the same cell just below.
 _last_visible: dict[tuple[str, int], object] = {}
@@ -31,8 +31,6 @@ def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu"
                 hidden_seed: int | None = None, stage_seconds: float | None = None):
     """``stage_seconds``: the stage's time limit, by default ``make test``'s (Limits.stage_seconds).
     An Interrupt stops the cell's checks at once, with one line and no points."""
-    if os.environ.get(TEST_CELLS_OFF):
-        return None
     from autograder.chapters import load
 
     chapter = load(chapter_id)
@@ -51,16 +49,16 @@ def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu"
         return 0
 
     key = (chapter.id, stage.number)
-    seconds = stage_seconds
+    settings = Settings.read(stage_seconds=stage_seconds)
     try:
         if hidden_seed is None:
-            result = _run(chapter, stage, namespace, device, None, seconds=seconds)
+            result = _run(chapter, stage, namespace, device, None, settings=settings)
             _last_visible[key] = result
             show_feedback(result, lambda: feedback_html(chapter, result, namespace, device))
             return cell_value(result.score)
-        visible = _last_visible.pop(key, None) or _run(chapter, stage, namespace, device, None, seconds=seconds)
+        visible = _last_visible.pop(key, None) or _run(chapter, stage, namespace, device, None, settings=settings)
         rerun = checks_hidden_examples_could_fail(visible)
-        result = with_hidden(visible, _run(chapter, stage, namespace, device, hidden_seed, rerun, seconds=seconds)) \
+        result = with_hidden(visible, _run(chapter, stage, namespace, device, hidden_seed, rerun, settings=settings)) \
             if rerun else visible
         print(hidden_text(result))
         return cell_value(result.score)
@@ -148,12 +146,12 @@ def failing_exhibit(chapter, result, namespace: dict, device: str):
 
 
 def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None, only=None, *,
-         seconds: float | None = None):
+         settings: Settings | None = None):
     """The stage's checks on the kernel's objects (core.engine.run_in_kernel, which make
     bench-grader times too)."""
     from autograder.core.engine import run_in_kernel
 
-    return run_in_kernel(chapter, stage, namespace, device, examples_seed, only, seconds=seconds)
+    return run_in_kernel(chapter, stage, namespace, device, examples_seed, only, settings=settings)
 
 
 def hidden_text(result) -> str:

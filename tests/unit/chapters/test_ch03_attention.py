@@ -236,7 +236,9 @@ def test_a_stage_that_lacks_a_part_fails_at_import(part):
 
 def test_the_engine_runs_the_policy_each_stage_declares():
     from autograder.core.engine import call_policy_in_force
+    from autograder.sandbox.settings import Settings
 
     for stage in CHAPTER.declared_stages:
         declared = CHAPTER.parts(stage).call_policy
-        assert call_policy_in_force(CHAPTER, stage) == (not isinstance(declared, Without)), stage.label
+        assert call_policy_in_force(CHAPTER, stage, Settings()) == (not isinstance(declared, Without)), stage.label
+        assert not call_policy_in_force(CHAPTER, stage, Settings(allow_library_attention=True)), stage.label

@@ -26,12 +26,8 @@ ATTENTION = re.compile(r"attention|mask|softmax|num_heads|head_dim|heads|quer(y|
 # (file, the token as written): why it may stay
 ALLOWED = {
     # the one setting that relaxes a chapter's call policy: its name is documented to instructors
-    # (docs/grading.md, docs/security.md) and read by the grading process; renaming it breaks them
-    ("engine.py", "ALLOW_LIBRARY_ATTENTION"): "a documented environment variable's constant",
-    ("engine.py", '"AUTOGRADER_ALLOW_LIBRARY_ATTENTION"'): "a documented environment variable",
-    # the course's pyproject.toml is recognised by its project name
-    ("settings.py", '\'name = "ch03-attention-autograder"\''): "the repository's project name",
-    ("settings.py", '"ch03-attention-autograder"'): "the repository's project name",
+    # (docs/grading.md, AUTOGRADER_ALLOW_LIBRARY_ATTENTION) and read by the grading process
+    ("engine.py", "allow_library_attention"): "a documented setting (Settings.allow_library_attention)",
     # compare.expect_close's hint for a NaN or inf output, worded for the one chapter there is
     ("compare.py", '"intermediate tensors (scores, masked scores, weights) to find the first step that gives "'):
         "a hint text not yet handed to the chapter",

@@ -6,7 +6,9 @@ from __future__ import annotations
 from support import REPO
 
 from autograder.frontends.hosted import gradescope
-from autograder.sandbox.launch import REQUIRE_CONFINEMENT
+from autograder.sandbox.settings import SOURCES
+
+REQUIRE_CONFINEMENT = SOURCES["require_confinement"][1]
 
 
 def test_find_notebook_prefers_the_assignment_notebook(tmp_path):

@@ -14,17 +14,16 @@ LIST = "fontlist-v3.11.0.json"
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv(fontcache.ENV, str(folder))
-    return folder
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    return tmp_path / "user-cache" / "ch03-attention-autograder"
 
 
-def test_the_cache_folder_is_the_users_unless_named(monkeypatch, tmp_path):
-    monkeypatch.delenv(fontcache.ENV, raising=False)
+def test_the_cache_folder_is_in_the_users(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert fontcache.cache_folder() == tmp_path / "ch03-attention-autograder"
-    monkeypatch.setenv(fontcache.ENV, str(tmp_path / "mine"))
-    assert fontcache.cache_folder() == tmp_path / "mine"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert fontcache.cache_folder() == tmp_path / "home" / ".cache" / "ch03-attention-autograder"
 
 
 def test_a_list_is_kept_once_and_copied_into_each_new_scratch_folder(cache, tmp_path):
@@ -55,7 +54,7 @@ def test_links_empty_and_huge_files_are_not_kept(cache, tmp_path):
 
 
 def test_nothing_raises_where_the_cache_cannot_be_written(tmp_path, monkeypatch):
-    monkeypatch.setenv(fontcache.ENV, "/proc/no-such-folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/proc/no-such-folder")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     (scratch / LIST).write_text("{}")

@@ -2,31 +2,37 @@
 
 from __future__ import annotations
 
+import json
 import os
 
-from autograder.sandbox import TEST_CELLS_OFF
-from autograder.sandbox.launch import REQUIRE_CONFINEMENT, confinement_refusal, worker_environment
+from autograder.sandbox.child import HANDSHAKE
+from autograder.sandbox.launch import confinement_refusal, worker_environment
 from autograder.sandbox.limits import Limits
+from autograder.sandbox.settings import Settings
 
 
-def test_the_worker_gets_a_minimal_environment(monkeypatch):
+def test_the_worker_gets_a_minimal_environment_and_one_handshake(monkeypatch):
     monkeypatch.setenv("GITHUB_TOKEN", "secret")
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
-    env = worker_environment("/tmp/scratch", "cpu", Limits(memory_bytes=123, threads=3))
+    monkeypatch.setenv("AUTOGRADER_HINT_LEVEL", "2")
+    settings = Settings(fences=False, limits=Limits(memory_bytes=123, threads=3))
+    env = worker_environment("/tmp/scratch", "cpu", settings, token="t0ken", lane=(7, 8))
     assert "GITHUB_TOKEN" not in env and env["LC_ALL"] == "C.UTF-8"
-    assert env["HOME"] == env["TMPDIR"] == "/tmp/scratch"
-    assert env[TEST_CELLS_OFF] == "1" and env["AUTOGRADER_GRADER_PID"] == str(os.getpid())
-    assert env["AUTOGRADER_THREADS"] == env["OMP_NUM_THREADS"] == "3"
-    assert env["AUTOGRADER_MEMORY_LIMIT"] == "123" and env["CUDA_VISIBLE_DEVICES"] == ""
-    gpu = worker_environment("/tmp/scratch", "cuda", Limits())
-    assert "AUTOGRADER_MEMORY_LIMIT" not in gpu and "CUDA_VISIBLE_DEVICES" not in gpu
+    assert env["HOME"] == env["TMPDIR"] == "/tmp/scratch" and env["OMP_NUM_THREADS"] == "3"
+    assert [name for name in env if name.startswith("AUTOGRADER_")] == [HANDSHAKE]
+    assert json.loads(env[HANDSHAKE]) == {
+        "grader_pid": os.getpid(), "device": "cpu", "threads": 3, "memory_bytes": 123, "token": "t0ken",
+        "lane": [7, 8], "fences": False, "debug": False, "portable": False}
+    assert env["CUDA_VISIBLE_DEVICES"] == ""
+    gpu = worker_environment("/tmp/scratch", "cuda", Settings(), grader_pid=42)
+    assert json.loads(gpu[HANDSHAKE])["memory_bytes"] == 0 and "CUDA_VISIBLE_DEVICES" not in gpu
+    assert json.loads(gpu[HANDSHAKE])["grader_pid"] == 42
 
 
-def test_an_unfenced_worker_is_refused_only_when_fences_are_required(monkeypatch):
+def test_an_unfenced_worker_is_refused_only_when_fences_are_required():
     fenced = {"landlock": {"files": True}, "seccomp": True}
-    monkeypatch.delenv(REQUIRE_CONFINEMENT, raising=False)
-    assert confinement_refusal({}) is None
-    monkeypatch.setenv(REQUIRE_CONFINEMENT, "1")
-    assert confinement_refusal(fenced) is None
-    assert "refusing to run the submission without its fences" in confinement_refusal({"seccomp": True})
-    assert confinement_refusal("not a dict") is not None
+    assert confinement_refusal({}, Settings()) is None
+    required = Settings(require_confinement=True)
+    assert confinement_refusal(fenced, required) is None
+    assert "refusing to run the submission without its fences" in confinement_refusal({"seccomp": True}, required)
+    assert confinement_refusal("not a dict", required) is not None

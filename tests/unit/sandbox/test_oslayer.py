@@ -122,7 +122,7 @@ def test_float64_input_reaches_mps_as_float32():
 
 @pytest.fixture
 def portable(monkeypatch):
-    monkeypatch.setenv(oslayer.PORTABLE, "1")
+    monkeypatch.setattr(oslayer, "forced_portable", True)
 
 
 def test_the_switch_turns_every_linux_piece_off(portable):

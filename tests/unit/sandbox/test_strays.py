@@ -9,6 +9,7 @@ import time
 import pytest
 
 from autograder.sandbox import strays
+from autograder.sandbox.child import HANDSHAKE
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
 
@@ -56,7 +57,7 @@ def test_end_stray_processes_ends_the_children_that_belong(sleeper):
 
 
 def test_a_process_descends_from_a_worker_by_its_token(sleeper):
-    marked = subprocess.Popen(["sleep", "30"], env={**os.environ, "AUTOGRADER_WORKER_TOKEN": "t0ken-42"})
+    marked = subprocess.Popen(["sleep", "30"], env={**os.environ, HANDSHAKE: '{"token": "t0ken-42"}'})
     try:
         assert strays.descends_from_worker(marked.pid, set(), None, "t0ken-42")
         assert not strays.descends_from_worker(sleeper.pid, set(), None, "t0ken-42")

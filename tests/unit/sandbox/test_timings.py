@@ -9,8 +9,8 @@ from autograder.frontends.maintainers.bench_grader import breakdown_lines
 from autograder.sandbox import timings
 
 
-def test_without_the_variable_nothing_is_noted(monkeypatch, tmp_path):
-    monkeypatch.setattr(timings, "_ON", False)
+def test_until_started_nothing_is_noted(monkeypatch, tmp_path):
+    monkeypatch.setattr(timings, "_file", "")
     monkeypatch.setattr(timings, "_totals", {})
     timings.add("round_trips")
     timings.mark("graded")
@@ -20,8 +20,8 @@ def test_without_the_variable_nothing_is_noted(monkeypatch, tmp_path):
 
 def test_marks_keep_the_first_moment_totals_add_up_and_write_makes_json(monkeypatch, tmp_path):
     target = tmp_path / "t.json"
-    monkeypatch.setenv(timings.ENV, str(target))
-    monkeypatch.setattr(timings, "_ON", True)
+    monkeypatch.setattr(timings, "_file", "")
+    timings.start(str(target))
     monkeypatch.setattr(timings, "_marks", {})
     monkeypatch.setattr(timings, "_totals", {})
     monkeypatch.setattr(timings, "_stages", [])

@@ -25,6 +25,7 @@ from autograder.frontends.instructors.nbgrader import precomputed
 from autograder.frontends.instructors.nbgrader.stages import cells_key, chapter_of, hidden_seeds, stage_cells
 from autograder.frontends.reports.diagnoses import DIAGNOSES, FORMAT, write_record
 from autograder.sandbox.limits import Limits
+from autograder.sandbox.settings import Settings
 
 
 class SandboxExecute(NbGraderPreprocessor):
@@ -114,13 +115,14 @@ class SandboxExecute(NbGraderPreprocessor):
             raise RuntimeError(f"the sandboxed grader failed (exit status {proc.returncode}):\n{tail}")
         return result
 
-    def limits(self) -> Limits:
-        return Limits(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout, total_seconds=self.total_timeout)
+    def settings(self) -> Settings:
+        """The settings in force, with these time limits (make autograde grades in-process)."""
+        return Settings.read(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout,
+                             total_seconds=self.total_timeout)
 
     def limit_arguments(self) -> list[str]:
-        limits = self.limits()
-        return ["--cell-timeout", str(limits.cell_seconds), "--stage-timeout", str(limits.stage_seconds),
-                "--total-timeout", str(limits.total_seconds)]
+        return ["--cell-timeout", str(self.cell_timeout), "--stage-timeout", str(self.stage_timeout),
+                "--total-timeout", str(self.total_timeout)]
 
 
 def diagnosis_path(folder: Path, student: str, assignment: str) -> Path | None:
