@@ -128,7 +128,7 @@ def test_hidden_tests_catch_a_submission_fitted_to_the_visible_examples(capsys):
 
 def test_make_autograde_passes_jobs():
     dry = subprocess.run(["make", "-n", "autograde", "JOBS=3"], cwd=REPO, capture_output=True, text=True)
-    assert re.search(r"-m autograder\.frontends\.autograde ch03_attention --jobs 3\b", dry.stdout), dry.stdout
+    assert re.search(r"-m autograder autograde ch03_attention --jobs '?3'?(\s|$)", dry.stdout, re.M), dry.stdout
     assert "--student" not in dry.stdout and "--verbose" not in dry.stdout
     dry = subprocess.run(["make", "-n", "autograde"], cwd=REPO, capture_output=True, text=True)
     assert "--jobs" not in dry.stdout  # the default is the number of cores (jobs.default_jobs)
