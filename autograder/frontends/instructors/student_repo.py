@@ -10,9 +10,8 @@ ready to push as the template repository of a plain GitHub organization or Class
 - ``autograder/`` and ``pyproject.toml``: the grader, so ``make test`` and CI work offline
   of this repository, with :data:`~autograder.frontends.fingerprint.RELEASE_FILE`, the
   release's fingerprint;
-- ``Makefile``: the student targets (``lab``, ``test``, ``ci-grade``) cut from this
-  repository's own Makefile, recipes and variables unchanged, so a fix to ``make test`` here
-  is a fix there;
+- ``Makefile``: ``students.mk`` (``lab``, ``test``, ``ci-grade``), which this repository's
+  own Makefile includes, so a fix to ``make test`` here is a fix there;
 - ``README.md`` (``templates/student_README.md``), ``.gitignore`` and the grade workflow,
   which grades every push, or only pushed ``submit*`` tags (``--grade-on tags``), or is left out
   (``--grade-on none``: Classroom 50 grades each submission with the instructor's copy).
