@@ -133,16 +133,16 @@ check-slow: $(STAMP)
 # docs current with the notebook); the release current with the source, graded 0, the
 # solutions full marks and run in a kernel; nbgrader end to end once (release, autograde,
 # feedback, export); the students' repository without an answer; the workflows lint clean.
-# Not the mistake catalog (tests/e2e/test_catalog.py): it tests the grader's checks, which no
-# such edit touches, and took over half of the run. make check and make check-slow run these
-# and the rest. COURSE_TESTS is the one list: make check's tests/e2e/test_ci.py checks that
-# each entry still selects a test (docs/maintainers.md, "CI").
+# Not the mistake catalog (tests/e2e/test_catalog.py) nor the nbgrader-equals-CLI test: they
+# test the grader's checks and its one engine, which no such edit touches, and took over half
+# of the run. make check and make check-slow run these and the rest. COURSE_TESTS is the one
+# list: make check's tests/e2e/test_ci.py checks that each entry still selects a test
+# (docs/maintainers.md, "CI").
 COURSE_TESTS := tests/unit \
 	tests/e2e/test_foundation.py \
 	tests/e2e/test_nbgrader.py::test_every_stage_has_hidden_tests_that_the_release_lacks \
 	tests/e2e/test_nbgrader.py::test_hidden_tests_catch_a_submission_fitted_to_the_visible_examples \
 	tests/e2e/test_nbgrader.py::test_export_has_each_students_stage_scores_and_total \
-	tests/e2e/test_nbgrader.py::test_nbgrader_scores_equal_the_cli_scores \
 	tests/e2e/test_nbgrader.py::test_test_cells_show_the_sandboxed_grade_with_hidden_examples \
 	tests/e2e/test_nbgrader.py::test_feedback_shows_no_hidden_tests \
 	tests/e2e/test_student_repo.py::test_contents \
