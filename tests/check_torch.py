@@ -5,7 +5,7 @@
 Builds build/torch-<version>/venv (never .venv) with that torch, the grader and what its
 tests import (pytest; no JupyterLab, no nbgrader), then, with that venv's Python:
 
-- grades the blank release notebook (0/100) and the solutions (100/100, +10/10 bonus) through
+- grades the blank release notebook (0 points) and the solutions (full marks and the bonus) through
   the command line, as a student's `make test` does;
 - runs tests/e2e/test_catalog.py: every catalogued mistake caught in its own stage with its hint,
   every correct variant at full marks, the call policy's refusals (tests/catalog/);
@@ -38,6 +38,10 @@ REPO = Path(__file__).resolve().parent.parent
 RELEASE = REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
 SOLUTION = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
 CATALOG = REPO / "tests" / "catalog"
+# The course make release wrote (read as JSON: this script runs without the grader's packages).
+COURSE = json.loads((REPO / "autograder" / "chapters" / "ch03_attention" / "course.json").read_text())["stages"]
+TOTAL = sum(s["points"] for s in COURSE.values() if not s["bonus"])
+BONUS = sum(s["points"] for s in COURSE.values() if s["bonus"])
 # The extra the notebook imports (matplotlib) and the test runner; the catalog and the unit
 # layer need nothing else (no nbformat, nbgrader or JupyterLab).
 EXTRAS = "[notebook]"
@@ -130,18 +134,18 @@ def install(version: str, folder: Path, index_url: str, fresh: bool) -> dict | N
 
 # --- the checks ---------------------------------------------------------------------------------
 
-def grade_notebook(python: Path, notebook: Path, folder: Path, score: int, bonus: int, code: int) -> None:
+def grade_notebook(python: Path, notebook: Path, folder: Path, score: float, bonus: float, code: int) -> None:
     results_file = folder / f"{notebook.parent.parent.name}.json"
     results_file.unlink(missing_ok=True)
     start = time.monotonic()
     proc = run([str(python), "-m", "autograder", str(notebook), "--results", str(results_file)],
                env={**os.environ, "COLUMNS": "200"}, timeout=1800)
     (folder / f"{notebook.parent.parent.name}.log").write_text(proc.stdout + proc.stderr)
-    expected = f"{score}/100 (+{bonus}/10 bonus), exit {code}"
+    expected = f"{score:g}/{TOTAL:g} (+{bonus:g}/{BONUS:g} bonus), exit {code}"
     what = f"{notebook.relative_to(REPO)}"
     try:
         data = json.loads(results_file.read_text())
-        got = f"{data['score']:g}/100 (+{data['extra_data'].get('bonus_score', 0):g}/10 bonus), exit {proc.returncode}"
+        got = f"{data['score']:g}/{TOTAL:g} (+{data['extra_data'].get('bonus_score', 0):g}/{BONUS:g} bonus), exit {proc.returncode}"
     except (OSError, ValueError, KeyError) as exc:
         got = f"no results ({exc}), exit {proc.returncode}"
     report("OK" if got == expected else "FAIL", what, expected, f"{got} in {time.monotonic() - start:.0f} s")
@@ -195,7 +199,8 @@ def check_catalog(python: Path, folder: Path) -> None:
             what, expected = f"mistake {entry}", f"stage {declared.get('STAGE')} loses, hint: {declared.get('HINT')!r}"[:44]
             got = "caught, its hint, no other stage charged" if status == "OK" else message
         elif name.startswith("test_correct_variant_gets_full_marks"):
-            what, expected, got = f"correct {entry}", "100/100", "100/100" if status == "OK" else message
+            full = f"{TOTAL:g}/{TOTAL:g}"
+            what, expected, got = f"correct {entry}", full, full if status == "OK" else message
         elif name.startswith("test_the_call_policy"):
             declared = _declared(CATALOG / "policy" / f"{entry}.py")
             what = f"policy {entry}"
@@ -240,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     only = set(args.only or ["notebooks", "catalog", "unit"])
     if "notebooks" in only:
         grade_notebook(python, RELEASE, folder, 0, 0, 1)
-        grade_notebook(python, SOLUTION, folder, 100, 10, 0)
+        grade_notebook(python, SOLUTION, folder, TOTAL, BONUS, 0)
     if "catalog" in only:
         check_catalog(python, folder)
     if "unit" in only:

@@ -119,4 +119,4 @@ def pytest_terminal_summary(terminalreporter):
                                     "with their hint")
     if correct:
         full = sum(bool(e.get("full_marks")) for e in correct)
-        terminalreporter.write_line(f"correct variants: {full}/{len(correct)} graded 100/100")
+        terminalreporter.write_line(f"correct variants: {full}/{len(correct)} graded full marks")

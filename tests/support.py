@@ -66,6 +66,22 @@ def total_words(chapter, score: float | None = None, bonus: float | None = None)
     return f"Total: {score:g}/{most:g}" + (f" (+{bonus:g}/{extra:g} bonus)" if extra else "")
 
 
+def nbgrader_setting(name: str, root: Path = REPO) -> float:
+    """The number ``nbgrader_config.py`` sets for ``name`` ("LatePenalty.per_day"): what an
+    instructor's edit there makes it, read as the docs' facts read it (tests/unit/test_docs.py)."""
+    import re
+
+    text = (root / "nbgrader_config.py").read_text(encoding="utf-8")
+    return float(re.search(rf"^c\.{re.escape(name)}\s*=\s*([\d.]+)", text, re.M).group(1))
+
+
+def late_penalty(score: float, days_started: int) -> float:
+    """The points nbgrader_config.py's LatePenalty takes from ``score`` for work late by
+    ``days_started`` days or parts of one, rounded as nbgrader stores it."""
+    share = min(days_started * nbgrader_setting("LatePenalty.per_day"), nbgrader_setting("LatePenalty.cap"))
+    return round(score * share, 2)
+
+
 @dataclass
 class CliRun:
     returncode: int

@@ -1,5 +1,5 @@
 """The mistake catalog: realistic wrong submissions must lose points in their own stage and
-show the hint that names their mistake; correct submissions in other styles must get 100.
+show the hint that names their mistake; correct submissions in other styles must get full marks.
 
 Layout (tests/catalog/):
 - correct/*.py: complete submissions, each defining every stage's names in its own style.
@@ -8,7 +8,7 @@ Layout (tests/catalog/):
   stage's names. At the default level the hint holds no code of the solution notebook's answers. Each is graded
   appended to correct/book_style.py, so the submission is right everywhere else.
 - policy/*.py: correct submissions that call what a stage teaches (a library softmax, PyTorch's
-  fused attention): the call policy refuses those stages, and relaxed it gives 100.
+  fused attention): the call policy refuses those stages, and relaxed it gives full marks.
 
 No double jeopardy: a mistake is graded on its own stage and on every stage whose code uses
 the names it redefines (the wrapper uses CausalAttention, the GPT-2 builder MultiHeadAttention),
@@ -87,7 +87,7 @@ class Grade:
                                                                               if self.error else "")
 
 
-GRADED = [s.number for s in STAGES if not s.bonus]  # the 100 points; bonus stages never lower them
+GRADED = [s.number for s in STAGES if not s.bonus]  # the course's total; bonus stages never lower it
 
 
 def grade(job: tuple[str, str, list[int]]) -> Grade:
@@ -274,7 +274,8 @@ def test_correct_variant_gets_full_marks(path, catalog_grades, record_property):
     graded = catalog_grades[path]
     assert not graded.error, f"could not grade {path.name}: {graded.error}"
     assert [s[0] for s in graded.stages] == GRADED
-    assert graded.score == 100, f"{path.name} is correct but got {graded.score:g}/100:\n{graded.describe()}"
+    most = CHAPTER.max_score
+    assert graded.score == most, f"{path.name} is correct but got {graded.score:g}/{most:g}:\n{graded.describe()}"
     assert not any("graded with the book's" in s[3] for s in graded.stages), graded.describe()  # its own classes
     record_property("full_marks", True)
 
@@ -293,7 +294,7 @@ def test_on_cuda_the_book_style_is_right_and_the_device_mistakes_break(tmp_path)
     from autograder.core.engine import grade_notebook_file
 
     report = grade_notebook_file(str(CATALOG / "correct" / "book_style.py"), CHAPTER, GRADED, "cuda")
-    assert report.score == 100, "\n".join(f"{r.stage.label}: {r.summary} | {r.hint}" for r in report.stages)
+    assert report.score == CHAPTER.max_score, "\n".join(f"{r.stage.label}: {r.summary} | {r.hint}" for r in report.stages)
     for name in GPU_ONLY:
         mistake = read_mistake(CATALOG / "mistakes" / name)
         path = tmp_path / name

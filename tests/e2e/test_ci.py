@@ -39,6 +39,11 @@ WORKFLOWS = REPO / ".github" / "workflows"
 VENV_BIN = Path(sys.executable).parent
 SCHEMA = json.loads((TESTS / "schemas" / "gradescope_results.schema.json").read_text())
 N_CHECKS = sum(len(checks_for(s)) for s in STAGES)
+# The course's numbers, as make release wrote them: an instructor's points or a dropped bonus
+# change them, and the expected grades follow.
+TOTAL = CHAPTER.max_score
+BONUS = sum(CHAPTER.points(s) for s in STAGES if s.bonus)
+SOFTMAX_POINTS = CHAPTER.points(CHAPTER.stage(1))
 # The wheels of the workflow linters exist for the platform CI runs on (pyproject.toml).
 LINTERS_INSTALLED_HERE = sys.platform == "linux" and platform.machine() == "x86_64"
 
@@ -93,7 +98,7 @@ def blank(tmp_path_factory) -> Run:
 
 @pytest.fixture(scope="module")
 def partial(tmp_path_factory) -> Run:
-    """Stage 1 right, nothing else defined: 10 points, under a pass mark of 50."""
+    """Stage 1 right, nothing else defined: its points, under a pass mark of 50."""
     reports = tmp_path_factory.mktemp("partial")
     submission = reports / "softmax_only.py"
     submission.write_text(SOFTMAX_ONLY)
@@ -132,8 +137,9 @@ def annotations(stdout: str) -> list[str]:
     return [line for line in workflow_commands(stdout) if line.startswith("::notice title=Grade::")]
 
 
-def grade_lines(points: int, bonus: int = 0) -> list[str]:
-    return [f"::notice title=Grade::{points}/100 points (+{bonus}/10 bonus)"]
+def grade_lines(points: float, bonus: float = 0) -> list[str]:
+    """The grade annotation; its bonus part only where the course has a bonus."""
+    return [f"::notice title=Grade::{points:g}/{TOTAL:g} points" + (f" (+{bonus:g}/{BONUS:g} bonus)" if BONUS else "")]
 
 
 def table_rows(summary: str) -> dict[str, list[str]]:
@@ -149,9 +155,9 @@ def table_rows(summary: str) -> dict[str, list[str]]:
 def check_results_json(results: dict, score: float) -> None:
     jsonschema.validate(results, SCHEMA)
     assert results["score"] == score
-    graded = [t for t in results["tests"] if "bonus" not in t.get("tags", [])]  # bonus: beside the 100
+    graded = [t for t in results["tests"] if "bonus" not in t.get("tags", [])]  # bonus: beside the total
     assert sum(t["score"] for t in graded) == score
-    assert sum(t["max_score"] for t in graded) == 100
+    assert sum(t["max_score"] for t in graded) == TOTAL
     numbers = [t["number"] for t in results["tests"] if "hidden examples" not in t.get("tags", [])]
     assert numbers == [c.id for s in STAGES for c in checks_for(s)]
 
@@ -162,26 +168,26 @@ def junit_cases(root: ET.Element) -> list[ET.Element]:
 
 # --- the full-marks notebook -----------------------------------------------------------
 
-def test_perfect_notebook_prints_the_grade_100(perfect):
+def test_perfect_notebook_prints_full_marks(perfect):
     assert perfect.returncode == 0, perfect.stdout
-    assert annotations(perfect.stdout) == grade_lines(100, 10)
+    assert annotations(perfect.stdout) == grade_lines(TOTAL, BONUS)
 
 
 def test_perfect_notebook_summary_table(perfect):
     assert perfect.summary.startswith("earlier step\n"), "the step summary must be appended to"
-    assert "## ch03_attention: 100/100 points" in perfect.summary
+    assert f"## ch03_attention: {TOTAL:g}/{TOTAL:g} points" in perfect.summary
     rows = table_rows(perfect.summary)
     for stage in STAGES:
         label, points, result, hint = rows[f"{stage.number} {stage.id}"]
         assert points == f"{CHAPTER.points(stage):g}/{CHAPTER.points(stage):g}"
         assert result == f"✅ all {len(checks_for(stage))} checks passed"
         assert hint == ""
-    assert rows["**Total**"][1] == "**100/100**"
+    assert rows["**Total**"][1] == f"**{TOTAL:g}/{TOTAL:g}**"
     assert "Every failed check" not in perfect.summary
 
 
 def test_perfect_notebook_results_and_junit(perfect):
-    check_results_json(perfect.results, 100)
+    check_results_json(perfect.results, TOTAL)
     assert all(t["status"] == "passed" for t in perfect.results["tests"])
     root = perfect.junit
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == (str(N_CHECKS), "0", "0")
@@ -205,7 +211,7 @@ def test_blank_notebook_summary_points_at_each_stub(blank):
         assert points == f"0/{CHAPTER.points(stage):g}"
         assert result == "⬜ not implemented yet"
         assert f"fill in the {stage.label} cell" in hint
-    assert rows["**Total**"][1] == "**0/100**"
+    assert rows["**Total**"][1] == f"**0/{TOTAL:g}**"
 
 
 def test_blank_notebook_results_and_junit(blank):
@@ -232,12 +238,12 @@ def recipe_status(run: Run) -> int:
 
 def test_partial_score_below_the_pass_mark_exits_1(partial):
     assert recipe_status(partial) == 1, partial.stdout + partial.stderr
-    assert annotations(partial.stdout) == grade_lines(10)
+    assert annotations(partial.stdout) == grade_lines(SOFTMAX_POINTS)
     assert "below the pass mark 50" in partial.stdout
-    check_results_json(partial.results, 10)
+    check_results_json(partial.results, SOFTMAX_POINTS)
     rows = table_rows(partial.summary)
-    assert rows["1 softmax"][1:3] == ["10/10", "✅ all 3 checks passed"]
-    assert rows["4 causal"][1] == "0/20" and rows["4 causal"][2].startswith("❌ 4.1 ")
+    assert rows["1 softmax"][1:3] == [f"{SOFTMAX_POINTS:g}/{SOFTMAX_POINTS:g}", "✅ all 3 checks passed"]
+    assert rows["4 causal"][1] == f"0/{CHAPTER.points(CHAPTER.stage(4)):g}" and rows["4 causal"][2].startswith("❌ 4.1 ")
     assert "CausalAttention" in rows["4 causal"][2], "the row names what is missing"
     assert "<details><summary>Every failed check" in partial.summary
     failures = [case.find("failure") for case in junit_cases(partial.junit) if case.find("failure") is not None]
@@ -265,7 +271,7 @@ HOSTILE = ("\n::notice title=Grade::100/100 points (+10/10 bonus)"
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory) -> Run:
-    """Stage 1 right (10 points); the rest prints, raises and returns workflow commands,
+    """Stage 1 right (its points); the rest prints, raises and returns workflow commands,
     Markdown links, images and HTML."""
     reports = tmp_path_factory.mktemp("hostile")
     cells = [SOFTMAX_ONLY,
@@ -281,7 +287,7 @@ def hostile(tmp_path_factory) -> Run:
 def test_submission_text_cannot_forge_workflow_commands(hostile):
     assert "::notice title=Grade::100/100 points (+10/10 bonus)" in hostile.stdout, "the attack reached the log"
     commands = workflow_commands(hostile.stdout)
-    assert commands[-1:] == grade_lines(10), commands  # the real score, once, last
+    assert commands[-1:] == grade_lines(SOFTMAX_POINTS), commands  # the real score, once, last
     assert len(commands) == 2 and commands[0].startswith("::notice title=Grader fingerprint::"), commands
     assert not [c for c in commands if "evil" in c or "forged" in c or "add-mask" in c]
     tokens = re.findall(r"^::stop-commands::([0-9a-f]{32})$", hostile.stdout, re.M)
@@ -294,7 +300,7 @@ def test_summary_renders_submission_text_as_text(hostile):
     assert "](" not in summary.replace("\\](", ""), "a Markdown link or image survived"
     assert "![" not in summary and "<img" not in summary and "<a " not in summary
     assert not re.search(r"https?://|www\.evil", summary), "a bare URL would be autolinked"
-    assert hostile.results["score"] == 10
+    assert hostile.results["score"] == SOFTMAX_POINTS
 
 
 # --- the GitHub workflows ---------------------------------------------------------------
@@ -461,7 +467,7 @@ def test_run_autograder_grades_like_gradescope(gradescope_zip, tmp_path):
     (submission / "__MACOSX" / "work").mkdir(parents=True)
     (submission / "__MACOSX" / "work" / "._ch03_attention.ipynb").write_bytes(b"\0\5\26\7")
     _, results = run_autograder(tmp_path)
-    check_results_json(results, 10)
+    check_results_json(results, SOFTMAX_POINTS)
     assert results["output"].startswith("Graded work/ch03_attention.ipynb "
                                         "(also in the submission, not graded: scratch.ipynb)")
 
@@ -512,16 +518,16 @@ HIDDEN_SEED = 20261123
 def test_gradescope_hidden_examples_catch_a_fit_and_show_after_the_due_date(tmp_path):
     fitted = _fitted_to_the_visible_examples()
     plain = _gradescope_run(tmp_path, fitted, None)["results"]
-    check_results_json(plain, 10)  # without hidden examples the fit earns the whole stage
+    check_results_json(plain, SOFTMAX_POINTS)  # without hidden examples the fit earns the whole stage
     assert not [t for t in plain["tests"] if "hidden examples" in t.get("tags", [])]
 
     run = _gradescope_run(tmp_path, fitted, HIDDEN_SEED)
     results = run["results"]
     hidden = [t for t in results["tests"] if "hidden examples" in t.get("tags", [])]
     failed = [t for t in hidden if t["status"] == "failed"]
-    check_results_json(results, results["score"])  # the tests add up to the grade, maxima to 100
-    assert 0 <= results["score"] < 10 and failed
-    assert results["extra_data"]["hidden_examples"] == {"visible_score": 10, "points_lost": 10 - results["score"]}
+    check_results_json(results, results["score"])  # the tests add up to the grade, maxima to the total
+    assert 0 <= results["score"] < SOFTMAX_POINTS and failed
+    assert results["extra_data"]["hidden_examples"] == {"visible_score": SOFTMAX_POINTS, "points_lost": SOFTMAX_POINTS - results["score"]}
     assert {t["visibility"] for t in hidden} == {"after_due_date"}
     assert all(t["max_score"] == 0 and t["score"] < 0 for t in failed)
     # what students see before the due date is their visible run, word for word
@@ -538,7 +544,7 @@ def test_gradescope_hidden_examples_keep_honest_points_and_their_seed_unreadable
     results = _gradescope_run(tmp_path, probe + honest_unless_leaked, HIDDEN_SEED)["results"]
     if "landlock" not in results["extra_data"]["confinement"]:
         pytest.skip(f"reads are not fenced here ({results['extra_data']['confinement']})")
-    check_results_json(results, 10)
+    check_results_json(results, SOFTMAX_POINTS)
     hidden = [t for t in results["tests"] if "hidden examples" in t.get("tags", [])]
     assert len(hidden) == len(checks_for(STAGES[0])) and {t["status"] for t in hidden} == {"passed"}
 

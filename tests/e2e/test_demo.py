@@ -18,13 +18,14 @@ import time
 from pathlib import Path
 
 import pytest
-from support import REPO, link_venv
+from support import REPO, late_penalty, link_venv
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.frontends.instructors.nbgrader.stages import csv_column
 
 GRADED = [s for s in CHAPTER.stages if not s.bonus]
 BONUS_MAX = sum(CHAPTER.points(s) for s in CHAPTER.stages if s.bonus)
+TOTAL = CHAPTER.max_score
 
 
 def course_copy(root: Path) -> Path:
@@ -82,13 +83,15 @@ def test_nbgrader_grades_each_student_as_expected(demo):
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
     assert set(rows) == {"full_marks", "blank", "partly_done", "mistakes", "renamed", "late"}
     total = {s: sum(float(r[csv_column(stage)]) for stage in GRADED) for s, r in rows.items()}
-    assert total["full_marks"] == 100 and float(rows["full_marks"]["extra_credit"]) == BONUS_MAX
+    assert total["full_marks"] == TOTAL and float(rows["full_marks"]["extra_credit"]) == BONUS_MAX
     assert total["blank"] == 0 and rows["blank"]["score"] == "0"
     assert total["partly_done"] == sum(CHAPTER.points(s) for s in GRADED if s.number <= 4)
-    assert 60 <= total["mistakes"] < 100
-    assert total["renamed"] == 100 and "renamed notebook" in rows["renamed"]["warnings"]
-    # 36 hours late: two days started, LatePenalty.per_day (0.1) each
-    assert (rows["late"]["raw_score"], rows["late"]["late_submission_penalty"], rows["late"]["score"]) == ("100", "20", "80")
+    assert 0.6 * TOTAL <= total["mistakes"] < TOTAL
+    assert total["renamed"] == TOTAL and "renamed notebook" in rows["renamed"]["warnings"]
+    # 36 hours late: two days started, at nbgrader_config.py's LatePenalty.per_day each
+    penalty = late_penalty(TOTAL, 2)
+    late = rows["late"]
+    assert (late["raw_score"], late["late_submission_penalty"], late["score"]) == (f"{TOTAL:g}", f"{penalty:g}", f"{TOTAL - penalty:g}")
     assert rows["full_marks"]["late_submission_penalty"] == "0"
 
 
@@ -100,7 +103,7 @@ def test_the_repositories_regrade_agrees(demo):
     with open(_printed(course, out, "the repositories' grades (CSV)"), newline="") as handle:
         repos = {r["student"]: r for r in csv.DictReader(handle)}
     assert {s: float(r["total"]) for s, r in repos.items()} == nbgrader  # no late penalty there
-    assert repos["renamed"]["reason"].startswith("graded ") and float(repos["renamed"]["total"]) == 100
+    assert repos["renamed"]["reason"].startswith("graded ") and float(repos["renamed"]["total"]) == TOTAL
     assert {r["fingerprint"] for r in repos.values()} == {"release"}, "a renamed notebook is no modified grader"
     assert all(len(r["commit"]) == 40 for r in repos.values())
 

@@ -17,7 +17,10 @@ from autograder.frontends.students import cli
 
 STAGES, stage, checks_for = CHAPTER.stages, CHAPTER.stage, CHAPTER.checks_for
 
-BONUS = stage("efficiency")
+# The efficiency lab, where the course keeps it: an instructor may delete its section from the
+# source notebook, and then there is neither a stage to grade nor a solution cell to mutate.
+BONUS = next((s for s in STAGES if s.id == "efficiency"), None)
+needs_the_bonus = pytest.mark.skipif(BONUS is None, reason="the course has no efficiency lab (its section was deleted)")
 
 
 def _solution_cell(grade_id: str) -> str:
@@ -25,7 +28,7 @@ def _solution_cell(grade_id: str) -> str:
     return next("".join(c["source"]) for c in cells if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id)
 
 
-STAGE8_SOLUTION = _solution_cell("stage8_efficiency_solution")
+STAGE8_SOLUTION = _solution_cell("stage8_efficiency_solution") if BONUS else ""
 
 
 def grade_stage8(source: str) -> StageResult:
@@ -35,9 +38,10 @@ def grade_stage8(source: str) -> StageResult:
     return grade_in_process(CHAPTER, BONUS, namespace)
 
 
+@needs_the_bonus
 def test_the_solution_earns_the_whole_bonus():
     result = grade_stage8(STAGE8_SOLUTION)
-    assert result.score == 10, [(c.check.id, c.message) for c in result.failures]
+    assert result.score == CHAPTER.points(BONUS), [(c.check.id, c.message) for c in result.failures]
 
 
 # (what the solution says, what a wrong submission says instead, the check that must fail,
@@ -77,6 +81,7 @@ MUTANTS = {
 }
 
 
+@needs_the_bonus
 @pytest.mark.parametrize("name", list(MUTANTS))
 def test_stage8_catches_a_wrong_submission(name):
     old, new, code, hint = MUTANTS[name]

@@ -48,7 +48,8 @@ def test_release_gets_zero_with_not_implemented_rows(graded_release):
 def test_one_stage_only(tmp_path):
     run = run_grader(SOLUTION, tmp_path, "--stage", "4")
     assert run.returncode == 0, run.stdout
-    assert "Total: 20/20" in run.stdout
+    points = CHAPTER.points(CHAPTER.stage(4))
+    assert f"Total: {points:g}/{points:g}" in run.stdout
     assert {t["number"].split(".")[0] for t in run.results["tests"]} == {"4"}
 
 
@@ -59,7 +60,7 @@ def test_notebook_follows_the_stages():
     assert ["".join(c["source"]).splitlines()[0] for c in headings] == \
         [f"## {s.label}: {s.title}" for s in STAGES]
     # nbgrader adds up every graded cell, so a bonus stage's test cell is locked but not graded
-    # (nbgrader has no extra-credit cells): nbgrader's maximum stays the 100 points.
+    # (nbgrader has no extra-credit cells): nbgrader's maximum stays the course's total.
     graded = [s for s in STAGES if not s.bonus]
     tests = [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade")]
     assert [c["metadata"]["nbgrader"]["grade_id"] for c in tests] == [s.grade_id for s in graded]

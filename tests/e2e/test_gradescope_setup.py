@@ -3,7 +3,7 @@
 The zip's own setup.sh builds its virtual environment (in a temporary /autograder, the folder
 above the script's, where it skips apt-get; torch from the local wheels pip finds
 here instead of PyTorch's CPU index), and the zip's run_autograder grades the solutions in
-it: 100/100 with no cell error. The development venv never takes part, so a dependency that
+it: full marks with no cell error. The development venv never takes part, so a dependency that
 setup.sh forgets (matplotlib) fails this test.
 """
 
@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from support import REPO, SOLUTION
 
+from autograder.chapters.ch03_attention import CHAPTER
 from autograder.frontends.hosted import gradescope
 
 pytestmark = pytest.mark.slow  # minutes: make check-slow (docs/maintainers.md)
@@ -58,7 +59,7 @@ def test_setup_sh_venv_grades_the_solutions_full_marks(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     results = json.loads((root / "results" / "results.json").read_text())
     shown = results.get("output", "") + run.stdout
-    assert results["score"] == 100, shown
+    assert results["score"] == CHAPTER.max_score, shown
     assert "raised errors" not in shown and "ModuleNotFoundError" not in shown, shown
     assert "with -v" not in shown and "V=1" not in shown, "no flag a Gradescope student cannot pass"
     assert str(REPO) not in shown

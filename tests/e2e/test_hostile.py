@@ -399,4 +399,4 @@ def test_a_notebook_that_raises_torchs_thread_count_loses_nothing(tmp_path):
     submission.write_text((catalog / "correct" / "book_style.py").read_text()
                           + "\ntorch.set_num_threads(2)\n_big = torch.rand(1500, 1500) @ torch.rand(1500, 1500)\n")
     report = grade_notebook_file(str(submission), CHAPTER, [7], "cpu", Settings(limits=Limits(stage_seconds=30)))
-    assert report.score == 10, [(c.check.id, c.message) for c in report.checks]
+    assert report.score == CHAPTER.points(stage(7)), [(c.check.id, c.message) for c in report.checks]

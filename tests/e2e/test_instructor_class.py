@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import RELEASE, REPO, SOLUTION, link_venv
+from support import RELEASE, REPO, SOLUTION, late_penalty, link_venv
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.frontends.instructors.nbgrader.stages import csv_column
@@ -31,11 +31,15 @@ pytestmark = pytest.mark.slow  # minutes: make check-slow (docs/maintainers.md)
 ASSIGNMENT = CHAPTER.id
 GRADED = [s for s in CHAPTER.stages if not s.bonus]
 BONUS_MAX = sum(CHAPTER.points(s) for s in CHAPTER.stages if s.bonus)
+# The course's total and nbgrader_config.py's late rule: the expected grades follow an instructor's edits.
+TOTAL = f"{CHAPTER.max_score:g}"
+PENALTY = late_penalty(CHAPTER.max_score, 2)  # 36 hours late: two days started
+AFTER_PENALTY = f"{CHAPTER.max_score - PENALTY:g}"
 DUE = "2026-11-20 07:00:00 -0500"  # 12:00 UTC: an offset in hours, not -500 seconds
 DUE_STORED = "2026-11-20 12:00:00 UTC"
 PASTED = "stage1_softmax_solution"
 ON_TIME = "2026-11-20 11:59:00 UTC"
-LATE = "2026-11-22 00:00:00 UTC"  # 36 hours late: two days started, 2 x 10% of the score
+LATE = "2026-11-22 00:00:00 UTC"  # 36 hours late: two days started, 2 x LatePenalty.per_day of the score
 ROSTER = "id,first_name,last_name,email\nontime,Ada,Lovelace,ada@example.org\nlate,Alan,Turing,alan@example.org\n"
 
 
@@ -131,20 +135,22 @@ def _total(row: dict) -> float:
 def test_late_work_is_penalised_by_the_configured_rule(instructor_class):
     _, _, grades, _ = instructor_class
     ontime, late = grades["ontime"], grades["late"]
-    assert (ontime["raw_score"], ontime["late_submission_penalty"], ontime["score"]) == ("100", "0", "100")
+    assert (ontime["raw_score"], ontime["late_submission_penalty"], ontime["score"]) == (TOTAL, "0", TOTAL)
     assert ontime["timestamp"].startswith("2026-11-20 11:59")
     assert "late" not in ontime["warnings"]
-    assert late["raw_score"] == "100" and late["late_submission_penalty"] == "20" and late["score"] == "80"
+    assert late["raw_score"] == TOTAL and late["late_submission_penalty"] == f"{PENALTY:g}" and late["score"] == AFTER_PENALTY
     assert "late by 36.0 h" in late["warnings"]
     assert (late["first_name"], late["last_name"]) == ("Alan", "Turing")  # make students
 
 
-def test_bonus_is_extra_credit_beside_the_100(instructor_class):
+def test_bonus_is_extra_credit_beside_the_total(instructor_class):
+    if not BONUS_MAX:
+        pytest.skip("the course has no bonus stage")
     _, _, grades, _ = instructor_class
     bonus = grades["bonus"]
-    assert _total(bonus) == 100 and bonus["max_score"] == "100"
+    assert _total(bonus) == CHAPTER.max_score and bonus["max_score"] == TOTAL
     assert float(bonus["extra_credit"]) == BONUS_MAX > 0
-    assert float(bonus["raw_score"]) == 100 + BONUS_MAX and bonus["score"] == "100"  # the bonus beside it, as make test says
+    assert float(bonus["raw_score"]) == CHAPTER.max_score + BONUS_MAX and bonus["score"] == TOTAL  # the bonus beside it, as make test says
     assert grades["ontime"]["extra_credit"] == "0"
 
 
@@ -155,7 +161,7 @@ def test_the_lms_files_have_a_row_for_every_roster_student(instructor_class):
     with open(course / "grading" / "moodle-grades.csv", newline="") as handle:
         moodle = list(csv.reader(handle))
     assert moodle == [["email", ASSIGNMENT, f"{ASSIGNMENT} bonus", f"{ASSIGNMENT} feedback"],
-                      ["ada@example.org", "100", "0", ""], ["alan@example.org", "80", "0", "late by 36.0 h"]]
+                      ["ada@example.org", TOTAL, "0", ""], ["alan@example.org", AFTER_PENALTY, "0", "late by 36.0 h"]]
     # Canvas's gradebook export (its Points Possible row too), one student who never handed anything in
     (course / "canvas.csv").write_text(f"Student,ID,SIS User ID,SIS Login ID,Section,{ASSIGNMENT} (77),Final Score\n"
                                        "    Points Possible,,,,,100,(read only)\n" + "".join(
@@ -166,7 +172,7 @@ def test_the_lms_files_have_a_row_for_every_roster_student(instructor_class):
     with open(course / "grading" / "canvas-grades.csv", newline="") as handle:
         canvas = list(csv.reader(handle))
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", f"{ASSIGNMENT} (77)", f"{ASSIGNMENT} bonus"]
-    assert [[row[0], *row[5:]] for row in canvas[1:]] == [["Lovelace, Ada", "100", "0"], ["Bonus, Bea", "100", f"{BONUS_MAX:g}"],
+    assert [[row[0], *row[5:]] for row in canvas[1:]] == [["Lovelace, Ada", TOTAL, "0"], ["Bonus, Bea", TOTAL, f"{BONUS_MAX:g}"],
                                                  ["Absent, Abe", "0", "0"], ["Two, Tia", "", ""]]
     with open(course / "grading" / "lms-missing.csv", newline="") as handle:
         missing = {row["roster_student"] or row["student_id"]: row["reason"] for row in csv.DictReader(handle)}
@@ -178,7 +184,7 @@ def test_renamed_notebooks_are_graded_with_a_warning(instructor_class):
     course, autograde, grades, handed_in = instructor_class
     one, two = grades["renamed1"], grades["renamed2"]
     assert 0 < float(one[csv_column(GRADED[2])]) < CHAPTER.points(GRADED[2])  # stage 3's mistake, graded
-    assert 80 < float(one["score"]) < 100
+    assert CHAPTER.max_score - CHAPTER.points(GRADED[2]) < float(one["score"]) < CHAPTER.max_score  # only stage 3 lost points
     assert one["warnings"] == f"renamed notebook: graded {ASSIGNMENT} (1).ipynb as {ASSIGNMENT}.ipynb"
     assert two["score"] == "0" and two["warnings"] == f"renamed notebook: graded Copy_of_{ASSIGNMENT}.ipynb as {ASSIGNMENT}.ipynb"
     assert (course / "grading" / "autograded" / "renamed2" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
@@ -242,24 +248,26 @@ def test_the_due_date_is_the_utc_instant_typed_and_a_zone_abbreviation_is_refuse
 
 
 def test_the_late_penalty_is_a_share_of_the_score_not_of_the_bonus(instructor_class):
+    if not BONUS_MAX:
+        pytest.skip("the course has no bonus stage")
     _, _, grades, _ = instructor_class
     row = grades["latebonus"]
     assert float(row["extra_credit"]) == BONUS_MAX > 0
-    # 36 hours late: 20% of the 100 points, the bonus kept whole (nbgrader's own rule took 22)
-    assert (float(row["raw_score"]), float(row["late_submission_penalty"])) == (100 + BONUS_MAX, 20)
-    assert row["score"] == "80"
+    # 36 hours late: the rule's share of the total, the bonus kept whole (nbgrader's own rule took a share of both)
+    assert (float(row["raw_score"]), float(row["late_submission_penalty"])) == (CHAPTER.max_score + BONUS_MAX, PENALTY)
+    assert row["score"] == AFTER_PENALTY
 
 
 def test_a_pasted_graded_cell_is_graded_with_a_note(instructor_class):
     _, _, grades, _ = instructor_class
     row = grades["pasted"]
-    assert _total(row) == 100 and row["score"] == "100" and float(row["extra_credit"]) == BONUS_MAX, row
+    assert _total(row) == CHAPTER.max_score and row["score"] == TOTAL and float(row["extra_credit"]) == BONUS_MAX, row
     assert "is a copy of cell" in row["warnings"] and PASTED in row["warnings"], row["warnings"]
 
 
 def test_a_failed_regrade_never_leaves_the_earlier_grade_standing(instructor_class):
     course, _, grades, _ = instructor_class
-    assert grades["regraded"]["score"] == "100" and float(grades["regraded"]["extra_credit"]) == BONUS_MAX
+    assert grades["regraded"]["score"] == TOTAL and float(grades["regraded"]["extra_credit"]) == BONUS_MAX
     handed_in = course / "grading" / "submitted" / "regraded" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     # a blank notebook with a pasted (stub) answer cell: graded, 0
     _write(handed_in, _pasted(json.loads(RELEASE.read_text())))

@@ -66,7 +66,7 @@ def test_make_export_with_a_roster_and_a_bonus_place(course):
     with open(course / "grading" / "canvas-grades.csv", newline="") as handle:
         rows = list(csv.reader(handle))
     assert rows == [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", A],
-                    ["Lovelace, Ada", "7", "", "ada", "", f"{100 + BONUS:g}"], ["Hopper, Grace", "8", "", "ghopper", "", "0"]]
+                    ["Lovelace, Ada", "7", "", "ada", "", f"{CHAPTER.max_score + BONUS:g}"], ["Hopper, Grace", "8", "", "ghopper", "", "0"]]
 
 
 def test_make_export_refuses_a_missing_roster_in_one_line(course):

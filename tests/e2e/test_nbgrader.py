@@ -31,9 +31,11 @@ from autograder.frontends.students import notebook
 STAGES = CHAPTER.stages
 
 ASSIGNMENT = "ch03_attention"
-# The stages nbgrader grades (the 100 points); the bonus stage's test cell is not a grade cell.
+# The stages nbgrader grades (the course's total); the bonus stage's test cell is not a grade cell.
 GRADED = [s for s in STAGES if not s.bonus]
 FULL = {s.grade_id: float(CHAPTER.points(s)) for s in GRADED}
+BONUS = sum(CHAPTER.points(s) for s in STAGES if s.bonus)  # 0 in a course without one
+STAGE1_POINTS = CHAPTER.points(CHAPTER.stage(1))
 
 
 def _source_seeds() -> dict[int, list[int]]:
@@ -99,7 +101,7 @@ def test_a_check_that_never_reads_the_seed_repeats_its_visible_run_request_for_r
 
 
 def test_hidden_tests_catch_a_submission_fitted_to_the_visible_examples(capsys):
-    """A softmax that is right only on the inputs the visible checks use scores 10/10 on
+    """A softmax that is right only on the inputs the visible checks use scores full marks on
     them, and loses points in the hidden block of the instructor's cell."""
     import torch
 
@@ -119,9 +121,9 @@ def test_hidden_tests_catch_a_submission_fitted_to_the_visible_examples(capsys):
 
     namespace = {"softmax_naive": fitted}
     capsys.readouterr()
-    assert notebook.grade_stage(CHAPTER.id, 1, namespace) == 10
+    assert notebook.grade_stage(CHAPTER.id, 1, namespace) == STAGE1_POINTS
     score = notebook.grade_stage(CHAPTER.id, 1, namespace, hidden_seed=_source_seeds()[1][0])
-    assert score < 10
+    assert score < STAGE1_POINTS
     printed = capsys.readouterr().out
     assert notebook.HIDDEN_FAILURE in printed and str(seen_shapes) not in printed
 
@@ -143,6 +145,9 @@ PLANTED = "zz_autograder_attack.pth"  # what the attacker tries to leave in the 
 CELL_LIMIT = 10  # seconds; the course's own limit is 60 (nbgrader_config.py)
 
 
+CLAIMED = f"{CHAPTER.points(CHAPTER.stage(7)):g}"  # stage 7's full marks, as the robust student's edited cell claims them
+
+
 def _robust(release: dict, solution: dict) -> dict:
     """Stages 1-6 done; a UserWarning from its softmax; stage 3's test cell deleted; stage 7
     not done but its test cell edited to claim full marks; a last cell that never ends. (It
@@ -157,7 +162,7 @@ def _robust(release: dict, solution: dict) -> dict:
                 "    exp_x = torch.exp(x)")
             assert "warnings.warn" in cell["source"]
         if grade_id == "test_stage7_gpt2":
-            cell["source"] = "print('Stage 7 (gpt2): 10/10 points')\n10"
+            cell["source"] = f"print('Stage 7 (gpt2): {CLAIMED}/{CLAIMED} points')\n{CLAIMED}"
     nb["cells"] = [c for c in cells if c["metadata"].get("nbgrader", {}).get("grade_id") != "test_stage3_self_attention"]
     nb["cells"].append(nbformat.v4.new_code_cell("while True:\n    pass"))
     return nb
@@ -329,12 +334,12 @@ def test_export_has_each_students_stage_scores_and_total(course):
         # stage 8's bonus is extra credit beside the stages' score (the solutions earn all of it)
         assert float(grades[student]["score"]) == sum(stages.values()), student
         assert float(grades[student]["raw_score"]) == sum(stages.values()) + float(grades[student]["extra_credit"]), student
-    assert float(grades["perfect"]["extra_credit"]) == CHAPTER.points(STAGES[-1]) and grades["blank"]["extra_credit"] == "0"
+    assert float(grades["perfect"]["extra_credit"]) == BONUS and grades["blank"]["extra_credit"] == "0"
     wrong = _stage_scores(grades["mistake3"])
-    assert 0 < wrong["test_stage3_self_attention"] < 15
+    assert 0 < wrong["test_stage3_self_attention"] < FULL["test_stage3_self_attention"]
     assert wrong == {**FULL, "test_stage3_self_attention": wrong["test_stage3_self_attention"]}
     assert float(grades["mistake3"]["score"]) == sum(wrong.values())
-    assert all(row["max_score"] == "100" for row in grades.values())
+    assert all(row["max_score"] == f"{CHAPTER.max_score:g}" for row in grades.values())
 
 
 @pytest.mark.slow
@@ -409,7 +414,7 @@ def test_deleted_and_edited_test_cells_are_restored_and_graded(course):
     sources = {s.number: autograded.cells[i].source for i, s in stage_cells(autograded, CHAPTER).items()}
     assert sorted(sources) == [s.number for s in STAGES]
     assert "was missing from the submission" in sources[3]
-    assert sources[7].rstrip().endswith("### END HIDDEN TESTS") and "10/10" not in sources[7]
+    assert sources[7].rstrip().endswith("### END HIDDEN TESTS") and f"{CLAIMED}/{CLAIMED}" not in sources[7]
 
 
 @pytest.mark.slow

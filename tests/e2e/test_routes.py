@@ -6,7 +6,7 @@ this test's venv linked as .venv). A command that needs GitHub, Gradescope or a 
 skipped, with its reason in :data:`SKIPPED`; what the outside service would have produced (a
 class list, an LMS download, the cloned repositories) is put in place by :data:`STAND_INS`.
 A command this table does not know fails the test: a new step must be walked or skipped
-deliberately. Each page ends with its check step: the solutions graded 100/100.
+deliberately. Each page ends with its check step: the solutions graded full marks.
 """
 
 from __future__ import annotations
@@ -28,7 +28,11 @@ from support import REPO, SOLUTION, link_venv, total_words
 from autograder.chapters import load
 
 PAGES = REPO / "docs" / "instructors"
-CHECK = total_words(load("ch03_attention"))
+CHAPTER = load("ch03_attention")
+CHECK = total_words(CHAPTER)
+# The solutions' grade in the course as released: its total, and its bonus beside it.
+TOTAL = CHAPTER.max_score
+BONUS = sum(CHAPTER.points(s) for s in CHAPTER.stages if s.bonus)
 
 # command (its start) -> why it is not run here
 SKIPPED = {
@@ -181,9 +185,9 @@ def test_the_nbgrader_checklist_runs_as_written(tmp_path):
     course, ran, skipped, _ = walk("nbgrader.md", tmp_path)
     with open(course / "grading" / "grades.csv", newline="") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
-    assert float(rows["doejane"]["raw_score"]) == 110 and rows["doejane"]["first_name"] == "Jane"  # roster, LMS, grades
+    assert float(rows["doejane"]["raw_score"]) == TOTAL + BONUS and rows["doejane"]["first_name"] == "Jane"  # roster, LMS, grades
     with open(course / "grading" / "moodle-grades.csv", newline="") as handle:  # make export LMS_ROSTER=class.csv
-        assert list(csv.reader(handle))[1:] == [["jane@example.org", "100", "10", rows["doejane"]["warnings"]]]
+        assert list(csv.reader(handle))[1:] == [["jane@example.org", f"{TOTAL:g}", f"{BONUS:g}", rows["doejane"]["warnings"]]]
     assert (course / "grading" / "feedback" / "doejane" / "ch03_attention" / "ch03_attention.html").is_file()
     assert len(skipped) == 3  # clone, make demo, make formgrader
     _check_step(ran)
@@ -203,7 +207,7 @@ def test_the_github_organizations_checklist_runs_as_written(tmp_path):
     assert (template / ".git").is_dir() and not (template / "solutions").exists()
     with open(course / "build" / "grade-repos" / "grades.csv", newline="") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
-    assert {s: r["total"] for s, r in rows.items()} == {"ch03-attention-ada": "100", "ch03-attention-bob": "0"}
+    assert {s: r["total"] for s, r in rows.items()} == {"ch03-attention-ada": f"{TOTAL:g}", "ch03-attention-bob": "0"}
     assert rows["ch03-attention-ada"]["commit_date"] == "2026-11-21 01:00:00 UTC"
     assert rows["ch03-attention-ada"]["reason"] == "pushed 2026-11-21 01:00:30 UTC (GitHub's record)"
     assert rows["ch03-attention-bob"]["reason"] == "no push at or before the deadline (2026-11-21 04:59:00 UTC)"

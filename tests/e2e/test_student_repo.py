@@ -29,6 +29,10 @@ from autograder.frontends import fingerprint
 from autograder.frontends.instructors import deadline, student_repo
 
 NOTEBOOK = CHAPTER.release_notebook(Path()).as_posix()
+# The course's numbers, as make release wrote them: the expected grades follow an instructor's points.
+TOTAL = f"{CHAPTER.max_score:g}"
+STAGE1 = f"{CHAPTER.points(CHAPTER.stage(1)):g}"  # what a notebook with only stage 1 answered earns
+BONUS_STAGES = [s for s in CHAPTER.stages if s.bonus]
 VENV_BIN = Path(sys.executable).parent
 
 
@@ -305,16 +309,16 @@ def test_grade_repos_csv(class_regrade):
     stage_columns = [f"stage{s.number}_{s.id}" for s in CHAPTER.graded_stages]
     with (class_regrade["out"] / "grades.csv").open() as handle:
         header = next(csv.reader(handle))
-    assert header == ["student", *stage_columns, "total", "bonus_stage8_efficiency", "commit", "commit_date",
-                      "fingerprint", "reason"]
+    bonus_columns = [f"bonus_stage{s.number}_{s.id}" for s in BONUS_STAGES]
+    assert header == ["student", *stage_columns, "total", *bonus_columns, "commit", "commit_date", "fingerprint", "reason"]
     assert sorted(rows) == sorted(CLASS_LAYOUT), "one row per repository, whichever folder holds it"
     assert f"{len(CLASS_LAYOUT)} repositories" in class_regrade["said"]
-    expected_totals = {"blank": "0", "perfect": "100", "partial": "10", "tampered": "0", "no-notebook": "0",
-                       "renamed": "10"}
+    expected_totals = {"blank": "0", "perfect": TOTAL, "partial": STAGE1, "tampered": "0", "no-notebook": "0",
+                       "renamed": STAGE1}
     assert {s: rows[s]["total"] for s in rows} == expected_totals
     assert [rows["perfect"][c] for c in stage_columns] == [f"{CHAPTER.points(s):g}" for s in CHAPTER.graded_stages]
-    assert rows["perfect"]["bonus_stage8_efficiency"] == "10"
-    assert rows["partial"]["stage1_softmax"] == "10" and rows["partial"]["stage2_scores"] == "0"
+    assert [rows["perfect"][c] for c in bonus_columns] == [f"{CHAPTER.points(s):g}" for s in BONUS_STAGES]
+    assert rows["partial"]["stage1_softmax"] == STAGE1 and rows["partial"]["stage2_scores"] == "0"
     assert {s: rows[s]["commit"] for s in rows} == commits
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", rows[s]["commit_date"]) for s in rows)
     for student in ("blank", "perfect", "partial", "renamed", "no-notebook"):
@@ -363,12 +367,12 @@ def test_grade_repos_deadline_grades_the_last_push_before_it_by_githubs_record(t
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "deadline 2026-11-21 04:59:00 UTC: each repository's last push at or before it, by GitHub's record" in proc.stdout
     rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").open())}
-    assert (rows["late"]["total"], rows["late"]["commit"]) == ("10", stage1)
+    assert (rows["late"]["total"], rows["late"]["commit"]) == (STAGE1, stage1)
     assert rows["late"]["reason"] == (f"pushed 2026-11-21 01:00:05 UTC (GitHub's record); pushed 2026-11-21 08:10:00 UTC, "
                                       f"after the deadline: {back_dated[:10]}, whose committer date says 2026-11-21 "
                                       f"04:00:00 UTC, not graded")
     assert (rows["skewed"]["total"], rows["skewed"]["commit"], rows["skewed"]["commit_date"]) == \
-        ("100", skewed, "2026-11-23 14:00:00 UTC")  # the date is shown, never trusted
+        (TOTAL, skewed, "2026-11-23 14:00:00 UTC")  # the date is shown, never trusted
     assert (rows["late-only"]["total"], rows["late-only"]["commit"]) == ("0", "")
     assert rows["late-only"]["reason"].startswith("no push at or before the deadline (2026-11-21 04:59:00 UTC); pushed "
                                                   "2026-11-22 12:00:00 UTC, after the deadline")
@@ -398,7 +402,7 @@ def test_grade_repos_deadline_without_a_record_refuses_unless_the_dates_are_trus
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "deadline 2099-11-21 04:59:00 UTC" in proc.stdout
     (row,) = csv.DictReader((out / "grades.csv").open())
-    assert (row["total"], row["commit"], row["commit_date"]) == ("10", on_time, "2099-11-20 17:00:00 UTC")
+    assert (row["total"], row["commit"], row["commit_date"]) == (STAGE1, on_time, "2099-11-20 17:00:00 UTC")
     assert row["reason"] == deadline.TRUSTED_DATES and "TRUST_COMMIT_DATES=1" in row["reason"]
     assert snapshot(repo) == before and late != on_time
     proc = make("grade-repos", f"REPOS={repo.parent}", f"OUT={tmp_path / 'early'}", "DEADLINE=2020-01-01 00:00 UTC",
@@ -431,7 +435,7 @@ def test_collect_repos_at_the_deadline_then_grade_repos_grades_what_it_recorded(
     proc = make("grade-repos", f"REPOS={repo.parent}", f"OUT={out}", f"COLLECTED={collected}", DEADLINE)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (row,) = csv.DictReader((out / "grades.csv").open())
-    assert (row["total"], row["commit"]) == ("10", on_time) and late != on_time
+    assert (row["total"], row["commit"]) == (STAGE1, on_time) and late != on_time
     assert re.fullmatch(r"the tip collected \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC by the instructor's clock, \+\d+ s "
                         r"from the deadline", row["reason"]), row["reason"]
 
@@ -440,8 +444,8 @@ def test_grade_repos_reports_and_leaves_the_repositories_alone(class_regrade):
     out = class_regrade["out"]
     assert class_regrade["unchanged"], "grade-repos wrote into the student repositories"
     report = (out / "partial" / "report.txt").read_text()
-    assert "Total: 10/100" in report
-    assert json.loads((out / "perfect" / "results.json").read_text())["score"] == 100
+    assert f"Total: {STAGE1}/{TOTAL}" in report
+    assert json.loads((out / "perfect" / "results.json").read_text())["score"] == CHAPTER.max_score
     assert "no notebook" in (out / "no-notebook" / "report.txt").read_text()
 
 
@@ -482,7 +486,7 @@ def test_grade_repos_refuses_to_write_inside_repos_or_over_other_files(tree, tmp
 
 @pytest.mark.slow
 def test_fresh_clone_make_test_grades_the_blank_notebook_zero(tree, tmp_path):
-    """`git clone` + `make test`: bootstraps .venv (the pinned CPU torch) and grades 0/100."""
+    """`git clone` + `make test`: bootstraps .venv (the pinned CPU torch) and grades 0 points."""
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(tree), str(clone)], check=True)
     started = time.monotonic()
@@ -490,7 +494,7 @@ def test_fresh_clone_make_test_grades_the_blank_notebook_zero(tree, tmp_path):
     print(f"fresh clone, make test: {time.monotonic() - started:.0f} s")
     output = proc.stdout + proc.stderr
     assert "Traceback" not in output
-    assert "Total: 0/100" in proc.stdout, output[-3000:]
+    assert f"Total: 0/{TOTAL}" in proc.stdout, output[-3000:]
     torch_version = subprocess.run([str(clone / ".venv" / "bin" / "python"), "-c", "import torch; print(torch.__version__)"],
                                    capture_output=True, text=True).stdout.strip()
     assert torch_version.startswith("2.13.0") and "cu" not in torch_version, torch_version

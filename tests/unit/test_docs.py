@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support import nbgrader_setting
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "autograder" / "frontends" / "instructors" / "templates" / "student_README.md"
@@ -304,11 +305,6 @@ def facts() -> tuple[Fact, ...]:
     chapter = load()
     points = {s.id: chapter.points(s) for s in chapter.stages}
     limits = importlib.import_module(_module_defining_class("Limits")).Limits()
-    nbgrader = (REPO / "nbgrader_config.py").read_text(encoding="utf-8")
-
-    def setting(name: str) -> float:
-        return float(re.search(rf"^c\.{re.escape(name)}\s*=\s*([\d.]+)", nbgrader, re.M).group(1))
-
     catalog = REPO / "tests" / "catalog"
     examples = importlib.import_module(_module_defining_variable("EXAMPLES")).EXAMPLES
     gib = 2**30
@@ -339,8 +335,8 @@ def facts() -> tuple[Fact, ...]:
         Fact("memory GiB", limits.memory_bytes / gib, r"(?P<value>\d+) GiB (?:of memory|per process)"
              r"|memory \(CPU\) \| (?P<value2>\d+) GiB"),
         Fact("scratch GiB", limits.scratch_bytes / gib, r"(?P<value>\d+) GiB (?:for all|in all)"),
-        Fact("late penalty per day", setting("LatePenalty.per_day"), r"`per_day` \((?P<value>[\d.]+)\)"),
-        Fact("late penalty cap", setting("LatePenalty.cap"), r"`cap` \((?P<value>[\d.]+)\)"),
+        Fact("late penalty per day", nbgrader_setting("LatePenalty.per_day"), r"`per_day` \((?P<value>[\d.]+)\)"),
+        Fact("late penalty cap", nbgrader_setting("LatePenalty.cap"), r"`cap` \((?P<value>[\d.]+)\)"),
         Fact("pinned torch", _pinned_torch(),
              r"torch==(?P<value>\d+\.\d+\.\d+)|PyTorch (?P<value2>\d+\.\d+\.\d+) \(pinned|the pinned (?P<value3>\d+\.\d+\.\d+)"),
         Fact("hypothesis examples per property", examples["function"],

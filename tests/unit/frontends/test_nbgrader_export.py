@@ -27,8 +27,10 @@ CHAPTER = load("ch03_attention")
 A = CHAPTER.id
 GRADED = [s for s in CHAPTER.stages if not s.bonus]
 BONUS = sum(CHAPTER.points(s) for s in CHAPTER.stages if s.bonus)
+# The course's total (an instructor's points change it) and a late penalty planted in points.
+TOTAL, LATE = CHAPTER.max_score, 20.0
 # nbgrader id -> (stage 1's score, extra credit, late penalty); every other stage full marks
-SUBMISSIONS = {"ada": (CHAPTER.points(GRADED[0]), BONUS, 0.0), "turingalan": (CHAPTER.points(GRADED[0]), BONUS, 20.0),
+SUBMISSIONS = {"ada": (CHAPTER.points(GRADED[0]), BONUS, 0.0), "turingalan": (CHAPTER.points(GRADED[0]), BONUS, LATE),
                "dan": (0.0, 0.0, 0.0)}
 # ghopper: in the gradebook (make students), nothing handed in; two: two notebooks, not graded;
 # emmy: in the LMS's roster only; dan: graded, in no roster
@@ -103,16 +105,17 @@ def test_score_is_out_of_max_score_with_the_bonus_beside_it(course, gradebook_ur
     assert list(files) == ["grades.csv"]  # no roster, no LMS file
     grades = by(files["grades.csv"], "student_id")
     assert {s: (r["raw_score"], r["extra_credit"], r["late_submission_penalty"], r["score"]) for s, r in grades.items()} == {
-        "ada": (f"{100 + BONUS:g}", f"{BONUS:g}", "0", "100"),
-        "turingalan": (f"{100 + BONUS:g}", f"{BONUS:g}", "20", "80"),  # 20% of the 100: the bonus is never reduced
-        "dan": (f"{100 - CHAPTER.points(GRADED[0]):g}", "0", "0", f"{100 - CHAPTER.points(GRADED[0]):g}"),
+        "ada": (f"{TOTAL + BONUS:g}", f"{BONUS:g}", "0", f"{TOTAL:g}"),
+        "turingalan": (f"{TOTAL + BONUS:g}", f"{BONUS:g}", f"{LATE:g}", f"{TOTAL - LATE:g}"),  # from the total: the bonus is never reduced
+        "dan": (f"{TOTAL - CHAPTER.points(GRADED[0]):g}", "0", "0", f"{TOTAL - CHAPTER.points(GRADED[0]):g}"),
         "ghopper": ("0", "0", "0", "0"), "two": ("0", "0", "0", "0")}
     assert grades["ghopper"]["warnings"] == "no submission"  # a zero always has its reason
     assert grades["two"]["warnings"].startswith("NOT GRADED: 2 notebooks")
-    assert all(r["max_score"] == "100" for r in grades.values())
+    assert all(r["max_score"] == f"{TOTAL:g}" for r in grades.values())
 
 
-@pytest.mark.parametrize("bonus, ada, late", [("inside", 100 + BONUS, 80 + BONUS), ("capped", 100, min(100, 80 + BONUS))])
+@pytest.mark.parametrize("bonus, ada, late", [("inside", TOTAL + BONUS, TOTAL - LATE + BONUS),
+                                               ("capped", TOTAL, min(TOTAL, TOTAL - LATE + BONUS))])
 def test_the_bonus_inside_or_capped(course, gradebook_url, bonus, ada, late):
     files = export(course, gradebook_url, bonus=bonus, roster=str(write(course, "canvas.csv", CANVAS_ROSTER)))
     grades = by(files["grades.csv"], "student_id")
@@ -136,15 +139,15 @@ def test_canvas_import_file_from_a_canvas_gradebook_export(course, gradebook_url
     rows = by(canvas, "Student")
     assert list(rows) == ["Lovelace, Ada", "Turing, Alan", "Hopper, Grace", "Noether, Emmy", "Two, Notebooks"]  # no Points Possible
     assert {s: (r["ID"], r["SIS Login ID"], r["Section"], r[f"{A} (4411)"], r[f"{A} bonus"]) for s, r in rows.items()} == {
-        "Lovelace, Ada": ("101", "ada", "Sec 1", "100", f"{BONUS:g}"),  # SIS Login ID == nbgrader id
-        "Turing, Alan": ("102", "aturing", "Sec 1", "80", f"{BONUS:g}"),  # the name Canvas's downloads carry
+        "Lovelace, Ada": ("101", "ada", "Sec 1", f"{TOTAL:g}", f"{BONUS:g}"),  # SIS Login ID == nbgrader id
+        "Turing, Alan": ("102", "aturing", "Sec 1", f"{TOTAL - LATE:g}", f"{BONUS:g}"),  # the name Canvas's downloads carry
         "Hopper, Grace": ("103", "ghopper", "Sec 2", "0", "0"),
         "Noether, Emmy": ("104", "emmy", "Sec 2", "0", "0"),
         "Two, Notebooks": ("105", "two", "Sec 2", "", "")}  # not graded: Canvas keeps what it has
     missing = {(r["student_id"], r["roster_student"]): (r["grade"], r["reason"]) for r in files["lms-missing.csv"][1:]}
     assert missing == {("ghopper", "Hopper, Grace"): ("0", "no submission"), ("", "Noether, Emmy"): ("0", "no submission"),
                        ("two", "Two, Notebooks"): ("", by(files["grades.csv"], "student_id")["two"]["warnings"]),
-                       ("dan", ""): (f"{100 - CHAPTER.points(GRADED[0]):g}", "not in the roster: grade not exported")}
+                       ("dan", ""): (f"{TOTAL - CHAPTER.points(GRADED[0]):g}", "not in the roster: grade not exported")}
 
 
 def test_moodle_import_file_from_the_class_list(course, gradebook_url):
@@ -152,7 +155,7 @@ def test_moodle_import_file_from_the_class_list(course, gradebook_url):
     moodle = files["moodle-grades.csv"]
     assert moodle[0][""] == f"email,{A},{A} bonus,{A} feedback"  # Moodle maps email to the user, each column to an item
     assert {r["email"]: (r[A], r[f"{A} bonus"], r[f"{A} feedback"]) for r in moodle[1:]} == {
-        "ada@example.org": ("100", f"{BONUS:g}", ""), "alan@example.org": ("80", f"{BONUS:g}", "late by 36.0 h"),
+        "ada@example.org": (f"{TOTAL:g}", f"{BONUS:g}", ""), "alan@example.org": (f"{TOTAL - LATE:g}", f"{BONUS:g}", "late by 36.0 h"),
         "grace@example.org": ("0", "0", "no submission"), "emmy@example.org": ("0", "0", "no submission"),
         "two@example.org": ("", "", by(files["grades.csv"], "student_id")["two"]["warnings"])}
     assert "canvas-grades.csv" not in files
@@ -197,5 +200,5 @@ def test_a_canvas_export_without_the_sis_columns_matches_by_name(course, gradebo
     canvas = files["canvas-grades.csv"]
     assert canvas[0][""] == ",".join(CANVAS_COLUMNS + [A, f"{A} bonus"])
     assert {r["Student"]: (r["ID"], r["SIS Login ID"], r[A]) for r in canvas[1:]} == {
-        "Turing, Alan": ("102", "", "80"), "Lovelace, Ada": ("101", "", "0")}  # ada is not Lovelace, Ada's name
+        "Turing, Alan": ("102", "", f"{TOTAL - LATE:g}"), "Lovelace, Ada": ("101", "", "0")}  # ada is not Lovelace, Ada's name
     assert {r["student_id"]: r["reason"] for r in files["lms-missing.csv"][1:]}["ada"] == "not in the roster: grade not exported"

@@ -4,18 +4,24 @@ and a test cell under nbgrader autograde."""
 from __future__ import annotations
 
 import pytest
+from support import every_declared_stage
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.checks import CheckStatus
 from autograder.core.results import CheckResult, StageResult
 from autograder.frontends.students import notebook
 
-STAGES = CHAPTER.stages
+# Each stage out of its checks' whole weights: the score below is one check's, whatever points
+# the instructor's course gives the stage (a share of 5 points would be rounded down).
+DECLARED = every_declared_stage(CHAPTER)
+STAGES = DECLARED.stages
+# A test cell grades with the course in force: full marks are stage 1's points there.
+STAGE1_POINTS = CHAPTER.points(CHAPTER.stage(1))
 
 
 def test_with_hidden_keeps_a_check_only_if_both_runs_pass():
 
-    checks = CHAPTER.checks_for(STAGES[0])
+    checks = DECLARED.checks_for(STAGES[0])
     visible = StageResult(STAGES[0], [CheckResult(checks[0], CheckStatus.PASSED), CheckResult(checks[1], CheckStatus.PASSED),
                                       CheckResult(checks[2], CheckStatus.FAILED, "wrong", "hint")])
     hidden = StageResult(STAGES[0], [CheckResult(checks[0], CheckStatus.PASSED), CheckResult(checks[1], CheckStatus.FAILED, "x=[1]", "h"),
@@ -50,7 +56,7 @@ def test_a_test_cell_grades_on_one_thread_and_gives_the_kernel_its_threads_back(
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        assert notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": softmax_naive}) == 10
+        assert notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": softmax_naive}) == STAGE1_POINTS
         assert seen and set(seen) == {1}
         assert torch.get_num_threads() == 2
     finally:
@@ -110,7 +116,7 @@ def test_a_test_cell_makes_no_full_garbage_collection_and_gives_the_kernel_its_t
     gc.set_threshold(700, 1, 1)  # a full pass at almost every young one, outside the test cell
     gc.callbacks.append(note)
     try:
-        assert notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": softmax_naive}) == 10
+        assert notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": softmax_naive}) == STAGE1_POINTS
         assert seen and all(t[:2] == (700, 1) and t[2] >= 2**20 for t in seen)
         assert full_passes == []
         assert gc.get_threshold() == (700, 1, 1)
@@ -148,8 +154,7 @@ def test_a_test_cell_grades_in_ieee_precision_and_leaves_the_notebooks_tf32_lega
 
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.set_float32_matmul_precision("high")
-    full = CHAPTER.points(CHAPTER.stage(1))
-    assert notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": _tf32_canary}) == full
+    assert notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": _tf32_canary}) == STAGE1_POINTS
     assert torch.backends.cuda.matmul.allow_tf32 is True
     assert torch.backends.cudnn.allow_tf32 is True
     assert torch.get_float32_matmul_precision() == "high"
@@ -163,7 +168,7 @@ def test_a_test_cell_grades_in_ieee_precision_and_leaves_the_notebooks_fp32_prec
         pytest.skip(f"PyTorch {torch.__version__} has no fp32_precision API (2.9 and later)")
     torch.backends.fp32_precision = "tf32"
     torch.backends.cuda.matmul.fp32_precision = "tf32"
-    assert notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": _tf32_canary}) == CHAPTER.points(CHAPTER.stage(1))
+    assert notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": _tf32_canary}) == STAGE1_POINTS
     assert torch.backends.cuda.matmul.fp32_precision == "tf32"
     assert torch.backends.fp32_precision == "tf32"
     assert torch.backends.mkldnn.matmul.fp32_precision == "tf32"
