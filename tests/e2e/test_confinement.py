@@ -641,8 +641,8 @@ ROOT = os.geteuid() == 0
     (str(HIDDEN_SEED), False, False),  # the hidden examples' seed is on no command line (issue 35)
     (str(HIDDEN_SEED), True, False),  # nor is it without the fences
     # The grading process's command line: hidden where the worker has a private /proc (root)
-    ("autograder.frontends.instructors.stagegrades", False, not ROOT),
-    ("autograder.frontends.instructors.stagegrades", True, True),  # the probe can read command lines: its 0s mean something
+    ("stage-grades", False, not ROOT),
+    ("stage-grades", True, True),  # the probe can read command lines: its 0s mean something
 ])
 def test_a_submission_cannot_read_the_hidden_seed_from_any_command_line(look_for, fences_off, found, tmp_path):
     """nbgrader's SandboxExecute grades through a subprocess; the seed it passes must not be
