@@ -103,6 +103,7 @@ def test_cpu_build_is_recognised_without_importing_torch():
     assert out.stdout.split() == ["cpu", "False"]
 
 
+@needs_the_bonus  # the fused QKV and SDPA classes it times are the efficiency lab's solutions
 def test_bench_times_every_implementation_of_the_solutions(tmp_path, capsys):
     tiny = {"cpu": bench_attention.Plan(repeats=1, head_counts=(1, 2), contexts=(8, 16), sweep_batch=1, sweep_tokens=8,
                               min_seconds=0)}
