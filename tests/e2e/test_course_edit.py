@@ -65,7 +65,7 @@ def test_the_points_dependent_tests_follow_an_instructors_edit(tmp_path):
     plant_the_edit(CHAPTER.source_notebook(course))
     # the copy's own grader and tests, whichever checkout the venv was installed from
     env = {**os.environ, "PYTHONPATH": str(course), "COLUMNS": "200"}
-    released = subprocess.run([sys.executable, "-m", "autograder.frontends.course", "--chapter", CHAPTER.id], cwd=course,
+    released = subprocess.run([sys.executable, "-m", "autograder", "release", "--course-only", "--chapter", CHAPTER.id], cwd=course,
                               capture_output=True, text=True, timeout=120, env=env)
     assert released.returncode == 0, released.stdout + released.stderr
     written = json.loads((course / CHAPTER.course_path.relative_to(REPO)).read_text())["stages"]

@@ -11,8 +11,9 @@ import pytest
 import torch
 from support import RELEASE, REPO, SOLUTION, grade_in_process
 
-from autograder.chapters.ch03_attention import CHAPTER, bench_attention
+from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.results import StageResult
+from autograder.frontends.maintainers import bench_attention
 from autograder.frontends.students import cli
 
 STAGES, stage, checks_for = CHAPTER.stages, CHAPTER.stage, CHAPTER.checks_for

@@ -123,7 +123,7 @@ def test_solution_notebook_runs_top_to_bottom_in_a_real_kernel():
 def test_layout_matches_the_design_card():
     tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True).stdout.split()
     top = {path.split("/")[0] for path in tracked}
-    allowed = {"assignments", "solutions", "autograder", "tests", "Makefile", "README.md", "pyproject.toml",
+    allowed = {"assignments", "solutions", "autograder", "tests", "Makefile", "students.mk", "README.md", "pyproject.toml",
                "nbgrader_config.py", "constraints.txt", "docs", ".github", ".ci", ".gitignore"}  # config beside them
     assert top <= allowed, top - allowed
 

@@ -1,5 +1,5 @@
 """autograder.sandbox.timings (make bench-grader's notes) and the breakdown the benchmark prints
-from them (chapters.ch03_attention.bench_grader.breakdown_lines)."""
+from them (frontends.maintainers.bench_grader.breakdown_lines)."""
 
 from __future__ import annotations
 
