@@ -181,8 +181,6 @@ def replaced(tree: ast.AST, parents: dict, node: ast.AST, replacement: ast.AST) 
     return None
 
 
-# -- the variants of a reference program ---------------------------------------------------------
-
 @dataclass(frozen=True)
 class StepVariant:
     """A reference program with one operation of one step changed."""

@@ -1,12 +1,8 @@
-"""``python -m autograder COMMAND [options]`` (or the ``autograder`` console script): every job of
-the grader behind one entry point; ``python -m autograder --help`` lists them, and
-``python -m autograder COMMAND --help`` gives a command's options. The Makefile's targets are
-one-line aliases of these commands.
+"""``python -m autograder COMMAND [options]``: every job of the grader behind one entry point.
 
-Each command is a module with ``add_arguments(parser)`` and ``run(args) -> int``; it is imported
-only when it runs (grading a notebook imports nothing of nbgrader). ``python -m autograder
-NOTEBOOK`` without a command grades the notebook, as ``grade`` does. The maintainers' commands
-are listed where their folder is present: it never ships to students.
+Each command is a module with ``add_arguments(parser)`` and ``run(args) -> int``, imported only
+when it runs (grading a notebook imports nothing of nbgrader). ``python -m autograder NOTEBOOK``
+grades the notebook.
 """
 
 from __future__ import annotations
@@ -14,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 
 _F = "autograder.frontends"
@@ -37,11 +34,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def available() -> dict[str, tuple[str, str]]:
-    """The commands whose module is here (the maintainers' folder does not ship to students)."""
+    """The commands whose module is here: the maintainers' folder does not ship to students."""
     def present(module: str) -> bool:
         try:
             return importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:  # its package is not here either
+        except ModuleNotFoundError:
             return False
 
     return {name: entry for name, entry in COMMANDS.items() if present(entry[0])}
@@ -68,8 +65,20 @@ def main(argv=None) -> int:
     return importlib.import_module(COMMANDS[name][0]).run(parse(name, rest))
 
 
+def script(name: str):
+    """A command module's ``main(argv=None)``, for ``python -m`` and the console scripts."""
+    return lambda argv=None: main([name, *(sys.argv[1:] if argv is None else argv)])
+
+
 def parse(name: str, argv: list[str]) -> argparse.Namespace:
-    """The command's options from ``argv`` (its module's ``add_arguments``)."""
     parser = argparse.ArgumentParser(prog=f"python -m autograder {name}", description=COMMANDS[name][1])
     importlib.import_module(COMMANDS[name][0]).add_arguments(parser)
     return parser.parse_args(argv)
+
+
+def default_jobs() -> int:
+    """Gradings at a time by default: the CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1

@@ -1,26 +1,13 @@
-"""Which notebook of a folder is a student's submission: one finder, used by ``make
-autograde``/``make export`` (nbgrader's submission folders), Gradescope (an upload) and ``make
-grade-repos`` (a cloned repository).
+"""Which notebook of a folder is a student's submission, by one set of rules for every route
+(nbgrader's submission folders, a Gradescope upload, a student's repository):
 
-The rules of :func:`find_notebook`, in order:
-
-1. What counts: files named ``*.ipynb`` in ``folder`` (``below=False``) or anywhere under it
-   (``below=True``). Never counted: macOS debris (names starting ``._``, anything under
-   ``__MACOSX``), Jupyter checkpoints (``.ipynb_checkpoints``) and, below the folder, the
-   folders of :data:`SKIPPED_FOLDERS` (``.git``, ``.venv``, ``build``, ``node_modules``).
-   A link to a file counts as that file, unless links are refused (rule 5).
-2. ``expected`` (a path relative to ``folder``, by default ``<assignment>.ipynb``) wins when
-   it is a file (with ``links="refuse"``: when anything is there, to be refused by rule 5).
-3. Else a notebook named ``<assignment>.ipynb``: the shallowest (ties: by path).
-4. Else a notebook under another name (``ch03_attention (1).ipynb``, ``Copy_of_...``), graded
-   as the assignment's: the only one, or with ``several="shallowest"`` the shallowest of them;
-   with ``several="refuse"`` two or more are an error naming them (nobody guesses which one a
-   student meant).
-5. With ``links="refuse"``, the chosen path must not pass through a symbolic link (it could
-   point anywhere on the grader's machine) and must be a regular file.
-
-The answer (:class:`Found`) is the notebook, or None with the reason, and every notebook that
-counted, so that each front end says in its own words what else it saw.
+1. ``*.ipynb`` in the folder (or below it), never macOS debris, checkpoints or, below, the
+   :data:`SKIPPED_FOLDERS`;
+2. ``expected`` (default ``<assignment>.ipynb``) when it is a file;
+3. else the shallowest ``<assignment>.ipynb``;
+4. else a renamed notebook: the only one, or the shallowest (``several="shallowest"``); two
+   are refused with their names (nobody guesses which one a student meant);
+5. with ``links="refuse"``, no symbolic link on the way (it could point anywhere).
 """
 
 from __future__ import annotations
@@ -29,16 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-# Never a submission, wherever they are.
 IGNORED_PARTS = frozenset({".ipynb_checkpoints", "__MACOSX"})
-# Below the folder, also skipped: a repository's own machinery, never the student's notebook.
 SKIPPED_FOLDERS = frozenset({".git", ".venv", "build", "node_modules"})
 
 
 @dataclass(frozen=True)
 class Found:
-    """What :func:`find_notebook` found: ``notebook`` (None: nothing to grade, ``problem`` and
-    ``reason`` say why) and ``candidates``, every notebook that counted (sorted by path)."""
+    """``notebook`` (None: ``problem`` and ``reason`` say why) and every notebook that counted."""
 
     notebook: Path | None
     candidates: list[Path] = field(default_factory=list)
@@ -46,8 +30,7 @@ class Found:
     reason: str = ""
 
     def others(self) -> list[Path]:
-        """The notebooks that counted but are not graded."""
-        return [p for p in self.candidates if p != self.notebook]
+            return [p for p in self.candidates if p != self.notebook]
 
 
 def _counts(path: Path, folder: Path, below: bool, links: str) -> bool:
@@ -66,7 +49,6 @@ def _depth_order(folder: Path):
 def find_notebook(folder: str | Path, assignment: str, *, below: bool = False, expected: str | Path | None = None,
                   several: Literal["refuse", "shallowest"] = "refuse",
                   links: Literal["follow", "refuse"] = "follow") -> Found:
-    """The submission in ``folder`` for ``assignment`` by the rules of this module's docstring."""
     folder = Path(folder)
     name = f"{assignment}.ipynb"
     walk = folder.rglob("*.ipynb") if below else folder.glob("*.ipynb")
@@ -100,11 +82,7 @@ def find_notebook(folder: str | Path, assignment: str, *, below: bool = False, e
 
 
 def find_in_repository(repo: str | Path, chapter) -> tuple[Path | None, str]:
-    """The notebook to grade in a student's repository (``make grade-repos``, Classroom 50, a
-    workflow's ``make ci-grade``) and a note for the report: the release's path, else the
-    shallowest notebook of the assignment's name, else the shallowest notebook (a renamed copy
-    such as ``Copy of ch03_attention (1).ipynb``). A link is never followed: it could point at
-    anything on the grading machine (the solutions, say)."""
+    """The notebook to grade in a student's repository, and a note; links never followed."""
     repo = Path(repo)
     expected = chapter.release_notebook(repo).relative_to(repo)
     found = find_notebook(repo, chapter.id, below=True, expected=expected, several="shallowest", links="refuse")

@@ -1,21 +1,9 @@
-"""The grader's fingerprint: tamper evidence for CI runs in a student's own repository.
-
-In a student's repository the grade workflow runs the student's copy of the grader, which the
-student can edit. The fingerprint makes such an edit visible. It is one SHA-256 over the
-parts that decide a grade, each hashed on its own:
-
-- every file of the grader package (``autograder/``, caches aside) and ``pyproject.toml``;
-- the grade workflow (``.github/workflows/grade.yml``) and the ``Makefile``;
-- each locked cell of the notebook (nbgrader's ``locked`` cells: the test cells, by
-  ``grade_id``; the student's answer cells are not part of it).
-
-The recipe: for each part, ``sha256(content)``; then ``sha256`` of the sorted lines
-``"<part>\\0<hex digest>\\n"``. ``make student-repo`` writes the release's parts and digest to
-:data:`RELEASE_FILE` in the student repository; CI compares the running grader with it and
-says "grader modified" (naming the parts) when they differ. A student who edits the grader
-can also edit that file, so CI prints the digest beside it for the instructor to compare, and
-the grade that counts comes from ``make grade-repos``, which trusts nothing in the student's
-repository but the notebook.
+"""The grader's fingerprint: tamper evidence for CI in a student's own repository, where the
+student can edit the grader. One SHA-256 over sorted ``"<part>\\0<sha256>\\n"`` lines, a part
+per grader file, ``pyproject.toml``, ``constraints.txt``, the Makefile, the grade workflow and
+each locked cell of the notebook. ``make student-repo`` records the release's parts in
+:data:`RELEASE_FILE`; CI names the parts that differ. The grade that counts comes from ``make
+grade-repos``, which trusts nothing of the student's repository but the notebook.
 """
 
 from __future__ import annotations
@@ -45,7 +33,7 @@ def _is_grader_file(relative: str) -> bool:
 
 
 def grader_files(root: Path) -> list[str]:
-    """The grader package's files under ``root`` (relative, sorted): what a student repository ships."""
+    """The grader package's files under ``root``: what a student repository ships."""
     package = Path(root) / "autograder"
     if not package.is_dir():
         return []
@@ -54,8 +42,7 @@ def grader_files(root: Path) -> list[str]:
 
 
 def git_tracked(root: Path, paths: list[str]) -> list[str]:
-    """Of ``paths``, those git tracks in the checkout at ``root`` (all of them outside git): a
-    scratch file beside the grader never reaches the students."""
+    """Of ``paths``, those git tracks (all outside git): a scratch file never reaches the students."""
     try:
         proc = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "autograder"], capture_output=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
@@ -86,8 +73,6 @@ def _sha(data: bytes) -> str:
 
 
 def parts_of(files: Mapping[str, bytes], notebook_path: str) -> dict[str, str]:
-    """Each part's digest, from ``{relative path: content}`` (the grader's files, the extras
-    and the notebook at ``notebook_path``)."""
     parts = {path: _sha(data) for path, data in files.items()
              if (_is_grader_file(path) or path in GRADER_EXTRA)}
     notebook = files.get(notebook_path)
@@ -102,9 +87,8 @@ def digest(parts: Mapping[str, str]) -> str:
 
 
 def read_tree(root: Path, notebook_path: str, graded: Path | None = None) -> dict[str, bytes]:
-    """The fingerprinted files of a checkout at ``root`` (those that exist). ``graded``: the
-    notebook actually graded when the student renamed or moved it (``Copy of ch03_attention.ipynb``):
-    its locked cells stand for the release notebook's, so a rename alone changes nothing."""
+    """The fingerprinted files of a checkout; ``graded``, a renamed notebook, stands for the
+    release's (a rename alone changes nothing)."""
     root = Path(root)
     files = {}
     sources = {relative: root / relative for relative in [*grader_files(root), *GRADER_EXTRA, notebook_path]}
@@ -147,14 +131,12 @@ class Verdict:
 
 
 def without_notebook(parts: Mapping[str, str]) -> dict[str, str]:
-    """The grader's parts alone: where no notebook was found there are no locked cells to
-    compare, and a missing notebook is reported as missing, never as a modified grader."""
+    """The grader's parts alone: a missing notebook is no modified grader."""
     return {name: value for name, value in parts.items() if not name.startswith(LOCKED_CELL_PREFIX)}
 
 
 def compare(parts: Mapping[str, str], release_parts: Mapping[str, str] | None,
             release_digest: str | None = None, *, notebook_found: bool = True) -> Verdict:
-    """``parts`` against the release's; with ``notebook_found=False`` the grader's parts alone."""
     if not notebook_found:
         parts = without_notebook(parts)
         if release_parts is not None:
@@ -167,15 +149,12 @@ def compare(parts: Mapping[str, str], release_parts: Mapping[str, str] | None,
 
 
 def release_record(parts: Mapping[str, str]) -> dict:
-    """What :data:`RELEASE_FILE` holds."""
     return {"recipe": "sha256 over sorted '<part>\\0<sha256 of the part>\\n' lines", "fingerprint": digest(parts),
             "parts": dict(sorted(parts.items()))}
 
 
 def verify_checkout(root: Path, notebook_path: str, graded: Path | None = None, *, notebook_found: bool = True) -> Verdict:
-    """The checkout at ``root`` against the release record it carries (CI's view); ``graded``:
-    the notebook graded, when it is not at ``notebook_path`` (:func:`read_tree`); with
-    ``notebook_found=False`` the grader alone (a missing notebook is not a modified grader)."""
+    """The checkout at ``root`` against the release record it carries (CI's view)."""
     root = Path(root)
     parts = parts_of(read_tree(root, notebook_path, graded), notebook_path)
     try:

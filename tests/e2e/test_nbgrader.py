@@ -133,7 +133,7 @@ def test_make_autograde_passes_jobs():
     assert re.search(r"-m autograder autograde ch03_attention --jobs '?3'?(\s|$)", dry.stdout, re.M), dry.stdout
     assert "--student" not in dry.stdout and "--verbose" not in dry.stdout
     dry = subprocess.run(["make", "-n", "autograde"], cwd=REPO, capture_output=True, text=True)
-    assert "--jobs" not in dry.stdout  # the default is the number of cores (jobs.default_jobs)
+    assert "--jobs" not in dry.stdout  # the default is the number of cores (commands.default_jobs)
     dry = subprocess.run(["make", "-n", "autograde", "STUDENT=doejane", "V=1"], cwd=REPO, capture_output=True, text=True)
     assert re.search(r"--student doejane\s+--verbose", dry.stdout), dry.stdout
 

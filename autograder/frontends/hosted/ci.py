@@ -1,41 +1,9 @@
 """CI front end: grade a notebook once, then give every CI system the same grade.
 
-    python -m autograder ci SUBMISSION [--results F] [--junit F] [--summary F] [--pass-mark P]
-
-From one :class:`~autograder.core.results.GradeReport` it produces
-
-- the console table of ``make test``;
-- one annotation with the grade, which the run's page lists under *Annotations*::
-
-      ::notice title=Grade::55/100 points (+0/10 bonus)
-
-- Gradescope's ``results.json`` (:func:`autograder.frontends.reports.results_json.gradescope_json`);
-- JUnit XML: one ``<testsuite>`` per stage, one ``<testcase>`` per check;
-- a Markdown table (stage, points, result, hint) and the total, appended to
-  ``$GITHUB_STEP_SUMMARY`` (or ``--summary``) so the run's page shows the grade; text from
-  the submission is escaped (no link, image, HTML or autolinked URL).
-
-Every output carries the grader's fingerprint beside the release's
-(:mod:`autograder.frontends.fingerprint`): "grader modified" when they differ. Everything
-printed before the annotations may quote the submission, so it is framed by
-``::stop-commands::TOKEN`` ... ``::TOKEN::`` (a fresh random token): no line a submission
-prints can start a workflow command, and the grade annotation is printed once, last.
-
-The notebook graded is ``SUBMISSION``; where it is missing (the student renamed it, as
-Jupyter's *Duplicate* and Colab's *Save a copy* do), the repository's notebook is found as
-every route finds it (:func:`autograder.frontends.finder.find_in_repository`) and named.
-
-Exit status. A low score is a grade, not a broken build:
-
-- 0: the submission was graded, whatever the score (with ``--pass-mark P``: and it scored
-  at least P points);
-- 1: graded, but below ``--pass-mark P`` (only when a pass mark is given);
-- 2: it could not be graded at all (no notebook, damaged notebook, the grader could not
-  start or failed itself). The reason is printed; the annotations and results.json
-  still say 0 points, so every reader records an honest zero.
-
-(Through ``make ci-grade`` either failure shows as make's "Error 1"/"Error 2", and make
-itself then exits 2.)
+From one report: the console table, a ``::notice title=Grade::`` annotation, results.json,
+JUnit XML and a Markdown step summary, each with the grader's fingerprint. Exit status: 0
+graded (any score), 1 below ``--pass-mark``, 2 not graded (the annotations and results.json
+still say 0 points, an honest zero).
 """
 
 from __future__ import annotations
@@ -53,6 +21,7 @@ from pathlib import Path
 from autograder import CHECKOUT
 from autograder.core.checks import CheckStatus
 from autograder.core.results import GradeReport
+from autograder.frontends import commands
 from autograder.frontends.fingerprint import Verdict
 from autograder.frontends.reports.text import bonus_total, confinement_text, format_points
 
@@ -66,7 +35,6 @@ JUNIT_OUTCOME = {CheckStatus.FAILED: ("failure", "CheckFailure"),
 
 
 def exit_status(score: float, error: str, pass_mark: float | None) -> int:
-    """The documented rule above, in one place."""
     if error:
         return 2
     if pass_mark is not None and score < pass_mark:
@@ -74,11 +42,8 @@ def exit_status(score: float, error: str, pass_mark: float | None) -> int:
     return 0
 
 
-# --- GitHub workflow commands ---------------------------------------------------------
-
 def workflow_command(command: str, message: str, **properties: str) -> str:
-    """One GitHub Actions workflow command, escaped as @actions/core escapes it (a newline
-    or '%' in the message, and also ':' or ',' in a property, would otherwise end it early)."""
+    """One GitHub Actions workflow command, escaped as @actions/core escapes it."""
     def data(text: str) -> str:
         return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -90,23 +55,18 @@ def workflow_command(command: str, message: str, **properties: str) -> str:
 
 
 def grade_annotation(report: GradeReport) -> str:
-    """The grade as one notice on the run's page: ``55/100 points (+0/10 bonus)``."""
     message = f"{format_points(report.score)}/{format_points(report.max_score)} points{bonus_total(report)}"
     return workflow_command("notice", message, title="Grade")
 
 
-# --- Markdown step summary ------------------------------------------------------------
-
-# Markdown that text quoted from a submission must not form: links and images (no ``[``
-# or ``]``), a new table cell (``|``); HTML is escaped apart and bare URLs are broken below.
-# Emphasis and code spans can only restyle the text, and the hints' `code` should render.
+# Text quoted from a submission must form no link, image or table cell; emphasis and code
+# spans only restyle it.
 _MARKDOWN_SPECIAL = re.compile(r"([\\\[\]|])")
 _AUTOLINK = re.compile(r"(?i)(?<=:)(?=//)|(?<=w)(?=ww\.)")
 
 
 def _cell(text: str) -> str:
-    """Text that stays inside one Markdown table cell and renders as plain text: no link,
-    image, HTML or autolinked URL from a submission reaches the run's page."""
+    """Text that stays plain inside one Markdown table cell."""
     text = _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
     text = _AUTOLINK.sub("\u200b", text)  # a zero-width space: "http:\u200b//" is no URL to GitHub
     return text.replace("\r", "").replace("\n", "<br>")
@@ -138,12 +98,9 @@ def summary_markdown(report: GradeReport, verdict: Verdict | None = None) -> str
     return "\n".join(lines) + "\n"
 
 
-# --- tamper evidence --------------------------------------------------------------------
-
 def grader_verdict(chapter, graded: Path | None) -> Verdict:
-    """The grader running now (its checkout: package, Makefile, workflow, the locked cells of
-    ``graded``, the notebook graded) against the release fingerprint that ``make student-repo``
-    left there; with no notebook graded, the grader alone (a missing notebook is no edit)."""
+    """The running grader against the release fingerprint ``make student-repo`` left; with no
+    notebook graded, the grader alone (a missing notebook is no edit)."""
     from autograder.frontends import fingerprint
 
     root = CHECKOUT
@@ -152,8 +109,7 @@ def grader_verdict(chapter, graded: Path | None) -> Verdict:
 
 
 def notebook_to_grade(args: argparse.Namespace, chapter) -> tuple[Path | None, str]:
-    """``args.submission`` when it is there; else the repository's notebook under another name
-    (the one in the folder, or the shallowest), with a note naming it."""
+    """``args.submission``, else the repository's notebook under another name, with a note."""
     from autograder.frontends import finder
 
     given = Path(args.submission)
@@ -181,7 +137,6 @@ def fingerprint_annotation(verdict: Verdict) -> str:
 
 
 def add_fingerprint(results: dict, verdict: Verdict) -> dict:
-    """results.json with the verdict in ``extra_data["fingerprint"]`` (beside what is there)."""
     results.setdefault("extra_data", {})["fingerprint"] = verdict.as_dict()
     if verdict.status == "modified":
         results["output"] = f"GRADER MODIFIED: {verdict.words}\n{results.get('output', '')}"
@@ -190,9 +145,8 @@ def add_fingerprint(results: dict, verdict: Verdict) -> dict:
 
 @contextlib.contextmanager
 def workflow_commands_stopped():
-    """Everything printed inside (the submission's own output, messages quoting it, the worker's
-    stderr) is plain text to GitHub: ``::stop-commands::TOKEN`` ... ``::TOKEN::`` with a fresh
-    random token the submission never sees, so no line it prints can start a workflow command."""
+    """Everything printed inside is plain text to GitHub (a fresh token the submission never
+    sees): no line a submission prints can start a workflow command."""
     token = secrets.token_hex(16)
     print(f"::stop-commands::{token}", flush=True)
     try:
@@ -203,16 +157,8 @@ def workflow_commands_stopped():
         print(f"::{token}::", flush=True)
 
 
-# --- JUnit XML --------------------------------------------------------------------------
-
 def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.ElementTree:
-    """One <testcase> per check, so CI test reporters list every check by its code.
-
-    A check that is still a stub counts as a failure (its points are not earned); one that
-    was stopped (time limit, crashed worker) is an error.
-    """
-    from autograder.frontends.reports.text import confinement_text
-
+    """One <testcase> per check: a stub is a failure, a stopped check an error."""
     suites = ET.Element("testsuites", name=report.chapter.id)
     totals = {"tests": 0, "failures": 0, "errors": 0}
     for result in report.stages:
@@ -249,7 +195,7 @@ def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.Element
 
 
 def write_junit(path: str | Path, report: GradeReport, verdict: Verdict | None = None) -> None:
-    """JUnit XML at ``path``, never in place of a folder or of a file that is not JUnit XML."""
+    """JUnit XML at ``path``, never over a file that is not JUnit XML."""
     from autograder.frontends.reports.safe_write import OutputRefused, overwrite_refusal
 
     why = overwrite_refusal(path, "--junit", lambda data: b"<testsuites" in data[:4096])
@@ -260,11 +206,8 @@ def write_junit(path: str | Path, report: GradeReport, verdict: Verdict | None =
     junit_xml(report, verdict).write(path, encoding="utf-8", xml_declaration=True)
 
 
-# --- grading ----------------------------------------------------------------------------
-
 def grade(args: argparse.Namespace, chapter) -> tuple[GradeReport, list[str]]:
-    """Grade as ``python -m autograder`` does (the same function), the worker started early;
-    a grader failure's traceback goes to the CI log for the course staff."""
+    """Grade as ``python -m autograder`` does; a grader failure's traceback goes to the CI log."""
     from autograder.frontends.students import cli
 
     settings = cli.settings_from(args)
@@ -288,12 +231,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="append the Markdown summary here (default: $GITHUB_STEP_SUMMARY when set)")
     parser.add_argument("--pass-mark", type=float, metavar="P",
                         help="exit 1 when the score is below P points (default: never)")
-
-
-def main(argv=None) -> int:
-    from autograder.frontends import commands
-
-    return commands.main(["ci", *(sys.argv[1:] if argv is None else argv)])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -321,8 +258,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _grade_and_report(args, chapter, verdict: Verdict) -> tuple[GradeReport, bool] | None:
-    """Grade, write results.json, JUnit and the step summary, print the table. None when
-    results.json could not be written; else the report and whether another report failed."""
+    """Grade, write every output, print the table. None when results.json could not be
+    written; else the report and whether another output failed."""
     from autograder.frontends.reports.console import print_console
     from autograder.frontends.reports.results_json import gradescope_json, provisional_json
     from autograder.frontends.reports.safe_write import OutputRefused
@@ -355,6 +292,8 @@ def _grade_and_report(args, chapter, verdict: Verdict) -> tuple[GradeReport, boo
     print(verdict.words if verdict.status != "modified" else f"WARNING: {verdict.words}")
     return report, output_failed
 
+
+main = commands.script("ci")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,37 +1,10 @@
-"""Classroom 50: the per-assignment autograder folder, and the grading it runs.
+"""Classroom 50: the per-assignment autograder folder (``build``), and the grading it runs (``grade``).
 
-    python -m autograder classroom50 build DEST      (make classroom50 DEST=dir)
-    python -m autograder classroom50 grade WORKSPACE (what DEST/autograder.py runs)
-
-Classroom 50 (github.com/foundation50/classroom50) grades each submission with the
-instructor's ``CLASSROOM/autograders/ASSIGNMENT/autograder.py`` and its sibling files, published
-from the classroom50 configuration repository as a ``.tar.gz`` of at most 10 MB that anyone
-who finds its address can read. Its runner (``runner.py``) runs ``autograder.py`` with the
-student's checkout as the working directory, the bundle's folder in ``CLASSROOM50_BUNDLE_DIR``
-and the submission's identity in the environment (``CLASSROOM``, ``ASSIGNMENT``, ``OWNER``,
-``SUBMISSION_TAG``, ``COMMIT_URL``, ...), then reads ``result.json`` (schema
-``classroom50/result/v1``) and ``release-body.md`` from the checkout and ``status=`` /
-``summary=`` from ``$GITHUB_OUTPUT``.
-
-``build`` writes that folder: ``autograder.py`` (:data:`ENTRY`, the standard library only) and
-``grader/`` (this package, ``pyproject.toml`` and ``constraints.txt``: the answer-free grader
-and the torch pin, as the students' repository has them; no hidden-examples seed, since the
-bundle is public). On the runner ``autograder.py`` installs the pinned CPU torch and the grader
-into a virtual environment under ``$RUNNER_TEMP`` and runs ``grade``, which
-
-- finds the student's notebook as every route does (renamed copies included) and grades a
-  private copy of it in the confined worker (``AUTOGRADER_REQUIRE_CONFINEMENT=1``);
-- writes ``result.json`` (:func:`classroom_result`): one test per stage, each stage's points as
-  whole numbers (:func:`whole_points`), the bonus stage listed but outside ``max-score``;
-- writes ``release-body.md`` (:func:`release_body`): the per-stage table, the hints and the
-  confinement line, the submission's text escaped so it cannot form Markdown;
-- appends ``status=`` and ``summary=`` to ``$GITHUB_OUTPUT``.
-
-Both files are written last, each replacing whatever stood at its name (a file the student
-committed, or one the notebook's code wrote): the grade comes from the grading process, never
-from the checkout. Exit status: 0 whenever a grade was produced (a 0 for a missing or damaged
-notebook included); 1 when the grading itself broke (the worker could not be fenced in, the
-grader failed), which the runner records as an error, not as a grade.
+Classroom 50's runner runs ``autograder.py`` in the student's checkout and reads
+``result.json`` (schema ``classroom50/result/v1``), ``release-body.md`` and ``$GITHUB_OUTPUT``.
+The bundle is public, so it carries no hidden-examples seed. The result files are written last,
+replacing whatever stood there: the grade comes from the grading process, never from the
+checkout. Exit 0 whenever a grade was produced; 1 when the grading itself broke.
 """
 
 from __future__ import annotations
@@ -63,16 +36,12 @@ ENTRY_FILE = "autograder.py"
 MANIFEST_FILE = "classroom50-bundle.json"
 CPU_WHEELS = "https://download.pytorch.org/whl/cpu"
 
-# autograder.py, run by Classroom 50's runner with whatever Python the assignment's runtime
-# names: standard library only. {pin} and {cpu_wheels} are filled in by build.
+# autograder.py: standard library only (the runner's Python); build fills in the fields.
 ENTRY = '''\
 """Classroom 50 autograder for {chapter}: made by `make classroom50`; do not edit, rebuild.
 
-Installs the pinned CPU PyTorch and the grader beside this file into a virtual environment
-under $RUNNER_TEMP, then grades the student's notebook (the working directory is the student's
-checkout) and writes result.json, release-body.md and status=/summary= in $GITHUB_OUTPUT.
-TORCH_INDEX_URL, when set, is where torch comes from ("" leaves it to pip's configuration);
-otherwise PyTorch's CPU index on Linux.
+Installs the pinned torch (TORCH_INDEX_URL, else PyTorch's CPU index on Linux) and the grader
+into a venv under $RUNNER_TEMP, then grades the student's checkout (the working directory).
 """
 
 import hashlib
@@ -93,7 +62,7 @@ def say(text):
 
 
 def install(grader):
-    """A venv with torch and the grader; one already made for this very bundle is reused."""
+    """A venv with torch and the grader, reused for this very bundle."""
     digest = hashlib.sha256((grader / "{manifest}").read_bytes()).hexdigest()[:16]
     home = Path(os.environ.get("RUNNER_TEMP") or tempfile.gettempdir()) / ("{chapter}-grader-" + digest)
     python = home / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
@@ -142,11 +111,8 @@ class BundleError(Exception):
     """DEST cannot take the autograder folder; nothing was written."""
 
 
-# --- result.json -------------------------------------------------------------------------------
-
 def whole_points(result: StageResult) -> tuple[int, int]:
-    """A stage's (score, max-score) as the integers Classroom 50 requires: a stage's score is whole
-    points on every route already (StageResult.score), and the course's stage points are whole."""
+    """A stage's (score, max-score) as the integers Classroom 50 requires (both are whole already)."""
     return int(round(result.score)), int(round(result.max_score))
 
 
@@ -156,8 +122,7 @@ def test_name(result: StageResult) -> str:
 
 
 def identity(chapter_id: str, environ=None) -> dict:
-    """The submission's identity from the runner's environment (local stand-ins where it is
-    missing: a trial run outside Classroom 50; the runner stamps owner and datetime itself)."""
+    """The submission's identity from the runner's environment (stand-ins for a local trial run)."""
     env = os.environ if environ is None else environ
     local = "local (not run by Classroom 50)"
     owner = env.get("OWNER") or env.get("USERNAME") or "local"
@@ -170,8 +135,7 @@ def identity(chapter_id: str, environ=None) -> dict:
 
 
 def classroom_result(report: GradeReport, who: dict) -> dict:
-    """result.json (schema classroom50/result/v1): a test per stage; ``score`` and ``max-score``
-    count the graded stages only, so the bonus shows as a test and never in the grade."""
+    """result.json: a test per stage; the bonus is a test, never in ``score`` or ``max-score``."""
     tests, score, maximum = [], 0, 0
     for result in report.stages:
         points, most = whole_points(result)
@@ -183,7 +147,7 @@ def classroom_result(report: GradeReport, who: dict) -> dict:
 
 
 def status_and_summary(report: GradeReport, result: dict) -> tuple[str, str]:
-    """``status=`` (success: every graded stage passed; failure: otherwise) and one summary line."""
+    """``status=`` (success: every graded stage passed) and one summary line."""
     graded = [r for r in report.stages if not r.stage.bonus]
     passed = sum(r.status is CheckStatus.PASSED for r in graded)
     from autograder.frontends.reports.text import bonus_total
@@ -196,9 +160,7 @@ def status_and_summary(report: GradeReport, result: dict) -> tuple[str, str]:
 
 
 def release_body(report: GradeReport, result: dict, note: str = "") -> str:
-    """The Markdown of the GitHub Release the student sees: the CI step summary's table, hints
-    and confinement line (:func:`autograder.frontends.hosted.ci.summary_markdown`, which escapes the
-    submission's text), then what Classroom 50 records of it."""
+    """The GitHub Release the student sees: CI's step summary, then what Classroom 50 records."""
     from autograder.frontends.hosted.ci import _cell, summary_markdown
 
     lines = [summary_markdown(report).rstrip("\n"), ""]
@@ -210,11 +172,9 @@ def release_body(report: GradeReport, result: dict, note: str = "") -> str:
     return "\n".join(lines + [recorded + "."]) + "\n"
 
 
-# --- grading on the runner ---------------------------------------------------------------------
-
 def grading_broke(report: GradeReport) -> bool:
-    """The grading itself broke (exit 1: the runner records an error, not a 0): the worker was
-    not fenced in, or the grader failed. A missing or damaged notebook is a grade (0)."""
+    """The worker was not fenced in or the grader failed: an error, not a 0 (a missing or
+    damaged notebook is a grade)."""
     from autograder.frontends.students.cli import GRADER_FAILED
     from autograder.sandbox.confinement import is_confined
 
@@ -225,8 +185,7 @@ def grading_broke(report: GradeReport) -> bool:
 
 
 def _replace(folder: Path, name: str, text: str) -> None:
-    """``folder/name`` replaced atomically by ``text``: whatever stood there (a file, a link the
-    notebook planted) is replaced itself, never followed."""
+    """``folder/name`` replaced atomically; a link planted there is replaced, never followed."""
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -238,11 +197,10 @@ def _replace(folder: Path, name: str, text: str) -> None:
 
 
 def grade(workspace: Path, environ=None) -> int:
-    """Grade the checkout at ``workspace`` and write Classroom 50's outputs there (module docstring)."""
     from autograder.chapters import DEFAULT, load
     from autograder.core.engine import not_graded_report
     from autograder.frontends import finder
-    from autograder.frontends.hosted.ci import workflow_commands_stopped
+    from autograder.frontends.hosted import ci
     from autograder.frontends.reports.console import print_console
     from autograder.frontends.students import cli
 
@@ -250,7 +208,7 @@ def grade(workspace: Path, environ=None) -> int:
     chapter = load(DEFAULT)
     workspace = Path(workspace).resolve()
     notebook, note = finder.find_in_repository(workspace, chapter)
-    with tempfile.TemporaryDirectory(prefix="classroom50-") as scratch, workflow_commands_stopped():
+    with tempfile.TemporaryDirectory(prefix="classroom50-") as scratch, ci.workflow_commands_stopped():
         if notebook is None:
             report = not_graded_report(chapter, str(workspace), note)
             note = ""
@@ -260,20 +218,13 @@ def grade(workspace: Path, environ=None) -> int:
             args = argparse.Namespace(submission=str(copy), device="cpu", stage=None,
                                       stage_timeout=cli.DEFAULT_LIMITS.stage_seconds,
                                       cell_timeout=cli.DEFAULT_LIMITS.cell_seconds)
-            settings = cli.settings_from(args)
-            worker = cli.prestart_worker(args, settings)
-            try:
-                report, _ = cli.grade_report(args, chapter, settings, worker, None, show_traceback=True)
-            finally:
-                if worker is not None:
-                    worker.close()
+            report, _ = ci.grade(args, chapter)
             report.submission = str(notebook.relative_to(workspace))
             stale = cli.stale_points_note(str(copy), chapter)  # a stale copy: the instructor's points grade it
             note = "; ".join(n for n in (note, stale) if n)
         print_console(report, verbose=True)
     if grading_broke(report):
-        # No result file may stand as this run's (autograder.py clears them first; so does this,
-        # for a grade run started by other means).
+        # no result file may stand as this run's
         for name in (RESULT_FILE, RELEASE_BODY_FILE):
             stale = workspace / name
             if stale.is_symlink() or stale.is_file():
@@ -291,11 +242,8 @@ def grade(workspace: Path, environ=None) -> int:
     return 0
 
 
-# --- the folder ---------------------------------------------------------------------------------
-
 def bundle_files(root: Path = REPO_ROOT) -> dict[str, bytes]:
-    """Every file of the autograder folder, by relative path: the grader as the students'
-    repository ships it (tracked files only, no answers), and autograder.py."""
+    """Every file of the autograder folder: the grader as the students' repository ships it, and autograder.py."""
     from autograder.chapters import DEFAULT
     from autograder.frontends import fingerprint
     from autograder.frontends.hosted.gradescope import torch_pin
@@ -315,7 +263,6 @@ def bundle_files(root: Path = REPO_ROOT) -> dict[str, bytes]:
 
 
 def packed_size(files: dict[str, bytes]) -> int:
-    """The folder's size as Classroom 50 publishes it: a gzipped tar."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         for path, data in sorted(files.items()):
@@ -326,7 +273,7 @@ def packed_size(files: dict[str, bytes]) -> int:
 
 
 def _earlier_build(dest: Path) -> set[str] | None:
-    """The files an earlier ``build`` wrote in ``dest`` (None: ``dest`` is not such a folder)."""
+    """The files an earlier ``build`` wrote in ``dest`` (None: not such a folder)."""
     try:
         manifest = json.loads((dest / GRADER_FOLDER / MANIFEST_FILE).read_text(encoding="utf-8"))
         return {*manifest["files"], f"{GRADER_FOLDER}/{MANIFEST_FILE}", ENTRY_FILE}
@@ -335,8 +282,7 @@ def _earlier_build(dest: Path) -> set[str] | None:
 
 
 def build(dest: Path, root: Path = REPO_ROOT) -> tuple[list[str], int]:
-    """Write the autograder folder to ``dest`` (new, empty, or an earlier build that holds
-    nothing else); returns its files and their packed size."""
+    """Write the folder to ``dest`` (new, empty, or an earlier build and nothing else); its files and packed size."""
     dest = Path(dest)
     if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
         raise BundleError(f"{dest} exists and is not a folder; give the assignment's autograder folder")
@@ -383,13 +329,3 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {args.dest}: {len(files)} files, {size / 1024:.0f} KiB packed (Classroom 50 takes up to 10 MB); "
           "commit it to your classroom50 repository: docs/instructors/classroom50.md")
     return 0
-
-
-def main(argv=None) -> int:
-    from autograder.frontends import commands
-
-    return commands.main(["classroom50", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

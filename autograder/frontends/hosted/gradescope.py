@@ -1,17 +1,6 @@
-"""Gradescope: the autograder zip, and what runs inside it.
-
-    python -m autograder gradescope build [--out build/gradescope/ch03_attention_autograder.zip]
-    python -m autograder gradescope run [--root /autograder]
-
-``build`` (``make gradescope``) packs this package with Gradescope's two entry points
-(https://gradescope-autograders.readthedocs.io/en/latest/specs/):
-
-- ``setup.sh`` runs once when Gradescope builds the image: a virtual environment with the
-  CPU build of the pinned torch, then this package;
-- ``run_autograder`` runs for each submission and calls ``run``: it finds the student's
-  notebook in ``/autograder/submission`` and grades it with the same CLI as ``make test``,
-  which writes ``/autograder/results/results.json`` (a provisional zero first, so a
-  submission that kills the grader still leaves a valid file).
+"""Gradescope: ``build`` packs the autograder zip (``make gradescope``) with Gradescope's
+``setup.sh`` and ``run_autograder``; ``run`` grades a submission inside it and always leaves
+``/autograder/results/results.json`` (a provisional zero first).
 """
 
 from __future__ import annotations
@@ -20,7 +9,6 @@ import argparse
 import json
 import re
 import secrets
-import sys
 import zipfile
 from pathlib import Path
 
@@ -33,21 +21,16 @@ NOTEBOOK_NAME = f"{ASSIGNMENT}.ipynb"
 REPO_ROOT = CHECKOUT  # the checkout
 DEFAULT_ZIP = Path("build") / "gradescope" / f"{ASSIGNMENT}_autograder.zip"
 CPU_WHEELS = "https://download.pytorch.org/whl/cpu"
-# pyproject.toml's extra with what the notebook imports beyond the grader's own dependencies;
-# the students' install ([student]) includes it, and so does the bundle's setup.sh.
-NOTEBOOK_EXTRA = "notebook"
-# In the zip only with hidden examples on (build --hidden-examples): {"seed": N}. It stays in
-# /autograder/source, which the confined worker cannot read (the package itself is installed
-# into the venv); the students' repository and this checkout never hold it.
+NOTEBOOK_EXTRA = "notebook"  # pyproject.toml's extra: what the notebook imports (matplotlib)
+# {"seed": N}, only with build --hidden-examples: in /autograder/source, which the confined
+# worker cannot read; never in the students' repository or this checkout.
 HIDDEN_EXAMPLES_FILE = "hidden_examples.json"
 
 SETUP_SH = """\
 #!/usr/bin/env bash
-# Gradescope runs this once, as root with network access, when it builds the autograder
-# image; the zip's contents are in /autograder/source. Choose an Ubuntu base image whose
-# python3 has a torch {torch} wheel (Ubuntu 24.04: Python 3.12). The root is the folder above
-# this script's, so the repository's own tests build this very venv offline elsewhere
-# (apt-get runs only in /autograder; TORCH_INDEX_URL names their local wheels).
+# Gradescope runs this once, as root, when it builds the image (Ubuntu 24.04: Python 3.12 has
+# a torch {torch} wheel). The root is the folder above this script's, so the repository's tests
+# build this very venv offline elsewhere (TORCH_INDEX_URL names their local wheels).
 set -euxo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [ "$root" = /autograder ]; then
@@ -57,20 +40,15 @@ if [ "$root" = /autograder ]; then
 fi
 python3 -m venv "$root/venv"
 "$root/venv/bin/python" -m pip install --upgrade pip
-# The CPU build first, from PyTorch's CPU index: Gradescope has no GPU, and the default
-# wheel pulls several GB of CUDA libraries. The package below pins the same version.
+# The CPU build: Gradescope has no GPU, and the default wheel pulls several GB of CUDA.
 "$root/venv/bin/python" -m pip install "torch=={torch}" --index-url "${{TORCH_INDEX_URL:-{cpu_wheels}}}"
-# [{extra}]: what the notebook imports besides torch (matplotlib), the same list the
-# students' install uses (pyproject.toml).
 "$root/venv/bin/python" -m pip install "$root/source[{extra}]"
 "$root/venv/bin/python" -c "import autograder.frontends.students.cli"
 """
 
 RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
-# Gradescope copies this to /autograder/run_autograder and runs it for every submission. The
-# grader writes /autograder/results/results.json. The root is this script's folder, so the
-# repository's own tests run it on a folder laid out like /autograder.
+# Gradescope runs this for every submission; the grader writes results/results.json.
 set -euo pipefail
 root="$(cd "$(dirname "$0")" && pwd)"
 # Refuse to grade (exit 2, a 0 with the reason) where the worker cannot be fenced in.
@@ -80,8 +58,7 @@ exec "$root/venv/bin/python" -m autograder gradescope run --root "$root"
 
 
 def torch_pin(constraints: Path = REPO_ROOT / "constraints.txt") -> str:
-    """The torch version constraints.txt pins for every install (one pin, read by the zip, the
-    student repository and the tests); pyproject.toml declares only the supported range."""
+    """The torch version constraints.txt pins for every install."""
     match = re.search(r"^torch==(\S+)\s*$", constraints.read_text(encoding="utf-8"), re.M)
     if not match:
         raise SystemExit(f"{constraints}: no exact torch pin (torch==X)")
@@ -89,7 +66,6 @@ def torch_pin(constraints: Path = REPO_ROOT / "constraints.txt") -> str:
 
 
 def _package_files() -> list[Path]:
-    """The grader's files, as a students' repository has them (no maintainers' tools)."""
     from autograder.frontends.fingerprint import grader_files
 
     return [REPO_ROOT / name for name in grader_files(REPO_ROOT)]
@@ -103,8 +79,7 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = Fa
 
 
 def build(out: Path = DEFAULT_ZIP, hidden_seed: int | None = None) -> Path:
-    """The zip; with ``hidden_seed``, every submission is graded a second time on examples drawn
-    from it, and results.json carries those results as tests shown after the due date."""
+    """The zip; with ``hidden_seed``, each submission is graded again on hidden examples too."""
     pyproject = REPO_ROOT / "pyproject.toml"
     if not pyproject.is_file():
         raise SystemExit(f"no {pyproject}: build the zip from a checkout of the repository")
@@ -130,20 +105,13 @@ def build(out: Path = DEFAULT_ZIP, hidden_seed: int | None = None) -> Path:
 
 
 def find_notebook(submission: Path) -> tuple[Path | None, list[Path]]:
-    """The notebook to grade, and every notebook found (:func:`autograder.frontends.finder.find_notebook`,
-    anywhere in the upload, the shallowest of several).
-
-    Students upload the notebook alone, a zip of their folder, or the whole repository:
-    ``ch03_attention.ipynb`` wins wherever it is (the shallowest one), else the shallowest
-    other notebook. Jupyter checkpoints and macOS zip debris (``__MACOSX``, ``._*``) are
-    never the submission.
-    """
+    """The notebook to grade anywhere in the upload (the shallowest), and every notebook found."""
     found = finder.find_notebook(submission, ASSIGNMENT, below=True, several="shallowest")
     return found.notebook, found.candidates
 
 
 def hidden_examples_seed(source: Path) -> int | None:
-    """The secret seed the bundle carries (build --hidden-examples), or None: visible examples only."""
+    """The secret seed the bundle carries, or None."""
     path = source / HIDDEN_EXAMPLES_FILE
     if not path.is_file():
         return None
@@ -172,10 +140,6 @@ def run_inside(root: Path) -> int:
         write_json(results, gradescope_json(report))
         print_console(report)
         return 0
-    # Gradescope has no GPU. The exit status is the CLI's (1 below full marks), which is no
-    # failure here: the grade is results.json, always written.
-    # --verbose: every failed check and cell error is listed (a student on Gradescope cannot
-    # pass a flag to see more).
     try:
         seed = hidden_examples_seed(root / "source")
     except SystemExit as exc:  # the bundle is broken, not the submission: a 0 that says so
@@ -184,6 +148,7 @@ def run_inside(root: Path) -> int:
         write_json(results, gradescope_json(report))
         print_console(report)
         return 0
+    # the grade is results.json, whatever the exit status; --verbose: a student cannot pass flags
     cli.main([str(notebook), "--results", str(results), "--device", "cpu", "--verbose",
               *(["--hidden-examples-seed", str(seed)] if seed is not None else [])])
     if notebook.name != NOTEBOOK_NAME or len(found) > 1:
@@ -221,13 +186,3 @@ def run(args: argparse.Namespace) -> int:
                   f"--hidden-seed {seed} rebuilds it)")
         return 0
     return run_inside(args.root)
-
-
-def main(argv=None) -> int:
-    from autograder.frontends import commands
-
-    return commands.main(["gradescope", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,3 +1,1 @@
-"""An instructor's commands: the release, nbgrader's glue (`make autograde`, feedback, export),
-the students' repository, the deadline regrade, the due date, the class report.
-"""
+"""An instructor's commands: the release, nbgrader's plugins, the students' repository, the regrade, the class report."""

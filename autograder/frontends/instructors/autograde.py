@@ -1,27 +1,10 @@
 """``make autograde``: nbgrader autograde for a whole class, JOBS submissions at a time.
 
-nbgrader autogrades one submission after another. The slow part of each one is the one
-sandboxed run of the notebook (:class:`~autograder.frontends.instructors.nbgrader.execute.SandboxExecute`,
-configured in place of nbgrader's kernel execution); the rest is bookkeeping. So:
-
-1. JOBS worker processes run nbgrader's own Autograde converter on one student at a time,
-   with the preprocessors up to ``SandboxExecute`` only, each against a private copy of the
-   gradebook (sqlite takes one writer at a time) and into a scratch folder, and send the
-   sandboxed run's result back to this process (in memory, through the pool's pipe: never
-   a file that a worker, or anything the submission left running, could touch).
-2. nbgrader's Autograde then runs once over the class, serially, on the real gradebook; its
-   ``SandboxExecute`` takes the result computed for the same cells (the parent offers each
-   worker's result to :mod:`autograder.frontends.instructors.nbgrader.precomputed`). Every row of the
-   gradebook and every autograded notebook is written by nbgrader's own code, as in a serial
-   run; a submission the workers could not finish is run there instead.
-
-No process that runs student code can open the gradebook: that runs only in the confined
-worker, which reads nothing of ``grading/`` or of this scratch folder.
-
-    python -m autograder autograde [ASSIGNMENT] [--jobs N] [--student ID ...] [--verbose]
-
-The end-of-run table is :mod:`autograder.frontends.instructors.class_summary`'s; the benchmark against
-serial ``nbgrader autograde`` is :mod:`autograder.frontends.maintainers.class_bench`.
+Worker processes run nbgrader's Autograde up to :class:`SandboxExecute` only, each against a
+private copy of the gradebook, and send the sandboxed run back through the pool's pipe (never a
+file). nbgrader's Autograde then runs once over the class on the real gradebook, and its
+SandboxExecute takes the run computed for the very same cells (:mod:`.nbgrader.precomputed`):
+every gradebook row is written by nbgrader's own code, as in a serial run.
 """
 
 from __future__ import annotations
@@ -43,15 +26,15 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from autograder.chapters import DEFAULT
+from autograder.frontends import commands
+from autograder.frontends.commands import default_jobs
 from autograder.frontends.instructors.class_summary import Summary, last_line, print_summary, running_description, summary_rows
-from autograder.frontends.jobs import default_jobs
 
 ASSIGNMENT = DEFAULT  # the nbgrader assignment id is the chapter id
 
 
 def _app(assignment: str, *flags: str):
-    """nbgrader's autograde app, configured exactly as the ``nbgrader autograde`` command is
-    (nbgrader_config.py from the current directory), but not started."""
+    """nbgrader's autograde app, configured as ``nbgrader autograde`` is, not started."""
     from nbgrader.apps.autogradeapp import AutogradeApp
 
     app = AutogradeApp()
@@ -68,7 +51,7 @@ def _steps(app) -> list:
 
 
 def _through_sandbox(steps: list) -> list:
-    """The configured autograde preprocessors up to the sandboxed run (what the workers run)."""
+    """The configured preprocessors up to the sandboxed run (what the workers run)."""
     from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
 
     if SandboxExecute not in steps:
@@ -78,8 +61,7 @@ def _through_sandbox(steps: list) -> list:
 
 
 def _run_converter(app, student: str) -> tuple[bool, str]:
-    """nbgrader's Autograde for one student, as ``NbGraderAPI.autograde`` runs it: whether it
-    succeeded, and its warnings and errors (with the traceback of a failure)."""
+    """nbgrader's Autograde for one student: whether it succeeded, and its warnings and errors."""
     from nbgrader.converters import Autograde
 
     app.coursedir.student_id = student
@@ -103,8 +85,6 @@ def sqlite_path(db_url: str) -> Path | None:
     return Path(match.group(1)) if match else None
 
 
-# -- the workers ------------------------------------------------------------------------------
-
 _worker: dict = {}
 
 
@@ -117,11 +97,7 @@ def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, 
     from autograder.sandbox.settings import Settings
     from autograder.sandbox.strays import become_subreaper
 
-    # This worker grades its notebooks itself (grade_file below): the orphans a submission
-    # leaves become its children, which it ends after each grading.
-    become_subreaper()
-    # Each notebook's confined worker is a fork of one preloaded process: no Python and
-    # PyTorch start-up per notebook (autograder.sandbox.forkserver).
+    become_subreaper()  # the orphans a submission leaves become children, ended after each grading
     start_fork_server(Settings.read())
     app = _app(assignment, "--log-level=ERROR")
     app.coursedir.submitted_directory = submitted
@@ -135,8 +111,7 @@ def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, 
 
 
 def _execute_one(student: str) -> tuple[str, bool, str, tuple[str, dict] | None]:
-    """One student's sandboxed run, returned to the parent with the cells it was computed from
-    (``(cells_key, result)``, what the parent offers to :mod:`.nbgrader.precomputed`)."""
+    """One student's sandboxed run, with the key of the cells it was computed from."""
     from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
     from autograder.frontends.instructors.nbgrader.stages import cells_key
 
@@ -144,9 +119,7 @@ def _execute_one(student: str) -> tuple[str, bool, str, tuple[str, dict] | None]
 
     class Keep(SandboxExecute):
         def grade_file(self, notebook, chapter, numbers, seeds):
-            # In this worker, which has torch, the grader and the checks imported already (no
-            # process start and imports per notebook); the student's code still runs only in
-            # the confined worker that grading starts.
+            # in this process, imports done; the student's code still runs only in the confined worker
             from autograder.frontends.instructors.stagegrades import grade_and_end_strays
 
             return grade_and_end_strays(str(notebook), chapter, numbers, seeds, self.device, self.settings())
@@ -159,7 +132,7 @@ def _execute_one(student: str) -> tuple[str, bool, str, tuple[str, dict] | None]
         def keep_diagnosis(self, student, assignment, result):
             pass  # the parent's serial pass records it, with the gradebook
 
-    if _worker.get("started") is not None:  # the progress display names the students being graded
+    if _worker.get("started") is not None:  # the progress line names the students being graded
         _worker["started"].put((student, time.time()))
     app = _worker["app"]
     steps = list(app.config.Autograde.autograde_preprocessors)
@@ -169,13 +142,9 @@ def _execute_one(student: str) -> tuple[str, bool, str, tuple[str, dict] | None]
     return student, ok, notes, computed.get("run")
 
 
-# -- make autograde ------------------------------------------------------------------------
-
 def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str], dict[str, str], dict[str, str]]:
-    """A copy of each student's submission folder for nbgrader to read, with the submission
-    under the assignment's notebook name (a renamed notebook is graded as the assignment's;
-    the student's own folder is never changed). Returns the students to grade, a note per
-    student, and the students who cannot be graded with the reason (two candidate notebooks)."""
+    """A copy of each submission folder with the submission under the assignment's name (the
+    student's folder is never changed): the students to grade, notes, and those refused with why."""
     from autograder.frontends.instructors.nbgrader.stages import submitted_notebook
 
     assignment = app.coursedir.assignment_id
@@ -196,24 +165,20 @@ def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str
 
 
 def submitted_students(app) -> list[str]:
-    """Students with a notebook under submitted/<student>/<assignment>/, as nbgrader finds them."""
     pattern = app.coursedir.format_path(app.coursedir.submitted_directory, "*", app.coursedir.assignment_id)
     return sorted(Path(folder).parent.name for folder in glob.glob(pattern) if glob.glob(os.path.join(glob.escape(folder), "*.ipynb")))
 
 
-def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: list[str] | None = None,
-              progress=None) -> Summary:
+def autograde(assignment: str, jobs: int, students: list[str] | None, progress) -> Summary:
     from nbgrader.api import Gradebook, MissingEntry
     from sqlalchemy.exc import SAWarning
 
     from autograder.frontends.instructors.nbgrader import precomputed
     from autograder.frontends.instructors.nbgrader.outcome import fail_outcome
 
-    # nbgrader 0.9's gradebook warns about its own session use with SQLAlchemy 2 (harmless,
-    # several lines per submission), which would bury the progress bar.
+    # nbgrader 0.9 warns about its own session use with SQLAlchemy 2: harmless, it buries the progress bar
     warnings.filterwarnings("ignore", category=SAWarning)
     started = time.monotonic()
-    jobs = jobs or default_jobs()
     app = _app(assignment, "--log-level=CRITICAL")  # warnings are collected per student instead
     everyone = submitted_students(app)
     unknown = sorted(set(students or []) - set(everyone))
@@ -239,8 +204,6 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
     forget_diagnoses(Path(app.coursedir.root), students, assignment)
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
         executed = str(Path(scratch, "executed"))
-        # nbgrader reads the submissions from a copy in which a renamed notebook has the
-        # assignment's name; the students' folders stay as they were handed in.
         submitted = str(Path(scratch, "submitted"))
         students, notes_by_student, refused = mirror_submissions(app, students, Path(submitted))
         failed.update(refused)
@@ -248,7 +211,6 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
         logs: dict[str, str] = {}
 
         def record(student: str) -> None:
-            """nbgrader's own converter records the student, with the run a worker computed."""
             ok, notes = _run_converter(app, student)
             if ok:
                 failed.pop(student, None)  # the workers failed, the serial pass did not
@@ -257,17 +219,15 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
                 failed[student] = notes
                 # the gradebook keeps the last grades: make export must not show them as this run's
                 fail_outcome(student, assignment, last_line(notes), app.coursedir.root)
-            if progress:
-                progress.advance(record_task)
+            progress.advance(record_task)
 
         record_task = progress.add_task("recording in the gradebook" if jobs > 1 else "autograding serially",
-                                        total=len(students)) if progress else None
+                                        total=len(students))
         waiting = list(students)  # to be recorded, in this order unless a run finishes first
         if jobs > 1 and students:
             context = get_context("spawn")
             started_queue = context.Queue()
-            task = progress.add_task(f"running {len(students)} notebooks, {jobs} at a time", total=len(students)) \
-                if progress else None
+            task = progress.add_task(f"running {len(students)} notebooks, {jobs} at a time", total=len(students))
             with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
                                      initargs=(assignment, scratch, executed, submitted, started_queue)) as pool:
                 futures = {pool.submit(_execute_one, s): s for s in students}
@@ -289,17 +249,13 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
                         if run is not None:
                             precomputed.offer(futures[done], *run)
                             ran.append(futures[done])
-                        if progress:
-                            progress.advance(task)
-                    if progress:
-                        progress.update(task, description=running_description(len(students), jobs, running))
-                    # Recorded while the other notebooks run: the gradebook has one writer (this
-                    # process), and this work no longer waits for the slowest notebook.
+                        progress.advance(task)
+                    progress.update(task, description=running_description(len(students), jobs, running))
+                    # recorded while the others run: one writer (this process), no wait for the slowest
                     for student in sorted(ran):
                         waiting.remove(student)
                         record(student)
-        # nbgrader's own serial pass records everyone else (a run the workers could not finish
-        # runs here, in the sandbox, as in a serial nbgrader autograde).
+        # everyone else, serially (a run the workers could not finish runs here, sandboxed)
         for student in waiting:
             record(student)
     replayed = precomputed.reused_count()
@@ -314,8 +270,7 @@ def autograde(assignment: str = ASSIGNMENT, jobs: int | None = None, students: l
 
 
 def forget_diagnoses(root: Path, students: list[str], assignment: str) -> None:
-    """The diagnosis records of the students about to be graded are removed first: one that
-    cannot be graded now must not keep the last grading's diagnosis in the class report."""
+    """A student not graded now must not keep the last grading's diagnosis in the class report."""
     from autograder.frontends.reports.diagnoses import DIAGNOSES
 
     for student in students:
@@ -323,8 +278,7 @@ def forget_diagnoses(root: Path, students: list[str], assignment: str) -> None:
 
 
 def class_report(root: Path, assignment: str) -> tuple[list[str], str]:
-    """The class report (make class-report) from the diagnosis records just written: the three
-    most common mistakes, and where the report is (or why it could not be written)."""
+    """The class report from the records just written: the top mistakes, and its path (or why not)."""
     from autograder.frontends.instructors import class_report as report
     from autograder.frontends.reports.safe_write import OutputRefused
 
@@ -336,19 +290,14 @@ def class_report(root: Path, assignment: str) -> tuple[list[str], str]:
     return report.top_mistakes(data), str(report.DEFAULT_OUT / "index.html")
 
 
-def _progress(console):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, transient=False)
-
-
-def autograde_command(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(highlight=False)
     jobs = args.jobs or default_jobs()
-    with _progress(console) as progress:
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console) as progress:
         summary = autograde(args.assignment, jobs, args.student, progress)
     print_summary(summary, jobs, console, verbose=args.verbose)
     return 1 if summary.failed else 0
@@ -361,15 +310,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", "-v", action="store_true", help="whole errors (tracebacks), not their last line")
 
 
-def run(args: argparse.Namespace) -> int:
-    return autograde_command(args)
-
-
-def main(argv=None) -> int:
-    from autograder.frontends import commands
-
-    return commands.main(["autograde", *(sys.argv[1:] if argv is None else argv)])
-
+main = commands.script("autograde")
 
 if __name__ == "__main__":
     sys.exit(main())

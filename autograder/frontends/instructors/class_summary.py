@@ -1,6 +1,5 @@
-"""The end of ``make autograde``: one row per student (score, extra credit, late penalty,
-problems; problems first), read back from the gradebook, the class's three most common
-mistakes and the class report's path, and the progress line while the notebooks run."""
+"""The end of ``make autograde``: a row per student read back from the gradebook, problems first,
+the class's most common mistakes, and the progress line while the notebooks run."""
 
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ class Summary:
 
 
 def running_description(total: int, jobs: int, running: dict[str, float]) -> str:
-    """The progress line: the students whose notebook is running now, longest first, with how long."""
+    """The students whose notebook is running now, longest first, with how long."""
     if not running:
         return f"running {total} notebooks, {jobs} at a time"
     now = time.time()
@@ -38,8 +37,6 @@ LATE_NOTICE = re.compile(r"seconds late$|Late submission penalty|hours late, \d+
 
 def summary_rows(db_url: str, assignment: str, students: list[str], failed: dict[str, str], notes: dict[str, str],
                  log: str) -> list[dict]:
-    """One row per student for the end of make autograde: score (as the gradebook has it),
-    extra credit, late penalty and problems; the students with problems first."""
     from nbgrader.api import Gradebook, MissingEntry
 
     rows = []
@@ -72,9 +69,8 @@ def summary_rows(db_url: str, assignment: str, students: list[str], failed: dict
 
 
 def last_line(error: str) -> str:
-    """The reason of a failure, without the traceback above it: the error that the first
-    traceback ends with (nbgrader logs the real one first, then its own generic
-    "Please see the above traceback"), else the last non-empty line."""
+    """A failure's reason: the error the first traceback ends with (nbgrader's own generic one
+    comes later), else the last non-empty line."""
     lines = error.strip().splitlines()
     for start, line in enumerate(lines):
         if "Traceback (most recent call last)" in line:

@@ -1,18 +1,12 @@
-"""``make release``'s first step: the source notebook's decision carried to the grader.
+"""``make release``: the source notebook's points carried to the grader.
 
-``python -m autograder release [--chapter ID] [--root DIR]`` reads the instructor's
-notebook (``solutions/<id>/<id>.ipynb``): each stage's test cell and its nbgrader ``points``
-(:mod:`autograder.core.course`). It writes the chapter's course file, which every route grades
-with (``make test``, nbgrader, Gradescope, Classroom 50, the students' repository), and brings
-the notebook's own points table (the first cell's ``| stage | id | you write | points |``) in
-line, and the README's and docs' (``| 4 | `causal` | ... | 20 |``): a row per stage of the course, its points, ``bonus`` beside a bonus
-stage's. nbgrader's ``generate_assignment`` then makes the release from the notebook, table
-included, in a folder of this command's own, and its files are copied into ``assignments/<id>/``:
-nbgrader's ``--force`` deletes its output folder first, and again when it fails.
-
-Before it changes anything, it asks the gradebook: nbgrader refuses to add or remove a graded
-cell of a notebook that has submissions (dropping the bonus after grading, say). Such an edit
-is refused here, with what to do, and nothing is written.
+Reads each stage's test cell and its nbgrader ``points`` from the instructor's notebook
+(:mod:`autograder.core.course`), writes the chapter's course file that every route grades with,
+sets the points tables and quoted totals of the notebook, README and docs, then has nbgrader's
+``generate_assignment`` release into a folder of its own and copies its files into
+``assignments/<id>/`` (nbgrader's ``--force`` deletes its output folder first). An edit nbgrader
+would refuse once the gradebook has submissions (adding or removing a graded cell) is refused
+first, with what to do, and nothing is written.
 """
 
 from __future__ import annotations
@@ -48,8 +42,7 @@ def _row(line: str, ids: dict[int, str]) -> re.Match | None:
 
 
 def points_table(text: str, chapter: Chapter, course: Course) -> str:
-    """``text`` (a Markdown cell) with its stage rows' points set from ``course``: rows of stages
-    outside the course dropped, a row added (after the last) for a stage the table lacks."""
+    """``text`` with its stage rows' points set from ``course``: rows outside it dropped, missing ones added."""
     ids = {s.number: s.id for s in chapter.declared_stages}
     lines = text.split("\n")
     rows = [i for i, line in enumerate(lines) if _row(line, ids)]
@@ -74,8 +67,7 @@ def points_table(text: str, chapter: Chapter, course: Course) -> str:
     return "\n".join(out)
 
 
-# Sentences that quote the course's total or bonus ("a total out of 100", "outside the 100 points",
-# "(+x/10 bonus)"), anywhere in the notebook, the README and the docs: their numbers follow the course.
+# Sentences that quote the course's total or bonus ("out of 100", "(+x/10 bonus)") follow the course.
 _TOTAL = re.compile(r"\b(out of|outside the|beside the) \d+(?:\.\d+)?\b")
 _BONUS = re.compile(r"\+x/\d+(?:\.\d+)? bonus")
 
@@ -88,8 +80,7 @@ def course_numbers(text: str, course: Course) -> str:
 
 
 def release(chapter: Chapter, root: Path) -> list[str]:
-    """Read the source notebook, write the course file, the notebook's points table and the numbers
-    its sentences quote (:func:`course_numbers`), and the README's and docs'; what changed."""
+    """The course file, and the points and totals of the notebook, README and docs; what changed."""
     source = chapter.source_notebook(root)
     course = course_file.from_notebook(source, chapter.declared_stages,
                                        source.relative_to(root).as_posix() if source.is_relative_to(root) else str(source))
@@ -122,7 +113,6 @@ def release(chapter: Chapter, root: Path) -> list[str]:
 
 
 def _cells_by_kind(notebook) -> dict[str, set[str]]:
-    """The nbgrader cell names of each kind, as nbgrader's SaveCells records them."""
     from nbgrader import utils
 
     kinds = {"grade": utils.is_grade, "solution": utils.is_solution, "task": utils.is_task,
@@ -131,9 +121,8 @@ def _cells_by_kind(notebook) -> dict[str, set[str]]:
 
 
 def gradebook_refusal(chapter: Chapter, root: Path, db_url: str) -> str | None:
-    """Why nbgrader would refuse to release the source notebook as it is now (None: it will not).
-    It cannot add or remove cells of a notebook that has submissions; it would fail halfway and
-    delete the release folder."""
+    """Why nbgrader would refuse the release halfway, deleting the release folder: cells added to
+    or removed from a notebook with submissions (None: it will not)."""
     import nbformat
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -164,8 +153,7 @@ def gradebook_refusal(chapter: Chapter, root: Path, db_url: str) -> str | None:
 
 
 def generate_release(chapter: Chapter, root: Path) -> list[str]:
-    """nbgrader's generate_assignment in a folder of its own under build/, then its files copied
-    into assignments/<id>/ (files there that nbgrader did not make are kept); the files changed."""
+    """nbgrader's release in a folder under build/, its files then copied into assignments/<id>/."""
     (root / "build").mkdir(exist_ok=True)
     destination = chapter.release_notebook(root).parent
     with tempfile.TemporaryDirectory(dir=root / "build", prefix="release-") as staging:
@@ -199,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.course_only:
         from nbgrader.apps.baseapp import NbGrader
 
-        app = NbGrader()  # reads nbgrader_config.py from the current directory, as nbgrader's commands do
+        app = NbGrader()  # reads nbgrader_config.py from the current directory
         app.initialize([])
         refusal = gradebook_refusal(chapter, root, app.coursedir.db_url)
         if refusal:
@@ -223,13 +211,3 @@ def run(args: argparse.Namespace) -> int:
           + (f" (+{format_points(bonus)} bonus)" if bonus else " (no bonus)")
           + ("; updated " + ", ".join(changed) if changed else ""))
     return 0
-
-
-def main(argv=None) -> int:
-    from autograder.frontends import commands
-
-    return commands.main(["release", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,18 +1,9 @@
 """An instant an instructor types (a due date, a deadline), read one way by every command.
 
-:func:`parse_instant` accepts
-
-- ISO 8601 with an offset or ``Z``: ``2026-11-20T23:59:00-05:00``, ``2026-11-20 23:59 -0500``,
-  ``2026-11-20 23:59:00Z``;
-- a date and time followed by ``UTC`` / ``GMT`` or an IANA zone name:
-  ``2026-11-20 23:59 UTC``, ``2026-11-20 23:59:00 America/New_York`` (the zone's offset on that
-  date, daylight saving included);
-- a date alone is refused (the end of that day is not guessed), as is a time with no zone at
-  all (whose zone would be the machine's, which the grading machine may not share) and an
-  abbreviation such as ``PST`` or ``EST``, which names no single offset the world agrees on.
-
-The answer is an aware :class:`~datetime.datetime` in UTC; :func:`describe` prints it back with
-its zone so the instructor sees what was stored.
+Accepted: ISO 8601 with an offset or ``Z``, or a date and time followed by ``UTC``/``GMT`` or an
+IANA zone name (that date's offset). Refused: a date alone, a time with no zone (the grading
+machine's zone may not be the instructor's) and abbreviations such as ``PST``, which name no
+single offset. The answer is an aware datetime in UTC.
 """
 
 from __future__ import annotations
@@ -33,7 +24,6 @@ class InstantError(ValueError):
 
 
 def parse_instant(text: str) -> datetime:
-    """The UTC instant ``text`` names (module docstring), or :class:`InstantError`."""
     match = _DATE_TIME.match(text or "")
     if not match:
         raise InstantError(f"{text!r} is not a date and time; write it as {EXAMPLES}")

@@ -1,12 +1,9 @@
 """The commit each student repository held at a deadline, by a clock the student does not hold.
 
-A commit's committer date is set by the student's machine (``GIT_COMMITTER_DATE``): a commit
-pushed after the deadline can claim a date before it. So ``make grade-repos DEADLINE=`` asks
-the hosting server when each push happened (:func:`pushed_commit`: GitHub's "List repository
-activities" through ``gh api``, the instructor's login), or reads the tips ``make collect-repos``
-recorded at the deadline by the instructor's clock (:func:`collect`, :func:`collected_commit`).
-The commit's own date is used only when the instructor says so (``TRUST_COMMIT_DATES=1``), and
-every row then says it. Git is only read here: the clones are never written.
+A committer date is set by the student's machine, so a late push can claim an early date. The
+commit comes from GitHub's record of the pushes (``gh api``, the instructor's login) or from the
+tips ``make collect-repos`` recorded at the deadline; the commit's own date only with
+``TRUST_COMMIT_DATES=1``, which every row then says. The clones are only read.
 """
 
 from __future__ import annotations
@@ -36,7 +33,7 @@ def _git(repo: Path, *args: str, text: bool = True) -> subprocess.CompletedProce
 
 
 def commit_date(repo: Path, commit: str) -> str:
-    """The commit's committer date in UTC ('' when unknown): set on the machine that made it."""
+    """The commit's committer date in UTC ('' when unknown)."""
     proc = _git(repo, "show", "-s", "--format=%cI", commit, "--") if commit else None
     if proc is None or proc.returncode != 0:
         return ""
@@ -47,7 +44,7 @@ def commit_date(repo: Path, commit: str) -> str:
 
 
 def commit_at(repo: Path, deadline: datetime) -> str:
-    """The last commit of the checked-out branch whose committer date (the student's) is at or before ``deadline``."""
+    """The last commit of the branch whose committer date (the student's) is at or before ``deadline``."""
     proc = _git(repo, "rev-list", "-1", f"--before={int(deadline.timestamp())}", "HEAD", "--")
     return proc.stdout.strip() if proc is not None and proc.returncode == 0 else ""
 
@@ -82,7 +79,6 @@ def _local(repo: Path, commit: str, when: str) -> Pick:
 
 
 def github_name(repo: Path) -> str:
-    """``owner/name`` from the origin's URL ('' when origin is not on github.com)."""
     proc = _git(repo, "config", "--get", "remote.origin.url")
     match = GITHUB_ORIGIN.search(proc.stdout.strip()) if proc is not None and proc.returncode == 0 else None
     return f"{match[1]}/{match[2]}" if match else ""
@@ -98,9 +94,7 @@ def server_refusal() -> str:
 
 
 def activities(name: str, branch: str) -> list[dict]:
-    """GitHub's "List repository activities" for the branch (``GET /repos/{owner}/{repo}/activity``:
-    pushes, force pushes, merges, each with ``timestamp``, ``before``, ``after``, ``ref``), every
-    page. OSError with gh's message when the call fails."""
+    """GitHub's "List repository activities" for the branch, every page; OSError when gh fails."""
     endpoint = f"repos/{name}/activity?ref={quote('refs/heads/' + branch, safe='')}&per_page=100"
     try:
         proc = subprocess.run(["gh", "api", "--paginate", endpoint], capture_output=True, text=True, timeout=600)
@@ -118,9 +112,8 @@ def activities(name: str, branch: str) -> list[dict]:
 
 
 def pushed_commit(repo: Path, deadline: datetime) -> Pick:
-    """The commit the graded branch held at the deadline by GitHub's record: the ``after`` of its
-    last activity at or before it, which must be in the clone. A later push is named with the
-    date its commit claims."""
+    """The commit the branch held at the deadline by GitHub's record; a later push is named with
+    the date its commit claims."""
     name, branch = github_name(repo), graded_branch(repo)
     if not name or not branch:
         return Pick(refusal=f"no push record: {'origin is not a github.com repository' if branch else 'no branch'}; "
@@ -147,7 +140,6 @@ def pushed_commit(repo: Path, deadline: datetime) -> Pick:
 
 
 def collected_commit(repo: Path, entry: dict | None, deadline: datetime | None) -> Pick:
-    """The tip :func:`collect` recorded for this repository."""
     if not entry or not entry.get("commit"):
         return Pick(refusal=f"not collected: {(entry or {}).get('error', 'not in the collection')}")
     when = datetime.fromisoformat(entry["collected"])
@@ -167,7 +159,7 @@ def choose_commit(student: str, repo: Path, deadline: datetime | None, collected
 
 
 def collect_one(repo: Path) -> dict:
-    """The origin's tip of the graded branch now (``git ls-remote``: the clone is not written)."""
+    """The origin's tip of the graded branch now (``git ls-remote``)."""
     branch = graded_branch(repo)
     proc = _git(repo, "ls-remote", "origin", f"refs/heads/{branch}") if branch else None
     when = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -178,7 +170,7 @@ def collect_one(repo: Path) -> dict:
 
 
 def collect(repos: Path, students: dict[str, Path], into: Path) -> int:
-    """``make collect-repos``: the tip of each of the class folder's repositories at this moment, into a new file."""
+    """``make collect-repos``: each repository's tip at this moment, into a new file."""
     if into.exists() or repos.resolve() in into.resolve().parents:
         print(f"error: {into} {'exists' if into.exists() else f'is inside {repos}'}; give a new file (COLLECTED=...)",
               file=sys.stderr)

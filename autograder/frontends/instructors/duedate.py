@@ -1,14 +1,9 @@
-"""``make duedate``: the assignment's due date in the gradebook, read by :mod:`.dates`.
+"""``make duedate``: the assignment's due date in the gradebook.
 
-nbgrader's own ``db assignment add --duedate`` reads ``-0500`` as minus 500 *seconds* and
-``PST`` as UTC with only a library warning; every late penalty computed from such a date is
-wrong. Here the text is read by :func:`~autograder.frontends.instructors.dates.parse_instant` (an offset,
-a zone name or UTC; anything else refused with the reason), stored through nbgrader's API as
-the naive UTC time nbgrader keeps, and printed back with its zone, with the late-penalty rule in
-force (``LatePenalty`` in nbgrader_config.py). The docs' pages quote that rule (`` `per_day` (0.1)``,
-`` `cap` (0.5)``): their numbers are set from nbgrader_config.py, so they say what the course does.
-
-    python -m autograder duedate ASSIGNMENT "2026-11-20 23:59:00 -0500"
+nbgrader's own ``--duedate`` reads ``-0500`` as minus 500 seconds and ``PST`` as UTC, so every
+late penalty computed from such a date is wrong; here :func:`parse_instant` reads it, nbgrader's
+API stores it (naive UTC, as nbgrader keeps it), and the docs' quotes of the late rule are set
+from nbgrader_config.py.
 """
 
 from __future__ import annotations
@@ -23,13 +18,12 @@ from autograder.frontends.instructors.dates import InstantError, describe, parse
 
 
 def set_duedate(db_url: str, assignment: str, text: str) -> str:
-    """Stores the instant ``text`` names as ``assignment``'s due date; returns what the
-    gradebook now holds, in :func:`~autograder.frontends.instructors.dates.describe`'s words."""
+    """Store the due date; what the gradebook now holds."""
     from nbgrader.api import Gradebook
 
     instant = parse_instant(text)
     with Gradebook(db_url) as gb:
-        # nbgrader compares naive datetimes that it takes to be UTC (its timestamps are too).
+        # nbgrader compares naive datetimes that it takes to be UTC
         gb.update_or_create_assignment(assignment, duedate=instant.astimezone(timezone.utc).replace(tzinfo=None))
         stored = gb.find_assignment(assignment).duedate
     return describe(stored.replace(tzinfo=timezone.utc))
@@ -41,7 +35,7 @@ def late_rule(per_day: float, cap: float) -> str:
 
 
 def quote_late_rule(root: Path, per_day: float, cap: float) -> list[str]:
-    """The docs' pages with the rule's numbers as nbgrader_config.py sets them; the pages changed."""
+    """The docs' quotes of the rule set from nbgrader_config.py; the pages changed."""
     changed = []
     for page in sorted((root / "docs").rglob("*.md")):
         text = page.read_text(encoding="utf-8")
@@ -61,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from nbgrader.apps.baseapp import NbGrader
 
-    app = NbGrader()  # reads nbgrader_config.py from the current directory, as nbgrader's commands do
+    app = NbGrader()  # reads nbgrader_config.py from the current directory
     app.initialize([])
     try:
         stored = set_duedate(app.coursedir.db_url, args.assignment, args.due)
@@ -76,13 +70,3 @@ def run(args: argparse.Namespace) -> int:
     if pages:
         print("the late rule quoted in " + ", ".join(pages) + " now follows nbgrader_config.py")
     return 0
-
-
-def main(argv=None) -> int:
-    from autograder.frontends import commands
-
-    return commands.main(["duedate", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,40 +1,12 @@
 """``make grade-repos REPOS=dir [DEADLINE=...]``: the trusted regrade of a class's repositories.
 
-    python -m autograder grade-repos REPOS [--out build/grade-repos] [--jobs N] [--deadline WHEN]
-
-REPOS is a class folder as the cloning tools leave it (:func:`student_repos`): repositories
-directly inside it, one folder down (``hw3-submissions/<repo>``, as ``gh classroom clone``
-wrote them, or one folder per section), or a mix; each repository is one row, never merged
-with another. From each one only the notebook is read (:func:`autograder.frontends.finder.find_in_repository`:
-the release's path, else a renamed copy): it is copied out and graded by *this* checkout's
-grader (the instructor's), never by the copy of the grader in the student's repository, JOBS
-at a time with a progress bar. The student's grader files are only compared with the release
-(the fingerprint of :mod:`autograder.frontends.fingerprint`), to report an edit. Nothing in
-REPOS is written.
-
-With ``--deadline`` (``make grade-repos DEADLINE="2026-11-20 23:59 America/New_York"``, read
-by :mod:`autograder.frontends.instructors.dates`), each repository is graded at the commit its branch held
-at the deadline by a clock the student does not hold (:mod:`autograder.frontends.instructors.deadline`:
-GitHub's record of the pushes, or with ``--collected FILE`` the tips ``--collect FILE``, that
-is ``make collect-repos`` run at the deadline, recorded by this machine's clock); the commit's
-files are exported to a private folder, the checkout left as it is. A commit's own date is set
-by the student's machine: it is shown, and used only with ``--trust-commit-dates``
-(``TRUST_COMMIT_DATES=1``), which every row then says. Without a deadline or a collection, the
-checked-out files are graded.
-
-Writes, under ``--out``:
-
-- ``grades.csv``: one row per repository: ``student`` (the repository's folder name; its path
-  under REPOS where two folders share a name), one column per stage, ``total`` (out of 100;
-  the bonus stage has its own column and is not in it), ``commit`` and ``commit_date`` (the
-  graded commit and its committer date, in UTC), ``fingerprint`` (``release`` or
-  ``modified: <parts>``) and ``reason`` (why a row is 0: no notebook, a damaged one, no commit
-  before the deadline, a grading that did not finish, or ``not graded: the run stopped ...``:
-  the file is rewritten as each repository ends, so a run that stops leaves no earlier grade
-  standing), followed by how a deadline's commit was chosen (the push time, a later push after
-  the deadline and the date its commit claims);
-- ``<student>/report.txt`` (the grader's table, as ``make test`` prints it) and
-  ``<student>/results.json`` (Gradescope's schema).
+Each repository of the class folder (:func:`student_repos`) is one row. Only its notebook is
+read (the release's path, else a renamed copy), copied out and graded by this checkout's
+grader, never the student's copy of it; the student's grader files are only compared with the
+release's fingerprint. With a deadline, the commit the branch held then by a clock the student
+does not hold (:mod:`.deadline`) is exported and graded. Nothing in REPOS is written.
+``grades.csv`` is rewritten as each repository ends, so a run that stops leaves no earlier grade
+standing; each ``<student>/`` holds ``report.txt`` and ``results.json``.
 """
 
 from __future__ import annotations
@@ -56,7 +28,8 @@ from datetime import datetime
 from pathlib import Path
 
 from autograder import CHECKOUT
-from autograder.frontends import finder, fingerprint
+from autograder.frontends import commands, finder, fingerprint
+from autograder.frontends.commands import default_jobs
 from autograder.frontends.instructors.dates import describe
 from autograder.frontends.instructors.deadline import (
     HOW_TO_TRUST,
@@ -68,7 +41,6 @@ from autograder.frontends.instructors.deadline import (
     commit_date,
     server_refusal,
 )
-from autograder.frontends.jobs import default_jobs
 
 REPO_ROOT = CHECKOUT  # the instructor's checkout: its grader grades
 DEFAULT_OUT = Path("build") / "grade-repos"
@@ -84,20 +56,15 @@ class Row:
     commit_date: str = ""
     fingerprint: str = ""
     reason: str = ""
-    seconds: float = 0.0
-
-
-def columns(chapter) -> list[str]:
-    stages = [f"stage{s.number}_{s.id}" for s in chapter.stages if not s.bonus]
-    bonus = [f"bonus_stage{s.number}_{s.id}" for s in chapter.stages if s.bonus]
-    return ["student", *stages, "total", *bonus, "commit", "commit_date", "fingerprint", "reason"]
 
 
 def _stage_column(stage) -> str:
     return f"{'bonus_' if stage.bonus else ''}stage{stage.number}_{stage.id}"
 
 
-# --- the class folder -------------------------------------------------------------------------
+def _zeros(chapter) -> dict[str, float]:
+    return {_stage_column(s): 0.0 for s in chapter.stages}
+
 
 def _is_repository(folder: Path) -> bool:
     return (folder / ".git").exists()
@@ -108,14 +75,9 @@ def _folders(parent: Path) -> list[Path]:
 
 
 def student_repos(repos: Path) -> dict[str, Path]:
-    """Each student repository in the class folder ``repos``, by the name its row gets.
-
-    A folder with ``.git`` is a repository. A folder without one that holds repositories (the
-    ``<assignment>-submissions/`` of ``gh classroom clone``, a folder per section) is opened one
-    level down, so two students never become one row; its other folders are repositories too
-    (a download without ``.git``). Any other folder is one repository (a student's folder
-    unzipped). A row is named by the repository's folder, or by its path under ``repos`` where
-    two folders share a name."""
+    """Each repository of the class folder by its row's name: a folder that holds repositories
+    (``gh classroom clone``'s, one per section) is opened one level down, so two students never
+    become one row; any other folder is one repository. Two of a name are named by their path."""
     found: list[Path] = []
     for folder in _folders(repos):
         inside = _folders(folder)
@@ -129,17 +91,13 @@ def student_repos(repos: Path) -> dict[str, Path]:
     return {(repo.name if counts[repo.name] == 1 else repo.relative_to(repos).as_posix()): repo for repo in found}
 
 
-# --- git, read only ---------------------------------------------------------------------------
-
 def head_commit(repo: Path) -> str:
-    """The checked-out commit, read without writing to the repository ('' when there is none)."""
     proc = _git(repo, "rev-parse", "--verify", "-q", "HEAD")
     return proc.stdout.strip() if proc is not None and proc.returncode == 0 else ""
 
 
 def export_commit(repo: Path, commit: str, into: Path) -> None:
-    """The commit's regular files written under ``into`` (``git archive``: the repository and
-    its checkout are only read). Links and anything else that is not a plain file are left out."""
+    """The commit's regular files written under ``into`` (``git archive``: the repository is only read)."""
     proc = _git(repo, "archive", "--format=tar", commit, text=False)
     if proc is None or proc.returncode != 0:
         raise OSError(f"git archive {commit[:12]} failed: {(proc.stderr if proc else b'').decode(errors='replace')[:200]}")
@@ -153,11 +111,8 @@ def export_commit(repo: Path, commit: str, into: Path) -> None:
             path.write_bytes(archive.extractfile(member).read())
 
 
-# --- one repository ---------------------------------------------------------------------------
-
 def fingerprint_status(repo: Path, chapter, release_parts: dict[str, str], graded: Path | None) -> str:
-    """The student's grader against the release; ``graded``: the notebook graded (a renamed copy
-    stands for the release's; None: there was none, and the grader alone is compared)."""
+    """The student's grader against the release; ``graded``: the notebook graded, if any."""
     notebook = chapter.release_notebook(Path()).as_posix()
     parts = fingerprint.parts_of(fingerprint.read_tree(repo, notebook, graded), notebook)
     verdict = fingerprint.compare(parts, release_parts, notebook_found=graded is not None)
@@ -169,8 +124,7 @@ def fingerprint_status(repo: Path, chapter, release_parts: dict[str, str], grade
 
 def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[str, str],
               deadline: datetime | None = None, collected: dict | None = None, trust: bool = False) -> Row:
-    """One repository, at the checked-out files or (a deadline, a collection) at the commit
-    :func:`choose_commit` picks; how it was picked is added to the reason."""
+    """One repository, at the checked-out files or at the commit :func:`choose_commit` picks."""
     at_head = deadline is None and collected is None
     pick = Pick(head_commit(repo)) if at_head else choose_commit(student, repo, deadline, collected, trust)
     row = _grade_commit(student, repo, out, chapter, release_parts, pick, export=not at_head)
@@ -180,29 +134,28 @@ def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[
 
 def _grade_commit(student: str, repo: Path, out: Path, chapter, release_parts: dict[str, str], pick: Pick,
                   export: bool) -> Row:
-    started = time.monotonic()
-    row = Row(student, {_stage_column(s): 0.0 for s in chapter.stages}, commit=pick.commit)
+    row = Row(student, _zeros(chapter), commit=pick.commit)
     folder = out / student
     folder.mkdir(parents=True, exist_ok=True)
+
+    def zero(reason: str) -> Row:
+        row.reason = reason
+        (folder / "report.txt").write_text(f"{student}: 0 points: {reason}\n", encoding="utf-8")
+        return row
+
     with tempfile.TemporaryDirectory(prefix="grade-repos-") as scratch:
         tree = repo
         if export:
             if not row.commit:
-                row.reason = pick.refusal
-                (folder / "report.txt").write_text(f"{student}: 0 points: {row.reason}\n", encoding="utf-8")
-                row.seconds = time.monotonic() - started
-                return row
+                return zero(pick.refusal)
             tree = Path(scratch) / "tree"
             export_commit(repo, row.commit, tree)
         row.commit_date = commit_date(repo, row.commit)
         notebook, note = finder.find_in_repository(tree, chapter)
         row.fingerprint = fingerprint_status(tree, chapter, release_parts, notebook)
         if notebook is None:
-            row.reason = note
-            (folder / "report.txt").write_text(f"{student}: 0 points: {note}\n", encoding="utf-8")
-            row.seconds = time.monotonic() - started
-            return row
-        # A private copy is graded: the student's repository is only read.
+            return zero(note)
+        # a private copy is graded: the student's repository is only read
         copy = folder / "submission" / notebook.name
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(notebook, copy, follow_symlinks=False)
@@ -223,7 +176,6 @@ def _grade_commit(student: str, repo: Path, out: Path, chapter, release_parts: d
         data = json.loads(results.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         row.reason = row.reason or "the grader wrote no results"
-        row.seconds = time.monotonic() - started
         return row
     by_number = {s.number: s for s in chapter.stages}
     for test in data.get("tests", []):
@@ -235,7 +187,6 @@ def _grade_commit(student: str, repo: Path, out: Path, chapter, release_parts: d
     if output.startswith("Could not grade"):
         row.reason = row.reason or output.splitlines()[0]
     row.reason = row.reason or note
-    row.seconds = time.monotonic() - started
     return row
 
 
@@ -260,7 +211,9 @@ def _refusal(repos: Path, out: Path) -> str | None:
 def write_csv(path: Path, rows: list[Row], chapter) -> None:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns(chapter))
+    writer.writerow(["student", *[_stage_column(s) for s in chapter.stages if not s.bonus], "total",
+                     *[_stage_column(s) for s in chapter.stages if s.bonus], "commit", "commit_date", "fingerprint",
+                     "reason"])
     for row in rows:
         points = [f"{row.stage_points[_stage_column(s)]:g}" for s in chapter.stages if not s.bonus]
         bonus = [f"{row.stage_points[_stage_column(s)]:g}" for s in chapter.stages if s.bonus]
@@ -276,9 +229,7 @@ UNFINISHED = "not graded: the run stopped before this repository was graded"
 
 def grade_all(repos: Path, out: Path, chapter, jobs: int, deadline: datetime | None = None,
               collected: dict | None = None, trust: bool = False) -> list[Row]:
-    """Every repository graded; ``out/grades.csv`` rewritten as each one ends, the rest with
-    :data:`UNFINISHED`: a run that stops (Ctrl-C, a crash, a machine that goes down) never
-    leaves the last run's grades standing as this one's."""
+    """Every repository graded; ``grades.csv`` rewritten as each ends, the rest :data:`UNFINISHED`."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from autograder.frontends.instructors.student_repo import release_parts
@@ -289,8 +240,7 @@ def grade_all(repos: Path, out: Path, chapter, jobs: int, deadline: datetime | N
 
     def record() -> None:
         done = {row.student for row in rows}
-        pending = [Row(s, {_stage_column(st): 0.0 for st in chapter.stages}, reason=UNFINISHED)
-                   for s in students if s not in done]
+        pending = [Row(s, _zeros(chapter), reason=UNFINISHED) for s in students if s not in done]
         write_csv(out / "grades.csv", sorted(rows + pending, key=lambda r: r.student), chapter)
 
     record()
@@ -304,8 +254,7 @@ def grade_all(repos: Path, out: Path, chapter, jobs: int, deadline: datetime | N
             try:
                 rows.append(future.result())
             except Exception as exc:  # one repository's trouble never stops the class
-                rows.append(Row(student, {_stage_column(s): 0.0 for s in chapter.stages},
-                                reason=f"not graded: {type(exc).__name__}: {exc}"))
+                rows.append(Row(student, _zeros(chapter), reason=f"not graded: {type(exc).__name__}: {exc}"))
             record()
             progress.update(task, advance=1, description=student)
     return sorted(rows, key=lambda r: r.student)
@@ -324,35 +273,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except _Refused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+class _Refused(Exception):
+    pass
+
+
+def _run(args: argparse.Namespace) -> int:
     from autograder.chapters import load
     from autograder.frontends.instructors.dates import InstantError, parse_instant
 
+    empty = _Refused(f"{args.repos} holds no repository folders")
     if args.collect is not None:
         if not args.repos.is_dir() or not student_repos(args.repos):
-            print(f"error: {args.repos} holds no repository folders", file=sys.stderr)
-            return 2
+            raise empty
         return collect(args.repos, student_repos(args.repos), args.collect)
-
-    deadline = None
-    if args.deadline:
-        try:
-            deadline = parse_instant(args.deadline)
-        except InstantError as exc:
-            print(f"error: DEADLINE {exc}", file=sys.stderr)
-            return 2
-
+    try:
+        deadline = parse_instant(args.deadline) if args.deadline else None
+    except InstantError as exc:
+        raise _Refused(f"DEADLINE {exc}") from None
     try:
         chapter = load(args.chapter)
     except KeyError as exc:
-        print(f"error: {exc.args[0]}", file=sys.stderr)
-        return 2
+        raise _Refused(exc.args[0]) from None
     why = _refusal(args.repos, args.out)
     if why:
-        print(f"error: {why}", file=sys.stderr)
-        return 2
+        raise _Refused(why)
     if not student_repos(args.repos):
-        print(f"error: {args.repos} holds no repository folders", file=sys.stderr)
-        return 2
+        raise empty
     collected = None
     if args.collected is not None:
         try:
@@ -360,21 +313,19 @@ def run(args: argparse.Namespace) -> int:
             if not isinstance(collected, dict):
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as exc:
-            print(f"error: COLLECTED {args.collected} is not a file make collect-repos wrote ({exc})", file=sys.stderr)
-            return 2
+            raise _Refused(f"COLLECTED {args.collected} is not a file make collect-repos wrote ({exc})") from None
     elif deadline is not None and not args.trust_commit_dates and (why := server_refusal()):
-        print(f"error: DEADLINE needs a record of when each repository was pushed, which a student cannot set, and {why}."
-              f" To get one: {HOW_TO_TRUST}.", file=sys.stderr)
-        return 2
+        raise _Refused(f"DEADLINE needs a record of when each repository was pushed, which a student cannot set, and "
+                       f"{why}. To get one: {HOW_TO_TRUST}.")
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    # absolute: the grader runs in this checkout (cwd=REPO_ROOT), not necessarily the current folder
     if collected is not None:
         print(f"each repository at the tip recorded in {args.collected} (make collect-repos)")
     elif deadline is not None:
         how = f"commit dated at or before it, {TRUSTED_DATES}" if args.trust_commit_dates else \
             "push at or before it, by GitHub's record (gh api)"
         print(f"deadline {describe(deadline)}: each repository's last {how}")
+    # absolute: the grader runs in this checkout (cwd=REPO_ROOT), not necessarily the current folder
     rows = grade_all(args.repos.resolve(), args.out.resolve(), chapter, max(1, args.jobs or default_jobs()), deadline,
                      collected, args.trust_commit_dates)
     write_csv(args.out / "grades.csv", rows, chapter)
@@ -387,10 +338,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    from autograder.frontends import commands
-
-    return commands.main(["grade-repos", *(sys.argv[1:] if argv is None else argv)])
+main = commands.script("grade-repos")
 
 
 if __name__ == "__main__":

@@ -1,23 +1,8 @@
-"""``make student-repo DEST=dir``: the repository students get, without the answers.
+"""``make student-repo DEST=dir``: the repository students get, one commit, no answers.
 
-    python -m autograder student-repo DEST [--chapter ID]
-
-DEST (new, or an empty folder) becomes a git repository with one commit and no history,
-ready to push as the template repository of a plain GitHub organization or Classroom 50:
-
-- ``assignments/<id>/<id>.ipynb``: the released notebook (nbgrader's release: no solutions,
-  no hidden tests), and the ``Makefile`` released beside it (``make test`` from that folder);
-- ``autograder/`` and ``pyproject.toml``: the grader, so ``make test`` and CI work offline
-  of this repository, with :data:`~autograder.frontends.fingerprint.RELEASE_FILE`, the
-  release's fingerprint;
-- ``Makefile``: ``students.mk`` (``lab``, ``test``, ``ci-grade``), which this repository's
-  own Makefile includes, so a fix to ``make test`` here is a fix there;
-- ``README.md`` (``templates/student_README.md``), ``.gitignore`` and the grade workflow,
-  which grades every push, or only pushed ``submit*`` tags (``--grade-on tags``), or is left out
-  (``--grade-on none``: Classroom 50 grades each submission with the instructor's copy).
-
-Never copied: ``solutions/``, ``tests/`` (the catalog of correct submissions), ``grading/``
-(the gradebook), ``nbgrader_config.py``, ``.ci/`` and the maintainers' workflow.
+It holds the released notebook, the grader with its release fingerprint, ``students.mk`` as the
+Makefile, the README, ``.gitignore`` and the grade workflow (every push, ``submit*`` tags only,
+or none for Classroom 50). Never the solutions, tests, gradebook or nbgrader_config.py.
 """
 
 from __future__ import annotations
@@ -38,7 +23,6 @@ REPO_ROOT = CHECKOUT  # the instructor's checkout
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 COPIED = (".gitignore",)
 STUDENT_MAKEFILE = "students.mk"  # the students' repository's Makefile
-# When the students' grade workflow runs (make student-repo GRADE_ON=...).
 GRADE_ON = ("push", "tags", "none")
 SUBMISSION_TAGS = "submit*"
 AUTHOR = {"GIT_AUTHOR_NAME": "Course staff", "GIT_AUTHOR_EMAIL": "course-staff@users.noreply.github.com"}
@@ -48,15 +32,12 @@ class StudentRepoError(Exception):
     """DEST cannot take the student repository; nothing was written."""
 
 
-# --- the tree --------------------------------------------------------------------------------
-
 # The notebook's setup cell installs the grader on Colab and Kaggle from this address.
 SOURCE_LINE = re.compile(r'^GRADER_SOURCE = ".*?"', re.M)
 
 
 def install_source(url: str) -> str:
-    """What pip installs the grader from: a git URL as ``git+URL``; an archive (a wheel or an
-    sdist: ``.whl``, ``.tar.gz``, ``.zip``), a ``git+...`` URL or a path as given."""
+    """What pip installs the grader from: ``git+URL`` for a git URL, an archive or a path as given."""
     if "+" in url.split("://")[0] or not url.startswith(("https://", "http://")):
         return url
     if url.split("?")[0].endswith((".whl", ".tar.gz", ".zip")):
@@ -65,10 +46,8 @@ def install_source(url: str) -> str:
 
 
 def with_install_source(notebook: bytes, url: str) -> bytes:
-    """The release notebook with ``url`` as its setup cell's ``GRADER_SOURCE``: the public,
-    answer-free address pip installs the grader from where it is missing (Colab, Kaggle). It
-    carries no token: a private address (a student's private repository) would fail
-    there, so ``make student-repo GRADER_URL=...`` names a public one."""
+    """The release notebook whose setup cell installs the grader from ``url`` on Colab and Kaggle:
+    a public address, with no token."""
     if "@" in url.split("://", 1)[-1].split("/", 1)[0]:
         raise StudentRepoError(f"{url} carries credentials; the grader's install address must be public, with no token")
     source = install_source(url)
@@ -83,9 +62,7 @@ def with_install_source(notebook: bytes, url: str) -> bytes:
 
 
 def colab_link(url: str | None, notebook: str) -> str:
-    """The template's notebook on Colab, for a repository on GitHub; a how-to otherwise. A
-    student's own copy (private) has another address: the README tells
-    how to open it (File > Open notebook > GitHub)."""
+    """The template's notebook on Colab for a repository on GitHub; a how-to otherwise."""
     match = re.match(r"^(?:git\+)?https://github\.com/([^/]+)/([^/]+?)(?:\.git)?/?$", url or "")
     if not match:
         return ("Open the notebook in Colab (File > Open notebook > GitHub) or upload it to Kaggle; "
@@ -96,7 +73,7 @@ def colab_link(url: str | None, notebook: str) -> str:
             "(the notebook's first code cell installs the grader there, keeping Colab's PyTorch).")
 
 
-# How the students' README says a GitHub hand-in is graded, by make student-repo's GRADE_ON.
+# How a GitHub hand-in is graded, by GRADE_ON.
 HAND_IN = {
     "push": ("commit and push the notebook (`git add {notebook}`, `git commit`, `git push`). Every push is "
              "graded by `.github/workflows/grade.yml` (`make ci-grade`, with this repository's copy of the "
@@ -114,8 +91,7 @@ HAND_IN = {
 
 
 def with_hand_in(notebook: bytes, notebook_path: str, grade_on: str) -> bytes:
-    """The release notebook with its "How to hand in" paragraph saying how this repository is
-    graded (:data:`HAND_IN`), instead of the release's list of every route."""
+    """The release notebook whose "How to hand in" says how this repository is graded."""
     paragraph = (f"**How to hand in**: {HAND_IN[grade_on].format(notebook=notebook_path)} From Colab: *File > Save a "
                  f"copy in GitHub* into this repository at `{notebook_path}`, then hand it in as above.")
     data = json.loads(notebook)
@@ -147,7 +123,6 @@ def student_readme(chapter, torch_version: str, url: str | None = None, grade_on
 
 
 def grade_workflow(text: str, grade_on: str) -> str:
-    """The grade workflow for ``grade_on``: every push (as written), or pushed submission tags only."""
     if grade_on == "push":
         return text
     trigger = "on:\n  push:\n"
@@ -159,10 +134,7 @@ def grade_workflow(text: str, grade_on: str) -> str:
 
 def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None,
                   grader_url: str | None = None, grade_on: str = "push") -> dict[str, bytes]:
-    """Every file of the student repository but the release fingerprint, by relative path.
-    ``url``: the template's address (the README's Colab badge); ``grader_url``: the public,
-    answer-free address the notebook's setup cell installs the grader from (default ``url``);
-    ``grade_on``: when the grade workflow runs (:data:`GRADE_ON`; ``none``: no workflow)."""
+    """Every file of the student repository but the release fingerprint, by relative path."""
     from autograder.frontends.hosted.gradescope import torch_pin
 
     root = Path(root)
@@ -189,7 +161,6 @@ def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None,
 
 
 def release_parts(chapter, root: Path = REPO_ROOT) -> dict[str, str]:
-    """The fingerprint parts of the student repository this checkout builds."""
     notebook = chapter.release_notebook(Path()).as_posix()
     return fingerprint.parts_of(release_files(chapter, root), notebook)
 
@@ -216,9 +187,8 @@ def _git(dest: Path, *args: str) -> None:
 
 def build(dest: Path, chapter, url: str | None = None, grader_url: str | None = None, *,
           scratch: bool = False, grade_on: str = "push") -> list[str]:
-    """Write the student repository to ``dest`` and commit it once; returns its files.
-    ``scratch``: a throwaway build (``make demo``'s, in its git-ignored folder) may lie inside
-    this checkout."""
+    """Write the student repository to ``dest`` and commit it once; its files. ``scratch``: make
+    demo's throwaway build, which may lie inside this checkout."""
     dest = Path(dest)
     why = _refusal(dest, scratch)
     if why:
@@ -284,13 +254,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"On Colab and Kaggle the notebook installs the grader from {install_source(source)}: it must be "
               "public (no token is sent). docs/instructors/colab-kaggle.md")
     return 0
-
-
-def main(argv=None) -> int:
-    from autograder.frontends import commands
-
-    return commands.main(["student-repo", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

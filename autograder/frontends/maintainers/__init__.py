@@ -1,3 +1,1 @@
-"""Maintainers' tools: the demo's simulated class, the benches. They never ship to students (the
-students' repository, the Gradescope zip and Classroom 50's folder leave this folder out).
-"""
+"""Maintainers' tools (the demo and its simulated class): never shipped to students."""

@@ -23,8 +23,6 @@ SOLUTION = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
 ASSIGNMENT = REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb"
 
 
-# -- command line ----------------------------------------------------------------------------
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="what", required=True)
     grader = sub.add_parser("grader", help="make test vs import torch vs nbgrader validate")

@@ -20,8 +20,6 @@ from autograder import CHECKOUT
 REPO = CHECKOUT  # the checkout
 
 
-# -- wrapper vs weight split vs fused QKV vs SDPA -----------------------------------------------
-
 # Each implementation as the notebook defines it, built for (d, num_heads, context_length).
 IMPLEMENTATIONS = {
     "wrapper": ("MultiHeadAttentionWrapper", "stage 5: num_heads CausalAttention heads, concatenated",

@@ -194,8 +194,6 @@ def print_grader(notebook: Path, repeat: int, validate: bool = True, test_cells:
         print_test_cells(repeat)
 
 
-# -- a test cell on a wrong stage ------------------------------------------------------------
-
 CATALOG = REPO / "tests" / "catalog"
 # one wrong submission per stage 2-7 from the mistake catalog (tests/catalog/mistakes), each
 # pasted after a correct notebook's code (tests/catalog/correct/book_style.py) as the catalog's

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.frontends.jobs import default_jobs
+from autograder.frontends.commands import default_jobs
 from autograder.frontends.maintainers.simulated_class import ASSIGNMENT, class_of, gradebook_rows, nbgrader_env, new_course, total_scores
 
 # Appended to the baseline course's nbgrader_config.py: nbgrader's own kernel execution, no

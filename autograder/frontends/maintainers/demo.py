@@ -138,8 +138,6 @@ def _nbgrader(demo: Demo, as_make: str, *args: str) -> subprocess.CompletedProce
     return _run(demo, [sys.executable, "-I", "-m", "nbgrader", *args, "--log-level=WARN"], demo.course, as_make)
 
 
-# --- the steps --------------------------------------------------------------------------------
-
 def step_release(demo: Demo) -> None:
     """A course copy (sources, nbgrader_config.py), released: the gradebook learns the hidden tests."""
     demo.course.mkdir(parents=True)
@@ -265,8 +263,6 @@ def add_step(title: str, function: Step, after: str | None = None) -> None:
     titles = [t for t, _ in STEPS]
     STEPS.insert(titles.index(after) + 1 if after else len(STEPS), (title, function))
 
-
-# --- the folder and the summary -------------------------------------------------------------
 
 def refusal(root: Path) -> str | None:
     """Why ``root`` cannot be the demo's folder (None: it can)."""

@@ -1,9 +1,6 @@
-"""Names a notebook's functions use before the cell that defines them.
-
-``make test`` runs the whole notebook, then grades: a function in cell 12 that reads a global
-first assigned in cell 20 works there. The notebook's own test cell for that stage runs
-before cell 20 and fails with NameError. Read statically from the cells' text (the student's
-code is never run here), so the grade and the warning come from the same notebook.
+"""Names a notebook's functions use before the cell that defines them: ``make test`` runs the
+whole notebook first and finds them, the stage's test cell runs earlier and fails with NameError.
+Read from the cells' text: the student's code is never run here.
 """
 
 from __future__ import annotations
@@ -47,7 +44,6 @@ def _defined(table) -> set[str]:
 
 
 def _uses(table, owner: str):
-    """(function or class, global name it reads) for every function and class in ``table``."""
     for child in table.get_children():
         name = child.get_name() if owner == "" else owner
         for symbol in child.get_symbols():
@@ -57,8 +53,7 @@ def _uses(table, owner: str):
 
 
 def late_names(cells) -> list[LateName]:
-    """Each global a function or class reads whose first top-level definition is in a later
-    cell (none at all: a plain NameError, reported elsewhere). ``cells``: loader Cells."""
+    """Each global a function or class reads that a later cell first defines."""
     tables = [(c.index, c.source, _table(c.source, c.index)) for c in cells]
     names = {c.index: c.name for c in cells}
     first: dict[str, int] = {}

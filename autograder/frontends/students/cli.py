@@ -1,10 +1,7 @@
 """``make test``: grade one submission and print the table (and results.json with ``--results``).
 
-    python -m autograder SUBMISSION [--results FILE] [--stage N ...] [--device auto|cpu|cuda|mps] [--chapter ID]
-
-Owns the grading arguments every front end shares (:func:`add_grading_arguments`), the device
-choice, the early worker start, and :func:`grade_report`, the one grading that the CI front end
-and Gradescope's ``run`` also use.
+Owns what every grading front end shares: the arguments, the device, the early worker start
+and :func:`grade_report`, the one grading CI and Gradescope also use.
 """
 
 from __future__ import annotations
@@ -15,17 +12,16 @@ import time
 from pathlib import Path
 
 from autograder import CHECKOUT
+from autograder.frontends import commands
 from autograder.sandbox import timings
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.settings import Settings
 
-# The printed time is the student's wait: from here (before torch and the checks are
-# imported, before the worker starts), not only the grading itself.
+# The printed time is the student's whole wait, imports included.
 _STARTED = time.monotonic()
 
 DEFAULT_LIMITS = Limits()
-# How a report's error begins when the grader, not the submission, failed (the front ends that
-# must tell the two apart, such as Classroom 50's, read it).
+# How a report's error begins when the grader, not the submission, failed.
 GRADER_FAILED = "the grader itself failed"
 
 
@@ -40,14 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    """``python -m autograder grade``'s arguments (tests read them)."""
-    from autograder.frontends import commands
-
     return commands.parse("grade", list(argv or []))
 
 
 def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
-    """The arguments every grading front end takes (this CLI and ``autograder.frontends.hosted.ci``)."""
     from autograder.chapters import DEFAULT
 
     parser.add_argument("submission", help="the notebook (.ipynb) or a Python file (.py)")
@@ -64,7 +56,6 @@ def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
-    """The settings in force: the course's and the environment's, then these options'."""
     return Settings.read(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout)
 
 
@@ -72,12 +63,11 @@ class NoDevice(Exception):
     pass
 
 
-# The devices --device takes. auto: CUDA, then Apple's MPS, then the CPU (as the book's code picks).
+# auto: CUDA, then Apple's MPS, then the CPU (as the book's code picks).
 DEVICES = ["auto", "cpu", "cuda", "mps"]
 
 
 def _mps_available() -> bool:
-    """Apple's GPU (Metal): a macOS build of torch on Apple silicon or an AMD GPU."""
     import torch
 
     backend = getattr(torch.backends, "mps", None)
@@ -85,8 +75,7 @@ def _mps_available() -> bool:
 
 
 def _torch_may_use_a_gpu() -> bool:
-    """False for a CPU-only build of torch, read from torch/version.py without importing
-    torch (1.5 s): `--device auto` then means the CPU and the worker can start at once."""
+    """False for a CPU-only torch, read without importing it (1.5 s): the worker can start at once."""
     import importlib.util
     import re
 
@@ -119,8 +108,7 @@ def resolve_device(choice: str) -> str:
 
 
 def save_results(path: str, data: dict) -> bool:
-    """Write results.json, never in place of a folder or of a file that is not a results file
-    (a mistyped path must not cost an instructor a gradebook or a notebook)."""
+    """Write results.json, never over a file that is not a results file (a mistyped path)."""
     from autograder.frontends.reports.safe_write import OutputRefused, write_results
 
     try:
@@ -134,10 +122,8 @@ def save_results(path: str, data: dict) -> bool:
 
 
 def prestart_worker(args, settings):
-    """Start the worker before this process imports torch and the checks: the two start-ups
-    (about 1.5 s each) then overlap on two cores. Only for the CPU (a GPU build must import
-    torch first to resolve the device) and a readable submission; otherwise grading starts
-    the worker itself, as it always could."""
+    """The worker, started before this process imports torch so that both start-ups overlap
+    (CPU only: a GPU build imports torch first to pick the device); None: grading starts it."""
     from autograder.sandbox.loader import SubmissionError, read_cells
     from autograder.sandbox.worker import Worker
 
@@ -152,10 +138,8 @@ def prestart_worker(args, settings):
 
 
 def find_renamed(args) -> list[str]:
-    """``make test`` names the assignment's notebook; when no file has that name, the notebook
-    the folder holds under another name ("Copy of ch03_attention (1).ipynb") is graded instead
-    (``args.submission`` changed), by the rules every route uses (frontends.finder). Returns the
-    lines that say so, or that name the candidates and the command for each."""
+    """Where the named notebook is missing, the folder's one renamed copy is graded instead
+    (``args.submission`` changed); the lines that say so, or that name the candidates."""
     import shlex
 
     from autograder.frontends.finder import find_notebook
@@ -189,9 +173,8 @@ def stale_points_note(submission: str, chapter) -> str | None:
 
 
 def edited_test_cells(submission: str, chapter) -> list[str]:
-    """The grade_ids of the notebook's locked cells (its test cells) that differ from the
-    release's: the student repository's release record (frontends.fingerprint), else, in the
-    course repository, the released notebook. [] when there is nothing to compare with."""
+    """The grade_ids of the notebook's test cells that differ from the release's (the release
+    record, else the course repository's released notebook)."""
     import hashlib
     import json
 
@@ -224,11 +207,7 @@ def edited_test_cells(submission: str, chapter) -> list[str]:
                   and hashlib.sha256(mine[grade_id].encode("utf-8")).hexdigest() != sha)
 
 
-def main(argv=None) -> int:
-    """``ch03-grade NOTEBOOK``: ``python -m autograder grade NOTEBOOK``."""
-    from autograder.frontends import commands
-
-    return commands.main(["grade", *(sys.argv[1:] if argv is None else argv)])
+main = commands.script("grade")  # ch03-grade NOTEBOOK
 
 
 def run(args: argparse.Namespace) -> int:
@@ -249,9 +228,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def grade_report(args, chapter, settings, worker, stages, *, show_traceback: bool):
-    """One grading, shared by this CLI and ``autograder.frontends.hosted.ci``: the submitted file left as it
-    was, and no device or a grader failure turned into a report that says so (0 points).
-    Returns the report and notes for the student (e.g. the submission changed its file)."""
+    """One grading: the submitted file left as it was; no device or a grader failure becomes a
+    report that says so (0 points). Returns the report and notes for the student."""
     from autograder.core.engine import grade_notebook_file, grade_with_hidden_examples, not_graded_report
     from autograder.frontends.reports.console import grader_preloads
     from autograder.sandbox.preload import collect_again
@@ -284,7 +262,7 @@ def grade_report(args, chapter, settings, worker, stages, *, show_traceback: boo
 
 
 def load_chapter(args):
-    """The chapter named by ``--chapter``, its ``--stage`` keys checked; None after saying why."""
+    """``--chapter``, its ``--stage`` keys checked; None after saying why."""
     from autograder.chapters import load
 
     try:
@@ -306,7 +284,7 @@ def _grade(args, settings, worker) -> int:
     chapter = load_chapter(args)
     if chapter is None:
         return 2
-    # A valid zero stands from the start, whatever happens to this process later.
+    # a valid zero stands from the start, whatever happens to this process later
     if args.results and not save_results(args.results,
                                            provisional_json(chapter, args.submission, args.stage)):
         return 2
@@ -339,8 +317,7 @@ def _grade(args, settings, worker) -> int:
 
 
 def late_name_warnings(path: str) -> list:
-    """Functions that read a global defined only in a later cell: this grade finds it, the
-    notebook's test cell does not (autograder.frontends.students.cellorder)."""
+    """Functions that read a global defined only in a later cell (the test cell fails there)."""
     from autograder.frontends.students.cellorder import late_names
     from autograder.sandbox.loader import SubmissionError, read_cells
 

@@ -1,19 +1,7 @@
-"""The notebook's test cells: ``grade_stage("ch03_attention", 4, globals())``.
-
-Runs the same checks as ``make test`` on the objects in the kernel, prints every check of
-the stage with its hint, and returns the points earned, which nbgrader reads as the cell's
-partial credit. (``make test``, CI and ``make autograde`` grade in a separate sandboxed
-process; this in-kernel path is for instant feedback while working.)
-
-The instructor's notebook adds a hidden block to each test cell (removed from the release
-and from feedback)::
-
-    grade_stage("ch03_attention", 4, globals(), hidden_seed=...)
-
-It runs the stage's checks again on examples the student never saw (hypothesis draws other
-sizes and tensors from the secret seed): those that passed and read the seed, the only ones the
-hidden run could fail. The cell's value is then the stage's score over both runs
-(:func:`with_hidden`): a check earns its points only if it passes on both.
+"""The notebook's test cells: ``grade_stage("ch03_attention", 4, globals())`` runs the stage's
+checks on the kernel's objects, prints them with their hints and returns the points (nbgrader's
+partial credit). The instructor's hidden block (``hidden_seed=...``) grades again on examples the
+student never saw; a check keeps its points only if it passes both (:func:`with_hidden`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The class picture from the records (pure): per stage the scores and counts, the diagnosed
-mistakes ranked by how many students made them, the errors raised, the call-policy refusals and
-the hidden-example losses."""
+"""The class picture from the records (pure): per stage the scores and counts, the mistakes
+ranked by how many students made them, the errors raised, the call-policy refusals and the
+hidden-example losses.
+"""
 
 from __future__ import annotations
 
@@ -8,16 +9,10 @@ from collections import Counter
 
 from autograder.frontends.instructors.class_report.sources import REPORT_FORMAT, Submission
 
-# -- the aggregation (pure) ---------------------------------------------------------------------
 
 def aggregate(submissions: list[Submission], stages: list[dict] | None = None, *, anonymous: bool = False,
               source: str = "") -> dict:
-    """The class report's data from the students' records: per stage the scores and how many
-    students have full marks, attempted it, did not, were stopped by a time limit, failed it
-    without a named mistake; the mistakes ranked by how many students made them; the errors
-    raised (type and stage); the call-policy refusals; the hidden-example losses per check; the
-    students not graded, with the reason. ``stages``: the chapter's (number, id, label, bonus,
-    max_score), for the stages no record has; ``anonymous``: no student names anywhere."""
+    """The report's data. ``stages``: the chapter's, for stages no record has; ``anonymous``: no names."""
     graded = [s for s in submissions if s.record is not None]
     known: dict[int, dict] = {}
     for stage in stages or []:
@@ -81,8 +76,7 @@ def aggregate(submissions: list[Submission], stages: list[dict] | None = None, *
                     entry["students"].add(sub.student)
             if status in ("failed", "stopped") and not named_here:
                 row["undiagnosed"] += 1
-        # The first error of each attempted stage's cells: the cause (the NameErrors after it
-        # follow from it); a stub's NotImplementedError is a stage not attempted, not an error.
+        # the first error of each attempted stage's cells is the cause (NameErrors follow from it)
         attempted = {st["number"] for st in sub.record["stages"] if st.get("status") != "not_implemented"}
         first: dict = {}
         for cell in sub.record.get("cell_errors", []):
@@ -124,8 +118,5 @@ def aggregate(submissions: list[Submission], stages: list[dict] | None = None, *
 
 
 def top_mistakes(report: dict, n: int = 3) -> list[str]:
-    """The ``n`` most common mistakes, one line each (make autograde's summary)."""
     return [f"{m['count']} student{'s' if m['count'] != 1 else ''}: {m['stage_label']}: {m['hint']} [{m['mistake']}]"
             for m in report["mistakes"][:n]]
-
-

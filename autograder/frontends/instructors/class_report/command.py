@@ -1,5 +1,4 @@
-"""``make class-report``: load a route's records, aggregate, write the three files (never over a
-file that is not a report of ours)."""
+"""``make class-report``: a route's records loaded, aggregated, written."""
 
 from __future__ import annotations
 
@@ -9,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from autograder.frontends import commands
 from autograder.frontends.instructors.class_report.aggregate import aggregate, top_mistakes
 from autograder.frontends.instructors.class_report.render import mistakes_csv, plots, render_html
 from autograder.frontends.instructors.class_report.sources import (
@@ -42,8 +42,7 @@ def _ours(name: str):
 
 def write_report(submissions: list[Submission], out: Path, *, stages: list[dict] | None = None,
                  anonymous: bool = False, source: str = "") -> dict:
-    """The report's three files under ``out``; refused (OutputRefused) where any of them would
-    replace a file this command did not write. Returns the report's data."""
+    """The report's three files under ``out`` (OutputRefused over a file it did not write); its data."""
     from autograder.frontends.reports.safe_write import OutputRefused, overwrite_refusal, write_json
 
     if out.exists() and not out.is_dir():
@@ -91,7 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Reading records only: no chapter is imported (that would import torch), nothing is graded.
+    # records only: no chapter is imported (that would import torch)
     from autograder.frontends.reports.safe_write import OutputRefused
 
     started = time.monotonic()
@@ -115,11 +114,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    from autograder.frontends import commands
-
-    return commands.main(["class-report", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+main = commands.script("class-report")

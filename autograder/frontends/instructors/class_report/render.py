@@ -1,5 +1,4 @@
-"""The report's outputs: the plots (matplotlib, embedded as PNG), the one self-contained HTML
-page, and the mistakes CSV."""
+"""The report's outputs: the plots (embedded PNG), the self-contained HTML page, the CSV."""
 
 from __future__ import annotations
 
@@ -10,7 +9,6 @@ import io
 
 from autograder.frontends.instructors.class_report.sources import CSV_HEADER, GENERATOR
 
-# -- rendering ----------------------------------------------------------------------------------
 
 def _png(figure) -> str:
     buffer = io.BytesIO()
@@ -19,7 +17,7 @@ def _png(figure) -> str:
 
 
 def plots(report: dict) -> dict[str, str]:
-    """The report's plots as base64 PNG: each stage's score histogram, and the top mistakes."""
+    """Base64 PNGs: each stage's score histogram, and the top mistakes."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -150,5 +148,3 @@ def mistakes_csv(report: dict) -> str:
         writer.writerow([m["stage"], m["mistake"], m["rank"], m["hint"], " ".join(m["checks"]), m["count"],
                          "; ".join(m["students"])])
     return buffer.getvalue()
-
-

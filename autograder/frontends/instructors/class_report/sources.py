@@ -1,6 +1,4 @@
-"""Reading the diagnosis records that grading left, per route: nbgrader's sidecars,
-``make grade-repos``'s results, a Gradescope export zip. A missing or damaged record is a
-student not graded, with the reason."""
+"""The diagnosis records grading left, per route; a missing or damaged one is a student not graded."""
 
 from __future__ import annotations
 
@@ -24,19 +22,17 @@ FILES = ("index.html", "report.json", "mistakes.csv")
 
 
 class ReportInputError(Exception):
-    """The input cannot give a report at all (no records anywhere): the message says why."""
+    """No records anywhere: the message says why."""
 
 
 @dataclass
 class Submission:
-    """One student's graded submission as read back: its diagnosis record, or why there is none."""
+    """One student's diagnosis record, or why there is none."""
 
     student: str
     record: dict | None = None
     reason: str = ""  # why it is not graded (no record, a damaged one, a grading that failed)
 
-
-# -- reading the records ------------------------------------------------------------------------
 
 def checked_record(data, where: str) -> tuple[dict | None, str]:
     """A diagnosis record that the report can count, or None and why not."""
@@ -74,7 +70,6 @@ def read_json_file(path: Path) -> tuple[object, str]:
 
 
 def load_nbgrader(root: Path = Path("."), assignment: str | None = None) -> list[Submission]:
-    """The class as ``make autograde`` left it: one record per student under grading/diagnoses/."""
     from autograder.chapters import DEFAULT
 
     assignment = assignment or DEFAULT
@@ -95,7 +90,6 @@ def load_nbgrader(root: Path = Path("."), assignment: str | None = None) -> list
 
 
 def load_repos(out: Path = REPOS_OUT) -> list[Submission]:
-    """The class as ``make grade-repos`` left it: grades.csv's rows and each <student>/results.json."""
     reasons: dict[str, str] = {}
     try:
         with (out / "grades.csv").open(encoding="utf-8", newline="") as handle:
@@ -148,9 +142,8 @@ def _submitters(metadata: str) -> dict[str, str]:
 
 
 def load_gradescope_zip(path: Path) -> list[Submission]:
-    """The class from Gradescope's "Export Submissions" zip: each ``submission_<id>/`` folder
-    (at any depth) with its results.json (the shallowest one of the folder), named after its
-    submitters in ``submission_metadata.yml`` (the folder's name when that file is missing)."""
+    """Gradescope's "Export Submissions" zip: each ``submission_<id>/`` folder's results.json, named
+    after its submitters in ``submission_metadata.yml``."""
     try:
         archive = zipfile.ZipFile(path)
     except (OSError, zipfile.BadZipFile) as exc:
@@ -194,7 +187,6 @@ def load_gradescope_zip(path: Path) -> list[Submission]:
 
 
 def detect_source(root: Path = Path("."), repos_out: Path = REPOS_OUT) -> str:
-    """nbgrader when make autograde left records, else repos when make grade-repos left grades."""
     if any((root / DIAGNOSES).glob("*/*.json")):
         return "nbgrader"
     if (repos_out / "grades.csv").is_file():
@@ -202,5 +194,3 @@ def detect_source(root: Path = Path("."), repos_out: Path = REPOS_OUT) -> str:
     raise ReportInputError(
         "no graded class found: run make autograde (nbgrader) or make grade-repos first, or give "
         "Gradescope's export: make class-report GRADESCOPE_ZIP=path/to/export.zip")
-
-

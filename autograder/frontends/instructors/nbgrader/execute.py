@@ -1,11 +1,7 @@
 """nbgrader's kernel execution replaced: :class:`SandboxExecute` runs the notebook once, in the
-confined worker, and writes that run's cell outputs and stage grades into the notebook.
-
-The sandboxed run happens in a subprocess (:mod:`autograder.frontends.instructors.stagegrades`, started
-with ``-I``): it becomes a subreaper and ends every process the submission left behind, which
-must not happen inside nbgrader (or a Jupyter server running nbgrader), whose other children
-are kernels. Its answer comes back on a pipe, never through a file. ``make autograde`` may have
-computed the run already (:mod:`.precomputed`).
+confined worker, and writes that run's cell outputs and stage grades into the notebook. The run
+is a subprocess of its own (:mod:`..stagegrades`): it ends every process the submission left
+behind, which nbgrader's process, whose other children are kernels, must not do.
 """
 
 from __future__ import annotations
@@ -29,16 +25,8 @@ from autograder.sandbox.settings import Settings
 
 
 class SandboxExecute(NbGraderPreprocessor):
-    """Stands in for nbgrader's ``Execute``: the notebook runs once, in the confined worker
-    (never in a Jupyter kernel with the instructor's rights), and that one run gives every
-    cell's outputs (what nbgrader stores in the autograded notebook and shows in the feedback)
-    and each stage's grade, written into the stage's test cell as its report and score, which
-    nbgrader reads as partial credit: nbgrader's per-cell scores are the engine's per-stage
-    scores. Only nbgrader's own process touches the gradebook; the worker cannot even read it.
-
-    ``make autograde`` (:mod:`autograder.frontends.instructors.autograde`) runs these sandboxed runs for
-    many students at once and offers their results to :mod:`.precomputed` in its own memory;
-    nbgrader's serial pass then takes a result only for the very cells it was computed from."""
+    """In place of nbgrader's ``Execute``: one run in the confined worker, never a Jupyter kernel,
+    gives every cell's outputs and each stage's score in its test cell (nbgrader's partial credit)."""
 
     device = Unicode("cpu", help="where the sandboxed worker runs the student's code (cpu, cuda)").tag(config=True)
     cell_timeout = Float(Limits().cell_seconds,
@@ -65,11 +53,8 @@ class SandboxExecute(NbGraderPreprocessor):
         return nb, resources
 
     def keep_diagnosis(self, student: str, assignment: str, result: dict) -> None:
-        """The run's diagnosis record (:mod:`autograder.frontends.reports.diagnoses`), written by
-        this process (nbgrader's, never the sandboxed worker) to
-        ``<diagnoses_directory>/<student>/<assignment>.json``, replacing the last grading's. Not
-        beside the autograded notebook: nbgrader's feedback step copies the autograded folder's
-        other files into the feedback that students receive."""
+        """The run's diagnosis record for the class report; not beside the autograded notebook,
+        whose folder nbgrader copies into the students' feedback."""
         path = diagnosis_path(Path(self.diagnoses_directory), student, assignment)
         if path is None:
             return
@@ -97,13 +82,11 @@ class SandboxExecute(NbGraderPreprocessor):
         return result
 
     def grade_file(self, notebook: Path, chapter: Chapter | None, numbers: list[int], seeds: dict[int, int]) -> dict:
-        """The sandboxed run of ``notebook``, by a grading process of its own (stagegrades):
-        this process may be nbgrader's, with the gradebook open."""
-        # -I: the grader's own subprocess reads no PYTHON* variable and no current folder.
+        # -I: no PYTHON* variable and no current folder on the grader's path
         command = [sys.executable, "-I", "-m", "autograder", "stage-grades", str(notebook),
                    "--device", self.device, *self.limit_arguments(),
                    *(["--chapter", chapter.id, "--stage", *map(str, numbers)] if chapter else [])]
-        # The seeds go on a pipe: any process of the machine can read another one's command line.
+        # the seeds go on a pipe: any process can read another one's command line
         proc = subprocess.run(command, capture_output=True, text=True,
                               input=json.dumps({str(n): s for n, s in sorted(seeds.items())}))
         try:
@@ -116,7 +99,6 @@ class SandboxExecute(NbGraderPreprocessor):
         return result
 
     def settings(self) -> Settings:
-        """The settings in force, with these time limits (make autograde grades in-process)."""
         return Settings.read(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout,
                              total_seconds=self.total_timeout)
 
@@ -133,9 +115,8 @@ def diagnosis_path(folder: Path, student: str, assignment: str) -> Path | None:
 
 
 def apply_run(nb, chapter: Chapter | None, result: dict) -> None:
-    """Cell outputs and stage grades from one sandboxed run, in place: each code cell gets what
-    it printed (stdout, stderr) or the error it raised; each stage's test cell its report and
-    score instead (nothing on stderr, which nbgrader would read as a failed test)."""
+    """Each code cell's output from one run; each test cell its report and score instead
+    (nothing on stderr, which nbgrader would read as a failed test)."""
     by_index = {c.get("index"): c for c in result.get("cells", []) if isinstance(c, dict)}
     stages = stage_cells(nb, chapter) if chapter else {}
     count = 0
@@ -170,7 +151,6 @@ def apply_run(nb, chapter: Chapter | None, result: dict) -> None:
 
 
 def bonus_score(chapter: Chapter | None, result: dict) -> float | None:
-    """Points earned in the bonus stages of one sandboxed run (None: no bonus stage graded)."""
     bonus = [s for s in chapter.stages if s.bonus] if chapter else []
     scores = [result.get("stages", {}).get(str(s.number)) for s in bonus]
     scores = [float(g["score"]) for g in scores if isinstance(g, dict) and isinstance(g.get("score"), (int, float))]

@@ -22,15 +22,9 @@ BONUS_PLACES = ("separate", "inside", "capped")
 
 
 class StageCsvExport(ExportPlugin):
-    """``nbgrader export``: a row per student and assignment, a column per graded stage (the
-    score of its test cell, a grader's manual score where one was given), then nbgrader's
-    totals: ``raw_score`` (extra credit included), ``extra_credit`` (the bonus), the late
-    penalty, ``score`` (without the bonus unless ``bonus`` says otherwise) and ``max_score``; ``warnings`` says what a grader should know (a
-    renamed or ambiguous notebook, lateness, a repaired copied cell). A stage whose test cell
-    nbgrader does not grade (the bonus) has no column. Students with a submission folder but no
-    gradebook entry (two notebooks, nothing gradable), or whose last autograde failed (its
-    record in :mod:`.outcome`; the gradebook may still hold an earlier run's grades), get a row
-    of zeros with ``NOT GRADED: <reason>``; a student with no submission at all, zeros with ``no submission``."""
+    """A row per student and assignment, a column per graded stage, nbgrader's totals and
+    ``warnings``. A submission not graded, or whose last autograde failed (the gradebook may hold
+    an earlier run's grades), is zeros with ``NOT GRADED: <reason>``."""
 
     roster = Unicode("", help="the LMS's roster (a Canvas gradebook export, or a CSV with email, username or idnumber): "
                      "also write its import file beside grades.csv").tag(config=True)
@@ -123,7 +117,6 @@ class StageCsvExport(ExportPlugin):
 
 
 def submission_folders(coursedir, assignment: str) -> dict[str, Path]:
-    """Student id -> the student's submission folder for an assignment (submitted/<id>/<assignment>)."""
     if coursedir is None:
         return {}
     pattern = Path(coursedir.format_path(coursedir.submitted_directory, "*", assignment))

@@ -10,17 +10,13 @@ from autograder.frontends.instructors.nbgrader.stages import chapter_of
 
 
 def extra_credit_cell(chapter: Chapter | None) -> str | None:
-    """The grade cell that carries the bonus as extra credit: the last graded stage's test
-    cell (the bonus stage's own cell is not graded: it would raise the maximum)."""
+    """The last graded stage's test cell carries the bonus (a graded bonus cell would raise the maximum)."""
     graded = [s for s in chapter.stages if not s.bonus] if chapter else []
     return graded[-1].grade_id if graded else None
 
 
 class SaveExtraCredit(NbGraderPreprocessor):
-    """After nbgrader's ``SaveAutoGrades``: the bonus stages' score (from the sandboxed run)
-    becomes nbgrader's ``extra_credit`` on the last graded stage's test cell, so the
-    gradebook, formgrader and the CSV count it on top of the score while the maximum stays
-    the assignment's (100)."""
+    """After ``SaveAutoGrades``: the bonus as extra credit, on top of the score; the maximum stays."""
 
     def preprocess(self, nb, resources):
         from nbgrader.api import Gradebook

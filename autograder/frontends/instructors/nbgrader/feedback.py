@@ -23,9 +23,7 @@ CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.DOTALL)
 
 
 def math_as_mathml(markdown: str) -> str:
-    """``$...$`` and ``$$...$$`` in a markdown cell as MathML, which browsers draw without
-    MathJax (the feedback is read offline); code spans and fenced blocks stay as they are. A
-    formula latex2mathml cannot read stays as it was written."""
+    """The formulas of a markdown cell as MathML, which browsers draw offline; code stays as it is."""
     try:
         from latex2mathml.converter import convert
     except ImportError:  # the instructor's install has it; without it the LaTeX stays readable text
@@ -43,8 +41,7 @@ def math_as_mathml(markdown: str) -> str:
 
 
 def once(text: str) -> str:
-    """A test cell's report with every repeated line after its first appearance dropped (the
-    same hint under several checks)."""
+    """A report without repeated lines (the same hint under several checks)."""
     seen, kept = set(), []
     for line in text.splitlines(keepends=True):
         key = line.strip()
@@ -56,10 +53,8 @@ def once(text: str) -> str:
 
 
 def _exporters_priority() -> List:
-    """nbconvert's HTML exporter configures ``NbConvertBase.display_data_priority`` for every
-    preprocessor it runs; nbgrader's preprocessors redeclare that trait without ``config=True``,
-    so each run printed "Config option `display_data_priority` not recognized". Declared
-    configurable (no feedback step reads it), the setting is taken silently."""
+    """nbgrader's preprocessors redeclare this trait without ``config=True``, and nbconvert's
+    setting of it printed "Config option ... not recognized" every run."""
     return List(NbGraderPreprocessor.display_data_priority.default_value).tag(config=True)
 
 
@@ -70,9 +65,7 @@ class FeedbackClearHiddenTests(ClearHiddenTests):
 
 
 class ReadableFeedback(NbGraderPreprocessor):
-    """``make feedback``: each stage's test cell under a heading with the stage's name and
-    score, its report with each hint once and without the bare score nbgrader's
-    ``Out[..]`` shows, long lines wrapped, and the formulas as MathML (no MathJax needed)."""
+    """``make feedback``: a heading per stage, each hint once, no bare ``Out[..]`` score, formulas as MathML."""
 
     display_data_priority = _exporters_priority()
 

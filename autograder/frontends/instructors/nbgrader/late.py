@@ -1,6 +1,4 @@
-"""``LatePenalty``: nbgrader's late-submission plugin with this course's rule, and
-``PenaltyOnScore``: nbgrader's ``AssignLatePenalties`` with the penalty taken from the score
-without the bonus."""
+"""nbgrader's late-submission rule for this course, taken from the score without the bonus."""
 
 from __future__ import annotations
 
@@ -12,11 +10,7 @@ from traitlets import Float
 
 
 class LatePenalty(LateSubmissionPlugin):
-    """nbgrader's late-submission plugin with a rule: ``per_day`` of the score for each day
-    late or part of one, at most ``cap`` of it (0.1 and 0.5: 36 hours late costs 20%).
-    The due date is the assignment's in the gradebook (``make duedate``); the submission time
-    is ``timestamp.txt`` in the student's folder. ``score`` is the score without the bonus
-    (:class:`PenaltyOnScore`)."""
+    """``per_day`` of the score for each day late or part of one, at most ``cap`` (36 hours: 20%)."""
 
     per_day = Float(0.1, help="share of the score taken per day (or part of a day) late").tag(config=True)
     cap = Float(0.5, help="the largest share of the score taken, however late").tag(config=True)
@@ -33,16 +27,13 @@ class LatePenalty(LateSubmissionPlugin):
 
 
 def score_without_bonus(notebook) -> float:
-    """A submitted notebook's score less its extra credit (the bonus stages, and any an
-    instructor gave in formgrader): what the late penalty is a share of."""
+    """The score less its extra credit: what the late penalty is a share of."""
     return max(0.0, (notebook.score or 0.0) - sum(g.extra_credit or 0.0 for g in notebook.grades))
 
 
 class PenaltyOnScore(AssignLatePenalties):
-    """nbgrader's ``AssignLatePenalties`` (in its place in nbgrader_config.py), except that the
-    rule gets the score without the bonus: nbgrader passes the score with extra credit, so a
-    late full-marks submission with the bonus lost 20% of 110 (22 points), not of its 100. The
-    bonus itself is never reduced (docs/instructors/nbgrader.md, "Due dates and late work")."""
+    """nbgrader's ``AssignLatePenalties`` with the score without the bonus: nbgrader's own took
+    20% of 110, not of 100, from a late full-marks submission with the bonus."""
 
     def preprocess(self, nb, resources):
         from nbgrader.api import Gradebook

@@ -1,8 +1,7 @@
-"""``make export LMS_ROSTER=...``: grades.csv's rows as the file an LMS imports, matched through the
-instructor's roster. A Canvas gradebook export gives grading/canvas-grades.csv (Canvas's
-gradebook import columns); a plain CSV (``make students``' class.csv) gives
-grading/moodle-grades.csv (an identifier, the grade, the bonus, a feedback column). Every roster
-student gets a row; grading/lms-missing.csv says why a grade is 0 or empty, or not exported."""
+"""``make export LMS_ROSTER=...``: grades.csv as the file an LMS imports, matched through the
+roster: a Canvas gradebook export gives canvas-grades.csv, a plain CSV moodle-grades.csv. Every
+roster student gets a row; lms-missing.csv says why a grade is 0, empty, or not exported.
+"""
 
 from __future__ import annotations
 
@@ -32,9 +31,8 @@ class Roster:
     identifier: str  # Moodle's user identifier column; Canvas: its Student column
 
     def keys(self, row: dict[str, str]) -> set[str]:
-        """The values an nbgrader student id is matched against (case ignored): Canvas's SIS Login ID,
-        SIS User ID, ID, or the name as Canvas writes it in its download file names ("Doe, Jane":
-        doejane); a plain roster's ``id`` (nbgrader's), else its identifier."""
+        """The values a student id matches (case ignored): Canvas's ids or its file-name form of the
+        name ("Doe, Jane": doejane); a plain roster's ``id``, else its identifier."""
         if self.lms == "canvas":
             values = [row.get("SIS Login ID"), row.get("SIS User ID"), row["ID"], re.sub(r"[\W_]", "", row["Student"] or "")]
         else:
@@ -65,9 +63,7 @@ def read_roster(path: str) -> Roster:
 
 def write_lms_files(roster: Roster, rows: list[dict[str, str]], assignments: list[str], bonus_column: bool,
                     folder: Path, not_graded: str) -> list[Path]:
-    """The LMS file and grading/lms-missing.csv from grades.csv's ``rows``. A roster student with no
-    row gets 0 (no submission); one whose grading failed (``not_graded``) an empty grade, which
-    leaves the LMS's grade as it was."""
+    """The LMS file and lms-missing.csv: no row is 0; a failed grading an empty grade (the LMS's stays)."""
     graded: dict[str, dict[str, dict]] = {}
     for row in rows:
         graded.setdefault(row["student_id"], {})[row["assignment"]] = row

@@ -1,20 +1,9 @@
-"""Whether a student's last autograde finished, and what it repaired: what ``make export``
-needs so that no row is silently wrong.
+"""Whether a student's last autograde finished, and what it repaired, for ``make export``.
 
-nbgrader keeps a student's earlier grades in the gradebook when a later autograde fails, and
-says so nowhere the CSV could show. So each autograde leaves a record,
-``grading/outcomes/<student>/<assignment>.json`` (relative to the course root, where nbgrader
-runs), written only by nbgrader's process and ``make autograde`` (never by the sandboxed
-worker, which cannot read or write ``grading/``):
-
-- :class:`~.repair.RepairCells`, the first sanitize step, writes it as *not finished*, with its
-  repairs as notes (:func:`start_outcome`);
-- :class:`RecordOutcome`, the last autograde step, marks it graded (:func:`finish_outcome`);
-- ``make autograde`` writes nbgrader's error as the reason when a student fails
-  (:func:`fail_outcome`).
-
-A record still *not finished* (plain ``nbgrader autograde`` that failed) or failed makes the
-student's exported row zeros with ``NOT GRADED: <reason>``.
+nbgrader keeps a student's earlier grades when a later autograde fails, and says so nowhere, so
+each autograde leaves ``grading/outcomes/<student>/<assignment>.json``, written only by
+nbgrader's process: *not finished* by :class:`~.repair.RepairCells` (the first step), graded by
+:class:`RecordOutcome` (the last), or failed by ``make autograde``. Not graded: a row of zeros.
 """
 
 from __future__ import annotations
@@ -31,15 +20,14 @@ UNFINISHED = "the last autograde of this submission did not finish (its log says
 
 
 def outcome_path(student: str, assignment: str, root: Path | str = ".") -> Path | None:
-    """``root/grading/outcomes/<student>/<assignment>.json``; None for an id that is not one folder name."""
+    """None for an id that is not one folder name."""
     if any(not name or name in (".", "..") or Path(name).name != name or "\\" in name for name in (student, assignment)):
         return None
     return Path(root) / OUTCOMES / student / f"{assignment}.json"
 
 
 def read_outcome(student: str, assignment: str, root: Path | str = ".") -> dict | None:
-    """The record (``graded``, ``reason``, ``notes``), or None when there is none (never autograded
-    since outcomes were kept) or it cannot be read."""
+    """The record (``graded``, ``reason``, ``notes``), or None."""
     path = outcome_path(student, assignment, root)
     try:
         record = json.loads(path.read_text(encoding="utf-8")) if path else None
@@ -69,8 +57,7 @@ def fail_outcome(student: str, assignment: str, reason: str, root: Path | str = 
 
 
 class RecordOutcome(NbGraderPreprocessor):
-    """The last autograde step (nbgrader_config.py): the student's grades are all in the
-    gradebook now, so the outcome record says graded."""
+    """The last autograde step: the grades are all in the gradebook now."""
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]

@@ -8,17 +8,14 @@ from nbgrader.preprocessors import ClearHiddenTests, OverwriteCells
 
 
 def released_source(source: str) -> str:
-    """A source cell's text as the release has it: nbgrader's ClearHiddenTests applied."""
     cell = nbformat.v4.new_code_cell(source)
     ClearHiddenTests()._remove_hidden_test_region(cell)
     return cell.source
 
 
 class QuietOverwriteCells(OverwriteCells):
-    """nbgrader's ``OverwriteCells`` (a changed locked cell is put back from the gradebook),
-    without its "Attribute 'checksum' ... has changed!" warning for a test cell the student
-    never touched: the gradebook's checksum covers the hidden tests, which the release (and so
-    every untouched submission) lacks. An edited locked cell is still reported."""
+    """No "checksum has changed" warning for an untouched test cell: the gradebook's checksum
+    covers the hidden tests, which the release lacks. An edited locked cell is still reported."""
 
     def preprocess_cell(self, cell, resources, cell_index):
         self._submitted_source = cell.source

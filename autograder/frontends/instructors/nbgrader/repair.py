@@ -1,14 +1,9 @@
-"""``RepairCells``: what Jupyter does to a notebook's cells, repaired before nbgrader reads them.
+"""``RepairCells``: a graded cell copied in Jupyter repaired before nbgrader reads it.
 
-A student who copies a graded cell in Jupyter gets a second cell with the same nbgrader
-metadata. nbgrader's ``DeduplicateIds`` then empties the metadata of every copy but the last,
-and its ``OverwriteCells`` fails on the emptied cell (``KeyError: 'grade_id'``, the student not
-graded at all); a ``grade_id`` that is not the assignment's (a renamed or invented one) fails
-the same way. The metadata is the student's file, so it is trusted for nothing: only the first
-cell that names each of the assignment's cells (from the gradebook) keeps its nbgrader
-metadata; every other cell's is removed, and the cell runs as the plain code it is (a copied
-answer still defines what it defines, in notebook order). nbgrader then restores the cells a
-student deleted or edited from the gradebook (``OverwriteCells``), as it always did.
+A copy carries the same nbgrader metadata, which nbgrader's ``DeduplicateIds`` empties and
+``OverwriteCells`` then fails on (the student not graded at all); so does an invented
+``grade_id``. Only the first cell naming each of the assignment's cells keeps its metadata;
+the others run as plain code.
 """
 
 from __future__ import annotations
@@ -19,9 +14,8 @@ from autograder.frontends.instructors.nbgrader.outcome import start_outcome
 
 
 def repair_cells(nb, known: set[str]) -> list[str]:
-    """Removes the nbgrader metadata of every cell but the first naming each id of ``known``
-    (the assignment's cells), and renumbers repeated cell ids (nbformat's own ``id``), in
-    place. Returns one note per repair, with the cell's position (1-based)."""
+    """In place: nbgrader metadata kept on the first cell naming each id of ``known`` only, repeated
+    cell ids renumbered. One note per repair."""
     notes, first, ids = [], {}, set()
     for position, cell in enumerate(nb.cells, start=1):
         cell_id = cell.get("id")
@@ -49,9 +43,7 @@ def repair_cells(nb, known: set[str]) -> list[str]:
 
 
 class RepairCells(NbGraderPreprocessor):
-    """The first of autograde's sanitize steps (nbgrader_config.py), in nbgrader's own process:
-    :func:`repair_cells` against the assignment's cells in the gradebook, and the student's
-    outcome marked as started (:mod:`.outcome`), with the repairs as its notes."""
+    """The first sanitize step: the repair, and the outcome marked as started with its notes."""
 
     def preprocess(self, nb, resources):
         from nbgrader.api import Gradebook, MissingEntry

@@ -1,7 +1,4 @@
-"""What the nbgrader plugins share: the chapter graded for an nbgrader assignment, its stages by
-nbgrader ``grade_id``, each stage's test cell in a notebook, a stage's CSV column, the hidden
-seeds of a test cell, what a sandboxed run depends on, and which notebook of a student's
-submission folder is the submission."""
+"""What the nbgrader plugins share."""
 
 from __future__ import annotations
 
@@ -15,7 +12,7 @@ from autograder.frontends.finder import find_notebook
 
 
 def chapter_of(assignment: str | None) -> Chapter | None:
-    """The chapter graded for an nbgrader assignment (the assignment id is the chapter id)."""
+    """The chapter of an nbgrader assignment (the assignment id is the chapter id)."""
     try:
         return load(assignment) if assignment else None
     except KeyError:
@@ -23,17 +20,15 @@ def chapter_of(assignment: str | None) -> Chapter | None:
 
 
 def by_grade_id(chapter: Chapter | None) -> dict[str, Stage]:
-    """The chapter's stages by the nbgrader ``grade_id`` of their test cells ({} without a chapter)."""
     return {s.grade_id: s for s in chapter.stages} if chapter else {}
 
 
 def csv_column(stage: Stage) -> str:
-    """A stage's column in ``make export``'s CSV: ``stage<N>_<id>``."""
     return f"stage{stage.number}_{stage.id}"
 
 
 def stage_cells(nb, chapter: Chapter) -> dict[int, Stage]:
-    """Index of each stage's test cell (its nbgrader grade_id) -> the stage."""
+    """Index of each stage's test cell -> the stage."""
     stages = by_grade_id(chapter)
     found = {}
     for index, cell in enumerate(nb.cells):
@@ -68,13 +63,7 @@ def cells_key(nb) -> str:
 
 
 def submitted_notebook(folder: Path, assignment: str) -> tuple[Path | None, str]:
-    """The notebook in a student's submission folder that is the submission, and a note
-    (:func:`autograder.frontends.finder.find_notebook`'s rules, in the folder itself, two
-    candidates refused).
-
-    ``<assignment>.ipynb`` when it is there (other notebooks beside it are named in the note);
-    else the one notebook under another name, graded as the assignment's with a note; two or
-    more candidates are an error naming them (None). Checkpoints and macOS debris never count."""
+    """The submission in a student's folder (two renamed candidates refused), and a note."""
     found = find_notebook(folder, assignment)
     expected = f"{assignment}.ipynb"
     if found.notebook is None:
