@@ -95,12 +95,12 @@ check-gpu: $(if $(GPU_PYTHON),,$(STAMP))
 	@$(or $(GPU_PYTHON),$(BIN)/python) tests/check_gpu.py $(if $(filter cpu,$(DEVICE)),--cpu-only)
 mutants: $(STAMP)
 	$(BIN)/python tests/mutants.py --jobs 2 $(MUTANTS_ARGS)
-# The benchmarks time the solutions unless NOTEBOOK=... is given on the command line.
+# The benchmarks (tests/tools/) time the solutions unless NOTEBOOK=... is given on the command line.
 BENCH_NOTEBOOK = $(if $(filter command line,$(origin NOTEBOOK)),--notebook $(call quote,$(NOTEBOOK)))
 bench: $(STAMP)
-	@$(GRADER) bench attention --device $(DEVICE) $(BENCH_NOTEBOOK) $(call opt,THREADS,--threads)
+	@$(BIN)/python tests/tools/bench_attention.py --device $(DEVICE) $(BENCH_NOTEBOOK) $(call opt,THREADS,--threads)
 bench-grader: $(STAMP)
-	@$(GRADER) bench grader $(BENCH_NOTEBOOK) $(call opt,REPEAT,--repeat) $(call flag,NO_VALIDATE,--no-validate) $(call flag,NO_TEST_CELLS,--no-test-cells)
+	@PATH=$(ABS_BIN):"$$PATH" $(BIN)/python tests/tools/bench_grader.py $(BENCH_NOTEBOOK) $(call opt,REPEAT,--repeat) $(call flag,NO_VALIDATE,--no-validate) $(call flag,NO_TEST_CELLS,--no-test-cells)
 
 # Instructors. The source notebook's test cells decide the stages, their points and the bonus.
 release: $(STAMP)

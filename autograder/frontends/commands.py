@@ -28,8 +28,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "grade-repos": (f"{_F}.instructors.grade_repos", "regrade a class folder of student repositories at a deadline (make grade-repos)"),
     "class-report": (f"{_F}.instructors.class_report.command", "the class's diagnosed mistakes, ranked (make class-report)"),
     "demo": (f"{_F}.maintainers.demo", "a simulated class through nbgrader and the repositories' regrade (make demo)"),
-    "bench": (f"{_F}.maintainers.bench", "time the attention variants, or make test against import torch (make bench, bench-grader)"),
-    "class-bench": (f"{_F}.maintainers.class_bench", "time make autograde against serial nbgrader on a simulated class"),
 }
 
 

@@ -22,7 +22,7 @@ GRADER_EXTRA = ("pyproject.toml", "constraints.txt", "Makefile", WORKFLOW)
 LOCKED_CELL_PREFIX = "notebook cell "
 
 
-# The maintainers' tools (the demo, the benches) never ship to students.
+# The maintainers' tools (the demo) never ship to students.
 MAINTAINERS = "autograder/frontends/maintainers/"
 
 

@@ -10,10 +10,10 @@ import sys
 import pytest
 import torch
 from support import RELEASE, REPO, SOLUTION, grade_in_process
+from tools import bench_attention
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.results import StageResult
-from autograder.frontends.maintainers import bench_attention
 from autograder.frontends.students import cli
 
 STAGES, stage, checks_for = CHAPTER.stages, CHAPTER.stage, CHAPTER.checks_for

@@ -1,1 +1,1 @@
-"""Maintainers' tools (the demo and its simulated class): never shipped to students."""
+"""Maintainers' tools: the demo (``make demo``) and its simulated class; never shipped to students."""

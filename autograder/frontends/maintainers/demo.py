@@ -1,25 +1,10 @@
 """``make demo``: an instructor's first command, every route on a simulated class.
 
-    python -m autograder demo [--dir build/demo] [--jobs N]
-
-In a scratch folder (default ``build/demo/``, never ``grading/``) it generates a small class of
-simulated students (:mod:`autograder.frontends.maintainers.simulated_class`), grades them through the
-nbgrader route in a course copy (release, due date, this project's parallel autograde,
-feedback, export to CSV), then regrades them as students' repositories (the students'
-repository of ``make student-repo``, one clone per student with the student's notebook
-committed, ``make grade-repos``), and prints where each result is and a table of each
-student's expected and actual total.
-
-The folder is the demo's own: a marker file (:data:`MARKER`) says so. A folder without it is
-refused, never deleted; a re-run replaces the previous demo's folder.
-
-**Adding a step** (the class mistake report, for instance): the demo is :data:`STEPS`, a list of
-``(title, function)`` run in order; each function takes the :class:`Demo` and may add to
-``demo.results`` (what the closing summary lists: label -> path). Insert a step with
-:func:`add_step`::
-
-    from autograder.frontends.maintainers import demo
-    demo.add_step("class report", lambda d: ..., after="regrade the repositories")
+In a scratch folder of its own (a marker file says so; any other folder is refused, never
+deleted) a small simulated class goes through nbgrader (release, due date, autograde, feedback,
+export), then is regraded as students' repositories, and a table sets each student's expected
+total beside the actual ones. The demo is :data:`STEPS`; a new report adds its step with
+:func:`add_step`, and may add to ``demo.results`` (label -> path, listed at the end).
 """
 
 from __future__ import annotations
@@ -49,14 +34,12 @@ LATE = "2026-11-22 00:00:00 UTC"  # 36 hours late: two days started
 
 
 class DemoError(Exception):
-    """The demo cannot run (a folder it may not use, a step that failed); nothing was deleted."""
+    """The demo cannot run; nothing was deleted."""
 
 
 @dataclass(frozen=True)
 class DemoStudent:
-    """A simulated student, what they did in words, and the points they should get: the
-    stages' total out of 100 (``low``..``high``: a known mistake costs part of a stage) and the
-    late penalty as a fraction of it."""
+    """A simulated student and the total they should get (a known mistake costs part of a stage)."""
 
     student: SimulatedStudent
     what: str
@@ -71,8 +54,6 @@ def _graded_points(stages: set[int] | None = None) -> float:
 
 
 def demo_class() -> list[DemoStudent]:
-    """The class: full marks, blank, partly done, one mistake in several stages, a renamed
-    notebook, a late one."""
     chapter = load(ASSIGNMENT)
     graded = frozenset(s.number for s in chapter.stages if not s.bonus)
     mistakes = frozenset(simulated_class.MISTAKES)
@@ -94,7 +75,7 @@ def demo_class() -> list[DemoStudent]:
 
 @dataclass
 class Demo:
-    """What the steps share: the folders, the class, the results found so far."""
+    """What the steps share."""
 
     root: Path
     jobs: int
@@ -104,26 +85,13 @@ class Demo:
     repo_totals: dict[str, float] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
 
-    @property
-    def course(self) -> Path:
-        return self.root / "course"
-
-    @property
-    def template(self) -> Path:
-        return self.root / "student-template"
-
-    @property
-    def repos(self) -> Path:
-        return self.root / "student-repos"
-
-    @property
-    def repo_grades(self) -> Path:
-        return self.root / "grade-repos"
+    def __post_init__(self):
+        self.course, self.template, self.repos, self.repo_grades = (
+            self.root / name for name in ("course", "student-template", "student-repos", "grade-repos"))
 
 
 def _run(demo: Demo, args: list[str], cwd: Path, as_make: str) -> subprocess.CompletedProcess:
-    """A command of the route, run where an instructor would; ``as_make`` is the make
-    command it stands for, printed."""
+    """A command of the route, printed as the make command it stands for."""
     print(f"  $ {as_make}", flush=True)
     bin_dir = str(Path(sys.executable).parent)  # nbgrader runs alembic from PATH
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "COLUMNS": "120"}
@@ -139,11 +107,7 @@ def _nbgrader(demo: Demo, as_make: str, *args: str) -> subprocess.CompletedProce
 
 
 def step_release(demo: Demo) -> None:
-    """A course copy (sources, nbgrader_config.py), released: the gradebook learns the hidden tests."""
-    demo.course.mkdir(parents=True)
-    shutil.copytree(REPO_ROOT / "solutions", demo.course / "solutions", ignore=shutil.ignore_patterns(".*"))
-    shutil.copy(REPO_ROOT / "nbgrader_config.py", demo.course)
-    (demo.course / "grading").mkdir()
+    simulated_class.copy_course(demo.course)
     _nbgrader(demo, "make release", "generate_assignment", ASSIGNMENT, "--force")
 
 
@@ -153,7 +117,6 @@ def step_due_date(demo: Demo) -> None:
 
 
 def step_submissions(demo: Demo) -> None:
-    """Each simulated student's notebook in nbgrader's layout, with its timestamp.txt."""
     release, solution = simulated_class.release_and_solution()
     for entry in demo.students:
         s = entry.student
@@ -187,8 +150,7 @@ def step_export(demo: Demo) -> None:
 
 
 def step_student_repos(demo: Demo) -> None:
-    """The students' repository (make student-repo's code), one clone per student with the
-    student's notebook committed at their submission time."""
+    """The students' repository, one clone per student with the notebook committed at its time."""
     from autograder.frontends.instructors import student_repo
 
     chapter = load(ASSIGNMENT)
@@ -231,8 +193,7 @@ def step_grade_repos(demo: Demo) -> None:
 
 
 def step_class_report(demo: Demo) -> None:
-    """What to re-teach: the class report from the diagnoses the autograde step left (read, never
-    regraded); make autograde wrote the same one in the course copy."""
+    """The class report from the diagnoses the autograde step left (read, never regraded)."""
     from autograder.frontends.instructors import class_report
 
     out = demo.root / "class-report"
@@ -259,7 +220,7 @@ STEPS: list[tuple[str, Step]] = [
 
 
 def add_step(title: str, function: Step, after: str | None = None) -> None:
-    """Put a step into :data:`STEPS`, after the step titled ``after`` (default: at the end)."""
+    """Put a step into :data:`STEPS` after the step titled ``after`` (default: last)."""
     titles = [t for t, _ in STEPS]
     STEPS.insert(titles.index(after) + 1 if after else len(STEPS), (title, function))
 
@@ -352,13 +313,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     return run_demo(args.dir, max(1, args.jobs or 2))
-
-
-def main(argv=None) -> int:
-    from autograder.frontends import commands
-
-    return commands.main(["demo", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

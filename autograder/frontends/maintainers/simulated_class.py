@@ -1,15 +1,5 @@
-"""Simulated students: submissions as students hand them in, and a course folder to grade them.
-
-For tests, the class benchmark (:mod:`autograder.frontends.maintainers.class_bench`), screenshots and
-demos. The public API:
-
-- :class:`SimulatedStudent`: one student: which stages are done, a known mistake or a broken
-  cell, a renamed notebook, a submission time (late work);
-- :func:`make_class`: ``n`` students, a realistic mix (:func:`class_of`: the notebooks alone);
-- :func:`student_notebook`: one submission (a notebook as JSON) from the release and the solution;
-- :func:`new_course`: a course folder (sources, nbgrader_config.py, gradebook) holding them;
-- :func:`gradebook_rows` and :func:`total_scores`: what nbgrader recorded, to compare runs;
-- :func:`nbgrader` and :func:`nbgrader_env`: nbgrader's command line on such a course.
+"""Simulated students, as they hand submissions in, and a course folder to grade them (for the
+demo, the benches, the screenshots and the tests).
 """
 
 from __future__ import annotations
@@ -42,16 +32,14 @@ MISTAKES = {
 }
 
 
-# The id of the mistake the grader names for each of MISTAKES (Diagnosis.mistake): the class
-# report's counts are checked against them.
+# The mistake the grader names for each of MISTAKES (the class report's counts are checked against them).
 MISTAKE_IDS = {1: "sum_dim_0", 2: "transposed_weights", 3: "no_scale"}
 
 
 def student_notebook(release: dict, solution: dict, *, done: set[int] | None = None,
                      mistake: int | Iterable[int] | None = None, broken: int | None = None) -> dict:
-    """A submission as a student would hand it in: the release with the solution cells of
-    the stages in ``done`` filled in (all by default), the known mistake of one stage (or of
-    each stage in a set of them), or one stage's cell broken by a syntax error."""
+    """The release with the solutions of the stages ``done`` (default all) filled in, a known
+    mistake in each stage of ``mistake``, or stage ``broken``'s cell a syntax error."""
     mistakes = {mistake} if isinstance(mistake, int) else set(mistake or ())
     answers = {c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"]) for c in solution["cells"]
                if c["metadata"].get("nbgrader", {}).get("solution")}
@@ -74,7 +62,6 @@ def student_notebook(release: dict, solution: dict, *, done: set[int] | None = N
 
 
 def release_and_solution(assignment: str = ASSIGNMENT) -> tuple[dict, dict]:
-    """The released notebook and the instructor's solution of this checkout, as JSON."""
     chapter = load(assignment)
     return (json.loads(chapter.release_notebook(REPO).read_text()),
             json.loads(chapter.source_notebook(REPO).read_text()))
@@ -82,15 +69,8 @@ def release_and_solution(assignment: str = ASSIGNMENT) -> tuple[dict, dict]:
 
 @dataclass(frozen=True)
 class SimulatedStudent:
-    """One simulated student and what their submission looks like.
-
-    ``done``: the stages whose solution cells are filled in (None: every stage; an empty set:
-    the untouched release); ``mistake``: a stage of :data:`MISTAKES` answered with its known
-    mistake (or a frozenset of them: one mistake in each of several stages); ``broken``: a
-    stage whose solution cell has a syntax error; ``notebook_name``: the file's name when the
-    student renamed it (default ``<assignment>.ipynb``); ``timestamp``: the
-    submission time nbgrader reads from ``timestamp.txt`` (e.g. ``"2026-11-20 14:05:00 UTC"``;
-    after the due date: late work)."""
+    """One simulated student (:func:`student_notebook`'s choices), the notebook's name if renamed,
+    and the submission time nbgrader reads from ``timestamp.txt``."""
 
     id: str
     done: frozenset[int] | None = None
@@ -100,8 +80,7 @@ class SimulatedStudent:
     timestamp: str | None = None
 
     def notebook(self, release: dict, solution: dict) -> dict:
-        """The submitted notebook (JSON), built from the release and the solution."""
-        return student_notebook(release, solution, done=None if self.done is None else set(self.done),
+            return student_notebook(release, solution, done=None if self.done is None else set(self.done),
                                 mistake=self.mistake, broken=self.broken)
 
 
@@ -112,24 +91,19 @@ KINDS: list[tuple[str, dict]] = [
 
 
 def make_class(size: int) -> list[SimulatedStudent]:
-    """``size`` students, a realistic mix (:data:`KINDS` in turn), named ``s<NN>_<kind>``."""
+    """``size`` students, :data:`KINDS` in turn."""
     return [SimulatedStudent(f"s{i:02d}_{KINDS[i % len(KINDS)][0]}", **KINDS[i % len(KINDS)][1]) for i in range(size)]
 
 
 def class_of(size: int) -> dict[str, dict]:
-    """``size`` generated submissions (:func:`make_class`): student id -> notebook."""
+    """Student id -> notebook, for :func:`make_class`'s students."""
     release, solution = release_and_solution()
     return {student.id: student.notebook(release, solution) for student in make_class(size)}
 
 
 def new_course(root: Path, submissions: dict[str, dict] | list[SimulatedStudent]) -> None:
-    """A course folder like the repository's (sources, config, gradebook) with these submissions:
-    notebooks by student id, or simulated students (their notebook under its name, and their
-    ``timestamp.txt``)."""
-    root.mkdir(parents=True)
-    shutil.copytree(REPO / "solutions", root / "solutions", ignore=shutil.ignore_patterns(".*"))
-    shutil.copy(REPO / "nbgrader_config.py", root)
-    (root / "grading").mkdir()
+    """A released course folder holding these submissions (notebooks by id, or simulated students)."""
+    copy_course(root)
     nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
     if isinstance(submissions, dict):
         for student, notebook in submissions.items():
@@ -140,10 +114,17 @@ def new_course(root: Path, submissions: dict[str, dict] | list[SimulatedStudent]
         write_submission(root, student.id, student.notebook(release, solution), student.notebook_name, student.timestamp)
 
 
+def copy_course(root: Path) -> None:
+    """A new course folder like the repository's: the sources, nbgrader_config.py, grading/."""
+    root.mkdir(parents=True)
+    shutil.copytree(REPO / "solutions", root / "solutions", ignore=shutil.ignore_patterns(".*"))
+    shutil.copy(REPO / "nbgrader_config.py", root)
+    (root / "grading").mkdir()
+
+
 def write_submission(root: Path, student: str, notebook: dict, name: str | None = None,
                      timestamp: str | None = None) -> Path:
-    """``notebook`` in nbgrader's layout, ``grading/submitted/<student>/<assignment>/<name>``
-    (default ``<assignment>.ipynb``), with ``timestamp.txt`` when given; returns the notebook's path."""
+    """``notebook`` in nbgrader's layout, with ``timestamp.txt`` when given; its path."""
     folder = root / "grading" / "submitted" / student / ASSIGNMENT
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / (name or f"{ASSIGNMENT}.ipynb")
@@ -164,9 +145,7 @@ def nbgrader(root: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def gradebook_rows(root: Path, assignment: str = ASSIGNMENT) -> dict[tuple, tuple]:
-    """What autograde writes to a course's gradebook, read back through nbgrader's API: per
-    submission its timestamp and late penalty, per grade cell its scores and whether it needs
-    a manual grade, per answer cell its automatic comment."""
+    """What autograde wrote to a course's gradebook, read back through nbgrader's API."""
     from nbgrader.api import Gradebook
 
     rows = {}

@@ -1,11 +1,12 @@
 """autograder.sandbox.timings (make bench-grader's notes) and the breakdown the benchmark prints
-from them (frontends.maintainers.bench_grader.breakdown_lines)."""
+from them (tests/tools/bench_grader.py, breakdown_lines)."""
 
 from __future__ import annotations
 
 import json
 
-from autograder.frontends.maintainers.bench_grader import breakdown_lines
+from tools.bench_grader import breakdown_lines
+
 from autograder.sandbox import timings
 
 

@@ -1,17 +1,14 @@
-"""The grader's speed budget: ``make test`` on a correct notebook against a bare ``import torch``
-and against ``nbgrader validate`` (``make bench-grader``, through :mod:`.bench`), and where
-``make test``'s time goes.
+"""``make bench-grader``: ``make test`` on a full-marks notebook against a bare ``import torch``
+and ``nbgrader validate``, run in turns so that a busy machine slows all alike; where ``make
+test``'s time goes (``AUTOGRADER_TIMINGS``, :mod:`autograder.sandbox.timings`); and a notebook
+test cell on one wrong stage of each of stages 2 to 7.
 
-The commands run in turns (torch, make test, validate; again), so that a machine busy with
-other work slows all three alike, and the medians are compared. Each ``make test`` runs with
-``AUTOGRADER_TIMINGS`` set (:mod:`autograder.sandbox.timings`): the grading process notes when
-each phase ended, and the breakdown printed is the median of those notes over the runs, in
-seconds from the moment the benchmark started ``make test``. It only measures: nothing here
-decides a grade.
+    .venv/bin/python tests/tools/bench_grader.py [--notebook NB] [--repeat 3] [--no-validate] [--no-test-cells]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -21,19 +18,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder import CHECKOUT
-
-REPO = CHECKOUT  # the checkout
-# make test's budget: a full grade within this many bare torch imports (issue 36)
-GOAL = 2.5
-
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+GOAL = 2.5  # make test within this many bare torch imports (issue 36)
 TORCH = "bare `python -c 'import torch'`"
 GRADE = "`make test` (the full grade)"
 VALIDATE = "`nbgrader validate`"
 
 
 def _load() -> str:
-    """The machine's load average (1 and 5 minutes) as words: other work slows every figure."""
     try:
         one, five, _ = os.getloadavg()
     except (AttributeError, OSError):
@@ -42,13 +35,12 @@ def _load() -> str:
 
 
 def _cpu_of_children() -> float:
-    spent = os.times()  # the children's: the processes this one waited for, and theirs
+    spent = os.times()
     return spent.children_user + spent.children_system
 
 
 def _run(command: list[str], env: dict | None = None) -> tuple[float, float, float]:
-    """(wall seconds, CPU seconds of the command and every process it waited for, the
-    ``time.monotonic()`` it started at)."""
+    """(wall seconds, CPU seconds of it and its children, the moment it started)."""
     cpu, started = _cpu_of_children(), time.monotonic()
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
     seconds = time.monotonic() - started
@@ -59,20 +51,15 @@ def _run(command: list[str], env: dict | None = None) -> tuple[float, float, flo
 
 
 def bench_grader(notebook: Path, repeat: int, validate: bool = True) -> dict:
-    """The commands run in turns ``repeat`` times: for each, its median wall-clock seconds
-    (``name``), every run's (``name (all runs)``) and the median CPU seconds (``name (cpu)``);
-    ``"timings"``: each ``make test`` run's notes (:mod:`autograder.sandbox.timings`), their
-    moments made relative to the run's start, and its wall seconds as ``"wall"``."""
+    """Each command's median wall seconds (``name``), every run's (``name (all runs)``), its median
+    CPU seconds (``name (cpu)``), and ``"timings"``: each make test's notes, relative to its start."""
     python = Path(sys.executable)
-    bin_dir = python.parent
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}  # nbgrader runs alembic
-    env.pop("MAKEFLAGS", None)  # the inner make must not inherit -s/-j from `make bench-grader`
-    commands = {
-        TORCH: [str(python), "-c", "import torch"],
-        GRADE: [os.environ.get("MAKE", "make"), "--no-print-directory", "-s", "test", f"NOTEBOOK={notebook}"],
-    }
+    env = {**os.environ, "PATH": f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}"}  # nbgrader runs alembic
+    env.pop("MAKEFLAGS", None)  # the inner make must not inherit -s/-j
+    commands = {TORCH: [str(python), "-c", "import torch"],
+                GRADE: [os.environ.get("MAKE", "make"), "--no-print-directory", "-s", "test", f"NOTEBOOK={notebook}"]}
     if validate:
-        commands[VALIDATE] = [str(bin_dir / "nbgrader"), "validate", str(notebook)]
+        commands[VALIDATE] = [str(python.parent / "nbgrader"), "validate", str(notebook)]
     _run(commands[TORCH], env)  # warm the file cache once
     walls: dict[str, list[float]] = {name: [] for name in commands}
     cpus: dict[str, list[float]] = {name: [] for name in commands}
@@ -81,22 +68,18 @@ def bench_grader(notebook: Path, repeat: int, validate: bool = True) -> dict:
         notes = Path(folder) / "timings.json"
         for _ in range(repeat):
             for name, command in commands.items():
-                graded = name == GRADE
                 notes.unlink(missing_ok=True)
-                wall, cpu, started = _run(command, {**env, "AUTOGRADER_TIMINGS": str(notes)} if graded else env)
+                wall, cpu, started = _run(command, {**env, "AUTOGRADER_TIMINGS": str(notes)} if name == GRADE else env)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
-                if graded:
-                    runs.append(_relative(json.loads(notes.read_text()), started, wall, cpu))
+                if name == GRADE:
+                    found = json.loads(notes.read_text())
+                    runs.append({"marks": {k: at - started for k, at in found.get("marks", {}).items()},
+                                 "totals": found.get("totals", {}), "stages": found.get("stages", []),
+                                 "wall": wall, "cpu": cpu})
     return {name: statistics.median(values) for name, values in walls.items()} | {
         f"{name} (all runs)": values for name, values in walls.items()} | {
         f"{name} (cpu)": statistics.median(values) for name, values in cpus.items()} | {"timings": runs}
-
-
-def _relative(notes: dict, started: float, wall: float, cpu: float) -> dict:
-    marks = {name: at - started for name, at in notes.get("marks", {}).items()}
-    return {"marks": marks, "totals": notes.get("totals", {}), "stages": notes.get("stages", []),
-            "wall": wall, "cpu": cpu}
 
 
 def _median(runs: list[dict], get) -> float | None:
@@ -111,14 +94,27 @@ def _median(runs: list[dict], get) -> float | None:
     return statistics.median(values) if values else None
 
 
+BREAKDOWN = [  # (words, the mark the phase ends at, the marks it spans)
+    ("the grader's first line (Python's start-up, and make's)", "grader_started", None),
+    ("worker process started (before the grader imports torch)", "worker_spawned", ("grader_started", "worker_spawned")),
+    ("  worker: Python up", "worker_booted", ("worker_spawned", "worker_booted")),
+    ("  worker: torch imported", "worker_torch", ("worker_booted", "worker_torch")),
+    ("  worker: the notebook's imports (matplotlib)", "worker_notebook_imports", ("worker_torch", "worker_notebook_imports")),
+    ("  worker: fenced in, ready", "worker_fenced", ("worker_notebook_imports", "worker_fenced")),
+    ("grader: torch imported", "grader_torch", ("worker_spawned", "grader_torch")),
+    ("grader: the checks, hypothesis and the report imported", "grader_modules", ("grader_torch", "grader_modules")),
+    ("grader: its preloads run (while the worker imports)", "preloads_done", ("grader_modules", "preloads_done")),
+    ("grader: the worker's ready read", "worker_ready", None),
+    ("notebook sent (the grader's imports all done)", "notebook_sent", None),
+    ("notebook's cells run in the worker", "notebook_loaded", ("notebook_sent", "notebook_loaded")),
+    ("every stage graded", "graded", ("notebook_loaded", "graded")),
+    ("report printed", "printed", ("graded", "printed")),
+    ("worker closed, grader's process ends", "end", ("printed", "end")),
+]
+
+
 def breakdown_lines(runs: list[dict]) -> list[str]:
-    """Where ``make test``'s time went: the medians over ``runs`` (see :func:`bench_grader`)."""
-    def at(name):
-        return _median(runs, lambda r: r["marks"][name])
-
-    def between(first, last):
-        return _median(runs, lambda r: r["marks"][last] - r["marks"][first])
-
+    """Where ``make test``'s time went: the medians over ``runs`` (:func:`bench_grader`'s timings)."""
     def total(name):
         return _median(runs, lambda r: r["totals"].get(name, 0.0))
 
@@ -127,31 +123,16 @@ def breakdown_lines(runs: list[dict]) -> list[str]:
 
     lines = [f"Where `make test`'s time goes (median of {len(runs)} run(s); the moment each phase ended, in seconds "
              "from the start of `make test`, and how long it took):"]
-    rows = [
-        ("the grader's first line (Python's start-up, and make's)", "grader_started", None),
-        ("worker process started (before the grader imports torch)", "worker_spawned", ("grader_started", "worker_spawned")),
-        ("  worker: Python up", "worker_booted", ("worker_spawned", "worker_booted")),
-        ("  worker: torch imported", "worker_torch", ("worker_booted", "worker_torch")),
-        ("  worker: the notebook's imports (matplotlib)", "worker_notebook_imports", ("worker_torch", "worker_notebook_imports")),
-        ("  worker: fenced in, ready", "worker_fenced", ("worker_notebook_imports", "worker_fenced")),
-        ("grader: torch imported", "grader_torch", ("worker_spawned", "grader_torch")),
-        ("grader: the checks, hypothesis and the report imported", "grader_modules", ("grader_torch", "grader_modules")),
-        ("grader: its preloads run (while the worker imports)", "preloads_done", ("grader_modules", "preloads_done")),
-        ("grader: the worker's ready read", "worker_ready", None),
-        ("notebook sent (the grader's imports all done)", "notebook_sent", None),
-        ("notebook's cells run in the worker", "notebook_loaded", ("notebook_sent", "notebook_loaded")),
-        ("every stage graded", "graded", ("notebook_loaded", "graded")),
-        ("report printed", "printed", ("graded", "printed")),
-        ("worker closed, grader's process ends", "end", ("printed", "end")),
-    ]
-    for words, name, span in rows:
-        took = f"  ({fmt(between(*span)).strip()} s)" if span else ""
-        lines.append(f"  {words:<60} {fmt(at(name))}{took}")
+    for words, name, span in BREAKDOWN:
+        took = ""
+        if span:
+            took = f"  ({fmt(_median(runs, lambda r, a=span[0], b=span[1]: r['marks'][b] - r['marks'][a])).strip()} s)"
+        lines.append(f"  {words:<60} {fmt(_median(runs, lambda r, n=name: r['marks'][n]))}{took}")
     exit_words = "Python's exit and make's, after the grader's last note"
     lines.append(f"  {exit_words:<60} {'':6}  ({fmt(_median(runs, lambda r: r['wall'] - r['marks']['end'])).strip()} s)")
     lines.append(f"  {'whole `make test` (wall clock)':<60} {fmt(_median(runs, lambda r: r['wall']))}"
                  f"  (CPU of all its processes {fmt(_median(runs, lambda r: r['cpu'])).strip()} s)")
-    # two lanes finish their stages in either order: each stage is found by its id
+    # stages may end in any order: each is found by its id
     order = [s["id"] for s in runs[0]["stages"]] if runs and runs[0].get("stages") else []
     lines.append("  the stages, in the order the first run graded them, and the lane that graded them (seconds; "
                  "round trips to the worker and the seconds waiting on them; hypothesis properties/examples):")
@@ -182,31 +163,27 @@ def print_grader(notebook: Path, repeat: int, validate: bool = True, test_cells:
         runs = ", ".join(f"{s:.2f}" for s in result[f"{name} (all runs)"])
         print(f"  {name:<{width}}  {result[name]:6.2f} s  CPU {result[f'{name} (cpu)']:5.2f} s   (runs: {runs})")
     ratio = result[GRADE] / result[TORCH]
-    verdict = "met" if ratio <= GOAL else "NOT met"
-    print(f"  full grade / torch import      = {ratio:.2f}   (goal: at most {GOAL:g}: {verdict})")
+    print(f"  full grade / torch import      = {ratio:.2f}   (goal: at most {GOAL:g}: {'met' if ratio <= GOAL else 'NOT met'})")
     if validate:
         print(f"  full grade / nbgrader validate = {result[GRADE] / result[VALIDATE]:.2f}   (goal: below 1)")
     print()
-    for line in breakdown_lines(result["timings"]):
-        print(line)
+    print("\n".join(breakdown_lines(result["timings"])))
     if test_cells:
         print(flush=True)
         print_test_cells(repeat)
 
 
 CATALOG = REPO / "tests" / "catalog"
-# one wrong submission per stage 2-7 from the mistake catalog (tests/catalog/mistakes), each
-# pasted after a correct notebook's code (tests/catalog/correct/book_style.py) as the catalog's
-# test grades it; sixty-four heads runs the student's own 64-head attention at 1024 tokens
+# one wrong submission per stage 2-7 from the mistake catalog, pasted after a correct notebook's
+# code as the catalog's test grades it; sixty-four heads runs 64-head attention at 1024 tokens
 WRONG_STAGES = ("s2_scores_one_query", "s3_v2_no_scale", "s4_weights_values_swapped", "s4_dropout_on_scores",
                 "s5_settings_not_passed", "s6_head_dim_true_division", "s7_eight_heads", "s7_sixty_four_heads")
 TEST_CELL_GOAL = 1.0  # seconds for a wrong stage's test cell (issue 36)
 
 
 def time_test_cells(names=WRONG_STAGES, repeat: int = 3) -> list[tuple[str, int, float, float, list[float]]]:
-    """Each wrong stage's test cell, graded in this process as the notebook's kernel grades it
-    (core.engine.run_in_kernel, what the test cell's grade_stage runs): (name, stage, points,
-    first run's seconds, the next ``repeat`` runs' seconds)."""
+    """Each wrong stage's test cell graded in this process as the kernel grades it: (name, stage,
+    points, the first run's seconds, the next ``repeat`` runs' seconds)."""
     import ast
     import contextlib
     import io
@@ -235,9 +212,6 @@ def time_test_cells(names=WRONG_STAGES, repeat: int = 3) -> list[tuple[str, int,
 
 
 def print_test_cells(repeat: int) -> None:
-    if not (CATALOG / "mistakes").is_dir():
-        print("(no tests/catalog here: the test cells' timing needs the course repository)")
-        return
     print(f"A notebook test cell on a wrong stage (graded in this process, as the kernel grades it; the first run, "
           f"then the median of {repeat} more; goal: within {TEST_CELL_GOAL:g} s):")
     rows = time_test_cells(repeat=repeat)
@@ -248,3 +222,19 @@ def print_test_cells(repeat: int) -> None:
               f"  {'' if median <= TEST_CELL_GOAL else '(over the goal)'}")
     within = sum(statistics.median(again) <= TEST_CELL_GOAL for *_, again in rows)
     print(f"  {within} of {len(rows)} within {TEST_CELL_GOAL:g} s")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="make test vs import torch vs nbgrader validate")
+    parser.add_argument("--notebook", type=Path, default=REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb",
+                        help="a notebook that earns full marks")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each command (median reported)")
+    parser.add_argument("--no-validate", action="store_true", help="leave nbgrader validate out (11 s a run)")
+    parser.add_argument("--no-test-cells", action="store_true", help="leave out the test cells on wrong stages")
+    args = parser.parse_args(argv)
+    print_grader(args.notebook.resolve(), args.repeat, validate=not args.no_validate, test_cells=not args.no_test_cells)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

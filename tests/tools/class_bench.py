@@ -1,10 +1,8 @@
-"""The class benchmark: serial ``nbgrader autograde`` against ``make autograde JOBS=n``.
+"""The class benchmark: plain serial ``nbgrader autograde`` (its kernel, no sandbox) against
+``make autograde JOBS=n`` on one generated class, and serial nbgrader with this repository's
+configuration, whose gradebook must equal make autograde's row for row.
 
-    python -m autograder class-bench [--submissions 40] [--jobs N] [--keep DIR] [--no-serial-sandbox]
-
-Builds a course of generated submissions (:mod:`autograder.frontends.maintainers.simulated_class`), times
-plain nbgrader (its kernel, no sandbox: the baseline), ``make autograde`` and serial nbgrader
-with this repository's configuration, and checks that the gradebooks agree.
+    .venv/bin/python tests/tools/class_bench.py [--submissions 40] [--jobs N] [--keep DIR] [--no-serial-sandbox]
 """
 
 from __future__ import annotations
@@ -18,22 +16,27 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.frontends.commands import default_jobs
-from autograder.frontends.maintainers.simulated_class import ASSIGNMENT, class_of, gradebook_rows, nbgrader_env, new_course, total_scores
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-# Appended to the baseline course's nbgrader_config.py: nbgrader's own kernel execution, no
-# sandbox, the test cells grading in the kernel as plain nbgrader would have them grade (the
-# visible and the hidden examples). Under autograde a test cell defers to the sandbox and
-# grades nothing (notebook.grade_stage); the kernel is told it runs under nbgrader's validate
-# instead, so the baseline does the grading work it would do without this repository.
+from autograder.frontends.commands import default_jobs  # noqa: E402
+from autograder.frontends.maintainers.simulated_class import (  # noqa: E402
+    ASSIGNMENT,
+    class_of,
+    gradebook_rows,
+    nbgrader_env,
+    new_course,
+    total_scores,
+)
+
+# Appended to the baseline's nbgrader_config.py: nbgrader's own kernel, told it validates, so
+# that its test cells grade in the kernel (under autograde they defer to the sandbox).
 PLAIN_NBGRADER = """
 from nbgrader.converters import Autograde as _Autograde
 from nbgrader.preprocessors import Execute as _Execute
 
 
 class _KernelGrades(_Execute):
-    # nbconvert's preprocess starts the kernel through the synchronous start_new_kernel, a
-    # wrapper of nbclient's own async_start_new_kernel (an override of that one is never called).
+    # nbconvert starts the kernel through this synchronous wrapper, never the async one
     def start_new_kernel(self, **kwargs):
         import os
         kwargs["env"] = {**os.environ, "NBGRADER_EXECUTION": "validate"}
@@ -48,10 +51,6 @@ c.Execute.timeout = 60
 
 
 def bench(size: int, jobs: int, keep: Path | None, serial_sandbox: bool = True) -> int:
-    """Times plain serial ``nbgrader autograde`` (nbgrader's kernel execution, no sandbox: the
-    baseline) against ``make autograde JOBS=n`` on the same generated class; with
-    ``serial_sandbox``, also serial ``nbgrader autograde`` with this repository's configuration,
-    whose gradebook must equal make autograde's row for row."""
     scratch = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="autograde-bench-"))
     submissions = class_of(size)
     print(f"{size} generated submissions; {default_jobs()} CPU core(s); load average "
@@ -85,7 +84,7 @@ def bench(size: int, jobs: int, keep: Path | None, serial_sandbox: bool = True) 
         same = gradebook_rows(scratch / "serial") == parallel
         print(f"make autograde and serial nbgrader autograde agree on every gradebook row "
               f"({len(parallel)} rows, {size} submissions): {same}")
-    # The baseline must have graded (its test cells in the kernel), else it times less work.
+    # the baseline must have graded, else it times less work
     plain_totals, parallel_totals = total_scores(gradebook_rows(scratch / "plain")), total_scores(parallel)
     graded_alike = plain_totals == parallel_totals
     print(f"totals: {sorted(set(parallel_totals.values()))}; the plain run's equal them for every student: "
@@ -101,22 +100,15 @@ def bench(size: int, jobs: int, keep: Path | None, serial_sandbox: bool = True) 
     return 0 if same and graded_alike else 1
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="time make autograde against serial nbgrader on a simulated class")
     parser.add_argument("--submissions", type=int, default=40)
     parser.add_argument("--jobs", "-j", type=int, default=None)
     parser.add_argument("--keep", type=Path, help="build the courses here and keep them")
     parser.add_argument("--no-serial-sandbox", action="store_true",
                         help="skip the serial run with this configuration (and the gradebook comparison)")
-
-
-def run(args: argparse.Namespace) -> int:
+    args = parser.parse_args(argv)
     return bench(args.submissions, args.jobs or default_jobs(), args.keep, not args.no_serial_sandbox)
-
-
-def main(argv=None) -> int:
-    from autograder.frontends import commands
-
-    return commands.main(["class-bench", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

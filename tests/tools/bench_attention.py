@@ -1,24 +1,23 @@
-"""The attention benchmark: the wrapper of independent heads, the weight-split
-MultiHeadAttention, fused QKV and PyTorch's fused SDPA kernel, as a notebook defines them, timed
-on the CPU (and CUDA when present): Markdown tables, the ratios and a plot (``make bench``,
-through :mod:`.bench`).
+"""``make bench``: the wrapper of independent heads, the weight-split MultiHeadAttention, fused
+QKV and PyTorch's fused SDPA kernel, as a notebook defines them, timed on the CPU (and CUDA when
+present): Markdown tables, the ratios and a plot.
 
-It only measures: nothing here decides a grade.
+    .venv/bin/python tests/tools/bench_attention.py [--notebook NB] [--device auto|cpu|cuda] [--threads N]
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import CHECKOUT
-
-REPO = CHECKOUT  # the checkout
-
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
 
 # Each implementation as the notebook defines it, built for (d, num_heads, context_length).
 IMPLEMENTATIONS = {
@@ -50,8 +49,7 @@ GPT2 = Setting(batch=8, tokens=1024, d=768, heads=12)  # GPT-2 small at its full
 
 @dataclass(frozen=True)
 class Plan:
-    """What to time on one device. A CPU gets smaller sweeps and fewer repeats than a GPU, so
-    that `make bench` stays within a few minutes on a laptop."""
+    """What to time on one device (a CPU less, so that make bench takes minutes on a laptop)."""
     repeats: int                  # timed runs per measurement; the best is reported
     head_counts: tuple[int, ...]  # swept at (sweep_batch, sweep_tokens)
     contexts: tuple[int, ...]     # swept at (sweep_batch, 12 heads)
@@ -69,8 +67,7 @@ PLANS = {
 
 
 def load_implementations(notebook: Path) -> tuple[dict, list[str]]:
-    """Run the notebook's code cells (as Restart & Run All would, test cells not grading) and
-    take the four classes from it. Missing ones are reported, not fatal."""
+    """The notebook's code cells run (test cells left out), its classes taken; missing ones noted."""
     import torch
 
     from autograder.sandbox.loader import read_cells, strip_magics
@@ -104,9 +101,8 @@ def load_implementations(notebook: Path) -> tuple[dict, list[str]]:
 
 def time_module(module, x, mode: str, repeats: int, device: str, min_seconds: float = 0.5,
                 max_runs: int = 25) -> float:
-    """Best wall-clock seconds after one warm-up run: at least ``repeats`` runs, and more of a
-    fast one (up to ``max_runs``, until ``min_seconds`` are spent), so that a busy machine's
-    hiccup cannot become the figure of a 20 ms measurement."""
+    """Best seconds after a warm-up: at least ``repeats`` runs, more of a fast one (until
+    ``min_seconds``), so that a busy machine's hiccup is not a 20 ms measurement's figure."""
     import torch
 
     def sync():
@@ -222,7 +218,6 @@ def plot(results: dict, labels: list[str], path: Path) -> None:
 
 def bench_attention(notebook: Path, devices: list[str], plot_path: Path | None, plans: dict | None = None,
                     headline: Setting = GPT2) -> int:
-    """Time every implementation the notebook defines; print Markdown tables and the ratios."""
     import torch
 
     plans = plans or PLANS
@@ -270,3 +265,26 @@ def bench_attention(notebook: Path, devices: list[str], plot_path: Path | None, 
         plot(results, labels, plot_path)
         print(f"\nplot: {plot_path.relative_to(REPO) if plot_path.is_relative_to(REPO) else plot_path}")
     return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="wrapper vs weight split vs fused QKV vs SDPA")
+    solution = REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb"
+    parser.add_argument("--notebook", type=Path, help="the notebook whose classes are timed (default: the solutions)",
+                        default=solution if solution.exists() else REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb")
+    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto", help="auto: the CPU, and CUDA too")
+    parser.add_argument("--threads", type=int, default=0, help="CPU threads for torch (default: one per core)")
+    args = parser.parse_args(argv)
+    import torch
+
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("--device cuda: no CUDA device is available here", file=sys.stderr)
+        return 2
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    devices = {"cpu": ["cpu"], "cuda": ["cuda"]}.get(args.device, ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
+    return bench_attention(args.notebook.resolve(), devices, REPO / "build" / "bench.png")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

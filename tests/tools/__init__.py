@@ -1,0 +1,1 @@
+"""Maintainers' tools run by make (bench, bench-grader) or by hand (class_bench): they only measure."""
