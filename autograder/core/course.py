@@ -1,12 +1,8 @@
 """The course: which of a chapter's stages are graded, their points, and the bonus.
 
-The instructor decides it in one place, the source notebook (nbgrader's *source*): each
-stage's test cell (``grade_id`` :attr:`~autograder.core.chapter.Stage.grade_id`) carries the
-stage's ``points``; a graded cell (``grade: true``) counts in the grade, an ungraded one with
-points is a bonus beside it, and a stage without a test cell is not part of the course.
-``make release`` writes what it read to the chapter's course file (:func:`write`), which every
-route reads through :class:`~autograder.core.chapter.Chapter`: the grader never takes points
-from a student's notebook.
+The instructor decides it in the source notebook: each stage's test cell carries its ``points``
+(graded: in the grade; ungraded: a bonus; no cell: not in the course). ``make release`` writes
+it to the chapter's course file, which every route reads: never points from a student's notebook.
 """
 
 from __future__ import annotations
@@ -21,7 +17,7 @@ if TYPE_CHECKING:
 
 
 class CourseError(ValueError):
-    """A source notebook or course file that does not say what the course is (the message says why)."""
+    """A source notebook or course file that does not say what the course is."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +63,6 @@ def points_in_cells(notebook: dict, stages: tuple[Stage, ...]) -> dict[int, Stag
 
 
 def from_notebook(path: Path, stages: tuple[Stage, ...], source: str) -> Course:
-    """The course the source notebook at ``path`` states (``source``: its name in the course file)."""
     try:
         notebook = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -90,7 +85,7 @@ def read(path: Path) -> Course:
 
 
 def write(course: Course, path: Path) -> bool:
-    """Write the course file; False when it already says the same (left untouched)."""
+    """False when the file already says the same (left untouched)."""
     path = Path(path)
     text = course.to_json()
     if path.exists() and path.read_text(encoding="utf-8") == text:
@@ -100,9 +95,7 @@ def write(course: Course, path: Path) -> bool:
 
 
 def stale_points(notebook: dict, chapter) -> str | None:
-    """One sentence when a student's notebook (a stale copy, an earlier release) states other
-    stages or points than the instructor's course, naming both; None when they agree. The grade
-    always uses the course's: a notebook's metadata is the student's to edit."""
+    """One sentence when a student's notebook states other points than the course, which grades it."""
     course = chapter.course
     if course is None:
         return None

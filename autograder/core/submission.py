@@ -1,10 +1,6 @@
-"""The student's code as the checks see it: functions and modules behind proxies.
-
-A check never touches the student's objects directly. It asks a *transport* to run an
-operation (see :mod:`autograder.sandbox.workspace`) and gets plain tensors back. The remote
-transport talks to the sandboxed worker (CLI, CI, nbgrader); the local one runs in the
-notebook's own kernel, for the test cells' instant feedback. Both pass every request and
-answer through the same encoding, so a check behaves the same either way.
+"""The student's code as the checks see it: functions and modules behind proxies. A check asks a
+transport to run an operation and gets plain tensors back: the remote one talks to the sandboxed
+worker, the local one runs in the notebook's kernel; both encode every request and answer alike.
 """
 
 from __future__ import annotations
@@ -21,9 +17,8 @@ from autograder.sandbox.errors import over_the_stage_time_limit
 
 
 class LocalTransport:
-    """The student's objects in this process (the notebook's test cells). An interrupt stops the
-    checks: a KeyboardInterrupt goes on up, unless ``time_limit`` (a :class:`StageClock`) ran out,
-    which ends the stage as the sandboxed worker's time limit does."""
+    """The student's objects in this process (the test cells). An interrupt goes on up, unless
+    ``time_limit`` ran out, which ends the stage as the worker's time limit does."""
 
     def __init__(self, namespace: dict, device: str = "cpu", time_limit: StageClock | None = None,
                  threads: int | None = None):
@@ -58,8 +53,7 @@ class LocalTransport:
 
 
 class StageClock:
-    """A stage's time limit in this process: when it runs out, the main thread is interrupted
-    (as Jupyter's Interrupt does), so a loop in the student's code stops where it runs."""
+    """A stage's time limit in this process: the main thread is interrupted as Jupyter's Interrupt does."""
 
     def __init__(self, seconds: float):
         self.seconds = seconds
@@ -116,13 +110,8 @@ class Submission:
         self.memo: dict = {}
 
     def full_size(self):
-        """A block of a check that runs the student's code on full-size tensors (GPT-2's 1,024
-        tokens, hundreds of megabytes of attention scores). In a notebook's kernel it computes on
-        the kernel's own threads, where the rest of a test cell keeps to one (its tensors are a
-        few dozen numbers: engine.one_thread); the sandboxed worker keeps its one thread
-        (``Limits.threads``), the other core grading another stage. Either way, the twin the
-        output is compared with runs in the same block, and the comparison's tolerance covers
-        the rounding of another thread count."""
+        """A block running the student's code on full-size tensors: in a kernel, on the kernel's own
+        threads (a test cell keeps to one otherwise); the worker keeps its one thread."""
         full_size = getattr(self.transport, "full_size", None)
         return full_size() if full_size is not None else contextlib.nullcontext()
 
@@ -133,8 +122,7 @@ class Submission:
         return answer.get("ok")
 
     def substituting(self, name: str, source: str, note: str) -> None:
-        """From now on, what the student's code builds as ``name`` is the chapter's class; the
-        stage's row says so (``note``)."""
+        """From now on ``name`` builds the chapter's class; the stage's row says so."""
         self.substitute = {**self.substitute, name: source}
         if note not in self.notes:
             self.notes.append(note)

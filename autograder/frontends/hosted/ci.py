@@ -21,9 +21,12 @@ from pathlib import Path
 from autograder import CHECKOUT
 from autograder.core.checks import CheckStatus
 from autograder.core.results import GradeReport
-from autograder.frontends import commands
+from autograder.frontends import commands, finder, fingerprint
 from autograder.frontends.fingerprint import Verdict
+from autograder.frontends.reports.results_json import gradescope_json, provisional_json
+from autograder.frontends.reports.safe_write import OutputRefused, overwrite_refusal
 from autograder.frontends.reports.text import bonus_total, confinement_text, format_points
+from autograder.frontends.students import cli
 
 # Stage status -> the mark the step summary shows.
 SUMMARY_MARK = {CheckStatus.PASSED: "✅", CheckStatus.FAILED: "❌", CheckStatus.STOPPED: "⏱️",
@@ -101,8 +104,6 @@ def summary_markdown(report: GradeReport, verdict: Verdict | None = None) -> str
 def grader_verdict(chapter, graded: Path | None) -> Verdict:
     """The running grader against the release fingerprint ``make student-repo`` left; with no
     notebook graded, the grader alone (a missing notebook is no edit)."""
-    from autograder.frontends import fingerprint
-
     root = CHECKOUT
     return fingerprint.verify_checkout(root, chapter.release_notebook(Path()).as_posix(), graded,
                                        notebook_found=graded is not None)
@@ -110,8 +111,6 @@ def grader_verdict(chapter, graded: Path | None) -> Verdict:
 
 def notebook_to_grade(args: argparse.Namespace, chapter) -> tuple[Path | None, str]:
     """``args.submission``, else the repository's notebook under another name, with a note."""
-    from autograder.frontends import finder
-
     given = Path(args.submission)
     if given.exists():
         return given, ""
@@ -196,8 +195,6 @@ def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.Element
 
 def write_junit(path: str | Path, report: GradeReport, verdict: Verdict | None = None) -> None:
     """JUnit XML at ``path``, never over a file that is not JUnit XML."""
-    from autograder.frontends.reports.safe_write import OutputRefused, overwrite_refusal
-
     why = overwrite_refusal(path, "--junit", lambda data: b"<testsuites" in data[:4096])
     if why:
         raise OutputRefused(why)
@@ -208,8 +205,6 @@ def write_junit(path: str | Path, report: GradeReport, verdict: Verdict | None =
 
 def grade(args: argparse.Namespace, chapter) -> tuple[GradeReport, list[str]]:
     """Grade as ``python -m autograder`` does; a grader failure's traceback goes to the CI log."""
-    from autograder.frontends.students import cli
-
     settings = cli.settings_from(args)
     worker = cli.prestart_worker(args, settings)
     try:
@@ -223,9 +218,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Grade a submission once for CI: console table, a grade annotation, "
                           "Gradescope results.json, JUnit XML and a Markdown step summary. Exit status: "
                           "0 graded (any score), 1 below --pass-mark, 2 could not grade.")
-    from autograder.frontends.students.cli import add_grading_arguments
-
-    add_grading_arguments(parser)
+    cli.add_grading_arguments(parser)
     parser.add_argument("--junit", metavar="FILE", help="write JUnit XML here")
     parser.add_argument("--summary", metavar="FILE", default=os.environ.get("GITHUB_STEP_SUMMARY") or None,
                         help="append the Markdown summary here (default: $GITHUB_STEP_SUMMARY when set)")
@@ -234,8 +227,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autograder.frontends.students import cli
-
     chapter = cli.load_chapter(args)
     if chapter is None:
         return 2
@@ -260,10 +251,7 @@ def run(args: argparse.Namespace) -> int:
 def _grade_and_report(args, chapter, verdict: Verdict) -> tuple[GradeReport, bool] | None:
     """Grade, write every output, print the table. None when results.json could not be
     written; else the report and whether another output failed."""
-    from autograder.frontends.reports.console import print_console
-    from autograder.frontends.reports.results_json import gradescope_json, provisional_json
-    from autograder.frontends.reports.safe_write import OutputRefused
-    from autograder.frontends.students import cli
+    from autograder.frontends.reports.console import print_console  # imports torch
 
     # a valid zero stands if anything kills this process
     if args.results and not cli.save_results(args.results, add_fingerprint(

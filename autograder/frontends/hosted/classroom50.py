@@ -22,8 +22,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder import CHECKOUT
+from autograder.chapters import DEFAULT, load
 from autograder.core.checks import CheckStatus
 from autograder.core.results import GradeReport, StageResult
+from autograder.frontends import finder, fingerprint
+from autograder.frontends.hosted import ci
+from autograder.frontends.hosted.gradescope import torch_pin
+from autograder.frontends.reports.text import bonus_total
+from autograder.frontends.students import cli
+from autograder.sandbox.confinement import is_confined
 
 REPO_ROOT = CHECKOUT  # the instructor's checkout
 SCHEMA = "classroom50/result/v1"
@@ -150,8 +157,6 @@ def status_and_summary(report: GradeReport, result: dict) -> tuple[str, str]:
     """``status=`` (success: every graded stage passed) and one summary line."""
     graded = [r for r in report.stages if not r.stage.bonus]
     passed = sum(r.status is CheckStatus.PASSED for r in graded)
-    from autograder.frontends.reports.text import bonus_total
-
     summary = (f"{report.chapter.id}: {result['score']}/{result['max-score']} points{bonus_total(report)}, "
                f"{passed}/{len(graded)} stages passed")
     if report.error:
@@ -161,11 +166,9 @@ def status_and_summary(report: GradeReport, result: dict) -> tuple[str, str]:
 
 def release_body(report: GradeReport, result: dict, note: str = "") -> str:
     """The GitHub Release the student sees: CI's step summary, then what Classroom 50 records."""
-    from autograder.frontends.hosted.ci import _cell, summary_markdown
-
-    lines = [summary_markdown(report).rstrip("\n"), ""]
+    lines = [ci.summary_markdown(report).rstrip("\n"), ""]
     if note:
-        lines += [f"Note: {_cell(note)}", ""]
+        lines += [f"Note: {ci._cell(note)}", ""]
     recorded = f"Classroom 50 records {result['score']}/{result['max-score']} points"
     if any(r.stage.bonus for r in report.stages):
         recorded += "; the bonus stage is listed as a test, outside the score"
@@ -175,12 +178,9 @@ def release_body(report: GradeReport, result: dict, note: str = "") -> str:
 def grading_broke(report: GradeReport) -> bool:
     """The worker was not fenced in or the grader failed: an error, not a 0 (a missing or
     damaged notebook is a grade)."""
-    from autograder.frontends.students.cli import GRADER_FAILED
-    from autograder.sandbox.confinement import is_confined
-
     if not report.error:
         return False
-    return report.error.startswith(GRADER_FAILED) or (bool(report.confinement) and not is_confined(report.confinement)) \
+    return report.error.startswith(cli.GRADER_FAILED) or (bool(report.confinement) and not is_confined(report.confinement)) \
         or "AUTOGRADER_REQUIRE_CONFINEMENT" in report.error
 
 
@@ -197,12 +197,8 @@ def _replace(folder: Path, name: str, text: str) -> None:
 
 
 def grade(workspace: Path, environ=None) -> int:
-    from autograder.chapters import DEFAULT, load
-    from autograder.core.engine import not_graded_report
-    from autograder.frontends import finder
-    from autograder.frontends.hosted import ci
+    from autograder.core.engine import not_graded_report  # these two import torch
     from autograder.frontends.reports.console import print_console
-    from autograder.frontends.students import cli
 
     env = os.environ if environ is None else environ
     chapter = load(DEFAULT)
@@ -244,10 +240,6 @@ def grade(workspace: Path, environ=None) -> int:
 
 def bundle_files(root: Path = REPO_ROOT) -> dict[str, bytes]:
     """Every file of the autograder folder: the grader as the students' repository ships it, and autograder.py."""
-    from autograder.chapters import DEFAULT
-    from autograder.frontends import fingerprint
-    from autograder.frontends.hosted.gradescope import torch_pin
-
     root = Path(root)
     files = {f"{GRADER_FOLDER}/{path}": (root / path).read_bytes()
              for path in fingerprint.git_tracked(root, fingerprint.grader_files(root))}

@@ -15,6 +15,10 @@ from pathlib import Path
 from autograder import CHECKOUT
 from autograder.chapters import DEFAULT, load
 from autograder.frontends import finder
+from autograder.frontends.fingerprint import grader_files
+from autograder.frontends.reports.results_json import gradescope_json
+from autograder.frontends.reports.safe_write import overwrite_refusal, write_json
+from autograder.frontends.students import cli
 
 ASSIGNMENT = DEFAULT  # the chapter the bundle grades
 NOTEBOOK_NAME = f"{ASSIGNMENT}.ipynb"
@@ -66,8 +70,6 @@ def torch_pin(constraints: Path = REPO_ROOT / "constraints.txt") -> str:
 
 
 def _package_files() -> list[Path]:
-    from autograder.frontends.fingerprint import grader_files
-
     return [REPO_ROOT / name for name in grader_files(REPO_ROOT)]
 
 
@@ -85,8 +87,6 @@ def build(out: Path = DEFAULT_ZIP, hidden_seed: int | None = None) -> Path:
         raise SystemExit(f"no {pyproject}: build the zip from a checkout of the repository")
     setup = SETUP_SH.format(torch=torch_pin(), cpu_wheels=CPU_WHEELS, extra=NOTEBOOK_EXTRA)
     out = Path(out)
-    from autograder.frontends.reports.safe_write import overwrite_refusal
-
     why = overwrite_refusal(out, "--out", lambda data: data.startswith(b"PK"))  # only an earlier zip is replaced
     if why:
         raise SystemExit(f"error: {why}")
@@ -125,11 +125,8 @@ def hidden_examples_seed(source: Path) -> int | None:
 
 
 def run_inside(root: Path) -> int:
-    from autograder.core.engine import not_graded_report
+    from autograder.core.engine import not_graded_report  # these two import torch
     from autograder.frontends.reports.console import print_console
-    from autograder.frontends.reports.results_json import gradescope_json
-    from autograder.frontends.reports.safe_write import write_json
-    from autograder.frontends.students import cli
 
     results = root / "results" / "results.json"
     submission = root / "submission"
