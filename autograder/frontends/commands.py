@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "duedate": (f"{_F}.instructors.duedate", "store the assignment's due date in the gradebook (make duedate)"),
     "student-repo": (f"{_F}.instructors.student_repo", "the students' repository: one commit, no answers (make student-repo)"),
     "grade-repos": (f"{_F}.instructors.grade_repos", "regrade a class folder of student repositories at a deadline (make grade-repos)"),
-    "class-report": (f"{_F}.instructors.class_report.command", "the class's diagnosed mistakes, ranked (make class-report)"),
+    "class-report": (f"{_F}.instructors.class_report", "the class's diagnosed mistakes, ranked (make class-report)"),
     "demo": (f"{_F}.maintainers.demo", "a simulated class through nbgrader and the repositories' regrade (make demo)"),
 }
 

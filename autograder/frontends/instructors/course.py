@@ -176,14 +176,13 @@ def generate_release(chapter: Chapter, root: Path) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chapter", default=None, help="the chapter id (default: the registry's default)")
-    parser.add_argument("--root", type=Path, default=Path.cwd(), help="the repository (default: here)")
     parser.add_argument("--course-only", action="store_true",
                         help="the course file and the points tables alone, without nbgrader's release")
 
 
 def run(args: argparse.Namespace) -> int:
     chapter = load(args.chapter)
-    root = args.root.resolve()
+    root = Path.cwd().resolve()
     if not args.course_only:
         from nbgrader.apps.baseapp import NbGrader
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from autograder.frontends.instructors.class_report.command import main
+from autograder.frontends.instructors.class_report import main
 
 sys.exit(main())
