@@ -32,10 +32,15 @@ def aggregate(submissions: list[Submission], stages: list[dict] | None = None, *
     policy: dict[int, dict] = {}
     hidden: dict[str, dict] = {}
     totals = []
+
+    def count(table: dict, key, student: str, **entry) -> dict:
+        table.setdefault(key, {**entry, "students": set()})["students"].add(student)
+        return table[key]
+
     for sub in graded:
         totals.append(float(sub.record.get("score", 0)))
         for stage in sub.record["stages"]:
-            row = per_stage[stage["number"]]
+            number, row = stage["number"], per_stage[stage["number"]]
             status = stage.get("status", "")
             row["scores"].append(float(stage["score"]))
             if status == "not_implemented":
@@ -51,29 +56,21 @@ def aggregate(submissions: list[Submission], stages: list[dict] | None = None, *
             for chk in stage.get("checks", []):
                 if not isinstance(chk, dict):
                     continue
-                rank, mistake = chk.get("rank", ""), chk.get("mistake", "")
+                rank, mistake, check = chk.get("rank", ""), chk.get("mistake", ""), chk.get("check", "?")
                 if chk.get("hidden_failure"):
-                    entry = hidden.setdefault(chk.get("check", "?"), {"check": chk.get("check", "?"),
-                                                                     "stage": stage["number"], "students": set()})
-                    entry["students"].add(sub.student)
+                    count(hidden, check, sub.student, check=check, stage=number)
                 if rank == "policy":
-                    entry = policy.setdefault(stage["number"], {"stage": stage["number"], "hint": chk.get("hint", ""),
-                                                               "students": set()})
-                    entry["students"].add(sub.student)
+                    count(policy, number, sub.student, stage=number, hint=chk.get("hint", ""))
                     named_here = True
                 elif mistake and rank in ("named", "ambiguous"):
                     named_here = True
-                    entry = mistakes.setdefault((stage["number"], mistake), {
-                        "stage": stage["number"], "mistake": mistake, "rank": rank, "hints": Counter(),
-                        "checks": set(), "students": set()})
+                    entry = count(mistakes, (number, mistake), sub.student, stage=number, mistake=mistake, rank=rank,
+                                  hints=Counter(), checks=set())
                     entry["hints"][chk.get("hint", "")] += 1
-                    entry["checks"].add(chk.get("check", "?"))
-                    entry["students"].add(sub.student)
+                    entry["checks"].add(check)
                 if chk.get("exception"):
-                    entry = errors.setdefault((chk["exception"], stage["number"], "check"), {
-                        "type": chk["exception"], "stage": stage["number"], "where": "while a check ran it",
-                        "students": set()})
-                    entry["students"].add(sub.student)
+                    count(errors, (chk["exception"], number, "check"), sub.student, type=chk["exception"], stage=number,
+                          where="while a check ran it")
             if status in ("failed", "stopped") and not named_here:
                 row["undiagnosed"] += 1
         # the first error of each attempted stage's cells is the cause (NameErrors follow from it)
@@ -84,16 +81,18 @@ def aggregate(submissions: list[Submission], stages: list[dict] | None = None, *
                     and (cell.get("stage") is None or cell.get("stage") in attempted)):
                 first.setdefault(cell.get("stage"), cell)
         for cell in first.values():
-            if isinstance(cell, dict):
-                entry = errors.setdefault((str(cell.get("type", "Error")), cell.get("stage"), "cell"), {
-                    "type": str(cell.get("type", "Error")), "stage": cell.get("stage"),
-                    "where": "when the notebook ran", "students": set()})
-                entry["students"].add(sub.student)
+            kind = str(cell.get("type", "Error"))
+            count(errors, (kind, cell.get("stage"), "cell"), sub.student, type=kind, stage=cell.get("stage"),
+                  where="when the notebook ran")
 
     def label(number) -> str:
         return known[number]["label"] if number in known else ("before the stages" if number is None else f"Stage {number}")
 
-    ranked = sorted(mistakes.values(), key=lambda m: (-len(m["students"]), m["stage"], m["mistake"]))
+    def listed(table: dict, order, **fields) -> list[dict]:
+        return [{**{k: v for k, v in e.items() if k not in ("students", "hints")}, "stage_label": label(e["stage"]),
+                 **{k: f(e) for k, f in fields.items()}, "count": len(e["students"]), "students": who(e["students"])}
+                for e in sorted(table.values(), key=lambda e: (-len(e["students"]), *order(e)))]
+
     return {
         "format": REPORT_FORMAT, "source": source, "anonymous": anonymous,
         "students": len(submissions), "graded": len(graded),
@@ -102,18 +101,11 @@ def aggregate(submissions: list[Submission], stages: list[dict] | None = None, *
         "totals": totals,
         "stages": [{**{k: v for k, v in row.items() if k != "stopped_students"},
                     "stopped_students": who(row["stopped_students"])} for row in per_stage.values()],
-        "mistakes": [{"stage": m["stage"], "stage_label": label(m["stage"]), "mistake": m["mistake"],
-                      "rank": m["rank"], "hint": m["hints"].most_common(1)[0][0], "checks": sorted(m["checks"]),
-                      "count": len(m["students"]), "students": who(m["students"])} for m in ranked],
-        "errors": [{"type": e["type"], "stage": e["stage"], "stage_label": label(e["stage"]), "where": e["where"],
-                    "count": len(e["students"]), "students": who(e["students"])}
-                   for e in sorted(errors.values(), key=lambda e: (-len(e["students"]), e["type"], str(e["stage"])))],
-        "policy_refusals": [{"stage": p["stage"], "stage_label": label(p["stage"]), "hint": p["hint"],
-                             "count": len(p["students"]), "students": who(p["students"])}
-                            for p in sorted(policy.values(), key=lambda p: (-len(p["students"]), p["stage"]))],
-        "hidden_losses": [{"check": h["check"], "stage": h["stage"], "stage_label": label(h["stage"]),
-                           "count": len(h["students"]), "students": who(h["students"])}
-                          for h in sorted(hidden.values(), key=lambda h: (-len(h["students"]), h["check"]))],
+        "mistakes": listed(mistakes, lambda m: (m["stage"], m["mistake"]),
+                           hint=lambda m: m["hints"].most_common(1)[0][0], checks=lambda m: sorted(m["checks"])),
+        "errors": listed(errors, lambda e: (e["type"], str(e["stage"]))),
+        "policy_refusals": listed(policy, lambda p: (p["stage"],)),
+        "hidden_losses": listed(hidden, lambda h: (h["check"],)),
     }
 
 
