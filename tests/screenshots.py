@@ -151,17 +151,17 @@ def _serve(command: list[str], cwd: Path, env: dict, probe: str) -> subprocess.P
 
 
 def instructor_screenshots(browser: str, out: Path) -> list[Path]:
-    from autograder.frontends.maintainers import simulated_class
+    from tools import simulated_course
 
     course = out / "course"
     if course.exists():
         raise SystemExit(f"{course} exists: give another --out (this never replaces a course)")
-    chosen = simulated_class.class_of(7)
-    simulated_class.new_course(course, chosen)
-    env = simulated_class.nbgrader_env()
+    chosen = simulated_course.class_of(7)
+    simulated_course.new_course(course, chosen)
+    env = simulated_course.nbgrader_env()
     subprocess.run([sys.executable, "-I", "-m", "autograder.frontends.instructors.autograde", "ch03_attention"],
                    cwd=course, env=env, check=True, capture_output=True)
-    simulated_class.nbgrader(course, "generate_feedback", "ch03_attention", "--force")
+    simulated_course.nbgrader(course, "generate_feedback", "ch03_attention", "--force")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

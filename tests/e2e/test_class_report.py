@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 from support import REPO
+from tools import simulated_course
 
 from autograder.chapters.ch03_attention import CHAPTER
-from autograder.frontends.maintainers import simulated_class
-from autograder.frontends.maintainers.simulated_class import MISTAKE_IDS, make_class, release_and_solution
+from autograder.frontends.maintainers.simulated_class import MISTAKE_IDS, release_and_solution
 
 pytestmark = pytest.mark.slow  # minutes: make check-slow (docs/maintainers.md)
 
-STUDENTS = make_class(7)  # full marks, blank, stages 1-4, the three mistakes, a broken stage-2 cell
+STUDENTS = simulated_course.make_class(7)  # full marks, blank, stages 1-4, the three mistakes, a broken stage-2 cell
 POLICY = "s07_policy1"  # stage 1 calls torch.softmax: the call policy gives it 0
 STAGES = [s.number for s in CHAPTER.stages]
 
@@ -165,9 +165,9 @@ def test_a_report_over_40_submissions_takes_under_5_seconds(regraded, tmp_path):
 @pytest.fixture(scope="module")
 def autograded(tmp_path_factory):
     course = tmp_path_factory.mktemp("nbgrader-route") / "course"
-    simulated_class.new_course(course, class_notebooks())
+    simulated_course.new_course(course, class_notebooks())
     proc = subprocess.run([sys.executable, "-I", "-m", "autograder.frontends.instructors.autograde", "--jobs", "2"], cwd=course,
-                          env={**simulated_class.nbgrader_env(), "COLUMNS": "200"}, capture_output=True, text=True,
+                          env={**simulated_course.nbgrader_env(), "COLUMNS": "200"}, capture_output=True, text=True,
                           timeout=1200)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return course, proc.stdout

@@ -21,6 +21,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from support import RELEASE, REPO, SOLUTION, link_venv, run_grader
+from tools import simulated_course
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.checks import CheckStatus
@@ -268,7 +269,7 @@ def _lms_download(course: Path, notebooks: dict[str, dict]) -> None:
         for number, (student, nb) in enumerate(notebooks.items()):
             late = "LATE_" if number % 2 else ""
             zipped.writestr(f"{student}_{late}{1000 + number}_{2000 + number}_{ASSIGNMENT}-1.ipynb", json.dumps(nb))
-    simulated_class.nbgrader(course, "zip_collect", ASSIGNMENT)
+    simulated_course.nbgrader(course, "zip_collect", ASSIGNMENT)
     for student in notebooks:
         assert (course / "grading" / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
 
@@ -436,8 +437,8 @@ def test_make_autograde_writes_what_serial_nbgrader_writes(course):
         if student not in compared:
             shutil.rmtree(serial / "grading" / "submitted" / student)
     subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "autograde", ASSIGNMENT, "--log-level=ERROR"],
-                   cwd=serial, env=simulated_class.nbgrader_env(), check=True, capture_output=True, timeout=600)
-    serial_rows, parallel_rows = simulated_class.gradebook_rows(serial), simulated_class.gradebook_rows(root)
+                   cwd=serial, env=simulated_course.nbgrader_env(), check=True, capture_output=True, timeout=600)
+    serial_rows, parallel_rows = simulated_course.gradebook_rows(serial), simulated_course.gradebook_rows(root)
     assert serial_rows == {k: v for k, v in parallel_rows.items() if k[0] in compared}
     for student in compared:
         ours, theirs = _autograded(root, student), _autograded(serial, student)
@@ -460,7 +461,7 @@ def test_kernel_attacks_earn_nothing_and_change_nothing(course):
     tried = json.loads(printed.split("ATTACKS:", 1)[1].splitlines()[0])
     assert tried["gradebook"] != "written" and tried["venv"] == "PermissionError"
     assert tried["solutions"] == "PermissionError"
-    rows = simulated_class.gradebook_rows(root)
+    rows = simulated_course.gradebook_rows(root)
     assert all(value[1] is None for key, value in rows.items() if len(key) == 3), "a manual score was written"
     assert not (Path(sysconfig.get_paths()["purelib"]) / PLANTED).exists()
     feedback = (root / "grading" / "feedback" / "attacker" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()

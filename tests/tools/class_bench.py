@@ -16,10 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
 
 from autograder.frontends.commands import default_jobs  # noqa: E402
-from autograder.frontends.maintainers.simulated_class import (  # noqa: E402
+from tools.simulated_course import (  # noqa: E402
     ASSIGNMENT,
     class_of,
     gradebook_rows,
