@@ -281,7 +281,7 @@ def test_cell_stages_of_an_unreadable_notebook(tmp_path):
 
 def test_the_nbgrader_record_path_takes_one_folder_name_each(tmp_path):
     pytest.importorskip("nbgrader", reason="nbgrader is not installed (make check-torch grades without it)")
-    from autograder.frontends.instructors.nbgrader.execute import diagnosis_path
+    from autograder.frontends.instructors.nbgrader.outcome import diagnosis_path
 
     assert diagnosis_path(tmp_path, "ada", "ch03_attention") == tmp_path / "ada" / "ch03_attention.json"
     for student in ("", ".", "..", "a/b", "../x", "a\\b"):

@@ -18,6 +18,7 @@ from traitlets import Float, Unicode
 
 from autograder.core.chapter import Chapter
 from autograder.frontends.instructors.nbgrader import precomputed
+from autograder.frontends.instructors.nbgrader.outcome import diagnosis_path
 from autograder.frontends.instructors.nbgrader.stages import cells_key, chapter_of, hidden_seeds, stage_cells
 from autograder.frontends.reports.diagnoses import DIAGNOSES, FORMAT, write_record
 from autograder.sandbox.limits import Limits
@@ -105,13 +106,6 @@ class SandboxExecute(NbGraderPreprocessor):
     def limit_arguments(self) -> list[str]:
         return ["--cell-timeout", str(self.cell_timeout), "--stage-timeout", str(self.stage_timeout),
                 "--total-timeout", str(self.total_timeout)]
-
-
-def diagnosis_path(folder: Path, student: str, assignment: str) -> Path | None:
-    """``folder/<student>/<assignment>.json``; None for an id that is not one folder name."""
-    if any(not name or name in (".", "..") or Path(name).name != name or "\\" in name for name in (student, assignment)):
-        return None
-    return folder / student / f"{assignment}.json"
 
 
 def apply_run(nb, chapter: Chapter | None, result: dict) -> None:

@@ -20,10 +20,14 @@ UNFINISHED = "the last autograde of this submission did not finish (its log says
 
 
 def outcome_path(student: str, assignment: str, root: Path | str = ".") -> Path | None:
-    """None for an id that is not one folder name."""
+    return diagnosis_path(Path(root) / OUTCOMES, student, assignment)
+
+
+def diagnosis_path(folder: Path, student: str, assignment: str) -> Path | None:
+    """``folder/<student>/<assignment>.json``; None for an id that is not one folder name."""
     if any(not name or name in (".", "..") or Path(name).name != name or "\\" in name for name in (student, assignment)):
         return None
-    return Path(root) / OUTCOMES / student / f"{assignment}.json"
+    return folder / student / f"{assignment}.json"
 
 
 def read_outcome(student: str, assignment: str, root: Path | str = ".") -> dict | None:
