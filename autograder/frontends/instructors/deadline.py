@@ -32,29 +32,31 @@ def _git(repo: Path, *args: str, text: bool = True) -> subprocess.CompletedProce
         return None
 
 
+def git_output(repo: Path, *args: str) -> str | None:
+    """What a read-only git command printed, stripped; None when it failed."""
+    proc = _git(repo, *args)
+    return proc.stdout.strip() if proc is not None and proc.returncode == 0 else None
+
+
 def commit_date(repo: Path, commit: str) -> str:
     """The commit's committer date in UTC ('' when unknown)."""
-    proc = _git(repo, "show", "-s", "--format=%cI", commit, "--") if commit else None
-    if proc is None or proc.returncode != 0:
-        return ""
     try:
-        return describe(datetime.fromisoformat(proc.stdout.strip()))
+        return describe(datetime.fromisoformat(commit and git_output(repo, "show", "-s", "--format=%cI", commit, "--") or ""))
     except ValueError:
         return ""
 
 
 def commit_at(repo: Path, deadline: datetime) -> str:
     """The last commit of the branch whose committer date (the student's) is at or before ``deadline``."""
-    proc = _git(repo, "rev-list", "-1", f"--before={int(deadline.timestamp())}", "HEAD", "--")
-    return proc.stdout.strip() if proc is not None and proc.returncode == 0 else ""
+    return git_output(repo, "rev-list", "-1", f"--before={int(deadline.timestamp())}", "HEAD", "--") or ""
 
 
 def graded_branch(repo: Path) -> str:
     """The checked-out branch, else the default branch origin's HEAD names ('' when neither)."""
     for ref in ("HEAD", "refs/remotes/origin/HEAD"):
-        proc = _git(repo, "symbolic-ref", "-q", "--short", ref)
-        if proc is not None and proc.returncode == 0 and proc.stdout.strip():
-            return proc.stdout.strip().removeprefix("origin/")
+        branch = git_output(repo, "symbolic-ref", "-q", "--short", ref)
+        if branch:
+            return branch.removeprefix("origin/")
     return ""
 
 
@@ -72,15 +74,13 @@ class Pick:
 
 
 def _local(repo: Path, commit: str, when: str) -> Pick:
-    proc = _git(repo, "cat-file", "-e", f"{commit}^{{commit}}")
-    if proc is not None and proc.returncode == 0:
+    if git_output(repo, "cat-file", "-e", f"{commit}^{{commit}}") is not None:
         return Pick(commit, when)
     return Pick(refusal=f"{commit[:12]} ({when}) is not in this clone; fetch first (git -C {repo} fetch)")
 
 
 def github_name(repo: Path) -> str:
-    proc = _git(repo, "config", "--get", "remote.origin.url")
-    match = GITHUB_ORIGIN.search(proc.stdout.strip()) if proc is not None and proc.returncode == 0 else None
+    match = GITHUB_ORIGIN.search(git_output(repo, "config", "--get", "remote.origin.url") or "")
     return f"{match[1]}/{match[2]}" if match else ""
 
 

@@ -39,6 +39,7 @@ from autograder.frontends.instructors.deadline import (
     choose_commit,
     collect,
     commit_date,
+    git_output,
     server_refusal,
 )
 
@@ -92,8 +93,7 @@ def student_repos(repos: Path) -> dict[str, Path]:
 
 
 def head_commit(repo: Path) -> str:
-    proc = _git(repo, "rev-parse", "--verify", "-q", "HEAD")
-    return proc.stdout.strip() if proc is not None and proc.returncode == 0 else ""
+    return git_output(repo, "rev-parse", "--verify", "-q", "HEAD") or ""
 
 
 def export_commit(repo: Path, commit: str, into: Path) -> None:
