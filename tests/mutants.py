@@ -367,11 +367,10 @@ def probe(stage: int, ns: dict) -> list:
 def _error_hints() -> tuple[str, ...]:
     """The hints for exceptions (the general table and the chapter's): they read the error the
     code raised, so one that does not name the change is generic, not another mistake."""
-    from autograder.chapters.ch03_attention.hints import COMMON_ERROR_HINTS, ERROR_HINTS
+    from autograder.chapters.ch03_attention import CHAPTER
     from autograder.core.hints import _ERROR_HINTS
 
-    return tuple(h for _, h in _ERROR_HINTS + COMMON_ERROR_HINTS) + \
-        tuple(h for table in ERROR_HINTS.values() for _, h in table)
+    return tuple(h for _, h in _ERROR_HINTS) + tuple(h for table in CHAPTER.error_hints.values() for _, h in table)
 
 
 def classify_hint(mutant: Mutant, graded: dict) -> str:

@@ -1,12 +1,10 @@
 """The course: which of a chapter's stages are graded, their points, and the bonus.
 
-The instructor decides it in one place, the source notebook (nbgrader's *source*): each
-stage's test cell (``grade_id`` :attr:`~autograder.core.chapter.Stage.grade_id`) carries the
-stage's ``points``; a graded cell (``grade: true``) counts in the grade, an ungraded one with
-points is a bonus beside it, and a stage without a test cell is not part of the course.
-``make release`` writes what it read to the chapter's course file (:func:`write`), which every
-route reads through :class:`~autograder.core.chapter.Chapter`: the grader never takes points
-from a student's notebook.
+The instructor decides it in one place, the source notebook: each stage's test cell carries
+its ``points``; a graded cell (``grade: true``) counts in the grade, an ungraded one is a bonus
+beside it, and a stage without a test cell is not part of the course. ``make release`` writes
+what it read to the chapter's course file (:func:`write`): the grader never takes points from
+a student's notebook.
 """
 
 from __future__ import annotations
@@ -57,12 +55,8 @@ def points_in_cells(notebook: dict, stages: tuple[Stage, ...]) -> dict[int, Stag
         if points != int(points):  # every route records whole points (Classroom 50 must)
             raise CourseError(f"{stage.label}: its test cell ({stage.grade_id}) has {points} points: "
                               "give each stage a whole number of points")
-        graded = bool(meta.get("grade"))
-        if graded == stage.bonus:
-            raise CourseError(f"{stage.label}: its test cell ({stage.grade_id}) must be "
-                              + ("ungraded (grade: false): the stage is a bonus, beside the grade" if stage.bonus
-                                 else "graded (grade: true): the stage counts in the grade"))
-        found[stage.number] = StagePoints(float(points), stage.bonus)
+        # an ungraded test cell with points is a bonus, beside the grade (nbgrader adds no points for it)
+        found[stage.number] = StagePoints(float(points), bonus=not meta.get("grade"))
     return found
 
 

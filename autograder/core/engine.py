@@ -42,7 +42,7 @@ def check_preloads() -> tuple[Preload, ...]:
 def call_policy_in_force(chapter: Chapter, stage: Stage, settings: Settings) -> bool:
     """Whether the stage refuses a library call of what it teaches: unless the instructor's
     settings relax the policy (read by the grading process, never by the student's code)."""
-    return chapter.parts(stage).part("call_policy") is not None and not settings.allow_library_attention
+    return chapter.parts(stage).call_policy is not None and not settings.allow_library_attention
 
 
 def _policy_refusal(chapter: Chapter, stage: Stage, sub: Submission, settings: Settings) -> CheckFailure | StageAborted | None:

@@ -1,4 +1,4 @@
-"""The chapter's hint tables (hints.ERROR_HINTS, hints.COMMON_ERROR_HINTS, the reference's known
+"""The chapter's hint tables (each stage's ERROR_HINTS, hints.COMMON_ERROR_HINTS, the reference's known
 mistakes): at the default hint level none holds code of the solution notebook's answers; the next
 level names the fix. The chapter's tables come before core's general one; ``shape_error_hint``
 reads the two sizes of a shape error against the drawn example's sizes (num_tokens,
@@ -13,7 +13,7 @@ from support import pasted_solution, solution_fragments
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.examples import Sizes
-from autograder.chapters.ch03_attention.hints import COMMON_ERROR_HINTS, ERROR_HINTS, shape_error_hint
+from autograder.chapters.ch03_attention.hints import COMMON_ERROR_HINTS, shape_error_hint
 from autograder.core.failures import Diagnosis, StudentCodeError
 from autograder.core.hints import _ERROR_HINTS, at_level, error_hint
 
@@ -21,7 +21,8 @@ FRAGMENTS = solution_fragments()
 
 
 def _tables() -> dict[str, str]:
-    hints = {f"error {stage} {pattern}": hint for stage, table in ERROR_HINTS.items() for pattern, hint in table}
+    hints = {f"error {s.id} {pattern}": hint for s in CHAPTER.declared_stages
+             for pattern, hint in CHAPTER.parts(s).error_hints}
     hints |= {f"chapter {pattern}": hint for pattern, hint in COMMON_ERROR_HINTS}
     hints |= {f"general {pattern}": hint for pattern, hint in _ERROR_HINTS}
     for table in (R.softmax_mistakes(torch.zeros(2, 3, 4)), R.scores_mistakes(torch.zeros(3, 2)),
@@ -80,7 +81,7 @@ def test_ch03_stage_tables_come_before_the_general_one():
     ("RuntimeError", "view size is not compatible with input tensor's size and stride", ".contiguous()"),
 ])
 def test_a_stage_without_a_table_reads_errors_in_the_chapters_words(exc_type, message, words):
-    assert CHAPTER.parts(CHAPTER.declared_stage(8)).part("error_hints") is None  # stage 8 has no table of its own
+    assert not CHAPTER.parts(CHAPTER.declared_stage(8)).error_hints  # stage 8 has no table of its own
     hint = error_hint(exc_type, message, CHAPTER.error_hints["efficiency"])
     assert words in at_level(hint, 2), hint
 

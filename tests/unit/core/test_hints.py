@@ -110,14 +110,12 @@ def test_the_chapter_table_comes_between_the_stage_table_and_the_general_one():
     import sys
     import types
 
-    from autograder.core.chapter import Chapter, Stage, StageParts, Without
+    from autograder.core.chapter import Chapter, Stage, StageParts
 
-    absent = {part: Without("a test's stage") for part in StageParts.part_names()}
     own = types.ModuleType("hints_stage_own")
-    own.STAGE = StageParts(stage=Stage(1, "own", "Own", ()), **{**absent, "error_hints": [
-        (r"tensor a", "the stage's own words")]})
+    own.STAGE = StageParts(Stage(1, "own", "Own", ()), error_hints=[(r"tensor a", "the stage's own words")])
     bare = types.ModuleType("hints_stage_bare")
-    bare.STAGE = StageParts(stage=Stage(2, "bare", "Bare", ()), **absent)
+    bare.STAGE = StageParts(Stage(2, "bare", "Bare", ()))
     sys.modules.update({own.__name__: own, bare.__name__: bare})
     chapter = Chapter("hints", "Hints", (own.__name__, bare.__name__),
                       common_error_hints=[(r"must match the size", "the chapter's words")])

@@ -23,7 +23,6 @@ from autograder.chapters.ch03_attention.hints import shape_error_hint
 from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
 from autograder.core.hints import fix
-from autograder.core.mutation import step_variants
 from autograder.core.strategies import explaining, variation_seed
 
 
@@ -85,9 +84,7 @@ def _variants_run(program, args: tuple):
                   if isinstance(t, torch.Tensor))
     if numbers > _VARIANTS_MAX_NUMBERS:
         return
-    variants = [v for p in (program, *P.REORDERED.get(program, ()))
-                for v in step_variants(p, P.ALTERNATIVES.get(p, ()), P.VOCABULARY)]
-    for variant in variants:
+    for variant in program.variants():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
@@ -429,11 +426,11 @@ def expect_reference(spec: ModuleSpec, actual: torch.Tensor, state: dict, x: tor
     expect_close(actual, expected, what, hint=hint)
 
 
-def expect_book(spec: ModuleSpec, module, x: torch.Tensor, expected: torch.Tensor, sizes: Sizes, *,
-                weights_hint: str, default_hint: str) -> None:
-    """The book's printed output for a fixed seed. When it differs, the module's own weights
+def expect_book(spec: ModuleSpec, sub, expected: torch.Tensor, *, weights_hint: str, default_hint: str) -> None:
+    """The book's printed output for its fixed seed. When it differs, the module's own weights
     tell why: the right attention on them means the weights are not the book's (creation order,
     initialisation); otherwise the known mistake that explains the output, if any."""
+    module, x, sizes = spec.book_module(sub), spec.book_input, spec.book.sizes
     try:
         out = module(x)
     except StudentCodeError as failure:

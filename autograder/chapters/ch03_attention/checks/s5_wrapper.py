@@ -6,9 +6,8 @@ import torch
 
 from autograder.chapters.ch03_attention import book, exhibits
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.book_classes import CAUSAL_ATTENTION
-from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, diagnose_module
+from autograder.chapters.ch03_attention.checks.policy import no_library_attention
 from autograder.chapters.ch03_attention.checks.properties import (
     STRUCTURE_SIZES,
     batch_independence,
@@ -20,8 +19,10 @@ from autograder.chapters.ch03_attention.checks.properties import (
     positions,
 )
 from autograder.chapters.ch03_attention.checks.s4_causal import BOOK_SIZES as CAUSAL_BOOK_SIZES
+from autograder.chapters.ch03_attention.checks.s4_causal import CAUSAL as CAUSAL_PRINTED
 from autograder.chapters.ch03_attention.checks.s4_causal import SPEC as CAUSAL
 from autograder.chapters.ch03_attention.checks.spec import (
+    BookCall,
     ModuleSpec,
     broken,
     expect_weights_matter,
@@ -31,18 +32,53 @@ from autograder.chapters.ch03_attention.checks.spec import (
     require,
 )
 from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
-from autograder.chapters.ch03_attention.hints import ERROR_HINTS
-from autograder.core.chapter import Stage, StageParts, Without
+from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
-from autograder.core.hints import fix
+from autograder.core.hints import SHAPE_ERROR, fix
 from autograder.core.strategies import EXAMPLES, run_property, variation_seed
 
 NAME = "MultiHeadAttentionWrapper"
 
+# manual_seed(123); MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(BATCH)[0]
+WRAPPER = torch.tensor([
+    [-0.4519, 0.2216, 0.4772, 0.1063], [-0.5874, 0.0058, 0.5891, 0.3257],
+    [-0.6300, -0.0632, 0.6202, 0.3860], [-0.5675, -0.0843, 0.5478, 0.3589],
+    [-0.5526, -0.0981, 0.5321, 0.3428], [-0.5299, -0.1081, 0.5077, 0.3493],
+])
+# the exercise: d_out = 1 makes the two-head wrapper's output 2-dimensional
+WRAPPER_D_OUT_1 = torch.tensor([
+    [-0.5740, 0.2216], [-0.7320, 0.0155], [-0.7774, -0.0546],
+    [-0.6979, -0.0817], [-0.6538, -0.0957], [-0.6424, -0.1065],
+])
+
+# The book's CausalAttention, built in place of the student's when theirs is broken (stage 4's
+# mistake, which costs points there only): it creates its weights in the book's order.
+BOOK_CAUSAL_ATTENTION = "import math\nimport torch\nfrom torch import nn\n\n\n" + '''class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = (queries @ keys.transpose(1, 2)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        return self.dropout(torch.softmax(scores / math.sqrt(keys.shape[-1]), dim=-1)) @ values
+'''
+
+ERROR_HINTS = [
+    (SHAPE_ERROR, "each head maps (batch, num_tokens, d_in) to (batch, num_tokens, d_out); "
+     "concatenate the heads' outputs along dim=-1, the features"),
+]
+
 SPEC = ModuleSpec(
-    name=NAME, batched=True, causal=True,
+    name=NAME, book=BookCall(Sizes(2, 6, 3, 4, 6, 2, 0), (3, 2, 6, 0.0), 123, num_heads=2), batched=True, causal=True,
     args=lambda s: (s.d_in, s.head_dim, s.context_length, 0.0, s.num_heads),
     reference=lambda state, x, s, mistake: R.wrapper(state, x, s.num_heads, mistake),
     mistakes={**{m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=True)}, **R.WRAPPER_MISTAKES},
@@ -51,6 +87,8 @@ SPEC = ModuleSpec(
     structure_hint=lambda missing, present: _heads_hint(missing, present),
     shape_hint="the output is (batch, num_tokens, num_heads * d_out): concatenate the heads' outputs "
                "along the last dimension" + fix(", torch.cat([head(x) for head in self.heads], dim=-1)"))
+
+
 def _heads_hint(missing: str, present: set) -> str:
     if missing.startswith("heads.") and any(name.startswith("heads.0.") for name in present):
         # named_parameters() lists a module once however often the ModuleList repeats it
@@ -73,7 +111,7 @@ HEAD_PROBES = (CAUSAL_BOOK_SIZES, Sizes(batch=2, tokens=4, d_in=5, d_out=3, cont
 
 
 def _book_heads(sub, why: str) -> None:
-    sub.substituting(CAUSAL.name, CAUSAL_ATTENTION,
+    sub.substituting(CAUSAL.name, BOOK_CAUSAL_ATTENTION,
                      f"graded with the book's CausalAttention as its heads: {why} (stage 4 grades it)")
 
 
@@ -159,7 +197,7 @@ def _judge_book(sub, d_out: int, printed: torch.Tensor, sizes: Sizes) -> None:
     out = module(book.BATCH)
     _expect_own_heads(module, out, module.state(), book.BATCH, sizes, what)
     # the book's values need heads that initialise like the book's (stage 4's example)
-    if close(sub.build(CAUSAL.name, 3, 2, 6, 0.0, seed=123)(book.BATCH), torch.stack((book.CAUSAL, book.CAUSAL)),
+    if close(sub.build(CAUSAL.name, 3, 2, 6, 0.0, seed=123)(book.BATCH), torch.stack((CAUSAL_PRINTED, CAUSAL_PRINTED)),
              BOOK):
         expect_close(out, printed, what, tol=BOOK, hint=WEIGHTS_HINT)
     seed = variation_seed()
@@ -172,12 +210,12 @@ def _judge_book(sub, d_out: int, printed: torch.Tensor, sizes: Sizes) -> None:
 
 @check("5.1", 2, "book example: manual_seed(123); MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch)")
 def book_example(sub):
-    _book(sub, 2, torch.stack((book.WRAPPER, book.WRAPPER)))
+    _book(sub, 2, torch.stack((WRAPPER, WRAPPER)))
 
 
 @check("5.2", 1, "exercise: d_out=1 makes the two-head output 2-dimensional")
 def exercise(sub):
-    _book(sub, 1, torch.stack((book.WRAPPER_D_OUT_1, book.WRAPPER_D_OUT_1)))
+    _book(sub, 1, torch.stack((WRAPPER_D_OUT_1, WRAPPER_D_OUT_1)))
 
 
 @check("5.3", 2, "structure: `heads` is an nn.ModuleList of num_heads CausalAttention modules")
@@ -283,13 +321,11 @@ def device(sub):
 
 
 STAGE = StageParts(
-    stage=Stage(5, "wrapper", "Multi-head attention wrapper", ("MultiHeadAttentionWrapper",)),
-    error_hints=ERROR_HINTS["wrapper"],
+    Stage(5, "wrapper", "Multi-head attention wrapper", ("MultiHeadAttentionWrapper",)),
+    error_hints=ERROR_HINTS,
     # charged only for calls its heads (stage 4's CausalAttention) do not make
-    call_policy=policy.no_library_attention(
+    call_policy=no_library_attention(
         (lambda sub: sub.build(NAME, 3, 2, 6, 0.0, num_heads=2, seed=0), (2, 4, 3)),
         parts=(lambda sub: sub.build(CAUSAL.name, 3, 2, 6, 0.0, seed=0), (2, 4, 3))),
     exhibit=exhibits.attention_weights(SPEC),
-    programs=Without("its heads are stage 4's CausalAttention, diagnosed with stage 4's program"),
-    book=(book.WRAPPER, book.WRAPPER_D_OUT_1),
 )

@@ -2,11 +2,10 @@
 
 import torch
 
-from autograder.chapters.ch03_attention import book, exhibits
-from autograder.chapters.ch03_attention import programs as P
+from autograder.chapters.ch03_attention import exhibits
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module, expect_book, expect_reference, nan_hint
+from autograder.chapters.ch03_attention.checks.policy import no_library_attention
 from autograder.chapters.ch03_attention.checks.properties import (
     batch_independence,
     causality,
@@ -18,29 +17,103 @@ from autograder.chapters.ch03_attention.checks.properties import (
     positions,
     row_sums,
 )
-from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, load_grader_weights, load_weights, named_weights, require
+from autograder.chapters.ch03_attention.checks.spec import BookCall, ModuleSpec, load_grader_weights, load_weights, named_weights, require
 from autograder.chapters.ch03_attention.checks.structure import dropout_structure, linear_structure, mask_structure
 from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
-from autograder.chapters.ch03_attention.hints import ERROR_HINTS
+from autograder.chapters.ch03_attention.programs import MASKS, Program
+from autograder.chapters.ch03_attention.reference import linear
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, StudentCodeError
-from autograder.core.hints import fix
+from autograder.core.hints import NEGATIVE_SIZE, SHAPE_ERROR, fix
 from autograder.core.strategies import EXAMPLES, run_property, tensor
 
 NAME = "MultiHeadAttention"
 QKV = ["W_query", "W_key", "W_value"]
+
+# manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(BATCH)[0]
+MHA = torch.tensor([
+    [0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
+    [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028],
+])
+
+
+def multi_head_attention_steps(state, x, context_length, num_heads):
+    b, num_tokens, d_in = x.shape
+    queries = linear(state, "W_query", x)
+    keys = linear(state, "W_key", x)
+    values = linear(state, "W_value", x)
+    d_out = queries.shape[-1]
+    head_dim = d_out // num_heads
+    q_heads = queries.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+    k_heads = keys.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+    v_heads = values.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+    scores = q_heads @ k_heads.transpose(2, 3)
+    masked = scores.masked_fill(torch.triu(torch.ones(context_length, context_length), diagonal=1).bool()
+                                [:num_tokens, :num_tokens], -torch.inf)
+    scaled = masked / head_dim ** 0.5
+    weights = torch.softmax(scaled, dim=-1)
+    context = weights @ v_heads
+    merged = context.transpose(1, 2).contiguous().view(b, num_tokens, d_out)
+    projected = linear(state, "out_proj", merged)
+    return projected
+
+
+def multi_head_attention_scaled_first(state, x, context_length, num_heads):
+    b, num_tokens, d_in = x.shape
+    queries = linear(state, "W_query", x)
+    keys = linear(state, "W_key", x)
+    values = linear(state, "W_value", x)
+    d_out = queries.shape[-1]
+    head_dim = d_out // num_heads
+    q_heads = queries.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+    k_heads = keys.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+    v_heads = values.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+    scores = q_heads @ k_heads.transpose(2, 3)
+    scaled = scores / head_dim ** 0.5
+    masked = scaled.masked_fill(torch.triu(torch.ones(context_length, context_length), diagonal=1).bool()
+                                [:num_tokens, :num_tokens], -torch.inf)
+    weights = torch.softmax(masked, dim=-1)
+    context = weights @ v_heads
+    merged = context.transpose(1, 2).contiguous().view(b, num_tokens, d_out)
+    projected = linear(state, "out_proj", merged)
+    return projected
+
+
+ERROR_HINTS = [
+    (r"permute\(\): duplicate dims|permute.*does not match the length", "permute lists every axis once, in the "
+     "new order: splitting the heads, (b, num_tokens, num_heads, head_dim).permute(0, 2, 1, 3) moves the heads "
+     "before the tokens, the keys' transpose swaps the last two axes, and the merge moves the heads back"),
+    (r"unflatten: Provided sizes", "unflatten splits one axis into the sizes given: the heads come from the last "
+     "axis, .unflatten(-1, (num_heads, head_dim)), and a (b * num_heads) axis from axis 0, .unflatten(0, (b, "
+     "num_heads))"),
+    (r"buffer name should be a string", "register_buffer takes the buffer's name first, then the tensor" +
+     fix(": self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))")),
+    (r"(?i)(ValueError|AssertionError).*divisib", "the divisibility check refused sizes that divide evenly "
+     "(every size the grader builds with, outside check 6.3, is a d_out that num_heads divides): raise only "
+     "when num_heads does not divide d_out"),
+    (NEGATIVE_SIZE, "a view or reshape was asked for a negative size (the error gives the shape and the axis): "
+     "the split into heads asks for four sizes, the batch, the tokens, num_heads and head_dim (d_out shared among the heads), "
+     "and the merge for three, the batch, the tokens and d_out, each a positive size read from x or the module"),
+    (SHAPE_ERROR, "follow the shapes: the heads split to (b, num_heads, num_tokens, head_dim), the keys' last two "
+     "axes swapped for the scores, the mask sliced to num_tokens, the heads merged back to (b, num_tokens, "
+     "d_out)" + fix(": .view(b, num_tokens, num_heads, head_dim).transpose(1, 2), keys.transpose(2, 3), "
+                    "[:num_tokens, :num_tokens], .transpose(1, 2).contiguous().view(b, num_tokens, d_out)")),
+    (r"^AssertionError", "an assert refused sizes that divide evenly: the one check MultiHeadAttention needs is "
+     "that d_out is divisible by num_heads" + fix(", assert d_out % num_heads == 0")),
+]
 
 # the multi-head mistakes first: diagnose() takes the first that matches, and at small sizes
 # scaling by d_out can look like scaling by another axis of the keys
 MISTAKES = {**R.MHA_MISTAKES, **{m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=True)}}
 
 SPEC = ModuleSpec(
-    name=NAME, batched=True, causal=True,
+    name=NAME, book=BookCall(Sizes(2, 6, 3, 2, 6, 2, 0), (3, 2, 6, 0.0), 123, num_heads=2), batched=True, causal=True,
     args=lambda s: (s.d_in, s.d_out, s.context_length, 0.0, s.num_heads),
     reference=lambda state, x, s, mistake: R.multi_head(state, x, s.num_heads, mistake),
-    program=P.multi_head_attention,
+    program=Program(multi_head_attention_steps, ("scaled = masked * head_dim ** -0.5", *MASKS),
+                    (multi_head_attention_scaled_first,)),
     mistakes=MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"],
     identity_out_proj=True, dropout_index=3, heads=lambda s: s.num_heads,
     structure_hint="create W_query, W_key, W_value as nn.Linear layers from d_in to d_out and out_proj from d_out "
@@ -53,9 +126,7 @@ SPEC = ModuleSpec(
 @check("6.1", 3, "book example: manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch)")
 def book_example(sub):
     require(sub, NAME, "class")
-    expect_book(SPEC, sub.build(NAME, 3, 2, 6, 0.0, num_heads=2, seed=123), book.BATCH,
-                torch.stack((book.MHA, book.MHA)),
-                Sizes(batch=2, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=2, seed=0),
+    expect_book(SPEC, sub, torch.stack((MHA, MHA)),
                 weights_hint="the attention is right but the weights are not the book's: create W_query, "
                              "W_key, W_value, then out_proj (with its bias), in this order, before anything else random" +
                              fix(", out_proj = nn.Linear(d_out, d_out)"),
@@ -191,11 +262,8 @@ def grads_and_device(sub):
 
 
 STAGE = StageParts(
-    stage=Stage(6, "mha", "Multi-head attention with weight splits", ("MultiHeadAttention",)),
-    error_hints=ERROR_HINTS["mha"],
-    call_policy=policy.no_library_attention(
-        (lambda sub: sub.build(NAME, 3, 4, 6, 0.0, num_heads=2, seed=0), (2, 4, 3))),
+    Stage(6, "mha", "Multi-head attention with weight splits", ("MultiHeadAttention",)),
+    error_hints=ERROR_HINTS,
+    call_policy=no_library_attention((lambda sub: sub.build(NAME, 3, 4, 6, 0.0, num_heads=2, seed=0), (2, 4, 3))),
     exhibit=exhibits.attention_weights(SPEC),
-    programs=(P.multi_head_attention,),
-    book=(book.MHA,),
 )

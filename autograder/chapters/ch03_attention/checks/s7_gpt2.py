@@ -2,23 +2,53 @@
 
 import torch
 
-from autograder.chapters.ch03_attention import book
-from autograder.chapters.ch03_attention.book_classes import MULTI_HEAD_ATTENTION
-from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose
+from autograder.chapters.ch03_attention.checks.policy import no_library_attention
 from autograder.chapters.ch03_attention.checks.properties import fails_alike
 from autograder.chapters.ch03_attention.checks.s6_mha import SPEC as MHA
 from autograder.chapters.ch03_attention.checks.spec import broken, expect_weights_matter, load_grader_weights, require
 from autograder.chapters.ch03_attention.examples import Sizes
-from autograder.chapters.ch03_attention.hints import ERROR_HINTS
-from autograder.core.chapter import Stage, StageParts, Without
+from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
 from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
+from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import explaining, tensor
 
 NAME = "build_gpt2_small_mha"
-SIZE = book.GPT2_SMALL
+SIZE = dict(d_in=768, d_out=768, num_heads=12, context_length=1024, dropout=0.0)  # GPT-2 small's attention
+PARAMS = 2_360_064  # the book's count of its parameters
+
+# The book's MultiHeadAttention, built in place of the student's when theirs fails at GPT-2's
+# sizes (stage 6's mistake, which costs points there only).
+BOOK_MULTI_HEAD_ATTENTION = "import math\nimport torch\nfrom torch import nn\n\n\n" + '''class MultiHeadAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        if d_out % num_heads != 0:
+            raise ValueError(f"d_out ({d_out}) must be divisible by num_heads ({num_heads})")
+        self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        split = (b, num_tokens, self.num_heads, self.head_dim)
+        queries, keys, values = (w(x).view(split).transpose(1, 2) for w in (self.W_query, self.W_key, self.W_value))
+        scores = (queries @ keys.transpose(2, 3)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / math.sqrt(self.head_dim), dim=-1))
+        return self.out_proj((weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out))
+'''
+
+ERROR_HINTS = [
+    (r"AssertionError|ValueError", "MultiHeadAttention rejected the sizes: GPT-2 small has d_in = d_out = 768 "
+     "and num_heads = 12 (head_dim = 768 // 12 = 64 is computed inside)"),
+    (SHAPE_ERROR, "GPT-2 small takes 768-wide inputs of up to 1024 tokens: d_in = d_out = 768, "
+     "context_length = 1024"),
+]
 
 
 # GPT-2 small's sizes on a few tokens: where the student's MultiHeadAttention must work for
@@ -28,7 +58,7 @@ GPT2_PROBE = Sizes(batch=1, tokens=5, d_in=SIZE["d_in"], d_out=SIZE["d_out"], co
 
 
 def _book_mha(sub, why: str) -> None:
-    sub.substituting(MHA.name, MULTI_HEAD_ATTENTION, f"graded with the book's MultiHeadAttention: {why} at "
+    sub.substituting(MHA.name, BOOK_MULTI_HEAD_ATTENTION, f"graded with the book's MultiHeadAttention: {why} at "
                      "GPT-2 small's sizes (stage 6 grades it)")
 
 
@@ -108,7 +138,7 @@ def params(sub):
     if count != own:
         hint = _params_hint(module.info["params"], _own_info(sub)["params"])
         raise CheckFailure(f"{NAME}() has {count:,} parameters; your MultiHeadAttention built with GPT-2 small's "
-                           f"sizes has {own:,} (the book's has {book.GPT2_SMALL_PARAMS:,})", hint)
+                           f"sizes has {own:,} (the book's has {PARAMS:,})", hint)
     _expect_uses_weights(sub, module)
 
 
@@ -241,13 +271,10 @@ def full_context(sub):
 
 
 STAGE = StageParts(
-    stage=Stage(7, "gpt2", "A GPT-2-size attention module", ("build_gpt2_small_mha",)),
-    error_hints=ERROR_HINTS["gpt2"],
+    Stage(7, "gpt2", "A GPT-2-size attention module", ("build_gpt2_small_mha",)),
+    error_hints=ERROR_HINTS,
     # charged only for calls the student's own MultiHeadAttention (stage 6) does not make
-    call_policy=policy.no_library_attention(
+    call_policy=no_library_attention(
         (lambda sub: sub.call_for_module("build_gpt2_small_mha"), (1, 4, 768)),
         parts=(lambda sub: sub.build(MHA.name, 768, 768, 1024, 0.0, num_heads=12, seed=0), (1, 4, 768))),
-    exhibit=Without("twelve heads of 1,024 tokens make no readable picture; stage 6 draws the same module"),
-    programs=Without("the builder only chooses sizes: stage 6's program is its computation"),
-    book=(book.GPT2_SMALL, book.GPT2_SMALL_PARAMS),
 )

@@ -23,7 +23,7 @@ from autograder.chapters.ch03_attention.checks.properties import dropout_behavio
 from autograder.chapters.ch03_attention.checks.spec import load_grader_weights, named_weights, require
 from autograder.chapters.ch03_attention.checks.structure import linear_structure
 from autograder.chapters.ch03_attention.examples import attention_sizes
-from autograder.core.chapter import Stage, StageParts, Without
+from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import EXACT, FLOAT32, close
 from autograder.core.failures import CheckFailure
@@ -323,12 +323,5 @@ def sdpa_is_fused(sub):
                            "attention: no scores, mask or softmax of your own")
 
 
-STAGE = StageParts(
-    stage=Stage(8, "efficiency", "Efficiency lab",
-                ("softmax_stable", "FusedQKVAttention", "attn_weights_bytes", "SDPAMultiHeadAttention"), bonus=True),
-    error_hints=Without("the chapter's common table (hints.COMMON_ERROR_HINTS) and core's general one cover its errors"),
-    call_policy=Without("PyTorch's fused attention is this stage's lesson"),
-    exhibit=Without("its modules are checked against stage 6's, whose exhibit shows the weights"),
-    programs=Without("its computations are stage 6's, in other code; no program of their own"),
-    book=Without("the lab goes beyond the book's printed examples"),
-)
+STAGE = StageParts(Stage(8, "efficiency", "Efficiency lab",
+                         ("softmax_stable", "FusedQKVAttention", "attn_weights_bytes", "SDPAMultiHeadAttention")))

@@ -1,11 +1,6 @@
-"""The module contract and the grader's weights, shared by the module stages (3-7).
-
-Owns :class:`ModuleSpec` (how to build a student's module for given sizes and what it must
-output), :func:`require` (a name the notebook must define), loading weights by their contract
-names, the weights the grader draws (:func:`grader_weights`) and the rule that the output must
-depend on them (:func:`expect_weights_matter`), whether a later stage can build on a module
-(:func:`broken`), and the perturbed book input. The lowest of the shared check modules: it
-imports none of the others.
+"""The module contract and the grader's weights, shared by the module stages: how to build a
+student's module and what it must output (:class:`ModuleSpec`), the weights the grader draws and
+the rule that the output depends on them. The lowest of the shared check modules.
 """
 
 from __future__ import annotations
@@ -18,6 +13,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.compare import EXACT, FLOAT32, close
 from autograder.core.failures import CheckFailure, Diagnosis, NotImplementedYet, StudentCodeError
@@ -38,11 +34,22 @@ def require(sub, name: str, kind: str):
     return sub.function(name) if kind == "function" else name
 
 
+@dataclass(frozen=True)
+class BookCall:
+    """The book's fixed-seed call of a module, on the book's input: its constructor's arguments."""
+
+    sizes: Sizes
+    args: tuple
+    seed: int
+    num_heads: int | None = None
+
+
 @dataclass
 class ModuleSpec:
     """How to build one of the student's modules for given sizes, and what it must output."""
 
     name: str
+    book: BookCall
     batched: bool
     causal: bool
     args: Callable[[Sizes], tuple]
@@ -72,6 +79,15 @@ class ModuleSpec:
         if dropout is not None and self.dropout_index is not None:
             args[self.dropout_index] = dropout
         return sub.build(self.name, *args, seed=sizes.seed if seed is None else seed, **kwargs)
+
+    def book_module(self, sub):
+        """The student's module as the book builds it for its printed output."""
+        heads = {} if self.book.num_heads is None else {"num_heads": self.book.num_heads}
+        return sub.build(self.name, *self.book.args, seed=self.book.seed, **heads)
+
+    @property
+    def book_input(self) -> torch.Tensor:
+        return book.BATCH if self.batched else book.INPUTS
 
     def input(self, sizes: Sizes, seed: int | None = None) -> torch.Tensor:
         shape = (sizes.batch, sizes.tokens, sizes.d_in) if self.batched else (sizes.tokens, sizes.d_in)
