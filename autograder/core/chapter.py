@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.core import course as course_file
+from autograder.core.failures import Hint
 
 if TYPE_CHECKING:
     from autograder.core.checks import Check
     from autograder.core.course import Course
 
 # (regular expression, hint): an exception message read against what it usually means.
-ErrorHints = list[tuple[str, str]]
+ErrorHints = list[tuple[str, Hint | str]]
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """What a grading produced: each check's result, each stage's, and the whole report, with the
-totals every front end shows (:class:`GradeReport`). Built by :mod:`autograder.core.engine`."""
+totals every front end shows. Built by :mod:`autograder.core.engine`."""
 
 from __future__ import annotations
 
@@ -8,22 +8,19 @@ from dataclasses import dataclass, field
 
 from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import Check, CheckStatus
-from autograder.core.failures import hint_rank
-from autograder.core.hints import at_level
+from autograder.core.failures import Hint, as_hint, hint_rank
 from autograder.sandbox.settings import Settings
 
 
 @dataclass
 class CheckResult:
-    """One check's outcome: its status, the message and hint the student reads, and (when
-    a drawn example failed) that example. ``score``: the check's points if it passed.
-    ``diagnosis`` is the hint whole, its fixing code marked (core.hints.fix); ``hint`` is what
-    the student reads, at the course's ``hint_level`` (Settings.hint_level)."""
+    """One check's outcome: its status, its message, its hint (``diagnosis``, read as ``hint`` at
+    the course's ``hint_level``) and, when a drawn example failed, that example."""
 
     check: Check
     status: CheckStatus
     message: str = ""
-    diagnosis: str = ""
+    diagnosis: Hint | str | None = None  # plain words are taken as a Hint
     example: object = None  # the smallest failing example, when one was drawn (CheckFailure.example)
     # Whether the check read the examples seed (strategies.noting_seed_reads): one that did not
     # would repeat its visible run exactly on hidden examples. Unknown (not run) counts as read.
@@ -32,7 +29,10 @@ class CheckResult:
     exception: str = ""
     # Passed on the visible examples and failed on hidden ones (engine.with_hidden)
     hidden_failure: bool = False
-    hint_level: int = Settings.hint_level
+    hint_level: int = Settings.hint_level  # the engine's, from the settings it graded with
+
+    def __post_init__(self):
+        self.diagnosis = as_hint(self.diagnosis)
 
     @property
     def score(self) -> float:
@@ -40,11 +40,7 @@ class CheckResult:
 
     @property
     def hint(self) -> str:
-        return at_level(self.diagnosis, self.hint_level)
-
-    @hint.setter
-    def hint(self, value: str) -> None:
-        self.diagnosis = value
+        return self.diagnosis.text(self.hint_level) if self.diagnosis else ""
 
 
 @dataclass
@@ -96,8 +92,8 @@ class StageResult:
         attempted = [c for c in self.failures if c.status is not CheckStatus.NOT_IMPLEMENTED]
         if not attempted:
             return self.failures[0]
-        best = max(hint_rank(c.hint) for c in attempted)
-        return next(c for c in attempted if hint_rank(c.hint) == best)
+        best = max(hint_rank(c.diagnosis) for c in attempted)
+        return next(c for c in attempted if hint_rank(c.diagnosis) == best)
 
     @property
     def summary(self) -> str:
@@ -111,17 +107,15 @@ class StageResult:
 
     @property
     def hint(self) -> str:
-        if self.status is CheckStatus.PASSED:
-            return ""
-        if self.status is CheckStatus.NOT_IMPLEMENTED:
-            return f"fill in the {self.stage.label} cell (replace `raise NotImplementedError`) and run it"
-        return self._first_attempted_failure().hint
+        """The row's hint as the student reads it."""
+        return self.diagnosis.text(self.checks[0].hint_level) if self.diagnosis else ""
 
     @property
-    def diagnosis(self) -> str:
-        """The row's hint whole, its fixing code marked (see :class:`CheckResult`)."""
-        if self.status in (CheckStatus.PASSED, CheckStatus.NOT_IMPLEMENTED):
-            return self.hint
+    def diagnosis(self) -> Hint | None:
+        if self.status is CheckStatus.PASSED:
+            return None
+        if self.status is CheckStatus.NOT_IMPLEMENTED:
+            return Hint(f"fill in the {self.stage.label} cell (replace `raise NotImplementedError`) and run it")
         return self._first_attempted_failure().diagnosis
 
 

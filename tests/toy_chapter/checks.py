@@ -15,7 +15,7 @@ def require_function(sub, name: str):
     """The submission's function ``name``, or a failure that says what is missing."""
     kind = sub.kind(name)
     if kind == "missing":
-        raise CheckFailure(f"`{name}` is not defined", f"define `{name}` in the {sub.stage_label} cell and run it")
+        raise sub.not_defined(name, f"define `{name}` in the {sub.stage_label} cell and run it")
     if kind != "function":
         raise CheckFailure(f"`{name}` is a {kind}, expected a function", f"define `{name}` with `def`")
     return sub.function(name)

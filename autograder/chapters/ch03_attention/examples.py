@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from autograder.chapters.ch03_attention.hints import shape_error_hint
+from autograder.core.failures import Hint
 from autograder.core.strategies import Example
 
 
@@ -40,7 +41,7 @@ class Sizes(Example):
         return (f"batch={self.batch}, num_tokens={self.tokens}, d_in={self.d_in}, {width}, "
                 f"context_length={self.context_length}, seed={self.seed}")
 
-    def read_error(self, message: str, fallback: str = "") -> str:
+    def read_error(self, message: str, fallback: Hint | None = None) -> Hint | None:
         """A shape error read against these sizes (:func:`.hints.shape_error_hint`)."""
         return shape_error_hint(message, self, fallback)
 

@@ -38,36 +38,33 @@ import re
 from pathlib import Path
 
 from autograder.core.checks import CheckStatus
-from autograder.core.failures import Diagnosis
+from autograder.core.failures import AMBIGUOUS, GENERIC, NAMED, POLICY, Hint
 from autograder.core.results import CheckResult, GradeReport, StageResult
 
 FORMAT = "autograder-diagnosis/1"
 # nbgrader's route: each graded notebook's record, <student>/<assignment>.json, from the course root
 DIAGNOSES = "grading/diagnoses"
-RANKS = {Diagnosis.GENERIC: "generic", Diagnosis.AMBIGUOUS: "ambiguous", Diagnosis.NAMED: "named",
-         Diagnosis.POLICY: "policy"}
+RANKS = {GENERIC: "generic", AMBIGUOUS: "ambiguous", NAMED: "named", POLICY: "policy"}
 STAGE_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*Stage\s+(\d+)\b", re.IGNORECASE | re.MULTILINE)
 MESSAGE_CHARS = 300
 
 
-def rank_name(hint: str, status: CheckStatus = CheckStatus.FAILED) -> str:
-    """The rank of a hint's diagnosis in words ('' for no hint, or for a stage not attempted)."""
+def rank_name(hint: Hint | None, status: CheckStatus = CheckStatus.FAILED) -> str:
+    """The rank of a hint in words ('' for no hint, or for a stage not attempted)."""
     if not hint or status is CheckStatus.NOT_IMPLEMENTED:
         return ""
-    return RANKS.get(getattr(hint, "rank", Diagnosis.GENERIC), "generic")
+    return RANKS.get(hint.rank, "generic")
 
 
-def mistake_of(hint: str, status: CheckStatus = CheckStatus.FAILED) -> str:
+def mistake_of(hint: Hint | None, status: CheckStatus = CheckStatus.FAILED) -> str:
     """The stable id of the mistake a hint names ('' when it names none)."""
-    if status is CheckStatus.NOT_IMPLEMENTED:
-        return ""
-    return str(getattr(hint, "mistake", "") or "")
+    return hint.mistake if hint and status is not CheckStatus.NOT_IMPLEMENTED else ""
 
 
 def check_record(result: CheckResult) -> dict:
     return {"check": result.check.id, "status": result.status.value, "points": float(result.check.points),
-            "mistake": mistake_of(result.hint, result.status), "rank": rank_name(result.hint, result.status),
-            "hint": str(result.hint or ""), "exception": result.exception, "hidden_failure": result.hidden_failure}
+            "mistake": mistake_of(result.diagnosis, result.status), "rank": rank_name(result.diagnosis, result.status),
+            "hint": result.hint, "exception": result.exception, "hidden_failure": result.hidden_failure}
 
 
 def stage_record(result: StageResult) -> dict:
@@ -77,8 +74,8 @@ def stage_record(result: StageResult) -> dict:
     return {"number": result.stage.number, "id": result.stage.id, "label": result.stage.label,
             "bonus": result.stage.bonus, "score": float(result.score), "max_score": float(result.max_score),
             "status": result.status.value,
-            "mistake": mistake_of(shown.hint) if shown else "", "rank": rank_name(shown.hint) if shown else "",
-            "hint": str(result.hint or ""),
+            "mistake": mistake_of(shown.diagnosis) if shown else "", "rank": rank_name(shown.diagnosis) if shown else "",
+            "hint": result.hint,
             "checks": [check_record(c) for c in result.checks if c.status is not CheckStatus.PASSED]}
 
 

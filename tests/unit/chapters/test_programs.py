@@ -13,7 +13,7 @@ from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks import s1_softmax, s2_scores, s3_self_attention, s4_causal, s6_mha
 from autograder.chapters.ch03_attention.checks.diagnosis import WHOLE_SHAPES, diagnose_step_error, diagnose_steps, module_args
 from autograder.chapters.ch03_attention.examples import Sizes
-from autograder.core.failures import Diagnosis, StudentCodeError
+from autograder.core.failures import NAMED, Hint, StudentCodeError
 from autograder.core.mutation import rewritten
 from autograder.core.strategies import tensor
 
@@ -92,19 +92,19 @@ def test_an_uncatalogued_change_is_named_by_its_step():
     state, x, *_ = _causal_args()
     hint = diagnose_steps(_uncatalogued_causal(state, x, floor_scale=True).float(), CAUSAL,
                           *_causal_args())
-    assert hint.rank == Diagnosis.NAMED and hint.mistake == "scale_div_floordiv"
-    assert "1/sqrt(d_k)" in hint and "//" in hint
+    assert hint.rank == NAMED and hint.mistake == "scale_div_floordiv"
+    assert "1/sqrt(d_k)" in hint.text() and "//" in hint.text() and "the right step is" in hint.text(2)
 
 
 def test_the_right_output_and_an_unexplained_one_are_never_named():
     state, x, *_ = _causal_args()
-    assert diagnose_steps(_uncatalogued_causal(state, x).float(), CAUSAL, *_causal_args()) == ""
+    assert diagnose_steps(_uncatalogued_causal(state, x).float(), CAUSAL, *_causal_args()) is None
     two_changes = _uncatalogued_causal(state, x, floor_scale=True) * 2  # two operations changed: no one step
-    assert diagnose_steps(two_changes.float(), CAUSAL, *_causal_args()) == ""
+    assert diagnose_steps(two_changes.float(), CAUSAL, *_causal_args()) is None
 
 
 def _error(exc_type: str, message: str) -> StudentCodeError:
-    return StudentCodeError(f"forward raised {exc_type}: {message}", "hint (raised at cell 3, line 4, in forward)",
+    return StudentCodeError(f"forward raised {exc_type}: {message}", Hint("hint", raised_at="cell 3, line 4, in forward"),
                             exc_type=exc_type, exc_message=message)
 
 
@@ -121,12 +121,12 @@ def test_an_error_names_a_step_only_when_every_variant_raising_it_changes_that_s
     one_step = next(m for m, steps in whole.items() if len(steps) == 1)
     several = next((m for m, steps in whole.items() if len(steps) > 1), None)
     broadcast = next(m for m in raising if "must match the size of tensor" in m[1])
-    assert diagnose_step_error(_error(*broadcast), CAUSAL, *args) == ""  # one axis each: too weak
+    assert diagnose_step_error(_error(*broadcast), CAUSAL, *args) is None  # one axis each: too weak
     hint = diagnose_step_error(_error(*one_step), CAUSAL, *args)
-    assert hint.rank == Diagnosis.NAMED and hint.mistake.startswith(next(iter(raising[one_step])))
+    assert hint.rank == NAMED and hint.mistake.startswith(next(iter(raising[one_step])))
     if several is not None:
-        assert diagnose_step_error(_error(*several), CAUSAL, *args) == ""
-    assert diagnose_step_error(_error("RuntimeError", "an error no variant raises"), CAUSAL, *args) == ""
+        assert diagnose_step_error(_error(*several), CAUSAL, *args) is None
+    assert diagnose_step_error(_error("RuntimeError", "an error no variant raises"), CAUSAL, *args) is None
 
 
 def test_the_variants_are_not_run_on_weights_far_beyond_the_graders_sizes():
@@ -140,4 +140,4 @@ def test_the_variants_are_not_run_on_weights_far_beyond_the_graders_sizes():
     small, x = weights(12 * 50)
     assert diagnose_steps(floor.function(small, x, 3, 1).float(), V1, small, x, 3, 1)
     big, x = weights(1_200_000)  # the same mistake, on weights beyond the bound: not tried
-    assert diagnose_steps(floor.function(big, x, 3, 1).float(), V1, big, x, 3, 1) == ""
+    assert diagnose_steps(floor.function(big, x, 3, 1).float(), V1, big, x, 3, 1) is None

@@ -1,11 +1,6 @@
-"""The diagnosis of mistakes: a wrong output compared with what the known mistakes output.
-
-Owns :func:`diagnose` (which known mistake, if any, gives the student's output), the NaN hint,
-the outputs of a spec's mistakes (:func:`mistake_outputs`), and the expectations that name a
-mistake when they fail: against the reference (:func:`expect_function`, :func:`expect_reference`)
-and against the book's printed output (:func:`expect_book`, :func:`expect_beyond_book`).
-Builds on :mod:`.spec`.
-"""
+"""The diagnosis of mistakes: a wrong output (or error) compared with what the known mistakes
+and the one-operation variants of the stage's steps give, and the expectations that name the
+mistake when they fail."""
 
 from __future__ import annotations
 
@@ -21,39 +16,38 @@ from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, expect_we
 from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.chapters.ch03_attention.hints import shape_error_hint
 from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
-from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
-from autograder.core.hints import fix
+from autograder.core.failures import AMBIGUOUS, NAMED, CheckFailure, Hint, StudentCodeError, as_hint
 from autograder.core.strategies import explaining, variation_seed
 
 
-def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dict[str, str], *,
-             nan_everywhere_names: bool = True) -> str:
-    """The hint of the first known mistake whose output matches the student's (same shape and
-    values, or NaN in the same places), ranked NAMED when no other mistake with another hint
-    matches too (at small sizes two mistakes can coincide: sqrt(num_tokens) = d_k).
+def named(hint: Hint | str, mistake: str) -> Hint:
+    return replace(as_hint(hint), rank=NAMED, mistake=mistake)
 
-    ``nan_everywhere_names=False`` where the input is a drawn example that hypothesis shrinks
-    toward zeros (the function stages): there a mistake can be NaN everywhere because of the
-    input alone (x / x.sum() at x = [0.0]), which says nothing of the student's code."""
-    matched = []
+
+def either(hints: list[Hint]) -> Hint:
+    """Mistakes that give the same output here (at small sizes two can coincide): the first two said."""
+    return Hint("", rank=AMBIGUOUS, alternatives=tuple(hints), mistake="|".join(h.mistake for h in hints[:2]))
+
+
+def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dict[str, Hint | str], *,
+             nan_everywhere_names: bool = True) -> Hint | None:
+    """The hint of the first known mistake whose output matches the student's (same shape and
+    values, or NaN in the same places), NAMED when no mistake with another hint matches too.
+    ``nan_everywhere_names=False`` where hypothesis shrinks the input toward zeros: there a
+    mistake can be NaN everywhere because of the input alone (x / x.sum() at x = [0.0])."""
     all_nan = [name for name, output in variants.items() if bool(torch.isnan(output).all())]
     if nan_everywhere_names and isinstance(actual, torch.Tensor) and actual.is_floating_point() and \
             bool(torch.isnan(actual).all()) and len(all_nan) == 1 and variants[all_nan[0]].shape == actual.shape:
-        # NaN everywhere names a mistake only when no other mistake (and no degenerate input,
-        # such as zeros, which makes many NaN) gives it
-        return Diagnosis(hints[all_nan[0]], Diagnosis.NAMED, mistake=all_nan[0])
+        # NaN everywhere names a mistake only when no other mistake (nor a degenerate input) gives it
+        return named(hints[all_nan[0]], all_nan[0])
+    first: dict[tuple, Hint] = {}  # each hint once, named by the first mistake that gives it
     for name, output in variants.items():
         if same_output(actual, output):
-            matched.append((hints[name], name))
-    if not matched:
-        return ""
-    by_hint = dict(reversed(matched))  # hint -> the first mistake's name that gives it
-    distinct = list(dict.fromkeys(hint for hint, _ in matched))
-    if len(distinct) == 1:
-        return Diagnosis(distinct[0], Diagnosis.NAMED, mistake=by_hint[distinct[0]])
-    # two mistakes give this output at these sizes: say both
-    return Diagnosis(f"{distinct[0]}; or, as likely here: {distinct[1]}", Diagnosis.AMBIGUOUS, tuple(distinct),
-                     mistake="|".join(by_hint[h] for h in distinct[:2]))
+            hint = as_hint(hints[name])
+            first.setdefault((hint.what, hint.fix), named(hint, name))
+    if not first:
+        return None
+    return next(iter(first.values())) if len(first) == 1 else either(list(first.values()))
 
 
 def same_output(actual, output: torch.Tensor) -> bool:
@@ -93,11 +87,11 @@ def _variants_run(program, args: tuple):
                 yield variant, exc
 
 
-def _step_hint(matched: list, *, raised: bool = False) -> str:
+def _step_hint(matched: list, *, raised: bool = False) -> Hint | None:
     """The hint for the variants that gave the student's output (or error): NAMED when they all
-    change the same step, AMBIGUOUS when steps differ (both said), "" when none matched."""
+    change the same step, AMBIGUOUS when steps differ (both said)."""
     if not matched:
-        return ""
+        return None
     by_step = {}
     for variant in matched:
         by_step.setdefault(P.STEPS[variant.step][0], variant)
@@ -106,35 +100,28 @@ def _step_hint(matched: list, *, raised: bool = False) -> str:
         group, words = P.GROUPS[next(iter(by_step))]
         variant = next(iter(by_step.values()))
         what = "your code raises the error that" if raised else "your result is exactly what"
-        return Diagnosis(f"one step differs from the chapter's computation, {words}: {what} "
-                         f"`{P.as_written(variant.after)}` (or the same change in another of them) gives" +
-                         fix(f"; the right step is `{P.as_written(variant.before)}`"),
-                         Diagnosis.NAMED, mistake=f"{group}_{variant.operator}")
-    texts, ids = [], []
+        return Hint(f"one step differs from the chapter's computation, {words}: {what} "
+                    f"`{P.as_written(variant.after)}` (or the same change in another of them) gives",
+                    f"the right step is `{P.as_written(variant.before)}`", rank=NAMED, mistake=f"{group}_{variant.operator}")
+    hints = []
     for step_id, variant in list(by_step.items())[:2]:
-        words = P.STEPS[variant.step][1]
         what = "your code raises the error that" if raised else "your result is exactly what"
-        texts.append(f"one step differs from the chapter's computation, {words}: {what} "
-                     f"`{P.as_written(variant.after)}` gives" +
-                     fix(f" where the right step is `{P.as_written(variant.before)}`"))
-        ids.append(f"{step_id}_{variant.operator}")
-    if len(by_step) == 1:
-        return Diagnosis(texts[0], Diagnosis.NAMED, mistake=ids[0])
-    return Diagnosis(f"{texts[0]}; or, as likely here: {texts[1]}", Diagnosis.AMBIGUOUS, tuple(texts),
-                     mistake="|".join(ids))
+        hints.append(Hint(f"one step differs from the chapter's computation, {P.STEPS[variant.step][1]}: {what} "
+                          f"`{P.as_written(variant.after)}` gives", f"the right step is `{P.as_written(variant.before)}`",
+                          rank=NAMED, mistake=f"{step_id}_{variant.operator}"))
+    return hints[0] if len(hints) == 1 else either(hints)
 
 
-def diagnose_steps(actual, program, *args: torch.Tensor) -> str:
-    """The step whose one-operation variant gives the student's output (see :func:`_step_hint`);
-    "" when the program is None, nothing is being explained, or no variant gives it."""
+def diagnose_steps(actual, program, *args: torch.Tensor) -> Hint | None:
+    """The step whose one-operation variant gives the student's output (see :func:`_step_hint`)."""
     if program is None or not explaining() or not isinstance(actual, torch.Tensor):
-        return ""
+        return None
     args = _float64(args)
     try:
         if same_output(actual, program(*args)):
-            return ""  # the steps are right on these arguments: what differs is elsewhere (the weights)
+            return None  # the steps are right on these arguments: what differs is elsewhere (the weights)
     except Exception:
-        return ""  # the program cannot run on these weights (their shapes): the structure checks say why
+        return None  # the program cannot run on these weights (their shapes): the structure checks say why
     return _step_hint([v for v, out in _variants_run(program, args)
                        if isinstance(out, torch.Tensor) and same_output(actual, out)])
 
@@ -151,9 +138,8 @@ WHOLE_SHAPES = r"shapes cannot be multiplied|Expected size for first two dimensi
                r"invalid combination of arguments|must be tuple of ints"
 
 
-def diagnose_step_error(error: StudentCodeError, program, *args: torch.Tensor) -> str:
-    """The step whose one-operation variant raises what the student's code raised (see
-    :func:`error_variants`), as a hint; "" when none."""
+def diagnose_step_error(error: StudentCodeError, program, *args: torch.Tensor) -> Hint | None:
+    """The step whose one-operation variant raises what the student's code raised (:func:`error_variants`)."""
     return _step_hint(error_variants(error, program, *args), raised=True)
 
 
@@ -182,11 +168,10 @@ def error_variants(error: StudentCodeError, program, *args: torch.Tensor) -> lis
     return [v for v, out in alike if v.raised_here(out)] or [v for v, _ in alike]
 
 
-def _rename(error: StudentCodeError, hint: str) -> bool:
+def _rename(error: StudentCodeError, hint: Hint | None) -> None:
+    """``hint`` in place of the error's, at the student's line the error was raised at."""
     if hint:
-        at = re.search(r" \(raised at [^()]*\)$", error.hint or "")
-        error.hint = Diagnosis(str(hint) + (at.group(0) if at else ""), hint.rank, hint.alternatives, hint.mistake)
-    return bool(hint)
+        error.hint = replace(hint, raised_at=error.hint.raised_at if error.hint else "")
 
 
 def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes,
@@ -219,10 +204,9 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
     for other, other_state, other_x, out in seen or runs_at_other_sizes(spec, module.sub, _distinct(spec)):
         with named_weights(spec, other_state):
             hint = diagnose_module(spec, out, other_state, other_x, other)
-        if getattr(hint, "rank", Diagnosis.GENERIC) == Diagnosis.NAMED:
-            _rename(error, Diagnosis(f"{hint} (your class runs without this error when built with "
-                                     f"{sizes_for(spec, other)}, and its output there shows this mistake)",
-                                     Diagnosis.NAMED, mistake=hint.mistake))
+        if hint and hint.rank == NAMED:
+            _rename(error, replace(hint, what=f"{hint.what} (your class runs without this error when built with "
+                                              f"{sizes_for(spec, other)}, and its output there shows this mistake)"))
             return
 
 
@@ -323,14 +307,14 @@ def module_args(state: dict, x: torch.Tensor, sizes: Sizes) -> tuple:
     return state, x, sizes.context_length, sizes.num_heads
 
 
-def diagnose_module(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: Sizes, sub=None) -> str:
+def diagnose_module(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: Sizes, sub=None) -> Hint | None:
     """The catalogued mistake that gives the student's output, else the step variant that does.
     Two mistakes that give it alike at these sizes (the scale by d_out and by keys.shape[0] where
     batch = d_out) are told apart on the student's ``sub`` at sizes that all differ, when given:
     the one named there is said alone; neither is offered as likely when those sizes tell."""
     hint = diagnose(actual, mistake_outputs(spec, state, x, sizes), spec.mistakes) or \
         diagnose_steps(actual, spec.program, *module_args(state, x, sizes))
-    if sub is None or getattr(hint, "rank", None) != Diagnosis.AMBIGUOUS:
+    if sub is None or not hint or hint.rank != AMBIGUOUS:
         return hint
     there = _distinct(spec)
     there_state, there_x, there_out = run_at(spec, sub, there)
@@ -341,8 +325,7 @@ def diagnose_module(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, size
             told = diagnose_module(spec, there_out, there_state, there_x, there)
     except CheckFailure:
         return hint
-    return Diagnosis(str(told), Diagnosis.NAMED, mistake=told.mistake) if \
-        getattr(told, "rank", None) == Diagnosis.NAMED and str(told) in hint.alternatives else hint
+    return told if told and told.rank == NAMED and any(told.same_advice(a) for a in hint.alternatives) else hint
 
 
 def nan_tokens(actual: torch.Tensor) -> list[int]:
@@ -353,7 +336,7 @@ def nan_tokens(actual: torch.Tensor) -> list[int]:
     return [int(i) for i in rows.nonzero().flatten()]
 
 
-def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> str:
+def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> Hint | None:
     """What is observably wrong when ``actual`` has NaN where ``expected`` is finite: which
     tokens, and how a softmax makes NaN (no known mistake named: :func:`diagnose` names one
     only when its output has the same NaN)."""
@@ -362,28 +345,29 @@ def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> str:
         tokens = nan_tokens(actual)
         where = "every token" if len(tokens) == actual.shape[-2] and actual.dim() >= 2 else \
             f"token{'s' if len(tokens) > 1 else ''} {', '.join(map(str, tokens[:8]))}{' ...' if len(tokens) > 8 else ''}"
-        return Diagnosis(f"the output of {where} is NaN where it should be finite: a softmax gives NaN when every "
-                         "score of a query is -inf (the token sees nothing) or when a score is +inf; print the "
-                         "masked scores of those tokens", Diagnosis.GENERIC, mistake="observed_nan")
-    return ""
+        return Hint(f"the output of {where} is NaN where it should be finite: a softmax gives NaN when every "
+                    "score of a query is -inf (the token sees nothing) or when a score is +inf; print the "
+                    "masked scores of those tokens", mistake="observed_nan")
+    return None
 
 
-def shape_named(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: Sizes) -> str:
+def shape_named(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: Sizes) -> Hint | None:
     """When the output has a wrong shape: the known mistake whose output it is, shape and values
     (a mistake that returns the weights, or concatenates the heads along another axis)."""
     if not isinstance(actual, torch.Tensor) or tuple(actual.shape) == tuple(spec.out_shape(sizes)):
-        return ""
+        return None
     with named_weights(spec, state):
         return diagnose_module(spec, actual, state, x, sizes)
 
 
-def unexplained(advice: str) -> str:
+def unexplained(advice: Hint | str) -> Hint:
     """The hint for a wrong output that no known mistake gives: what is observed (the values
     differ), then the check's advice; GENERIC, so a named mistake of another check outranks it."""
-    if isinstance(advice, Diagnosis):
+    advice = as_hint(advice)
+    if advice.mistake:
         return advice
-    return Diagnosis(f"the output differs from the right one and from every known mistake's: {advice}",
-                     Diagnosis.GENERIC, mistake="observed_wrong_values")
+    return replace(advice, what=f"the output differs from the right one and from every known mistake's: {advice.what}",
+                   mistake="observed_wrong_values")
 
 
 def mistake_outputs(spec: ModuleSpec, state: dict, x: torch.Tensor, sizes: Sizes) -> dict:
@@ -401,7 +385,7 @@ def mistake_outputs(spec: ModuleSpec, state: dict, x: torch.Tensor, sizes: Sizes
 
 
 def expect_function(actual: torch.Tensor, expected: torch.Tensor, what: str, mistakes: R.FunctionMistakes,
-                    args: tuple, *, default_hint: str, tol=FLOAT32, program=None) -> None:
+                    args: tuple, *, default_hint: Hint | str, tol=FLOAT32, program=None) -> None:
     """``actual`` equals ``expected``; if not, the hint of the known mistake it matches, else of
     the step of ``program`` (:mod:`..programs`) whose variant gives it."""
     hint = default_hint
@@ -413,7 +397,7 @@ def expect_function(actual: torch.Tensor, expected: torch.Tensor, what: str, mis
 
 
 def expect_reference(spec: ModuleSpec, actual: torch.Tensor, state: dict, x: torch.Tensor, sizes: Sizes,
-                     what: str, extra_hint: str = "", *, sub=None) -> None:
+                     what: str, extra_hint: Hint | str = "", *, sub=None) -> None:
     with named_weights(spec, state):
         expected = spec.reference(state, x, sizes, None)
     expect_shape(actual, expected.shape, what, shape_named(spec, actual, state, x, sizes) or spec.shape_hint)
@@ -426,7 +410,8 @@ def expect_reference(spec: ModuleSpec, actual: torch.Tensor, state: dict, x: tor
     expect_close(actual, expected, what, hint=hint)
 
 
-def expect_book(spec: ModuleSpec, sub, expected: torch.Tensor, *, weights_hint: str, default_hint: str) -> None:
+def expect_book(spec: ModuleSpec, sub, expected: torch.Tensor, *, weights_hint: Hint | str,
+                default_hint: Hint | str) -> None:
     """The book's printed output for its fixed seed. When it differs, the module's own weights
     tell why: the right attention on them means the weights are not the book's (creation order,
     initialisation); otherwise the known mistake that explains the output, if any."""

@@ -7,7 +7,7 @@ GPT-2 builder for calls the student's own MultiHeadAttention does not make.
 
 from __future__ import annotations
 
-from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
+from autograder.core.failures import POLICY, CheckFailure, Hint, StudentCodeError
 from autograder.core.strategies import tensor
 
 ATTENTION = {"scaled_dot_product_attention", "multi_head_attention_forward", "_native_multi_head_attention",
@@ -21,7 +21,7 @@ class Refused(CheckFailure):
 
     def __init__(self, what: str, found: list[str], lesson: str):
         super().__init__(f"{what} calls {found[0]}, which does the work this stage teaches, so the stage "
-                         "earns no points", Diagnosis(lesson, Diagnosis.POLICY))
+                         "earns no points", Hint(lesson, rank=POLICY))
 
 
 def library_calls(calls: list[str], names: set[str]) -> list[str]:

@@ -26,8 +26,7 @@ from autograder.chapters.ch03_attention.checks.spec import (
 )
 from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.compare import EXACT, FLOAT32, close, expect_close, expect_shape, fmt
-from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
-from autograder.core.hints import fix
+from autograder.core.failures import NAMED, CheckFailure, Hint, StudentCodeError
 from autograder.core.strategies import tensor
 
 # the token after which causality changes the input (taken modulo the number of tokens)
@@ -139,9 +138,9 @@ def row_sums(spec: ModuleSpec, sub, sizes: Sizes) -> None:
         token = int(torch.isnan(out).nonzero()[0][-2])
         raise CheckFailure(
             f"with every value vector equal to ones, the output of token {token} is NaN",
-            known or Diagnosis(f"the attention weights of token {token} are NaN: a softmax gives NaN when every "
-                               "score of a query is -inf (the token sees nothing) or a score is +inf; print "
-                               "that token's masked scores", Diagnosis.GENERIC, mistake="observed_nan"))
+            known or Hint(f"the attention weights of token {token} are NaN: a softmax gives NaN when every "
+                          "score of a query is -inf (the token sees nothing) or a score is +inf; print "
+                          "that token's masked scores", mistake="observed_nan"))
     bad = (row - 1).abs().max(dim=-1).values.argmax()
     value = row[bad][(row[bad] - 1).abs().argmax()].item()
     scale = 1 / math.sqrt(sizes.head_dim)
@@ -149,13 +148,13 @@ def row_sums(spec: ModuleSpec, sub, sizes: Sizes) -> None:
         hint = known
     elif torch.allclose(row, torch.full_like(row, scale), rtol=1e-4, atol=1e-5):
         # every row sums to exactly 1/sqrt(d_k): the evidence of the scale applied after the softmax
-        hint = Diagnosis("the weights are scaled after the softmax: divide the scores by sqrt(d_k) before "
-                         "the softmax, so the weights still sum to 1", Diagnosis.NAMED, mistake="scale_after_softmax")
+        hint = Hint("the weights are scaled after the softmax: divide the scores by sqrt(d_k) before "
+                    "the softmax, so the weights still sum to 1", rank=NAMED, mistake="scale_after_softmax")
     else:
         # no known mistake gives this output: say what is observed, not a guess at its cause
-        hint = Diagnosis(f"the attention weights of a token sum to {value:.4g}, not 1: the softmax must run over "
-                         "the keys (dim=-1) and nothing may change the weights after it but dropout",
-                         Diagnosis.GENERIC, mistake="observed_rows_not_summing_to_1")
+        hint = Hint(f"the attention weights of a token sum to {value:.4g}, not 1: the softmax must run over "
+                    "the keys (dim=-1) and nothing may change the weights after it but dropout",
+                    mistake="observed_rows_not_summing_to_1")
     raise CheckFailure(
         f"with every value vector equal to ones the output must be all ones (the attention weights "
         f"of each token sum to 1), but a row of weights sums to {value:.4g}", hint)
@@ -177,11 +176,10 @@ def causality(spec: ModuleSpec, sub, sizes: Sizes, position: int) -> None:
         known = diagnose_module(spec, before, state, x, sizes)
         raise CheckFailure(
             f"output at token {token} changed when only tokens {t + 1}..{sizes.tokens - 1} "
-            "changed", known or Diagnosis(
-                f"the output of token {token} depends on later tokens (only tokens {t + 1}.. changed): every "
-                "score above the diagonal must be -inf before the softmax (torch.triu(..., diagonal=1), sliced "
-                "to [:num_tokens, :num_tokens]), and no other step may move values between tokens",
-                Diagnosis.GENERIC, mistake="observed_future_dependence"))
+            "changed", known or Hint(f"the output of token {token} depends on later tokens (only tokens {t + 1}.. changed): every "
+                                     "score above the diagonal must be -inf before the softmax (torch.triu(..., diagonal=1), sliced "
+                                     "to [:num_tokens, :num_tokens]), and no other step may move values between tokens",
+                                     mistake="observed_future_dependence"))
 
 
 def batch_independence(spec: ModuleSpec, sub, sizes: Sizes) -> None:
@@ -189,8 +187,8 @@ def batch_independence(spec: ModuleSpec, sub, sizes: Sizes) -> None:
     alone = module(x[:1])
     if not close(whole[:1], alone, FLOAT32):
         raise CheckFailure("the output of the first sequence depends on the other sequences "
-                           "in the batch", "keep the batch axis apart: transpose only the last two "
-                           "axes of the keys, never mix sequences" + fix(" (keys.transpose(1, 2) or -2, -1)"))
+                           "in the batch", Hint("keep the batch axis apart: transpose only the last two axes of the "
+                                                "keys, never mix sequences", "keys.transpose(1, 2) or -2, -1"))
 
 
 def permutation_equivariance(spec: ModuleSpec, sub, sizes: Sizes) -> None:

@@ -11,8 +11,8 @@ from autograder.chapters.ch03_attention.programs import Program
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, expect_shape
-from autograder.core.failures import CheckFailure
-from autograder.core.hints import SHAPE_ERROR, fix
+from autograder.core.failures import CheckFailure, Hint
+from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import EXAMPLES, explaining, float_arrays, run_property, tensor, variation_seed
 
 # softmax_naive(attn_scores[1]): the weights of the query "journey"
@@ -31,8 +31,7 @@ PROGRAM = Program(softmax_steps)
 ERROR_HINTS = [
     (r"[Dd]imension out of range", "the input may have any number of dimensions (the book's scores "
      "are 1-d): take the sum along dim=-1, the last dimension, which every tensor has"),
-    (SHAPE_ERROR, "the sums must keep their dimension to broadcast against each row" +
-     fix(": exp_x.sum(dim=-1, keepdim=True)")),
+    (SHAPE_ERROR, Hint("the sums must keep their dimension to broadcast against each row", "exp_x.sum(dim=-1, keepdim=True)")),
 ]
 SOFTMAXES = {"softmax", "_softmax", "log_softmax", "softmin"}
 
@@ -62,7 +61,7 @@ def book_example(sub):
                     default_hint="exp(x) divided by the sum of exp(x), computed for any input", program=PROGRAM)
 
 
-def _known_mistake(out: torch.Tensor, x: torch.Tensor, default: str) -> str:
+def _known_mistake(out: torch.Tensor, x: torch.Tensor, default: str) -> Hint | str:
     if not explaining():
         return default
     variants, hints = R.function_variants(R.softmax_mistakes(x), x)

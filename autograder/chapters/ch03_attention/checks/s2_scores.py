@@ -11,8 +11,8 @@ from autograder.chapters.ch03_attention.programs import Program
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, close, expect_shape
-from autograder.core.failures import CheckFailure
-from autograder.core.hints import SHAPE_ERROR, fix
+from autograder.core.failures import CheckFailure, Hint
+from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import EXAMPLES, run_property, tensor, variation_seed
 
 ATTN_SCORES = torch.tensor([
@@ -59,17 +59,16 @@ def context_vecs_steps(attn_weights, inputs):
 SCORES, WEIGHTS, CONTEXT = Program(attn_scores_steps), Program(attn_weights_steps), Program(context_vecs_steps)
 
 ERROR_HINTS = [
-    (SHAPE_ERROR, "inputs are (num_tokens, d): the scores are (num_tokens x num_tokens), every token with every "
-     "token, and the context vectors (num_tokens x d)" + fix(": inputs @ inputs.T and attn_weights @ inputs")),
+    (SHAPE_ERROR, Hint("inputs are (num_tokens, d): the scores are (num_tokens x num_tokens), every token with every "
+                       "token, and the context vectors (num_tokens x d)", "inputs @ inputs.T and attn_weights @ inputs")),
 ]
 
-SCORES_HINT = "the score of query i and key j is the dot product inputs[i] . inputs[j]" + fix(": inputs @ inputs.T")
-WEIGHTS_HINT = "each row of weights is a softmax of that query's scores, over the last dimension" + \
-    fix(": torch.softmax(attn_scores, dim=-1)")
+SCORES_HINT = Hint("the score of query i and key j is the dot product inputs[i] . inputs[j]", "inputs @ inputs.T")
+WEIGHTS_HINT = Hint("each row of weights is a softmax of that query's scores, over the last dimension",
+                    "torch.softmax(attn_scores, dim=-1)")
 # a book example's points count only if the same code is right beyond the printed values
 OTHER = "for the book's example changed slightly"
-CONTEXT_HINT = "each context vector is the weighted sum of the inputs, weighted by its query's row" + \
-    fix(": attn_weights @ inputs")
+CONTEXT_HINT = Hint("each context vector is the weighted sum of the inputs, weighted by its query's row", "attn_weights @ inputs")
 
 
 def _inputs(case: Tokens) -> torch.Tensor:
@@ -130,7 +129,7 @@ def weights_random(sub):
             worst = sums[(sums - 1).abs().nan_to_num(1e9).argmax()].item()
             hint = ("the columns sum to 1: softmax over the wrong dimension? use dim=-1"
                     if close(out.double().sum(0), torch.ones(n, dtype=torch.float64), FLOAT32)
-                    else "normalise each row with a softmax" + fix(": torch.softmax(attn_scores, dim=-1)"))
+                    else Hint("normalise each row with a softmax", "torch.softmax(attn_scores, dim=-1)"))
             raise CheckFailure(f"{what}: rows sum to {worst:.4g}, not 1", hint)
         expect_function(out, torch.softmax(scores.double(), -1), what, R.WEIGHTS_MISTAKES, (scores,),
                         default_hint=WEIGHTS_HINT, program=WEIGHTS)
@@ -165,7 +164,7 @@ def context_random(sub):
         if ((out < low - 1e-5) | (out > high + 1e-5)).any():
             raise CheckFailure(f"{what}: a context vector lies outside the range of the inputs, so it "
                                "is not a weighted average of them",
-                               "multiply the weights (rows summing to 1) by the inputs" + fix(": attn_weights @ inputs"))
+                               Hint("multiply the weights (rows summing to 1) by the inputs", "attn_weights @ inputs"))
         expect_function(out, weights.double() @ x.double(), what, R.CONTEXT_MISTAKES, (weights, x),
                         default_hint=CONTEXT_HINT, program=CONTEXT)
 

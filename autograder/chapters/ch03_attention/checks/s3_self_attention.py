@@ -15,8 +15,8 @@ from autograder.chapters.ch03_attention.reference import linear
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close
-from autograder.core.failures import CheckFailure, Diagnosis
-from autograder.core.hints import SHAPE_ERROR, fix
+from autograder.core.failures import NAMED, CheckFailure, Hint
+from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import EXAMPLES, run_property, variation_seed
 
 # manual_seed(123); SelfAttention_v1(3, 2)(INPUTS)
@@ -58,9 +58,8 @@ _SCALE_AS_POWER = "scaled = scores * keys.shape[-1] ** -0.5"
 ERROR_HINTS = [
     (r"permute\(\): duplicate dims|permute.*does not match the length", "permute lists every axis once, in the "
      "new order: the keys' transpose for the scores is keys.T, keys.transpose(0, 1) or keys.permute(1, 0)"),
-    (SHAPE_ERROR, "x is (num_tokens, d_in): queries, keys and values are (num_tokens, d_out), the "
-     "scores (num_tokens, num_tokens); v1 multiplies x @ W (W of shape (d_in, d_out))" +
-     fix(": the scores are queries @ keys.T")),
+    (SHAPE_ERROR, Hint("x is (num_tokens, d_in): queries, keys and values are (num_tokens, d_out), the scores "
+                       "(num_tokens, num_tokens); v1 multiplies x @ W (W of shape (d_in, d_out))", "the scores are queries @ keys.T")),
 ]
 
 QKV = ["W_query", "W_key", "W_value"]
@@ -72,8 +71,8 @@ V1 = ModuleSpec(
     args=lambda s: (s.d_in, s.d_out), reference=lambda state, x, s, mistake: R.self_attention_v1(state, x, mistake),
     program=Program(self_attention_v1_steps, (_SCALE_AS_POWER,)),
     mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"], v1_style=True,
-    structure_hint="SelfAttention_v1 holds plain (d_in, d_out) parameter matrices W_query, W_key, W_value, used as "
-                   "x @ W_query" + fix(": nn.Parameter(torch.rand(d_in, d_out))"),
+    structure_hint=Hint("SelfAttention_v1 holds plain (d_in, d_out) parameter matrices W_query, W_key, W_value, used "
+                        "as x @ W_query", "nn.Parameter(torch.rand(d_in, d_out))"),
     shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
 V2 = ModuleSpec(
     name="SelfAttention_v2", book=BookCall(BOOK_SIZES, (3, 2), 789), batched=False, causal=False,
@@ -81,18 +80,17 @@ V2 = ModuleSpec(
     program=Program(self_attention_v2_steps, (_SCALE_AS_POWER,)),
     mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"],
     shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
-ATTENTION_HINT = "compare each step with the book: scores of queries and keys, scaled by 1/sqrt(d_k), " \
-    "softmax over each row, weights times values" + \
-    fix(": softmax(queries @ keys.T / sqrt(d_k), dim=-1) @ values, with d_k = keys.shape[-1]")
+ATTENTION_HINT = Hint("compare each step with the book: scores of queries and keys, scaled by 1/sqrt(d_k), softmax "
+                      "over each row, weights times values",
+                      "softmax(queries @ keys.T / sqrt(d_k), dim=-1) @ values, with d_k = keys.shape[-1]")
 
 
 @check("3.1", 3, "book example: manual_seed(123); SelfAttention_v1(3, 2)(inputs)")
 def v1_book(sub):
     require(sub, V1.name, "class")
     expect_book(V1, sub, SELF_ATTENTION_V1,
-                weights_hint="the attention is right but the weights are not the book's: create W_query, "
-                             "W_key, W_value in this order, each a random (d_in, d_out) parameter" +
-                             fix(", nn.Parameter(torch.rand(d_in, d_out))"),
+                weights_hint=Hint("the attention is right but the weights are not the book's: create W_query, W_key, "
+                                  "W_value in this order, each a random (d_in, d_out) parameter", "nn.Parameter(torch.rand(d_in, d_out))"),
                 default_hint=ATTENTION_HINT)
 
 
@@ -100,9 +98,8 @@ def v1_book(sub):
 def v2_book(sub):
     require(sub, V2.name, "class")
     expect_book(V2, sub, SELF_ATTENTION_V2,
-                weights_hint="the attention is right but the weights are not the book's: create W_query, "
-                             "W_key, W_value in this order, each an nn.Linear from d_in to d_out" +
-                             fix(", nn.Linear(d_in, d_out, bias=qkv_bias)"),
+                weights_hint=Hint("the attention is right but the weights are not the book's: create W_query, W_key, "
+                                  "W_value in this order, each an nn.Linear from d_in to d_out", "nn.Linear(d_in, d_out, bias=qkv_bias)"),
                 default_hint=ATTENTION_HINT)
 
 
@@ -114,11 +111,11 @@ def structure(sub):
         if v1.info["params"].get(name) != [4, 3]:
             found = v1.info["params"].get(name) or ("an nn.Linear" if f"{name}.weight" in v1.info["params"]
                                                     else "missing")
-            hint = f"{name} must be a (d_in, d_out) parameter" + fix(f": self.{name} = nn.Parameter(torch.rand(d_in, d_out))")
+            hint = Hint(f"{name} must be a (d_in, d_out) parameter", f"self.{name} = nn.Parameter(torch.rand(d_in, d_out))")
             if found == [3, 4]:
-                hint = Diagnosis(f"{name} is (d_out, d_in), the sizes swapped: v1 computes x @ {name}, so create it "
-                                 "as a (d_in, d_out) parameter" + fix(", nn.Parameter(torch.rand(d_in, d_out))"), Diagnosis.NAMED,
-                                 mistake="v1_weights_transposed")
+                hint = Hint(f"{name} is (d_out, d_in), the sizes swapped: v1 computes x @ {name}, so create it "
+                            "as a (d_in, d_out) parameter", "nn.Parameter(torch.rand(d_in, d_out))",
+                            rank=NAMED, mistake="v1_weights_transposed")
             raise CheckFailure(f"SelfAttention_v1(4, 3).{name} should be a parameter of shape [4, 3]; found {found}",
                                hint)
     require(sub, "SelfAttention_v2", "class")

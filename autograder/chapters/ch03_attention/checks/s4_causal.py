@@ -24,7 +24,8 @@ from autograder.chapters.ch03_attention.programs import MASKS, Program
 from autograder.chapters.ch03_attention.reference import linear
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
-from autograder.core.hints import SHAPE_ERROR, fix
+from autograder.core.failures import Hint
+from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import EXAMPLES, run_property
 
 # manual_seed(123); CausalAttention(3, 2, 6, 0.0)(BATCH)[0]
@@ -63,11 +64,11 @@ def causal_attention_scaled_first(state, x, context_length, num_heads):
 
 
 ERROR_HINTS = [
-    (r"buffer name should be a string", "register_buffer takes the buffer's name first, then the tensor" +
-     fix(": self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))")),
-    (SHAPE_ERROR, "x is (batch, num_tokens, d_in): transpose only the keys' last two axes "
-     "(" + fix("keys.transpose(1, 2); ") + "keys.T reverses the batch axis too) and slice the mask to "
-     "the input's num_tokens"),
+    (r"buffer name should be a string", Hint("register_buffer takes the buffer's name first, then the tensor",
+                                             "self.register_buffer('mask', torch.triu(torch.ones(context_length, "
+                                             "context_length), diagonal=1))")),
+    (SHAPE_ERROR, Hint("x is (batch, num_tokens, d_in): transpose only the keys' last two axes (keys.T reverses "
+                       "the batch axis too) and slice the mask to the input's num_tokens", "keys.transpose(1, 2)")),
 ]
 
 QKV = ["W_query", "W_key", "W_value"]
@@ -88,9 +89,8 @@ SPEC = ModuleSpec(
 def book_example(sub):
     require(sub, SPEC.name, "class")
     expect_book(SPEC, sub, torch.stack((CAUSAL, CAUSAL)),
-                weights_hint="the attention is right but the weights are not the book's: create W_query, "
-                             "W_key, W_value in this order, before anything else random" +
-                             fix(", each nn.Linear(d_in, d_out, bias=qkv_bias)"),
+                weights_hint=Hint("the attention is right but the weights are not the book's: create W_query, W_key, "
+                                  "W_value in this order, before anything else random", "each nn.Linear(d_in, d_out, bias=qkv_bias)"),
                 default_hint="scores masked above the diagonal with -inf, softmax(scores / sqrt(d_k), "
                              "dim=-1), then @ values")
 

@@ -35,8 +35,8 @@ from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
-from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
-from autograder.core.hints import SHAPE_ERROR, fix
+from autograder.core.failures import NAMED, CheckFailure, Hint, StudentCodeError
+from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import EXAMPLES, run_property, variation_seed
 
 NAME = "MultiHeadAttentionWrapper"
@@ -85,22 +85,21 @@ SPEC = ModuleSpec(
     out_dim=lambda s: s.d_out, value_heads=lambda s: [f"heads.{i}.W_value" for i in range(s.num_heads)],
     dropout_index=3, heads=lambda s: s.num_heads,
     structure_hint=lambda missing, present: _heads_hint(missing, present),
-    shape_hint="the output is (batch, num_tokens, num_heads * d_out): concatenate the heads' outputs "
-               "along the last dimension" + fix(", torch.cat([head(x) for head in self.heads], dim=-1)"))
+    shape_hint=Hint("the output is (batch, num_tokens, num_heads * d_out): concatenate the heads' outputs along the "
+                    "last dimension", "torch.cat([head(x) for head in self.heads], dim=-1)"))
 
 
-def _heads_hint(missing: str, present: set) -> str:
+def _heads_hint(missing: str, present: set) -> Hint | str:
     if missing.startswith("heads.") and any(name.startswith("heads.0.") for name in present):
         # named_parameters() lists a module once however often the ModuleList repeats it
         return ("the heads share one set of weights: create a new CausalAttention for each head, in a loop "
                 "([CausalAttention(...)] * num_heads repeats one head)")
-    return ("the heads are num_heads CausalAttention modules held in an nn.ModuleList named heads" +
-            fix(": self.heads = nn.ModuleList([CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) "
-                "for _ in range(num_heads)])"))
+    return (Hint("the heads are num_heads CausalAttention modules held in an nn.ModuleList named heads",
+                 "self.heads = nn.ModuleList([CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)])"))
 
 
-CONCAT_HINT = ("build the heads in order and concatenate their outputs along the last dimension" +
-               fix(": torch.cat([head(x) for head in self.heads], dim=-1)"))
+CONCAT_HINT = (Hint("build the heads in order and concatenate their outputs along the last dimension",
+                    "torch.cat([head(x) for head in self.heads], dim=-1)"))
 WEIGHTS_HINT = ("each head is right but the weights are not the book's: create the heads one after "
                 "the other in __init__, before anything else random")
 
@@ -135,9 +134,8 @@ def own_heads(sub, state: dict, x: torch.Tensor, sizes: Sizes) -> torch.Tensor:
     extra = sorted(name for name in state if not name.startswith("heads."))
     if extra:
         raise CheckFailure(f"{NAME} has weights of its own besides its heads ({', '.join(extra)})",
-                           Diagnosis("the wrapper only concatenates the heads' outputs: no output projection or "
-                                     "other layer of its own (out_proj comes with MultiHeadAttention)",
-                                     Diagnosis.NAMED, mistake="wrapper_own_layers"))
+                           Hint("the wrapper only concatenates the heads' outputs: no output projection or other "
+                                "layer of its own (out_proj comes with MultiHeadAttention)", rank=NAMED, mistake='wrapper_own_layers'))
     head = sub.build(CAUSAL.name, sizes.d_in, sizes.head_dim, sizes.context_length, 0.0, seed=0)
     outputs = []
     for i in range(sizes.num_heads):
@@ -229,8 +227,8 @@ def structure(sub):
                            "use nn.ModuleList([...]) so .parameters(), .to() and .eval() reach every head")
     if info["modules"].get("heads", {}).get("class") != "ModuleList":
         raise CheckFailure("no nn.ModuleList named `heads`",
-                           "the heads live in an nn.ModuleList named heads, one CausalAttention per head" +
-                           fix(": self.heads = nn.ModuleList([CausalAttention(...) for _ in range(num_heads)])"))
+                           Hint("the heads live in an nn.ModuleList named heads, one CausalAttention per head",
+                                "self.heads = nn.ModuleList([CausalAttention(...) for _ in range(num_heads)])"))
     heads = [n for n in info["modules"] if n.count(".") == 1 and n.startswith("heads.")]
     if len(heads) != 3:
         # named_modules() lists a module once however often it is repeated
@@ -255,8 +253,8 @@ def structure(sub):
         if p != own_p or bias != own_bias:
             raise CheckFailure(f"MultiHeadAttentionWrapper(..., dropout=0.25, qkv_bias=True) built a head with "
                                f"dropout {p} and {'a' if bias else 'no'} bias",
-                               "pass dropout and qkv_bias on to every head" + fix(": CausalAttention(d_in, d_out, "
-                               "context_length, dropout, qkv_bias)"))
+                               Hint("pass dropout and qkv_bias on to every head",
+                                    "CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)"))
     _excusing_head_errors(sub, STRUCTURE_SIZES, SPEC.input(STRUCTURE_SIZES), lambda: expect_uses_weights(SPEC, sub))
 
 

@@ -25,8 +25,8 @@ from autograder.chapters.ch03_attention.reference import linear
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
-from autograder.core.failures import CheckFailure, StudentCodeError
-from autograder.core.hints import NEGATIVE_SIZE, SHAPE_ERROR, fix
+from autograder.core.failures import CheckFailure, Hint, StudentCodeError
+from autograder.core.hints import NEGATIVE_SIZE, SHAPE_ERROR
 from autograder.core.strategies import EXAMPLES, run_property, tensor
 
 NAME = "MultiHeadAttention"
@@ -88,20 +88,22 @@ ERROR_HINTS = [
     (r"unflatten: Provided sizes", "unflatten splits one axis into the sizes given: the heads come from the last "
      "axis, .unflatten(-1, (num_heads, head_dim)), and a (b * num_heads) axis from axis 0, .unflatten(0, (b, "
      "num_heads))"),
-    (r"buffer name should be a string", "register_buffer takes the buffer's name first, then the tensor" +
-     fix(": self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))")),
+    (r"buffer name should be a string", Hint("register_buffer takes the buffer's name first, then the tensor",
+                                             "self.register_buffer('mask', torch.triu(torch.ones(context_length, "
+                                             "context_length), diagonal=1))")),
     (r"(?i)(ValueError|AssertionError).*divisib", "the divisibility check refused sizes that divide evenly "
      "(every size the grader builds with, outside check 6.3, is a d_out that num_heads divides): raise only "
      "when num_heads does not divide d_out"),
     (NEGATIVE_SIZE, "a view or reshape was asked for a negative size (the error gives the shape and the axis): "
      "the split into heads asks for four sizes, the batch, the tokens, num_heads and head_dim (d_out shared among the heads), "
      "and the merge for three, the batch, the tokens and d_out, each a positive size read from x or the module"),
-    (SHAPE_ERROR, "follow the shapes: the heads split to (b, num_heads, num_tokens, head_dim), the keys' last two "
-     "axes swapped for the scores, the mask sliced to num_tokens, the heads merged back to (b, num_tokens, "
-     "d_out)" + fix(": .view(b, num_tokens, num_heads, head_dim).transpose(1, 2), keys.transpose(2, 3), "
-                    "[:num_tokens, :num_tokens], .transpose(1, 2).contiguous().view(b, num_tokens, d_out)")),
-    (r"^AssertionError", "an assert refused sizes that divide evenly: the one check MultiHeadAttention needs is "
-     "that d_out is divisible by num_heads" + fix(", assert d_out % num_heads == 0")),
+    (SHAPE_ERROR, Hint("follow the shapes: the heads split to (b, num_heads, num_tokens, head_dim), the keys' last "
+                       "two axes swapped for the scores, the mask sliced to num_tokens, the heads merged back to (b, "
+                       "num_tokens, d_out)",
+                       ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2), keys.transpose(2, 3), "
+                       "[:num_tokens, :num_tokens], .transpose(1, 2).contiguous().view(b, num_tokens, d_out)")),
+    (r"^AssertionError", Hint("an assert refused sizes that divide evenly: the one check MultiHeadAttention needs is "
+                              "that d_out is divisible by num_heads", "assert d_out % num_heads == 0")),
 ]
 
 # the multi-head mistakes first: diagnose() takes the first that matches, and at small sizes
@@ -116,23 +118,23 @@ SPEC = ModuleSpec(
                     (multi_head_attention_scaled_first,)),
     mistakes=MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"],
     identity_out_proj=True, dropout_index=3, heads=lambda s: s.num_heads,
-    structure_hint="create W_query, W_key, W_value as nn.Linear layers from d_in to d_out and out_proj from d_out "
-                   "to d_out, with its bias" + fix(": W_query = nn.Linear(d_in, d_out, bias=qkv_bias), ..., "
-                                                   "out_proj = nn.Linear(d_out, d_out)"),
-    shape_hint="the output is (batch, num_tokens, d_out): merge the heads back into d_out features, then "
-               "out_proj" + fix(" (.transpose(1, 2).contiguous().view(b, num_tokens, d_out))"))
+    structure_hint=Hint("create W_query, W_key, W_value as nn.Linear layers from d_in to d_out and out_proj from "
+                        "d_out to d_out, with its bias",
+                        "W_query = nn.Linear(d_in, d_out, bias=qkv_bias), ..., out_proj = nn.Linear(d_out, d_out)"),
+    shape_hint=Hint("the output is (batch, num_tokens, d_out): merge the heads back into d_out features, then "
+                    "out_proj", ".transpose(1, 2).contiguous().view(b, num_tokens, d_out)"))
 
 
 @check("6.1", 3, "book example: manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch)")
 def book_example(sub):
     require(sub, NAME, "class")
     expect_book(SPEC, sub, torch.stack((MHA, MHA)),
-                weights_hint="the attention is right but the weights are not the book's: create W_query, "
-                             "W_key, W_value, then out_proj (with its bias), in this order, before anything else random" +
-                             fix(", out_proj = nn.Linear(d_out, d_out)"),
-                default_hint="split into heads (the head axis before the tokens), attend per head with scale "
-                             "1/sqrt(head_dim), merge back and apply out_proj" +
-                             fix(": .view(b, num_tokens, num_heads, head_dim).transpose(1, 2) splits the heads"))
+                weights_hint=Hint("the attention is right but the weights are not the book's: create W_query, W_key, "
+                                  "W_value, then out_proj (with its bias), in this order, before anything else random",
+                                  "out_proj = nn.Linear(d_out, d_out)"),
+                default_hint=Hint("split into heads (the head axis before the tokens), attend per head with scale "
+                                  "1/sqrt(head_dim), merge back and apply out_proj",
+                                  ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2) splits the heads"))
 
 
 @check("6.2", 2, "structure: nn.Linear weights, out_proj with bias, nn.Dropout, mask buffer")
@@ -144,7 +146,7 @@ def structure(sub):
     if not out_proj or out_proj["class"] != "Linear" or info["params"].get("out_proj.weight") != [6, 6] \
             or not out_proj.get("bias"):
         raise CheckFailure("`out_proj` should be nn.Linear(d_out, d_out) with a bias",
-                           "out_proj maps d_out to d_out, with a bias" + fix(": self.out_proj = nn.Linear(d_out, d_out)"))
+                           Hint("out_proj maps d_out to d_out, with a bias", "self.out_proj = nn.Linear(d_out, d_out)"))
     dropout_structure(info, 0.25)
     mask_structure(info, 7)
     linear_structure(sub.build(NAME, 5, 6, 7, 0.0, num_heads=3, qkv_bias=True, seed=0).info, QKV, [6, 5],
@@ -163,12 +165,13 @@ def invalid_heads(sub):
             return
         raise CheckFailure(f"MultiHeadAttention(4, 5, 6, 0.0, num_heads=2) raised {error.exc_type}, "
                            "expected AssertionError or ValueError",
-                           "check the sizes first, refusing a d_out that num_heads does not divide, with an assert or a ValueError" +
-                           fix(': assert d_out % num_heads == 0, "d_out must be divisible by num_heads"')) from None
+                           Hint("check the sizes first, refusing a d_out that num_heads does not divide, with an "
+                                "assert or a ValueError",
+                                "assert d_out % num_heads == 0, \"d_out must be divisible by num_heads\"")) from None
     raise CheckFailure("MultiHeadAttention(4, 5, 6, 0.0, num_heads=2) was accepted, but 5 output "
                        "dimensions cannot be split into 2 heads",
-                       "refuse a d_out that num_heads does not divide, with an assert or a ValueError" +
-                       fix(': assert d_out % num_heads == 0, "d_out must be divisible by num_heads"'))
+                       Hint("refuse a d_out that num_heads does not divide, with an assert or a ValueError",
+                            "assert d_out % num_heads == 0, \"d_out must be divisible by num_heads\""))
 
 
 @check("6.4", 4, "equals multi-head causal attention on its own weights (random sizes and head counts)")
@@ -206,8 +209,8 @@ def equals_wrapper(sub):
         hint = ""
         if not close(out, expected, FLOAT32):  # the known mistakes' outputs only explain a failure
             hint = diagnose_module(SPEC, out, stacked, x, sizes, sub) or nan_hint(out, expected) or (
-                "head h must use rows h*head_dim:(h+1)*head_dim of each projection" +
-                fix(": .view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"))
+                Hint("head h must use rows h*head_dim:(h+1)*head_dim of each projection",
+                     ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"))
         expect_close(out, expected, what, hint=hint)
 
     run_property(body, attention_sizes(heads=True), examples=EXAMPLES["module"], show_input=SPEC.input)
@@ -248,7 +251,7 @@ def scale(sub):
         load_weights(SPEC, module, state)
         x = SPEC.input(sizes)
         expect_reference(SPEC, module(x), state, x, sizes, f"{module.what}(x) with large scores",
-                         "divide the scores by sqrt(head_dim), the keys' last axis" + fix(" (keys.shape[-1] ** 0.5)"), sub=sub)
+                         Hint("divide the scores by sqrt(head_dim), the keys' last axis", "keys.shape[-1] ** 0.5"), sub=sub)
 
     run_property(body, attention_sizes(heads=True), examples=4, show_input=SPEC.input)
 

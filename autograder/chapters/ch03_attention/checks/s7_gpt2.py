@@ -11,7 +11,7 @@ from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
-from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
+from autograder.core.failures import NAMED, CheckFailure, Hint, StudentCodeError
 from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import explaining, tensor
 
@@ -142,20 +142,19 @@ def params(sub):
     _expect_uses_weights(sub, module)
 
 
-def _params_hint(mine: dict, own: dict) -> str:
+def _params_hint(mine: dict, own: dict) -> Hint | str:
     """What the parameters themselves show against the student's own MultiHeadAttention at
     GPT-2 small's sizes: biases it should not have, or the weights whose shapes differ."""
     extra = sorted(name for name in mine if name not in own)
     if extra and all(name.endswith(".bias") and name.split(".")[0] in ("W_query", "W_key", "W_value")
                      for name in extra) and all(mine[n] == own[n] for n in own if n in mine):
-        return Diagnosis("the query, key and value projections carry biases (" + ", ".join(extra) + "), which "
-                         "GPT-2 small's attention here has none of: qkv_bias should stay False",
-                         Diagnosis.NAMED, mistake="gpt2_qkv_bias")
+        return Hint("the query, key and value projections carry biases (" + ", ".join(extra) + "), which "
+                    "GPT-2 small's attention here has none of: qkv_bias should stay False", rank=NAMED,
+                    mistake="gpt2_qkv_bias")
     differ = [f"{name} has shape {mine[name]}, expected {shape}" for name, shape in own.items()
               if name in mine and mine[name] != shape]
     if differ:
-        return Diagnosis("; ".join(differ[:2]) + ": GPT-2 small has d_in = d_out = 768", Diagnosis.NAMED,
-                         mistake="gpt2_wrong_sizes")
+        return Hint("; ".join(differ[:2]) + ": GPT-2 small has d_in = d_out = 768", rank=NAMED, mistake="gpt2_wrong_sizes")
     return "d_in = d_out = 768, context_length = 1024, num_heads = 12, dropout 0.0, qkv_bias False"
 
 
@@ -189,15 +188,9 @@ def _expect_same_as_own(sub, x, what: str, default_hint: str) -> None:
 
 
 def _judge_same_as_own(sub, module, x, what: str, default_hint: str) -> torch.Tensor:
-    """The module's output on ``x`` with the grader's weights equals the student's own
-    12-head MultiHeadAttention with the same weights, and depends on those weights; when it
-    differs, say which other head count it matches.
-
-    The output that equals the twin's must still depend on the weights: one more forward pass
-    with other weights, at ``x``'s size (a module that returns zeros only at 1,024 tokens fails
-    there). An output that differs fails anyway: the explanation first looks for a head count on
-    the first :data:`SHORT` tokens (at GPT-2's 1,024 tokens and 64 heads each forward pass costs
-    most of a second); only what no head count explains runs the weights' pass at full size."""
+    """The module's output on ``x`` with the grader's weights equals the student's own 12-head
+    MultiHeadAttention's on them, and depends on them; when it differs, say which other head
+    count it matches (cheap, on a few tokens) before paying for the weights' pass at full size."""
     own = _own_mha(sub)
     mine, theirs = set(module.info["params"]), set(own.info["params"])
     if mine != theirs:  # other weights (biases): no 12-head twin to compare with
@@ -214,10 +207,10 @@ def _judge_same_as_own(sub, module, x, what: str, default_hint: str) -> torch.Te
         expect_weights_matter(module, x, out, state, 7, restore=False)
         return out
     # the check fails: other head counts only explain the failure
-    hint = (_head_count_hint(sub, module, state, x, out) if explaining() else "") or default_hint
-    if not isinstance(hint, Diagnosis):  # no head count gives it: perhaps the weights are ignored
+    head_count = _head_count_hint(sub, module, state, x, out) if explaining() else None
+    if not head_count:  # no head count gives it: perhaps the weights are ignored
         expect_weights_matter(module, x, out, state, 7, restore=False)
-    expect_close(out, expected, what, hint=hint)
+    expect_close(out, expected, what, hint=head_count or default_hint)
     return out
 
 
@@ -232,15 +225,10 @@ def _head_counts(held) -> tuple[int, ...]:
     return OTHER_HEAD_COUNTS
 
 
-def _head_count_hint(sub, module, state: dict, x: torch.Tensor, out: torch.Tensor) -> str:
-    """The head count whose 12-head twin (the student's own MultiHeadAttention built with it, on
-    the same weights) gives ``out``, as a hint: "" when none does. On an input longer than
-    :data:`SHORT` tokens the twins run on its first SHORT tokens and are compared with those
-    tokens' rows of ``out`` (causal attention: a token's output depends on the tokens up to it
-    only), so each count costs a forward pass of a few tokens, not of 1,024. The search stops at
-    the first count that gives ``out``, the count the student's class keeps tried first. On these
-    inputs (5 tokens, the grader's weights) two counts split the same weights into other heads,
-    so they give other outputs: the first count that matches is the only one."""
+def _head_count_hint(sub, module, state: dict, x: torch.Tensor, out: torch.Tensor) -> Hint | None:
+    """The head count whose twin (the student's own MultiHeadAttention built with it, on the same
+    weights) gives ``out``. On a longer input the twins run on its first :data:`SHORT` tokens
+    (causal: those rows depend on those tokens only), a forward pass of a few tokens each."""
     where = ""
     if x.shape[1] > SHORT:
         x, out = x[:, :SHORT].contiguous(), out[:, :SHORT]
@@ -253,7 +241,7 @@ def _head_count_hint(sub, module, state: dict, x: torch.Tensor, out: torch.Tenso
                         {key: f"the output{where} matches {n} heads: GPT-2 small has num_heads=12"})
         if hint:
             return hint
-    return ""
+    return None
 
 
 @check("7.3", 3, "12 heads of 64 dimensions (output equals your 12-head MultiHeadAttention on the same weights)")

@@ -26,8 +26,7 @@ from autograder.chapters.ch03_attention.examples import attention_sizes
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import EXACT, FLOAT32, close
-from autograder.core.failures import CheckFailure
-from autograder.core.hints import fix
+from autograder.core.failures import CheckFailure, Hint
 from autograder.core.strategies import EXAMPLES, distinct_shape, float_arrays, run_property, tensor
 
 QKV = ["W_query", "W_key", "W_value"]
@@ -48,16 +47,16 @@ def _shifted(x, shift):
 
 STABLE_MISTAKES: R.FunctionMistakes = {
     "no_shift": (_in_float32(lambda x: _shifted(x, 0.0)),
-                 "exp overflows: in float32 exp(x) is inf above x = 88.7, and inf / inf is NaN. Subtract "
-                 "each row's maximum first" + fix(": x - x.max(dim=-1, keepdim=True).values")),
+                 Hint("exp overflows: in float32 exp(x) is inf above x = 88.7, and inf / inf is NaN. Subtract each "
+                      "row's maximum first", "x - x.max(dim=-1, keepdim=True).values")),
     "global_max": (_in_float32(lambda x: _shifted(x, x.max())),
-                   "the maximum of the whole tensor is subtracted, so a row far below it underflows to "
-                   "0 / 0 = NaN: subtract each row's own maximum" + fix(", x.max(dim=-1, keepdim=True).values")),
+                   Hint("the maximum of the whole tensor is subtracted, so a row far below it underflows to 0 / 0 = "
+                        "NaN: subtract each row's own maximum", "x.max(dim=-1, keepdim=True).values")),
     "min_shift": (_in_float32(lambda x: _shifted(x, x.min(dim=-1, keepdim=True).values)),
                   "subtract the maximum, not the minimum: exp(x - max) is at most 1 and cannot overflow"),
 }
-STABLE_HINT = "subtract each row's maximum m before the exponential; the shift cancels in the quotient" + \
-    fix(": exp(x - m) / exp(x - m).sum(dim=-1, keepdim=True) with m = x.max(dim=-1, keepdim=True).values")
+STABLE_HINT = Hint("subtract each row's maximum m before the exponential; the shift cancels in the quotient",
+                   "exp(x - m) / exp(x - m).sum(dim=-1, keepdim=True) with m = x.max(dim=-1, keepdim=True).values")
 # Rows far apart, one of them 200 wide, and one of moderate values: the naive formula gives NaN
 # in the first three rows (inf / inf, 0 / 0), subtracting the global maximum in the second and
 # the fourth, subtracting the minimum in the third. Each mistake leaves its own pattern (an
@@ -158,8 +157,8 @@ def _fused_reference(state, x, sizes, mistake):
 FUSED = replace(
     s6_mha.SPEC, name="FusedQKVAttention", reference=_fused_reference,
     mistakes={**FUSED_LAYOUTS, **SDPA_TRAPS, **s6_mha.MISTAKES}, value_heads=lambda s: [],
-    structure_hint="one nn.Linear qkv from d_in to 3 * d_out and a projection proj from d_out to d_out" +
-    fix(": self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias) and self.proj = nn.Linear(d_out, d_out)"))
+    structure_hint=Hint("one nn.Linear qkv from d_in to 3 * d_out and a projection proj from d_out to d_out",
+                        "self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias) and self.proj = nn.Linear(d_out, d_out)"))
 
 
 def _dropout_in_training(spec, sub, sizes) -> None:
@@ -197,8 +196,8 @@ def fused_structure(sub):
     separate = [n for n in QKV if f"{n}.weight" in info["params"]]
     if separate:
         raise CheckFailure(f"FusedQKVAttention still has {', '.join(separate)}",
-                           "the point is one matrix multiplication for all three, and no W_query, W_key, W_value" +
-                           fix(": self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)"))
+                           Hint("the point is one matrix multiplication for all three, and no W_query, W_key, W_value",
+                                "self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)"))
     for name, shape, bias in (("qkv", [18, 5], False), ("proj", [6, 6], True)):
         entry = info["modules"].get(name)
         if entry is None or entry["class"] != "Linear" or info["params"].get(f"{name}.weight") != shape \
@@ -251,8 +250,8 @@ def attention_memory(sub):
                expected / 2**20: "return bytes, not MiB"}
         raise CheckFailure(f"attn_weights_bytes({b}, {h}, {n}, {size}) returned {got:,}, expected {expected:,} "
                            f"bytes ({expected / 2**20:g} MiB)",
-                           why.get(got, "one weight per batch, head, query and key, each bytes_per_value bytes" +
-                                   fix(": batch_size * num_heads * num_tokens * num_tokens * bytes_per_value")))
+                           why.get(got, Hint("one weight per batch, head, query and key, each bytes_per_value bytes",
+                                             "batch_size * num_heads * num_tokens * num_tokens * bytes_per_value")))
 
     body(*GPT2_FULL_CONTEXT)
     body(8, 12, 1024, 4)
@@ -310,7 +309,7 @@ def sdpa_is_fused(sub):
     if not out_proj or out_proj["class"] != "Linear" or module.info["params"].get("out_proj.weight") != [6, 6] \
             or not out_proj.get("bias"):
         raise CheckFailure("`out_proj` should be nn.Linear(d_out, d_out) with a bias, as in MultiHeadAttention",
-                           "out_proj maps d_out to d_out, with a bias" + fix(": self.out_proj = nn.Linear(d_out, d_out)"))
+                           Hint("out_proj maps d_out to d_out, with a bias", "self.out_proj = nn.Linear(d_out, d_out)"))
     calls = module.calls(tensor((2, 4, 5), 1))
     if SDPA not in calls:
         raise CheckFailure(f"{module.what}'s forward never calls {SDPA}",

@@ -16,8 +16,7 @@ import torch
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.compare import EXACT, FLOAT32, close
-from autograder.core.failures import CheckFailure, Diagnosis, NotImplementedYet, StudentCodeError
-from autograder.core.hints import fix
+from autograder.core.failures import NAMED, CheckFailure, Hint, NotImplementedYet, StudentCodeError
 from autograder.core.strategies import tensor
 
 
@@ -26,8 +25,7 @@ def require(sub, name: str, kind: str):
     found = sub.kind(name)
     if found == "missing":
         label = f" in the {sub.stage_label} cell" if sub.stage_label else ""
-        raise CheckFailure(f"`{name}` is not defined",
-                           f"define `{name}`{label} (exact name, case matters) and run that cell")
+        raise sub.not_defined(name, f"define `{name}`{label} (exact name, case matters) and run that cell")
     if found != kind and not (kind == "function" and found == "class"):
         raise CheckFailure(f"`{name}` is a {found}, expected a {kind}",
                            f"define `{name}` with `{'def' if kind == 'function' else 'class'}`")
@@ -54,7 +52,7 @@ class ModuleSpec:
     causal: bool
     args: Callable[[Sizes], tuple]
     reference: Callable[[dict, torch.Tensor, Sizes, str | None], torch.Tensor]
-    mistakes: dict[str, str]
+    mistakes: dict[str, Hint | str]
     out_dim: Callable[[Sizes], int]
     value_heads: Callable[[Sizes], list[str]]  # weight names that produce the values
     identity_out_proj: bool = False
@@ -64,14 +62,13 @@ class ModuleSpec:
     # what to say when a weight the contract names is missing: a text, or a function of the
     # missing name and the names present
     structure_hint: str | Callable[[str, set], str] = \
-        "create W_query, W_key, W_value as nn.Linear layers from d_in to d_out" + \
-        fix(", nn.Linear(d_in, d_out, bias=qkv_bias)")
+        Hint("create W_query, W_key, W_value as nn.Linear layers from d_in to d_out", "nn.Linear(d_in, d_out, bias=qkv_bias)")
     shape_hint: str = ""  # said when the output has the wrong shape
     # the computation step by step (chapters.ch03_attention.programs), whose one-operation
     # variants name mistakes nobody catalogued: program(state, x, context_length, num_heads)
     program: Callable | None = None
 
-    def missing_weight_hint(self, missing: str, present: set) -> str:
+    def missing_weight_hint(self, missing: str, present: set) -> Hint | str:
         return self.structure_hint(missing, present) if callable(self.structure_hint) else self.structure_hint
 
     def build(self, sub, sizes: Sizes, *, seed: int | None = None, dropout: float | None = None, **kwargs):
@@ -162,12 +159,12 @@ def expect_weights_matter(module, x: torch.Tensor, out: torch.Tensor, state: dic
             return
     if not other:
         raise CheckFailure(f"{module.what} has no registered parameters, so its output cannot depend on them",
-                           Diagnosis("layers kept in a plain Python list or dict, or created inside forward, are not "
-                                     "registered: assign them to self, or hold them in nn.ModuleList", Diagnosis.NAMED,
-                                     mistake="layers_not_registered"))
+                           Hint("layers kept in a plain Python list or dict, or created inside forward, are not "
+                                "registered: assign them to self, or hold them in nn.ModuleList", rank=NAMED,
+                                mistake='layers_not_registered'))
     raise CheckFailure(f"{module.what}(x) gave the same output with other weights loaded into it: the output "
                        "does not depend on the module's weights",
-                       Diagnosis(WEIGHTS_IGNORED_HINT, Diagnosis.NAMED, mistake="weights_ignored"))
+                       Hint(WEIGHTS_IGNORED_HINT, rank=NAMED, mistake="weights_ignored"))
 
 
 def broken(spec: ModuleSpec, sub, sizes: Sizes) -> str:
