@@ -1,10 +1,5 @@
-"""A chapter is data: its assignment id and its stage modules, one per stage.
-
-Each stage module holds the stage's checks and ends with ``STAGE = StageParts(...)``. The
-chapter's course file (:mod:`autograder.core.course`, written by ``make release`` from the
-source notebook's test cells) says which stages are graded, their points and which is a bonus;
-without one, every declared stage is graded out of its checks' weights.
-"""
+"""A chapter is data: its id and its stage modules, each ending with ``STAGE = StageParts(...)``.
+Its course file (:mod:`autograder.core.course`) says which stages are graded, their points and the bonus."""
 
 from __future__ import annotations
 
@@ -83,8 +78,7 @@ class Chapter:
     # submission on the meta device; the others need no such import. Each stage still runs in a
     # fresh copy of the loaded state, reseeded for it, so the lane changes no grade.
     run_beside: tuple[str, ...] = ()
-    # The course file make release writes (None: every declared stage, out of its checks'
-    # weights); ``course_override`` replaces it (a test's own course).
+    # the course file make release writes (None: every stage, out of its checks' weights); a test's own course
     course_path: Path | None = None
     course_override: Course | None = None
     # (pattern, hint): what an exception means in any stage, tried after the stage's own table

@@ -26,9 +26,7 @@ EXACT = Tolerance(rtol=1e-5, atol=1e-6)
 
 
 def fmt(t: torch.Tensor, rows: int = 4, around: int | None = None) -> str:
-    """A compact picture of a tensor for a failure message: at most ``rows`` rows (of the last
-    axis, the leading axes flattened), those around row ``around`` when given, and "..." where
-    rows are left out, so a message that names a row shows it."""
+    """A compact picture of a tensor: at most ``rows`` rows, those around row ``around`` when given."""
     t = t.detach().to("cpu")
     if t.dim() >= 2:
         flat = t.reshape(-1, t.shape[-1])

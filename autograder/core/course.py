@@ -1,11 +1,5 @@
-"""The course: which of a chapter's stages are graded, their points, and the bonus.
-
-The instructor decides it in one place, the source notebook: each stage's test cell carries
-its ``points``; a graded cell (``grade: true``) counts in the grade, an ungraded one is a bonus
-beside it, and a stage without a test cell is not part of the course. ``make release`` writes
-what it read to the chapter's course file (:func:`write`): the grader never takes points from
-a student's notebook.
-"""
+"""The course: which stages are graded, their points and the bonus, as the source notebook's test
+cells state them (an ungraded one is a bonus); ``make release`` writes it to the course file."""
 
 from __future__ import annotations
 
@@ -94,9 +88,7 @@ def write(course: Course, path: Path) -> bool:
 
 
 def stale_points(notebook: dict, chapter) -> str | None:
-    """One sentence when a student's notebook (a stale copy, an earlier release) states other
-    stages or points than the instructor's course, naming both; None when they agree. The grade
-    always uses the course's: a notebook's metadata is the student's to edit."""
+    """One sentence when a student's notebook states other points than the course (graded with the course's)."""
     course = chapter.course
     if course is None:
         return None
@@ -112,11 +104,8 @@ def stale_points(notebook: dict, chapter) -> str | None:
         return None
 
     def said(stages: dict[int, StagePoints]) -> str:
-        return ", ".join(f"stage {n} {_number(stages[n].points) if n in stages else 'none'}" for n in differ)
+        return ", ".join(f"stage {n} {f'{stages[n].points:g}' if n in stages else 'none'}" for n in differ)
 
     return (f"this notebook's test cells state other points than the instructor's course ({said(theirs)} "
             f"against {said(course.stages)}, from {course.source}): it is graded with the instructor's")
 
-
-def _number(points: float) -> str:
-    return f"{points:g}"

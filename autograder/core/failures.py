@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# The sandbox finds out that a stage cannot go on and owns the exception (the lowest layer
-# owns what it raises); the checks and the engine catch it from here.
+# the sandbox finds out that a stage cannot go on, and owns the exception
 from autograder.sandbox.errors import StageAborted
 
 __all__ = ["AMBIGUOUS", "GENERIC", "NAMED", "POLICY", "CheckFailure", "Hint", "NotImplementedYet", "StageAborted",
            "StudentCodeError", "as_hint", "hint_rank"]
 
-# How sure a hint is of the mistake it names: when several checks of a stage fail, the stage
-# shows the surest (results.StageResult). GENERIC: what is observed, or advice.
+# how sure a hint is of the mistake it names: a stage's row shows the surest (GENERIC: an observation, advice)
 GENERIC, AMBIGUOUS, NAMED, POLICY = 0, 1, 2, 3
 
 

@@ -1,8 +1,4 @@
-"""Hints for exceptions raised by the student's code: the message names the likely cause.
-
-Most specific first: what the error says about the drawn example (``Example.read_error``), what
-it usually means in the stage and in the chapter (``Chapter.error_hints``), then anywhere.
-"""
+"""Hints for exceptions raised by the student's code, after the stage's and the chapter's tables."""
 
 from __future__ import annotations
 

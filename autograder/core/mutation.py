@@ -1,21 +1,7 @@
-"""One-operation changes of Python code, and the variants of a reference program they give.
-
-Two users, one set of operators (:func:`one_operation_changes`):
-
-- the diagnosis (:func:`step_variants`): a chapter writes its reference computation as a plain
-  function, one step per statement (``scores = queries @ keys.T``); every one-operation change
-  of a step is a mistake someone can make, so when a student's output equals the output of one
-  such variant (and of no variant of another step), the hint can name the step and the change,
-  for mistakes nobody catalogued;
-- the mutation benchmark (``tests/mutants.py``, ``make mutants``), which changes the solutions
-  and the correct styles with the same operators and measures the kill rate and the hints.
-
-The operators are the classic ones (arithmetic and comparison operators swapped, operands and
-arguments swapped, a call or an operand dropped, a constant moved by one, an axis changed, a
-keyword dropped, one name or string exchanged for its counterpart), written over :mod:`ast`.
-Which calls may be dropped, which keywords dropped and which names and strings exchanged is
-the caller's :class:`Vocabulary`: the chapter passes the calls of its own subject; the default
-knows only PyTorch's generic tensor calls.
+"""One-operation changes of Python code (the classic mutation operators, over :mod:`ast`), and
+the variants of a chapter's step-by-step program they give: an output equal to one step's
+variant names a mistake nobody catalogued. ``tests/mutants.py`` mutates the solutions with the
+same operators; the caller's :class:`Vocabulary` says which calls, keywords, names and strings vary.
 """
 
 from __future__ import annotations
@@ -148,9 +134,7 @@ def parents_of(tree: ast.AST) -> dict:
 
 
 def mutable(node: ast.AST, parents: dict, vocabulary: Vocabulary = GENERIC) -> bool:
-    """Whether the operators apply to ``node``: not a statement, an argument, a keyword, a
-    called function itself (its call's operators change it) nor a string the vocabulary does
-    not exchange."""
+    """Whether the operators apply to ``node`` (not a statement, argument, keyword, callee or unvaried string)."""
     if isinstance(node, (ast.stmt, ast.arg, ast.arguments, ast.keyword)):
         return False
     if isinstance(parents.get(node), ast.Call) and parents[node].func is node:
@@ -213,14 +197,8 @@ def _step_of(statement: ast.stmt) -> str:
 @cache
 def step_variants(function: Callable, alternatives: tuple[str, ...] = (),
                   vocabulary: Vocabulary = GENERIC) -> tuple[StepVariant, ...]:
-    """Every one-operation variant of ``function`` (a plain function whose body assigns one named
-    step per statement), compiled in the function's own module, deduplicated by their code.
-
-    ``alternatives``: other ways to write a step (``"scaled = scores * d_k ** -0.5"`` beside
-    ``scaled = scores / d_k ** 0.5``): each replaces the statement that assigns the same name and
-    is varied in its turn, so that a change of either way of writing it is recognised.
-    ``vocabulary``: the calls, keywords, names and strings the operators vary (the chapter's).
-    Statements that assign no single name (unpacking the input's shape) are not varied."""
+    """Every one-operation variant of ``function`` (one named step per statement), compiled in
+    its module, deduplicated; ``alternatives``: other ways to write a step, varied in their turn."""
     source = textwrap.dedent(inspect.getsource(function))
     tree = ast.parse(source)
     definition = tree.body[0]
@@ -258,18 +236,3 @@ def step_variants(function: Callable, alternatives: tuple[str, ...] = (),
         finally:
             definition.body[index] = original
     return tuple(found)
-
-
-def rewritten(function: Callable, alternative: str) -> Callable:
-    """``function`` with one step written the ``alternative`` way (unchanged otherwise): it must
-    compute the same, which the chapter's tests check for each alternative it lists."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    definition = tree.body[0]
-    definition.decorator_list = []
-    statement = ast.parse(alternative).body[0]
-    index = next(i for i, s in enumerate(definition.body) if _step_of(s) == _step_of(statement))
-    definition.body[index] = statement
-    namespace = dict(function.__globals__)
-    exec(compile(ast.unparse(tree), f"<{function.__name__} rewritten>", "exec"), namespace)
-    return namespace[definition.name]
-

@@ -1,11 +1,5 @@
-"""The student's code as the checks see it: functions and modules behind proxies.
-
-A check never touches the student's objects directly. It asks a *transport* to run an
-operation (see :mod:`autograder.sandbox.workspace`) and gets plain tensors back. The remote
-transport talks to the sandboxed worker (CLI, CI, nbgrader); the local one runs in the
-notebook's own kernel, for the test cells' instant feedback. Both pass every request and
-answer through the same encoding, so a check behaves the same either way.
-"""
+"""The student's code as the checks see it: functions and modules behind proxies, over a transport
+to the sandboxed worker or, for the notebook's test cells, to the kernel (the same encoding both ways)."""
 
 from __future__ import annotations
 
@@ -119,13 +113,8 @@ class Submission:
         self.memo: dict = {}
 
     def full_size(self):
-        """A block of a check that runs the student's code on full-size tensors (GPT-2's 1,024
-        tokens, hundreds of megabytes of attention scores). In a notebook's kernel it computes on
-        the kernel's own threads, where the rest of a test cell keeps to one (its tensors are a
-        few dozen numbers: engine.one_thread); the sandboxed worker keeps its one thread
-        (``Limits.threads``), the other core grading another stage. Either way, the twin the
-        output is compared with runs in the same block, and the comparison's tolerance covers
-        the rounding of another thread count."""
+        """A block that runs the student's code on full-size tensors: in a kernel, on the kernel's own
+        threads (the rest of a test cell keeps to one); the worker keeps its one thread."""
         full_size = getattr(self.transport, "full_size", None)
         return full_size() if full_size is not None else contextlib.nullcontext()
 
@@ -166,8 +155,7 @@ class Submission:
                                 exc_message=str(error.get("message", "")))
 
     def substituting(self, name: str, source: str, note: str) -> None:
-        """From now on, what the student's code builds as ``name`` is the chapter's class; the
-        stage's row says so (``note``)."""
+        """From now on the chapter's class is built as ``name``; the stage's row says so (``note``)."""
         self.substitute = {**self.substitute, name: source}
         if note not in self.notes:
             self.notes.append(note)

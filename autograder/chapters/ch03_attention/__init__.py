@@ -1,9 +1,5 @@
-"""Chapter 3 of *Build a Large Language Model (From Scratch)*: Coding Attention Mechanisms.
-
-One module per stage under :mod:`.checks` (its checks, the book's values it checks, its step
-program, its hints, call policy and exhibit); the parts several stages share beside them
-(:mod:`.reference`, :mod:`.examples`, :mod:`.programs`, :mod:`.hints`, :mod:`.exhibits`).
-"""
+"""Chapter 3 of *Build a Large Language Model (From Scratch)*: Coding Attention Mechanisms. One
+module per stage under :mod:`.checks`; beside them, the parts several stages share."""
 
 from pathlib import Path
 

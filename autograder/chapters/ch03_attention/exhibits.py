@@ -1,9 +1,5 @@
-"""The attention weights of a failing example, for the notebook's feedback heatmap.
-
-The expected weights follow from the student's module's weights and the input; the student's
-are the ones its output implies, when that output matches the correct attention or a catalogued
-mistake. Nothing here decides a grade.
-"""
+"""The attention weights of a failing example, for the notebook's heatmap: the expected ones, and
+the student's where their output matches the correct attention or a known mistake."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The chapter's computations written step by step, for the diagnosis of mistakes nobody listed.
-
-Each stage module writes its computation as a :class:`Program`, one named step per statement
-(``scores = queries @ keys.transpose(1, 2)``). When the student's output equals a one-operation
-variant of one step (:func:`autograder.core.mutation.step_variants`) and of no other step, the
-hint names that step and the change, in the words of :data:`STEPS`.
-"""
+"""The chapter's computations step by step (each stage's :class:`Program`): an output equal to a
+one-operation variant of one step names that step and the change, in the words of :data:`STEPS`."""
 
 from __future__ import annotations
 
@@ -32,8 +27,7 @@ class Program:
                 *(v for other in self.reordered for v in step_variants(other, (), VOCABULARY))]
 
 
-# other ways to write the causal mask: a tril mask compared with 0, a large finite number
-# instead of -inf (a row that hides everything is then uniform, not NaN), filled in or added
+# other ways to write the causal mask: tril compared with 0, a large finite number instead of -inf
 TRIL_MASK = ("masked = scores.masked_fill(torch.tril(torch.ones(context_length, context_length))"
              "[:num_tokens, :num_tokens] == 0, float('-inf'))")
 FINITE_MASK = ("masked = scores.masked_fill(torch.tril(torch.ones(context_length, context_length))"
@@ -42,22 +36,17 @@ ADDITIVE_MASK = ("masked = scores + (1.0 - torch.tril(torch.ones(context_length,
                  "[:num_tokens, :num_tokens]) * -1e9")
 MASKS = (TRIL_MASK, FINITE_MASK, ADDITIVE_MASK)
 
-# what the one-operation changes vary in this chapter's code besides core's generic tensor calls:
-# the calls of attention that can be left out, the biases, the mask's triangle and its -inf
+# what the changes vary besides core's generic calls: attention's calls, the biases, the mask's triangle and -inf
 VOCABULARY = GENERIC | Vocabulary(
     droppable=frozenset({"softmax", "dropout", "masked_fill", "masked_fill_", "triu", "tril", "out_proj", "proj"}),
     keywords=("bias", "qkv_bias"), attributes=(("triu", "tril"),), strings=(("-inf", "inf"),))
 
-# steps of one kind: when an error cannot tell them apart (x @ W_query and x @ W_key raise alike),
-# the hint names the kind
-GROUPS: dict[str, tuple[str, str]] = {
-    "query_projection": ("projections", "the projections of the input, x @ W_query, x @ W_key, x @ W_value"),
-    "key_projection": ("projections", "the projections of the input, x @ W_query, x @ W_key, x @ W_value"),
-    "value_projection": ("projections", "the projections of the input, x @ W_query, x @ W_key, x @ W_value"),
-    "split_queries": ("split_heads", "the split of the queries, keys or values into heads, (b, num_heads, num_tokens, head_dim)"),
-    "split_keys": ("split_heads", "the split of the queries, keys or values into heads, (b, num_heads, num_tokens, head_dim)"),
-    "split_values": ("split_heads", "the split of the queries, keys or values into heads, (b, num_heads, num_tokens, head_dim)"),
-}
+# steps of one kind, named together when an error cannot tell them apart
+GROUPS: dict[str, tuple[str, str]] = {step: (group, words) for group, words, steps in (
+    ("projections", "the projections of the input, x @ W_query, x @ W_key, x @ W_value",
+     ("query_projection", "key_projection", "value_projection")),
+    ("split_heads", "the split of the queries, keys or values into heads, (b, num_heads, num_tokens, head_dim)",
+     ("split_queries", "split_keys", "split_values"))) for step in steps}
 
 # step -> (its id in a mistake's id, the step in the chapter's words: what a hint says was changed)
 STEPS: dict[str, tuple[str, str]] = {

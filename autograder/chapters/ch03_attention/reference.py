@@ -1,9 +1,5 @@
-"""Trusted reference computations, in float64, from the student's own weights.
-
-The oracle is PyTorch's ``scaled_dot_product_attention``. Beside it, each stage has named
-*mistakes*: what a common wrong solution outputs on the same input and weights, with the hint
-for it, so a wrong answer can be matched to its cause (see ``checks.diagnosis.diagnose``).
-"""
+"""Trusted reference computations in float64 (the oracle is PyTorch's SDPA), and the named mistakes:
+what a common wrong solution outputs, with its hint."""
 
 from __future__ import annotations
 
@@ -216,8 +212,7 @@ ATTENTION_MISTAKES: dict[str, Hint | str] = {
                        "sum to 1", "attn_weights = torch.softmax(attn_scores / sqrt(d_k), dim=-1)"),
     "mask_off_by_one": "the mask starts one diagonal too high, so each token also sees the next one: "
                        "torch.triu(..., diagonal=1) hides everything above the diagonal",
-    # last: at small sizes an axis often has the size of a likelier culprit (d_out, num_heads),
-    # and diagnose() takes the first mistake that matches
+    # last: at small sizes an axis often has the size of a likelier culprit, and the first match is named
     "scale_by_keys_axis_0": Hint("the scale uses another axis of the keys (keys.shape[0]); d_k is the last one",
                                  "divide by sqrt(keys.shape[-1])"),
     "scale_by_keys_axis_1": Hint("the scale uses another axis of the keys (keys.shape[1]); d_k is the last one",

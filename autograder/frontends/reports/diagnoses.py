@@ -1,34 +1,19 @@
-"""The diagnosis record of one graded submission: what each failed check found, as data.
-
-The class report (:mod:`autograder.frontends.instructors.class_report`) counts mistakes from these
-records, never from rendered text. Every route keeps one per submission, written by the
-grading process (never by the student's code):
-
-- Gradescope and CI (``python -m autograder NB --results results.json``, which
-  ``make grade-repos`` runs too): ``extra_data.diagnosis`` of results.json, and each failed
-  test's ``extra_data``;
-- nbgrader (``make autograde``): the answer of :mod:`autograder.frontends.instructors.stagegrades`
-  carries it, and :class:`~autograder.frontends.instructors.nbgrader.execute.SandboxExecute` writes it to
-  ``grading/diagnoses/<student>/<assignment>.json`` (beside the autograded notebooks rather
-  than among them: nbgrader's feedback step copies the autograded folder's other files to
-  the feedback it releases to students), rewritten at each regrade.
-
-The record (``format`` :data:`FORMAT`)::
+"""The diagnosis record of one graded submission: what each failed check found, as data, from
+which the class report counts mistakes. Gradescope and CI keep it in results.json
+(``extra_data.diagnosis``), nbgrader in ``grading/diagnoses/<student>/<assignment>.json``::
 
     {"format": "autograder-diagnosis/1", "chapter": "ch03_attention", "error": "",
      "score": 62.0, "max_score": 100.0, "hidden_examples": false,
      "stages": [{"number": 4, "id": "causal", "label": "Stage 4 (causal)", "bonus": false,
-                 "score": 8.0, "max_score": 14.0,
-                 "status": "passed" | "failed" | "not_implemented" | "stopped",
-                 "mistake": "<the stage row's diagnosis id, '' when none>", "rank": "named",
-                 "hint": "<the hint the stage row shows>",
-                 "checks": [{"check": "4.3", "status": "failed", "points": 2.0,
-                             "mistake": "sum_dim_0", "rank": "named" | "ambiguous" | "generic" | "policy" | "",
-                             "hint": "...", "exception": "RuntimeError", "hidden_failure": false}]}],
+                 "score": 8.0, "max_score": 14.0, "status": "passed" | "failed" | "not_implemented" | "stopped",
+                 "mistake": "<the stage row's mistake id>", "rank": "named", "hint": "<the row's hint>",
+                 "checks": [{"check": "4.3", "status": "failed", "points": 2.0, "mistake": "sum_dim_0",
+                             "rank": "named" | "ambiguous" | "generic" | "policy" | "", "hint": "...",
+                             "exception": "RuntimeError", "hidden_failure": false}]}],
      "cell_errors": [{"cell": 17, "stage": 2, "type": "SyntaxError", "message": "..."}]}
 
-``checks`` lists the checks that did not pass only. ``stage`` of a cell error is the stage
-whose heading ("## Stage N ...") the cell comes under (null: before the first stage).
+``checks`` lists the checks that did not pass; a cell error's ``stage`` is the stage whose
+heading the cell comes under (null: before the first).
 """
 
 from __future__ import annotations
@@ -112,10 +97,7 @@ def cell_error_records(report: GradeReport, notebook: str | Path | None = None) 
 
 def submission_record(report: GradeReport, stages: dict[int, StageResult] | None = None,
                       notebook: str | Path | None = None, hidden: bool | None = None) -> dict:
-    """The diagnosis record of ``report``; ``stages``: each stage's result over the visible and
-    hidden examples (what the grade counts) where there was a hidden run; ``notebook``: the file
-    whose cells were run (default the report's submission), read for the stage of each cell error;
-    ``hidden``: whether hidden examples were graded (default: whether ``stages`` were given)."""
+    """The diagnosis record of ``report``; ``stages``: each stage's result over visible and hidden examples."""
     hidden = bool(stages if stages is not None else report.hidden_examples) if hidden is None else hidden
     stages = stages if stages is not None else report.hidden_examples
     final = [stages.get(r.stage.number, r) for r in report.stages]

@@ -3,7 +3,11 @@ one-operation variants name a mistake nobody catalogued, and only the step that 
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
+import textwrap
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -11,11 +15,30 @@ import torch
 from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks import s1_softmax, s2_scores, s3_self_attention, s4_causal, s6_mha
-from autograder.chapters.ch03_attention.checks.diagnosis import WHOLE_SHAPES, diagnose_step_error, diagnose_steps, module_args
+from autograder.chapters.ch03_attention.checks.diagnosis import WHOLE_SHAPES, _step_hint, diagnose_steps, error_variants, module_args
 from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.failures import NAMED, Hint, StudentCodeError
-from autograder.core.mutation import rewritten
+from autograder.core.mutation import _step_of
 from autograder.core.strategies import tensor
+
+
+def rewritten(function: Callable, alternative: str) -> Callable:
+    """``function`` with one step written the ``alternative`` way."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    definition = tree.body[0]
+    definition.decorator_list = []
+    statement = ast.parse(alternative).body[0]
+    index = next(i for i, s in enumerate(definition.body) if _step_of(s) == _step_of(statement))
+    definition.body[index] = statement
+    namespace = dict(function.__globals__)
+    exec(compile(ast.unparse(tree), f"<{function.__name__} rewritten>", "exec"), namespace)
+    return namespace[definition.name]
+
+
+
+def diagnose_step_error(error, program, *args):
+    return _step_hint(error_variants(error, program, *args), raised=True)
+
 
 V1, V2 = s3_self_attention.V1.program, s3_self_attention.V2.program
 CAUSAL, MHA = s4_causal.SPEC.program, s6_mha.SPEC.program

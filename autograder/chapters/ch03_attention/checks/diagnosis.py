@@ -1,6 +1,5 @@
-"""The diagnosis of mistakes: a wrong output (or error) compared with what the known mistakes
-and the one-operation variants of the stage's steps give, and the expectations that name the
-mistake when they fail."""
+"""The diagnosis of mistakes: a wrong output (or error) compared with what the known mistakes and
+the one-operation variants of the stage's steps give."""
 
 from __future__ import annotations
 
@@ -51,10 +50,8 @@ def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dic
 
 
 def same_output(actual, output: torch.Tensor) -> bool:
-    """Whether the student's ``actual`` is ``output``: the same shape and values, or NaN in the
-    same places and the same values everywhere else (NaN alone is no evidence: several mistakes
-    make the same rows NaN). An output that is NaN everywhere identifies no mistake (a degenerate
-    input, such as zeros, gives it too)."""
+    """Whether ``actual`` is ``output``: the same values, NaN in the same places (an output NaN
+    everywhere identifies no mistake: a degenerate input gives it too)."""
     if bool(torch.isnan(output).all()):
         return False
     if close(actual, output.float(), FLOAT32):
@@ -66,14 +63,11 @@ def same_output(actual, output: torch.Tensor) -> bool:
 
 # -- the steps' variants: mistakes nobody catalogued ----------------------------------------------
 
-# the steps' variants run in the grader's process, on tensors whose sizes the student's module
-# chose: beyond the grader's own sizes (a few thousand numbers) they are not tried at all
-_VARIANTS_MAX_NUMBERS = 1_000_000
+_VARIANTS_MAX_NUMBERS = 1_000_000  # sizes the student's module chose: far beyond the grader's, not tried
 
 
 def _variants_run(program, args: tuple):
-    """(variant, what it gave: a tensor, or the exception it raised) for each one-operation
-    variant of ``program`` on ``args`` (float64), computed in the grader's process."""
+    """(variant, the tensor it gave or the exception it raised) for each variant of ``program``."""
     numbers = sum(t.numel() for a in args for t in (a.values() if isinstance(a, dict) else [a])
                   if isinstance(t, torch.Tensor))
     if numbers > _VARIANTS_MAX_NUMBERS:
@@ -88,8 +82,7 @@ def _variants_run(program, args: tuple):
 
 
 def _step_hint(matched: list, *, raised: bool = False) -> Hint | None:
-    """The hint for the variants that gave the student's output (or error): NAMED when they all
-    change the same step, AMBIGUOUS when steps differ (both said)."""
+    """The variants that gave the student's output (or error): NAMED for one step, else AMBIGUOUS."""
     if not matched:
         return None
     by_step = {}
@@ -130,24 +123,16 @@ def _comparable(message: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f-\x9f?]", "?", message[:600])
 
 
-# errors whose message gives both operands' whole shapes (or the call's whole arguments): a
-# broadcast error names one axis of each ("size of tensor a (2) must match ... b (6)"), and a
-# view's "shape [1, 3, 2] is invalid for input of size 18" is what any earlier wrong shape ends
-# in: too many different mistakes share those to name one
+# errors whose message gives both operands' whole shapes: a broadcast error names one axis of
+# each, and a view's "invalid for input of size" ends any earlier wrong shape, too weak to name one
 WHOLE_SHAPES = r"shapes cannot be multiplied|Expected size for first two dimensions|" \
                r"invalid combination of arguments|must be tuple of ints"
 
 
-def diagnose_step_error(error: StudentCodeError, program, *args: torch.Tensor) -> Hint | None:
-    """The step whose one-operation variant raises what the student's code raised (:func:`error_variants`)."""
-    return _step_hint(error_variants(error, program, *args), raised=True)
-
-
 def error_variants(error: StudentCodeError, program, *args: torch.Tensor) -> list:
-    """The variants that raise what the student's code raised, the same type and message (whole
-    shapes, :data:`WHOLE_SHAPES`), on the same input and weights, when they all change one step
-    (those that raise in the step they changed first); [] when the right computation raises it
-    too (then the weights themselves have the wrong shapes), or steps differ, or none does."""
+    """The variants that raise what the student's code raised (type and whole-shapes message) on
+    the same input and weights, when they all change one step; [] when the right computation
+    raises it too (the weights have the wrong shapes), or steps differ."""
     if program is None or not re.search(WHOLE_SHAPES, error.exc_message or "") or not explaining():
         return []
     args = _float64(args)
@@ -161,8 +146,6 @@ def error_variants(error: StudentCodeError, program, *args: torch.Tensor) -> lis
             return []
     alike = [(v, out) for v, out in _variants_run(program, args)
              if isinstance(out, Exception) and (type(out).__name__, _comparable(str(out))) == raised]
-    # an error is weaker evidence than an output: the same sizes meet wrongly after many mistakes.
-    # A step is named only when every variant that raises it changes that one step
     if len({P.GROUPS.get(P.STEPS[v.step][0], (P.STEPS[v.step][0],))[0] for v, _ in alike}) != 1:
         return []
     return [v for v, out in alike if v.raised_here(out)] or [v for v, _ in alike]
@@ -176,11 +159,8 @@ def _rename(error: StudentCodeError, hint: Hint | None) -> None:
 
 def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes,
                          state: dict | None = None) -> None:
-    """Name the step behind an error the student's module raised. The variants raising the same
-    on these weights (``state``, else the module's own, read back) are a hypothesis that the same
-    module's outputs at other sizes, where it runs (:func:`runs_at_other_sizes`), must bear out: a
-    wrong output there that no such variant gives refutes it. Without one, the mistake those
-    outputs name, if any."""
+    """Name the step behind an error the student's module raised: the variants raising the same,
+    borne out by the module's outputs at other sizes where it runs; else the mistake those name."""
     if spec.program is None or not explaining():
         return
     try:
@@ -198,9 +178,6 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
     if suspects:
         _rename(error, _step_hint(suspects, raised=True))
         return
-    # where it runs, its output may name the mistake: at sizes where two axes of these sizes meet,
-    # else where two axes of sizes that all differ meet (a shrunk example's d_out=1 and one token
-    # run right whatever the mistake)
     for other, other_state, other_x, out in seen or runs_at_other_sizes(spec, module.sub, _distinct(spec)):
         with named_weights(spec, other_state):
             hint = diagnose_module(spec, out, other_state, other_x, other)
@@ -210,9 +187,7 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
             return
 
 
-# sizes no two of which agree (nor head_dim, nor the wrapper's output width): an error raised
-# here names the step that meets the wrong axes, where at a shrunk example's sizes (d_out=1,
-# batch=num_heads=2) several steps raise the same message
+# sizes no two of which agree: an error raised here names the step that meets the wrong axes
 DISTINCT_SIZES = Sizes(batch=3, tokens=5, d_in=7, d_out=8, context_length=6, num_heads=2, seed=11)
 
 
@@ -226,8 +201,7 @@ def sizes_for(spec: ModuleSpec, sizes: Sizes) -> str:
 
 
 def _error_variants_at(sizes: Sizes, error: StudentCodeError, spec: ModuleSpec, sub) -> list:
-    """The variants that raise, at ``sizes``, what the student's module raises there, when it
-    raises there on the same line as ``error``: [] otherwise."""
+    """The variants that raise at ``sizes`` what the student's module raises there, on ``error``'s line."""
     line = re.search(r"line \d+", error.message or "")
     state, x, there = run_at(spec, sub, sizes)
     if not isinstance(there, StudentCodeError) or state is None or x is None:
@@ -239,11 +213,8 @@ def _error_variants_at(sizes: Sizes, error: StudentCodeError, spec: ModuleSpec, 
 
 
 def run_at(spec: ModuleSpec, sub, sizes: Sizes) -> tuple:
-    """The student's module built at ``sizes``, the grader's weights loaded, run on the spec's
-    input: (weights, input, output), the output a CheckFailure where it raised (the weights or
-    the input None when it raised before them). Only the student's code and the sizes decide it,
-    and the diagnoses of a stage's failing checks ask it at the same sizes (the sizes a shrunk
-    example ends at, :data:`DISTINCT_SIZES`): it runs once a stage (``sub.memo``)."""
+    """(weights, input, output or the CheckFailure raised) of the student's module at ``sizes`` on
+    the grader's weights, once a stage (``sub.memo``): several failing checks ask the same."""
     key = ("run_at", spec.name, sizes, tuple(sorted(sub.substitute.items())))
     if key not in sub.memo:
         state = x = None
@@ -267,8 +238,8 @@ def _gives(variant, args: tuple, out: torch.Tensor) -> bool:
 
 
 def _confusable_sizes(sizes: Sizes) -> list[Sizes]:
-    """Sizes at which two axes that did not meet are equal (the tokens and the heads, d_in and
-    d_out, ...): a mistake that raised at ``sizes`` may run there and show its output."""
+    """Sizes at which two axes are equal (the tokens and the heads, d_in and d_out, ...): a mistake
+    that raised at ``sizes`` may run there and show its output."""
     found = []
     for tokens, d_in in ((sizes.num_heads, sizes.d_in), (sizes.head_dim, sizes.d_in), (sizes.d_out, sizes.d_in),
                          (sizes.tokens, sizes.d_out), (sizes.d_out, sizes.d_out)):
@@ -279,9 +250,8 @@ def _confusable_sizes(sizes: Sizes) -> list[Sizes]:
 
 
 def runs_at_other_sizes(spec: ModuleSpec, sub, sizes: Sizes) -> list[tuple]:
-    """(sizes, weights, input, output) where the student's module, which raised at ``sizes``, runs
-    at one of :func:`_confusable_sizes` with the grader's weights and gives a wrong output (an
-    output that is right there says nothing of the mistake)."""
+    """(sizes, weights, input, output) where the student's module runs at confusable sizes and
+    gives a wrong output."""
     seen = []
     for other in _confusable_sizes(sizes):
         state, x, out = run_at(spec, sub, other)
@@ -309,9 +279,7 @@ def module_args(state: dict, x: torch.Tensor, sizes: Sizes) -> tuple:
 
 def diagnose_module(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: Sizes, sub=None) -> Hint | None:
     """The catalogued mistake that gives the student's output, else the step variant that does.
-    Two mistakes that give it alike at these sizes (the scale by d_out and by keys.shape[0] where
-    batch = d_out) are told apart on the student's ``sub`` at sizes that all differ, when given:
-    the one named there is said alone; neither is offered as likely when those sizes tell."""
+    Two that give it alike here are told apart on the student's ``sub`` at sizes that all differ."""
     hint = diagnose(actual, mistake_outputs(spec, state, x, sizes), spec.mistakes) or \
         diagnose_steps(actual, spec.program, *module_args(state, x, sizes))
     if sub is None or not hint or hint.rank != AMBIGUOUS:
@@ -337,9 +305,7 @@ def nan_tokens(actual: torch.Tensor) -> list[int]:
 
 
 def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> Hint | None:
-    """What is observably wrong when ``actual`` has NaN where ``expected`` is finite: which
-    tokens, and how a softmax makes NaN (no known mistake named: :func:`diagnose` names one
-    only when its output has the same NaN)."""
+    """Which tokens are NaN where ``expected`` is finite, and how a softmax makes NaN."""
     if isinstance(actual, torch.Tensor) and actual.shape == expected.shape and actual.is_floating_point() \
             and bool((torch.isnan(actual) & torch.isfinite(expected)).any()):
         tokens = nan_tokens(actual)
@@ -352,8 +318,7 @@ def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> Hint | None:
 
 
 def shape_named(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: Sizes) -> Hint | None:
-    """When the output has a wrong shape: the known mistake whose output it is, shape and values
-    (a mistake that returns the weights, or concatenates the heads along another axis)."""
+    """The known mistake whose output a wrongly shaped output is (returning the weights, ...)."""
     if not isinstance(actual, torch.Tensor) or tuple(actual.shape) == tuple(spec.out_shape(sizes)):
         return None
     with named_weights(spec, state):
@@ -361,8 +326,7 @@ def shape_named(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: S
 
 
 def unexplained(advice: Hint | str) -> Hint:
-    """The hint for a wrong output that no known mistake gives: what is observed (the values
-    differ), then the check's advice; GENERIC, so a named mistake of another check outranks it."""
+    """A wrong output no known mistake gives: what is observed, then the check's advice (GENERIC)."""
     advice = as_hint(advice)
     if advice.mistake:
         return advice
@@ -371,8 +335,7 @@ def unexplained(advice: Hint | str) -> Hint:
 
 
 def mistake_outputs(spec: ModuleSpec, state: dict, x: torch.Tensor, sizes: Sizes) -> dict:
-    """What each of the spec's known mistakes outputs on these weights and this input (only
-    when the failure they explain is the one shown, see ``explaining``)."""
+    """What each of the spec's known mistakes outputs here (only for the failure the student sees)."""
     found = {}
     if not explaining():
         return found
@@ -386,8 +349,7 @@ def mistake_outputs(spec: ModuleSpec, state: dict, x: torch.Tensor, sizes: Sizes
 
 def expect_function(actual: torch.Tensor, expected: torch.Tensor, what: str, mistakes: R.FunctionMistakes,
                     args: tuple, *, default_hint: Hint | str, tol=FLOAT32, program=None) -> None:
-    """``actual`` equals ``expected``; if not, the hint of the known mistake it matches, else of
-    the step of ``program`` (:mod:`..programs`) whose variant gives it."""
+    """``actual`` equals ``expected``; else the known mistake it matches, or the step that gives it."""
     hint = default_hint
     if not close(actual, expected, tol) and explaining():
         variants, hints = R.function_variants(mistakes, *args)
@@ -412,9 +374,8 @@ def expect_reference(spec: ModuleSpec, actual: torch.Tensor, state: dict, x: tor
 
 def expect_book(spec: ModuleSpec, sub, expected: torch.Tensor, *, weights_hint: Hint | str,
                 default_hint: Hint | str) -> None:
-    """The book's printed output for its fixed seed. When it differs, the module's own weights
-    tell why: the right attention on them means the weights are not the book's (creation order,
-    initialisation); otherwise the known mistake that explains the output, if any."""
+    """The book's printed output for its fixed seed; when it differs, the right attention on the
+    module's own weights means the weights are not the book's, else a known mistake may say why."""
     module, x, sizes = spec.book_module(sub), spec.book_input, spec.book.sizes
     try:
         out = module(x)
@@ -436,8 +397,7 @@ def expect_book(spec: ModuleSpec, sub, expected: torch.Tensor, *, weights_hint: 
 
 
 def expect_beyond_book(spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes) -> None:
-    """A fixed-seed example's points count only if the same code is right on other inputs and
-    other weights too: the book's input perturbed, the grader's weights loaded."""
+    """The same code must be right on the book's input perturbed, with the grader's weights."""
     seed = variation_seed()
     x = perturbed(x, seed)
     state = load_grader_weights(module, 1000 + seed)

@@ -1,9 +1,5 @@
-"""The call policy the module stages share: the exercise is to write attention, so a stage that
-teaches it refuses a call of PyTorch's (an instructor relaxes it: Settings.allow_library_attention).
-
-A stage is only charged for its own code: the wrapper for calls its heads do not make, the
-GPT-2 builder for calls the student's own MultiHeadAttention does not make.
-"""
+"""The call policy the module stages share: a stage that teaches attention refuses PyTorch's, and
+charges only its own code (the wrapper not its heads', the GPT-2 builder not its MultiHeadAttention's)."""
 
 from __future__ import annotations
 
@@ -56,9 +52,8 @@ def _attention_calls(sub, build, x) -> tuple[str, list[str]]:
 
 
 def no_library_attention(*modules, parts=None):
-    """The stage's policy: none of ``modules`` ((builder of sub, input shape) each) calls library
-    attention in its forward. ``parts``: (builder, input shape) of the module the stage's own
-    modules are built from, whose calls are its own stage's, not charged here."""
+    """None of ``modules`` ((builder, input shape) each) calls library attention; ``parts``: the module
+    the stage's own are built from, whose calls are not charged here."""
     if not modules:
         raise ValueError("no_library_attention: name the modules whose forward the policy reads")
 

@@ -53,8 +53,7 @@ WRAPPER_D_OUT_1 = torch.tensor([
     [-0.6979, -0.0817], [-0.6538, -0.0957], [-0.6424, -0.1065],
 ])
 
-# The book's CausalAttention, built in place of the student's when theirs is broken (stage 4's
-# mistake, which costs points there only): it creates its weights in the book's order.
+# the book's CausalAttention, built in place of the student's when theirs is broken (stage 4's mistake)
 BOOK_CAUSAL_ATTENTION = "import math\nimport torch\nfrom torch import nn\n\n\n" + '''class CausalAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
         super().__init__()
@@ -104,8 +103,7 @@ WEIGHTS_HINT = ("each head is right but the weights are not the book's: create t
                 "the other in __init__, before anything else random")
 
 
-# Where the student's CausalAttention must work for the wrapper's heads to be its own: the
-# book's sizes, and fewer tokens than context_length (the mask sliced)
+# where the student's CausalAttention must work for the heads to be its own (the mask sliced too)
 HEAD_PROBES = (CAUSAL_BOOK_SIZES, Sizes(batch=2, tokens=4, d_in=5, d_out=3, context_length=7, num_heads=1, seed=1))
 
 
@@ -115,9 +113,7 @@ def _book_heads(sub, why: str) -> None:
 
 
 def working_heads(sub) -> None:
-    """The wrapper is graded on its own job: when the student's CausalAttention is broken (a
-    stage-4 mistake, which costs points there only), its heads are the book's, and the row
-    says so."""
+    """When the student's CausalAttention is broken (stage 4's mistake), the heads are the book's."""
     if CAUSAL.name in sub.substitute or CAUSAL.name in sub.verified:
         return
     why = next((found for found in (broken(CAUSAL, sub, sizes) for sizes in HEAD_PROBES) if found), "")
@@ -128,9 +124,7 @@ def working_heads(sub) -> None:
 
 
 def own_heads(sub, state: dict, x: torch.Tensor, sizes: Sizes) -> torch.Tensor:
-    """What the wrapper must output: the student's own CausalAttention run with each head's
-    weights, concatenated in order. The wrapper is judged on its own job only; a mistake in
-    CausalAttention costs points in stage 4, not twice."""
+    """What the wrapper must output: the student's own CausalAttention with each head's weights, concatenated."""
     extra = sorted(name for name in state if not name.startswith("heads."))
     if extra:
         raise CheckFailure(f"{NAME} has weights of its own besides its heads ({', '.join(extra)})",
@@ -165,8 +159,7 @@ def _expect_own_heads(module, out: torch.Tensor, state: dict, x: torch.Tensor, s
 
 
 def _excusing_head_errors(sub, sizes: Sizes, x: torch.Tensor, judge) -> None:
-    """Run ``judge``; an error the student's own CausalAttention raises alike is stage 4's:
-    then ``judge`` runs again with the book's heads (a check passes only on what ran)."""
+    """Run ``judge``; an error the student's CausalAttention raises alike is stage 4's: run it again on the book's."""
     try:
         judge()
     except StudentCodeError as error:
@@ -185,9 +178,7 @@ def _book(sub, d_out: int, printed: torch.Tensor) -> None:
 
 
 def _judge_book(sub, d_out: int, printed: torch.Tensor, sizes: Sizes) -> None:
-    """The book's fixed-seed example, judged on the wrapper's own job: concatenating its heads
-    (against the student's own CausalAttention), and the book's values when those heads
-    reproduce the book (stage 4's example); then the same code on other inputs and weights."""
+    """The book's example, judged on the wrapper's own job (its heads concatenated), then beyond it."""
     require(sub, NAME, "class")
     working_heads(sub)
     module = sub.build(NAME, 3, d_out, 6, 0.0, num_heads=2, seed=123)
@@ -242,8 +233,7 @@ def structure(sub):
         if info["params"].get(f"{name}.W_query.weight") != [2, 4]:
             raise CheckFailure(f"`{name}.W_query.weight` has shape {info['params'].get(f'{name}.W_query.weight')}, "
                                "expected [2, 4]", "each head is CausalAttention(d_in, d_out, ...)")
-    # the wrapper hands its dropout and qkv_bias on to every head (as far as the student's own
-    # CausalAttention honours them: a head that ignores qkv_bias is stage 4's mistake)
+    # dropout and qkv_bias reach every head, as far as the student's own CausalAttention honours them
     info = sub.build(NAME, 4, 2, 5, 0.25, num_heads=2, qkv_bias=True, seed=0).info
     own = sub.build(CAUSAL.name, 4, 2, 5, 0.25, qkv_bias=True, seed=0).info["modules"]
     own_p, own_bias = own.get("dropout", {}).get("p"), own.get("W_query", {}).get("bias")
@@ -273,9 +263,7 @@ def oracle(sub):
 
 
 def _heads_explain(sub, prop, sizes: Sizes, *rest) -> bool:
-    """Whether a property the wrapper breaks is its heads' doing: the wrapper outputs exactly
-    its heads' outputs, and the student's CausalAttention alone breaks the same property at the
-    heads' sizes (a stage-4 mistake, which costs points in stage 4 only)."""
+    """Whether a property the wrapper breaks is its heads' doing (the student's CausalAttention breaks it too)."""
     module, state, x, out = judged(SPEC, sub, sizes)
     if not close(out, own_heads(sub, state, x, sizes), FLOAT32):
         return False

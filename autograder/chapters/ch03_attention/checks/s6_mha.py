@@ -18,7 +18,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
     row_sums,
 )
 from autograder.chapters.ch03_attention.checks.spec import BookCall, ModuleSpec, load_grader_weights, load_weights, named_weights, require
-from autograder.chapters.ch03_attention.checks.structure import dropout_structure, linear_structure, mask_structure
+from autograder.chapters.ch03_attention.checks.structure import dropout_structure, linear_structure, mask_structure, out_proj_structure
 from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
 from autograder.chapters.ch03_attention.programs import MASKS, Program
 from autograder.chapters.ch03_attention.reference import linear
@@ -106,8 +106,7 @@ ERROR_HINTS = [
                               "that d_out is divisible by num_heads", "assert d_out % num_heads == 0")),
 ]
 
-# the multi-head mistakes first: diagnose() takes the first that matches, and at small sizes
-# scaling by d_out can look like scaling by another axis of the keys
+# the multi-head mistakes first: at small sizes scaling by d_out can look like another axis of the keys
 MISTAKES = {**R.MHA_MISTAKES, **{m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=True)}}
 
 SPEC = ModuleSpec(
@@ -142,11 +141,7 @@ def structure(sub):
     require(sub, NAME, "class")
     info = sub.build(NAME, 5, 6, 7, 0.25, num_heads=3, seed=0).info
     linear_structure(info, QKV, [6, 5], bias=False)
-    out_proj = info["modules"].get("out_proj")
-    if not out_proj or out_proj["class"] != "Linear" or info["params"].get("out_proj.weight") != [6, 6] \
-            or not out_proj.get("bias"):
-        raise CheckFailure("`out_proj` should be nn.Linear(d_out, d_out) with a bias",
-                           Hint("out_proj maps d_out to d_out, with a bias", "self.out_proj = nn.Linear(d_out, d_out)"))
+    out_proj_structure(info, 6)
     dropout_structure(info, 0.25)
     mask_structure(info, 7)
     linear_structure(sub.build(NAME, 5, 6, 7, 0.0, num_heads=3, qkv_bias=True, seed=0).info, QKV, [6, 5],
@@ -187,9 +182,7 @@ def oracle(sub):
 
 @check("6.5", 3, "equals the wrapper of independent heads when its weights are stacked from theirs")
 def equals_wrapper(sub):
-    """The chapter's claim: splitting one big projection into heads is the same as running
-    separate heads, when W_query/W_key/W_value stack the heads' weights row-block by row-block
-    and out_proj is the identity."""
+    """Splitting one projection into heads equals separate heads whose weights it stacks."""
     require(sub, NAME, "class")
 
     def body(sizes):

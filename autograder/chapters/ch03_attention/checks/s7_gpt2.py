@@ -19,8 +19,7 @@ NAME = "build_gpt2_small_mha"
 SIZE = dict(d_in=768, d_out=768, num_heads=12, context_length=1024, dropout=0.0)  # GPT-2 small's attention
 PARAMS = 2_360_064  # the book's count of its parameters
 
-# The book's MultiHeadAttention, built in place of the student's when theirs fails at GPT-2's
-# sizes (stage 6's mistake, which costs points there only).
+# the book's MultiHeadAttention, built in place of the student's when theirs fails at GPT-2's sizes
 BOOK_MULTI_HEAD_ATTENTION = "import math\nimport torch\nfrom torch import nn\n\n\n" + '''class MultiHeadAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         super().__init__()
@@ -51,8 +50,7 @@ ERROR_HINTS = [
 ]
 
 
-# GPT-2 small's sizes on a few tokens: where the student's MultiHeadAttention must work for
-# stage 7 to use it (the sizes are stage 7's to grade, the class is stage 6's)
+# where the student's MultiHeadAttention must work for stage 7 to use it: GPT-2's sizes, a few tokens
 GPT2_PROBE = Sizes(batch=1, tokens=5, d_in=SIZE["d_in"], d_out=SIZE["d_out"], context_length=SIZE["context_length"],
                    num_heads=12, seed=3)
 
@@ -79,10 +77,8 @@ def _build(sub):
 
 
 def _excusing_own_errors(sub, x, judge, module=None):
-    """Run ``judge(module)`` on the builder's module (``module``: the one the check just built
-    and has not run yet, else a new one); an error the student's own MultiHeadAttention raises
-    alike at GPT-2's sizes is stage 6's mistake, which costs points there only: ``judge`` then
-    runs again with the book's class (a check passes only on what ran)."""
+    """Run ``judge`` on the builder's module; an error the student's MultiHeadAttention raises alike
+    is stage 6's: run it again with the book's class."""
     try:
         return judge(_build(sub) if module is None else module)
     except StudentCodeError as error:
@@ -93,9 +89,7 @@ def _excusing_own_errors(sub, x, judge, module=None):
 
 
 def _expect_uses_weights(sub, module=None) -> None:
-    """Sizes earn points only when forward uses the weights they size (``module``: the builder's
-    module the check just built, not run yet). Checks 7.1 and 7.2 ask it alike, of the same
-    builder on the same input and weights: once it passed, the stage knows (``sub.memo``)."""
+    """Sizes earn points only when forward uses the weights they size (once a stage: ``sub.memo``)."""
     if ("gpt2_uses_weights", _substituted(sub)) in sub.memo:
         return
     x = tensor((1, 3, 768), 5, -1, 1)
@@ -113,15 +107,13 @@ def _substituted(sub) -> tuple:
 
 
 def _own_mha(sub, num_heads: int = 12):
-    """The student's own MultiHeadAttention built with GPT-2 small's sizes: stage 7 judges
-    the sizes the builder chose, never MultiHeadAttention again (that is stage 6's)."""
+    """The student's own MultiHeadAttention at GPT-2 small's sizes (stage 6 grades the class)."""
     return sub.build(MHA.name, SIZE["d_in"], SIZE["d_out"], SIZE["context_length"], SIZE["dropout"],
                      num_heads=num_heads, seed=0)
 
 
 def _own_info(sub) -> dict:
-    """The parameters, buffers and layers of :func:`_own_mha` (12 heads), which checks 7.1 and
-    7.2 read without running it: built once a stage (``sub.memo``)."""
+    """The description of :func:`_own_mha` (12 heads), built once a stage (``sub.memo``)."""
     key = ("gpt2_own_info", _substituted(sub))
     if key not in sub.memo:
         sub.memo[key] = _own_mha(sub).info
@@ -143,8 +135,7 @@ def params(sub):
 
 
 def _params_hint(mine: dict, own: dict) -> Hint | str:
-    """What the parameters themselves show against the student's own MultiHeadAttention at
-    GPT-2 small's sizes: biases it should not have, or the weights whose shapes differ."""
+    """What the parameters show against the student's own MultiHeadAttention at GPT-2's sizes."""
     extra = sorted(name for name in mine if name not in own)
     if extra and all(name.endswith(".bias") and name.split(".")[0] in ("W_query", "W_key", "W_value")
                      for name in extra) and all(mine[n] == own[n] for n in own if n in mine):
@@ -170,8 +161,7 @@ def sizes(sub):
         shape = info["params"].get(f"{name}.weight")
         if shape != [768, 768] and shape != own["params"].get(f"{name}.weight"):
             raise CheckFailure(f"{name}.weight has shape {shape}, expected [768, 768]", "d_in = d_out = 768")
-    # the buffers and dropout layers the student's own class has, at GPT-2's sizes (a misnamed
-    # mask or dropout costs points in stage 6, not here)
+    # the buffers and dropout layers the student's own class has (a misnamed one is stage 6's)
     for name, entry in own["buffers"].items():
         mine = info["buffers"].get(name, {}).get("shape")
         if mine != entry["shape"]:

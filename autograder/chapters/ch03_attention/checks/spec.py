@@ -1,7 +1,4 @@
-"""The module contract and the grader's weights, shared by the module stages: how to build a
-student's module and what it must output (:class:`ModuleSpec`), the weights the grader draws and
-the rule that the output depends on them. The lowest of the shared check modules.
-"""
+"""The module contract (:class:`ModuleSpec`) and the grader's weights, shared by the module stages."""
 
 from __future__ import annotations
 
@@ -15,6 +12,7 @@ import torch
 
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention.examples import Sizes
+from autograder.chapters.ch03_attention.programs import Program
 from autograder.core.compare import EXACT, FLOAT32, close
 from autograder.core.failures import NAMED, CheckFailure, Hint, NotImplementedYet, StudentCodeError
 from autograder.core.strategies import tensor
@@ -59,14 +57,11 @@ class ModuleSpec:
     v1_style: bool = False  # parameters are (d_in, d_out) matrices, not nn.Linear
     dropout_index: int | None = None  # position of `dropout` among the constructor arguments
     heads: Callable[[Sizes], int] = field(default=lambda s: 1)
-    # what to say when a weight the contract names is missing: a text, or a function of the
-    # missing name and the names present
-    structure_hint: str | Callable[[str, set], str] = \
+    # said when a weight the contract names is missing: a hint, or one of the missing name and those present
+    structure_hint: Hint | str | Callable[[str, set], Hint | str] = \
         Hint("create W_query, W_key, W_value as nn.Linear layers from d_in to d_out", "nn.Linear(d_in, d_out, bias=qkv_bias)")
-    shape_hint: str = ""  # said when the output has the wrong shape
-    # the computation step by step (chapters.ch03_attention.programs), whose one-operation
-    # variants name mistakes nobody catalogued: program(state, x, context_length, num_heads)
-    program: Callable | None = None
+    shape_hint: Hint | str = ""  # said when the output has the wrong shape
+    program: Program | None = None  # the computation step by step: program(state, x, context_length, num_heads)
 
     def missing_weight_hint(self, missing: str, present: set) -> Hint | str:
         return self.structure_hint(missing, present) if callable(self.structure_hint) else self.structure_hint
@@ -97,8 +92,7 @@ class ModuleSpec:
 
 @contextmanager
 def named_weights(spec: ModuleSpec, present=()):
-    """The reference reads the student's weights by their contract names: a missing one is a
-    structure mistake, said as such (not a grader error)."""
+    """A weight the reference reads by its contract name and the student's module lacks: a structure mistake."""
     try:
         yield
     except KeyError as missing:
@@ -124,9 +118,8 @@ WEIGHTS_IGNORED_HINT = ("forward must compute with the module's own weights (sel
 
 
 def grader_weights(module, seed: int) -> dict[str, torch.Tensor]:
-    """Weights the grader draws for every parameter of ``module``, by name, from ``seed``, so the
-    module is judged on weights it did not choose. Uniform in +-1/sqrt(fan_in), as nn.Linear
-    initialises (v1's plain (d_in, d_out) matrices read fan_in from their first axis)."""
+    """Weights the grader draws for every parameter of ``module`` from ``seed``: the module is
+    judged on weights it did not choose. Uniform in +-1/sqrt(fan_in), as nn.Linear initialises."""
     drawn = {}
     for name, shape in sorted(module.info["params"].items()):
         fan_in = shape[-1] if name.endswith(".weight") else shape[0]
@@ -145,10 +138,8 @@ def load_grader_weights(module, seed: int) -> dict[str, torch.Tensor]:
 
 def expect_weights_matter(module, x: torch.Tensor, out: torch.Tensor, state: dict, seed: int, *,
                           restore: bool = True) -> None:
-    """The output must change when other weights are loaded: zeros, constants and outputs looked
-    up from the input earn no points for the properties they happen to have. ``restore``: load
-    ``state`` back afterwards (a caller that no longer runs the module skips that load; at
-    GPT-2's size it is 9 MB through the worker's pipe)."""
+    """The output must change when other weights are loaded: zeros, constants and looked-up
+    outputs earn no points. ``restore``: load ``state`` back afterwards (9 MB at GPT-2's size)."""
     other = grader_weights(module, seed + 104_729)
     if other:
         module.load(other)
@@ -168,8 +159,7 @@ def expect_weights_matter(module, x: torch.Tensor, out: torch.Tensor, state: dic
 
 
 def broken(spec: ModuleSpec, sub, sizes: Sizes) -> str:
-    """How the student's ``spec`` class fails at ``sizes`` (a few words), or "" when it gives
-    the reference's output there: whether a later stage can build on it."""
+    """How the student's ``spec`` class fails at ``sizes`` (a few words), or "": whether a later stage can build on it."""
     try:
         module = spec.build(sub, sizes)
         x = spec.input(sizes)
@@ -189,7 +179,5 @@ def broken(spec: ModuleSpec, sub, sizes: Sizes) -> str:
 
 
 def perturbed(x: torch.Tensor, seed: int) -> torch.Tensor:
-    """The book's input moved by up to +-0.5 per entry: far enough that no lookup of the
-    printed values recognises it, drawn from the variation seed (nbgrader's hidden tests use
-    their own)."""
+    """The book's input moved by up to +-0.5 per entry: no lookup of the printed values recognises it."""
     return x + tensor(x.shape, 31 * seed + 17, -0.5, 0.5)

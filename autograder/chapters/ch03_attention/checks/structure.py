@@ -1,9 +1,4 @@
-"""The structure checks: what a module's description (its ``info`` dict) must hold.
-
-Owns the causal mask buffer (:func:`mask_structure`, :func:`covers_context`), the nn.Linear
-projections (:func:`linear_structure`) and the nn.Dropout (:func:`dropout_structure`). Pure
-functions of the description the worker reports: no module is run here.
-"""
+"""What a module's description (its ``info`` dict) must hold: the mask buffer, the projections, the dropout."""
 
 from __future__ import annotations
 
@@ -60,3 +55,11 @@ def dropout_structure(info: dict, p: float, prefix: str = "") -> None:
     if not math.isclose(entry["p"], p):
         raise CheckFailure(f"self.dropout has p={entry['p']}, expected {p}",
                            Hint("the dropout layer takes its rate from the dropout argument", "nn.Dropout(dropout)"))
+
+
+def out_proj_structure(info: dict, d_out: int, said: str = "") -> None:
+    entry = info["modules"].get("out_proj")
+    if not entry or entry["class"] != "Linear" or info["params"].get("out_proj.weight") != [d_out, d_out] \
+            or not entry.get("bias"):
+        raise CheckFailure(f"`out_proj` should be nn.Linear(d_out, d_out) with a bias{said}",
+                           Hint("out_proj maps d_out to d_out, with a bias", "self.out_proj = nn.Linear(d_out, d_out)"))
