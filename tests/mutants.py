@@ -270,9 +270,9 @@ def grade(job: tuple[int, str]) -> dict:
         stage = CHAPTER.stage(stage_number)
         sub = Submission(LocalTransport(namespace), stage.label, CHAPTER.error_hints.get(stage.id, ()))
         result = run_stage(CHAPTER, stage, sub)
-        hint = result.hint if result.score < result.max_score else ""
-        out = {"score": result.score, "max": result.max_score, "hint": str(hint), "rank": hint_rank(hint),
-               "mistake": getattr(hint, "mistake", ""), "probe": None}
+        hint = result.diagnosis if result.score < result.max_score else None
+        out = {"score": result.score, "max": result.max_score, "hint": result.hint if hint else "",
+               "rank": hint_rank(hint), "mistake": hint.mistake if hint else "", "probe": None}
         if result.score >= result.max_score:
             out["probe"] = probe(stage_number, namespace)
         return out
@@ -367,11 +367,11 @@ def probe(stage: int, ns: dict) -> list:
 def _error_hints() -> tuple[str, ...]:
     """The hints for exceptions (the general table and the chapter's): they read the error the
     code raised, so one that does not name the change is generic, not another mistake."""
-    from autograder.chapters.ch03_attention.hints import COMMON_ERROR_HINTS, ERROR_HINTS
+    from autograder.chapters.ch03_attention import CHAPTER
+    from autograder.core.failures import as_hint
     from autograder.core.hints import _ERROR_HINTS
 
-    return tuple(h for _, h in _ERROR_HINTS + COMMON_ERROR_HINTS) + \
-        tuple(h for table in ERROR_HINTS.values() for _, h in table)
+    return tuple(as_hint(h).text() for table in (_ERROR_HINTS, *CHAPTER.error_hints.values()) for _, h in table)
 
 
 def classify_hint(mutant: Mutant, graded: dict) -> str:

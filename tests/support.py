@@ -26,25 +26,29 @@ def makefile_text() -> str:
 
 
 def every_declared_stage(chapter):
-    """``chapter`` grading every stage it declares, each out of its checks' weights: the grader's
-    machinery (a bonus beside the total, ...) tested whatever the instructor's course leaves out."""
-    return dataclasses.replace(chapter, course_path=None, course_override=None)
+    """``chapter`` grading every stage it declares, each out of its checks' weights, its course's
+    bonus a bonus: the grader's machinery tested whatever the instructor's course leaves out."""
+    from autograder.core.course import Course, StagePoints
+
+    bare = dataclasses.replace(chapter, course_path=None, course_override=None)
+    bonus = {n for n, p in chapter.course.stages.items() if p.bonus} if chapter.course else set()
+    return dataclasses.replace(bare, course_override=Course(
+        {s.number: StagePoints(bare.points(s), s.number in bonus) for s in bare.declared_stages}, "every stage"))
 
 
 def chapter_of(chapter_id: str, stages, *checks, **options):
-    """A chapter of ``stages`` (each in a stage module made here and put in sys.modules, every
-    part but its checks declared absent) whose stage modules hold ``checks`` (functions marked
-    with @check), each in its stage's module; ``options``: the Chapter's other fields."""
+    """A chapter of ``stages`` (each in a stage module made here and put in sys.modules) whose
+    stage modules hold ``checks`` (functions marked with @check), each in its stage's module;
+    ``options``: the Chapter's other fields."""
     import types
 
-    from autograder.core.chapter import Chapter, StageParts, Without
+    from autograder.core.chapter import Chapter, StageParts
 
     names = []
     for stage in stages:
         name = f"{chapter_id}_stage{stage.number}"
         module = types.ModuleType(name)
-        absent = {part: Without("a test's chapter") for part in StageParts.part_names()}
-        module.STAGE = StageParts(stage=stage, **absent)
+        module.STAGE = StageParts(stage)
         for fn in checks:
             if fn.check_spec.id.split(".")[0] == str(stage.number):
                 fn.__module__ = name

@@ -1,14 +1,5 @@
-"""The chapters: everything specific to one chapter of the book, and the registry of them.
-
-Each chapter package owns its chapter-specific content: the stages, their checks, the reference
-implementations and their known mistakes, the hints, and the book's printed tensors; it defines
-``CHAPTER`` (an :class:`autograder.core.chapter.Chapter`), which the chapter-agnostic core grades.
-
-The registry: one line per chapter, its id and the module that defines ``CHAPTER``.
-
-``load("ch03_attention")`` imports a registered chapter; ``load("package.module")`` imports a
-chapter defined anywhere else on the path (a course's own, or a test's).
-"""
+"""The chapters, one package each defining ``CHAPTER``, and the registry of them: ``load("ch03_attention")``,
+or ``load("package.module")`` for a chapter defined anywhere else on the path."""
 
 from __future__ import annotations
 

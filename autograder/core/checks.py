@@ -1,29 +1,24 @@
-"""Checks: functions of a :class:`~autograder.core.submission.Submission` that return when the
-submission is right and raise :class:`~autograder.core.failures.CheckFailure` (with a hint)
-when it is not. The same check runs from the CLI, the notebook, nbgrader and CI.
+"""Checks: functions of a submission that return when it is right and raise
+:class:`~autograder.core.failures.CheckFailure`, with a hint, when it is not.
 
-Each check declares its identity (``"4.3"``: stage 4, check 3) and its weight where it is
-written; the stage's points (the course's, :mod:`autograder.core.course`) are split over its
-checks in proportion to their weights::
+A check declares its id (``"4.3"``: stage 4, check 3, never derived from order) and its weight:
+the stage's points are split over its checks by weight::
 
     @check("4.3", 4, "equals causal scaled dot-product attention on the grader's weights")
     def oracle(sub): ...
-
-Ids are never derived from order, so adding a check renumbers nothing that results.json,
-JUnit, feedback or the tests key on.
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from autograder.core.chapter import Chapter, Stage
+    from autograder.core.chapter import Stage
 
 _ID = re.compile(r"(\d+)\.(\d+)")
 
@@ -79,29 +74,21 @@ def check(check_id: str, weight: float, title: str):
     return mark
 
 
-def collect(chapter: Chapter, modules: Mapping[int, ModuleType]) -> dict[int, tuple[Check, ...]]:
-    """The marked functions of each stage's module (by stage number) as the chapter's checks, per
-    stage, in id order, each worth its weight (:func:`scaled` gives them the stage's points). A
-    check numbered for another stage than its module's, or a stage without checks, is an error."""
+def collect(module: ModuleType, stage: Stage) -> tuple[Check, ...]:
+    """The marked functions of a stage's module as its checks, in id order, each worth its weight."""
     found: dict[str, Check] = {}
-    for number, module in modules.items():
-        for fn in vars(module).values():
-            spec = getattr(fn, "check_spec", None)
-            if not isinstance(spec, CheckSpec) or getattr(fn, "__module__", None) != module.__name__:
-                continue
-            if spec.id in found:
-                raise ValueError(f"{chapter.id}: check {spec.id} is declared twice")
-            if int(spec.id.split(".")[0]) != number:
-                raise ValueError(f"{chapter.id}: check {spec.id} is declared in {module.__name__}, the module "
-                                 f"of stage {number}")
-            found[spec.id] = Check(chapter.declared_stage(number), spec.id, spec.title, spec.weight, fn)
-    by_stage: dict[int, list[Check]] = {number: [] for number in modules}
-    for chk in sorted(found.values(), key=lambda c: c.order):
-        by_stage[chk.stage.number].append(chk)
-    empty = [modules[n].__name__ for n, checks in by_stage.items() if not checks]
-    if empty:
-        raise ValueError(f"{chapter.id}: {', '.join(empty)} declares no @check")
-    return {number: tuple(checks) for number, checks in by_stage.items()}
+    for fn in vars(module).values():
+        spec = getattr(fn, "check_spec", None)
+        if not isinstance(spec, CheckSpec) or getattr(fn, "__module__", None) != module.__name__:
+            continue
+        if spec.id in found:
+            raise ValueError(f"{module.__name__}: check {spec.id} is declared twice")
+        if int(spec.id.split(".")[0]) != stage.number:
+            raise ValueError(f"check {spec.id} is declared in {module.__name__}, the module of stage {stage.number}")
+        found[spec.id] = Check(stage, spec.id, spec.title, spec.weight, fn)
+    if not found:
+        raise ValueError(f"{module.__name__} declares no @check")
+    return tuple(sorted(found.values(), key=lambda c: c.order))
 
 
 def scaled(checks: tuple[Check, ...], stage_points: float) -> tuple[Check, ...]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
-from autograder.core.failures import CheckFailure, Diagnosis
+from autograder.core.failures import CheckFailure, Hint, as_hint
 
 
 @dataclass(frozen=True)
@@ -26,9 +26,7 @@ EXACT = Tolerance(rtol=1e-5, atol=1e-6)
 
 
 def fmt(t: torch.Tensor, rows: int = 4, around: int | None = None) -> str:
-    """A compact picture of a tensor for a failure message: at most ``rows`` rows (of the last
-    axis, the leading axes flattened), those around row ``around`` when given, and "..." where
-    rows are left out, so a message that names a row shows it."""
+    """A compact picture of a tensor: at most ``rows`` rows, those around row ``around`` when given."""
     t = t.detach().to("cpu")
     if t.dim() >= 2:
         flat = t.reshape(-1, t.shape[-1])
@@ -44,18 +42,18 @@ def fmt(t: torch.Tensor, rows: int = 4, around: int | None = None) -> str:
     return text
 
 
-def expect_shape(actual: torch.Tensor, shape, what: str, hint: str = "") -> None:
-    """The shape; a wrong one is an observation (GENERIC, ``observed_shape``): the shapes, then
-    the stage's advice, unless the caller's hint names a mistake it has evidence for."""
+def expect_shape(actual: torch.Tensor, shape, what: str, hint: Hint | str = "") -> None:
+    """The shape; a wrong one is an observation (``observed_shape``): the shapes, then the
+    stage's advice, unless the caller's hint names a mistake it has evidence for."""
     if tuple(actual.shape) != tuple(shape):
-        if not isinstance(hint, Diagnosis):
-            hint = Diagnosis(f"the output has shape {list(actual.shape)} where {list(shape)} is expected: "
-                             f"{hint or 'compare each dimension with the shapes in the docstring'}",
-                             Diagnosis.GENERIC, mistake="observed_shape")
+        hint = as_hint(hint) or Hint("compare each dimension with the shapes in the docstring")
+        if not hint.mistake:
+            hint = replace(hint, what=f"the output has shape {list(actual.shape)} where {list(shape)} is expected: "
+                                      f"{hint.what}", mistake="observed_shape")
         raise CheckFailure(f"{what} has shape {list(actual.shape)}, expected {list(shape)}", hint)
 
 
-def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, *, hint: str = "",
+def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, *, hint: Hint | str = "",
                  tol: Tolerance = FLOAT32, dtype: torch.dtype | None = torch.float32) -> None:
     """Exact shape and dtype first, then NaN/inf, then values; the message shows both tensors."""
     if not isinstance(actual, torch.Tensor):
@@ -69,10 +67,10 @@ def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, *, hin
     if bad.any():
         where = bad.nonzero()[0].tolist()
         kind = 'NaN' if actual64.isnan().any() else 'inf'
-        raise CheckFailure(f"{what} contains {kind} (first at index {where})", hint or Diagnosis(
+        raise CheckFailure(f"{what} contains {kind} (first at index {where})", hint or Hint(
             f"the output has {kind} where the expected values are finite (first at index {where}): print the "
             "intermediate tensors (scores, masked scores, weights) to find the first step that gives "
-            f"{kind}", Diagnosis.GENERIC, mistake=f"observed_{kind.lower()}"))
+            f"{kind}", mistake=f"observed_{kind.lower()}"))
     if not torch.allclose(actual64, expected64, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
         diff = (actual64 - expected64).abs().nan_to_num(0.0)
         at = _unravel(int(diff.argmax()), diff.shape)

@@ -1,9 +1,5 @@
-"""The course: which of a chapter's stages are graded, their points, and the bonus.
-
-The instructor decides it in the source notebook: each stage's test cell carries its ``points``
-(graded: in the grade; ungraded: a bonus; no cell: not in the course). ``make release`` writes
-it to the chapter's course file, which every route reads: never points from a student's notebook.
-"""
+"""The course: which stages are graded, their points and the bonus, as the source notebook's test
+cells state them (an ungraded one is a bonus); ``make release`` writes it to the course file."""
 
 from __future__ import annotations
 
@@ -17,7 +13,7 @@ if TYPE_CHECKING:
 
 
 class CourseError(ValueError):
-    """A source notebook or course file that does not say what the course is."""
+    """A source notebook or course file that does not say what the course is (the message says why)."""
 
 
 @dataclass(frozen=True)
@@ -53,16 +49,13 @@ def points_in_cells(notebook: dict, stages: tuple[Stage, ...]) -> dict[int, Stag
         if points != int(points):  # every route records whole points (Classroom 50 must)
             raise CourseError(f"{stage.label}: its test cell ({stage.grade_id}) has {points} points: "
                               "give each stage a whole number of points")
-        graded = bool(meta.get("grade"))
-        if graded == stage.bonus:
-            raise CourseError(f"{stage.label}: its test cell ({stage.grade_id}) must be "
-                              + ("ungraded (grade: false): the stage is a bonus, beside the grade" if stage.bonus
-                                 else "graded (grade: true): the stage counts in the grade"))
-        found[stage.number] = StagePoints(float(points), stage.bonus)
+        # an ungraded test cell with points is a bonus, beside the grade (nbgrader adds no points for it)
+        found[stage.number] = StagePoints(float(points), bonus=not meta.get("grade"))
     return found
 
 
 def from_notebook(path: Path, stages: tuple[Stage, ...], source: str) -> Course:
+    """The course the source notebook at ``path`` states (``source``: its name in the course file)."""
     try:
         notebook = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -85,7 +78,7 @@ def read(path: Path) -> Course:
 
 
 def write(course: Course, path: Path) -> bool:
-    """False when the file already says the same (left untouched)."""
+    """Write the course file; False when it already says the same (left untouched)."""
     path = Path(path)
     text = course.to_json()
     if path.exists() and path.read_text(encoding="utf-8") == text:
@@ -95,7 +88,7 @@ def write(course: Course, path: Path) -> bool:
 
 
 def stale_points(notebook: dict, chapter) -> str | None:
-    """One sentence when a student's notebook states other points than the course, which grades it."""
+    """One sentence when a student's notebook states other points than the course (graded with the course's)."""
     course = chapter.course
     if course is None:
         return None
@@ -111,11 +104,8 @@ def stale_points(notebook: dict, chapter) -> str | None:
         return None
 
     def said(stages: dict[int, StagePoints]) -> str:
-        return ", ".join(f"stage {n} {_number(stages[n].points) if n in stages else 'none'}" for n in differ)
+        return ", ".join(f"stage {n} {f'{stages[n].points:g}' if n in stages else 'none'}" for n in differ)
 
     return (f"this notebook's test cells state other points than the instructor's course ({said(theirs)} "
             f"against {said(course.stages)}, from {course.source}): it is graded with the instructor's")
 
-
-def _number(points: float) -> str:
-    return f"{points:g}"

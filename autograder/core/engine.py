@@ -14,7 +14,7 @@ import torch
 from autograder.core import strategies
 from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import CheckStatus
-from autograder.core.failures import CheckFailure, Diagnosis, NotImplementedYet, StageAborted, hint_rank
+from autograder.core.failures import AMBIGUOUS, NAMED, CheckFailure, NotImplementedYet, StageAborted, hint_rank
 from autograder.core.results import CheckResult, GradeReport, StageResult
 from autograder.core.submission import Submission
 from autograder.sandbox import timings
@@ -42,7 +42,7 @@ def check_preloads() -> tuple[Preload, ...]:
 def call_policy_in_force(chapter: Chapter, stage: Stage, settings: Settings) -> bool:
     """Whether the stage refuses a library call of what it teaches: unless the instructor's
     settings relax the policy (read by the grading process, never by the student's code)."""
-    return chapter.parts(stage).part("call_policy") is not None and not settings.allow_library_attention
+    return chapter.parts(stage).call_policy is not None and not settings.allow_library_attention
 
 
 def _policy_refusal(chapter: Chapter, stage: Stage, sub: Submission, settings: Settings) -> CheckFailure | StageAborted | None:
@@ -130,14 +130,13 @@ def checks_hidden_examples_could_fail(result: StageResult) -> frozenset[str]:
 
 def settle_ambiguous_hints(results: list[CheckResult]) -> list[CheckResult]:
     """A check whose output fits two known mistakes ("A; or, as likely here: B") names A alone
-    when another check of the stage named A for certain: the stage's evidence settles it, and
-    the student reads one hint instead of variations of it."""
-    named = {c.diagnosis for c in results if hint_rank(c.diagnosis) == Diagnosis.NAMED}
+    when another check of the stage named A for certain: the stage's evidence settles it."""
+    named = [c.diagnosis for c in results if hint_rank(c.diagnosis) == NAMED]
     for c in results:
-        if hint_rank(c.diagnosis) == Diagnosis.AMBIGUOUS:
-            settled = [a for a in getattr(c.diagnosis, "alternatives", ()) if a in named]
+        if hint_rank(c.diagnosis) == AMBIGUOUS:
+            settled = [a for a in c.diagnosis.alternatives if any(h.same_advice(a) for h in named)]
             if len(settled) == 1:
-                c.diagnosis = next(h for h in named if h == settled[0])
+                c.diagnosis = next(h for h in named if h.same_advice(settled[0]))
     return results
 
 
@@ -182,11 +181,10 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
                 report.cells, report.output, report.confinement = load.cells, report.output or load.output, load.confinement
             lane = worker.main_lane
         lane.begin_stage(stage.number, warm_up)
-        sub = Submission(lane, stage.label, chapter.error_hints.get(stage.id, ()))
+        sub = Submission(lane, stage.label, chapter.error_hints.get(stage.id, ()), report.cell_errors)
         result = run_stage(chapter, stage, sub, examples_seed=examples_seed,
                            only=None if only is None else only.get(stage.number, frozenset()), settings=settings)
         lane.end_stage()
-        _point_at_cell_errors(result, report.cell_errors)
         return result
 
     try:
@@ -396,16 +394,3 @@ def not_graded_report(chapter: Chapter, submission: str, why: str, stage_numbers
     report = GradeReport(chapter, submission=submission, error=why)
     report.stages = [_not_graded(chapter, s, why) for s in chapter.select(stage_numbers)]
     return report
-
-
-def _point_at_cell_errors(result: StageResult, cell_errors: list[dict]) -> None:
-    """A missing name is often a cell that failed to run: say which one."""
-    if not cell_errors:
-        return
-    first = cell_errors[0]
-    error = first.get("error", {})
-    note = (f"{first.get('name') or 'cell ' + str(first['index'])} raised {error.get('type') or 'an error'} when the notebook ran "
-            f"({error.get('message', '')[:120]}); fix it first")
-    for check in result.checks:
-        if check.status is CheckStatus.FAILED and "is not defined" in check.message:
-            check.diagnosis = f"{check.diagnosis}; {note}" if check.diagnosis else note

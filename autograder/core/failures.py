@@ -1,23 +1,61 @@
-"""What a check raises when a submission falls short. Each carries a hint for the student."""
+"""What a check raises when a submission falls short, and the hint it carries for the student."""
 
 from __future__ import annotations
 
-# The sandbox finds out that a stage cannot go on and owns the exception (the lowest layer
-# owns what it raises); the checks and the engine catch it from here.
+from dataclasses import dataclass
+
+# the sandbox finds out that a stage cannot go on, and owns the exception
 from autograder.sandbox.errors import StageAborted
 
-__all__ = ["CheckFailure", "Diagnosis", "NotImplementedYet", "StageAborted", "StudentCodeError", "hint_rank"]
+__all__ = ["AMBIGUOUS", "GENERIC", "NAMED", "POLICY", "CheckFailure", "Hint", "NotImplementedYet", "StageAborted",
+           "StudentCodeError", "as_hint", "hint_rank"]
+
+# how sure a hint is of the mistake it names: a stage's row shows the surest (GENERIC: an observation, advice)
+GENERIC, AMBIGUOUS, NAMED, POLICY = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class Hint:
+    """What is wrong, the code that fixes it (shown from hint level 2 on), the id of the mistake it
+    names (snake_case, unique in its stage: the class report counts it) and how sure it is."""
+
+    what: str
+    fix: str = ""
+    mistake: str = ""
+    rank: int = GENERIC
+    # AMBIGUOUS: the mistakes it could be, the first two said after ``what``
+    alternatives: tuple[Hint, ...] = ()
+    raised_at: str = ""  # the student's line that raised ("cell 12, line 4, in forward")
+
+    def text(self, level: int = 1) -> str:
+        """The hint as the student reads it: level 1 says what is wrong, level 2 adds the fix."""
+        if self.alternatives:
+            said = self.what + "; or, as likely here: ".join(a.text(level) for a in self.alternatives[:2])
+        else:
+            said = f"{self.what}: {self.fix}" if self.fix and level >= 2 else self.what
+        return f"{said} (raised at {self.raised_at})" if self.raised_at else said
+
+    def same_advice(self, other: Hint) -> bool:
+        return (self.what, self.fix, self.alternatives) == (other.what, other.fix, other.alternatives)
+
+
+def as_hint(hint: Hint | str | None) -> Hint | None:
+    """Plain words are a hint with no fix that names no mistake; "" is none."""
+    return Hint(hint) if isinstance(hint, str) and hint else (hint or None)
+
+
+def hint_rank(hint: Hint | None) -> int:
+    return hint.rank if hint else -1
 
 
 class CheckFailure(Exception):
     """The submission gave a wrong answer (or none). ``hint`` names the likely mistake."""
 
-    def __init__(self, message: str, hint: str = ""):
+    def __init__(self, message: str, hint: Hint | str = ""):
         super().__init__(message)
         self.message = message
-        self.hint = hint
-        # the smallest failing example (a strategies.Example), when a drawn example failed: the
-        # notebook's feedback hands it to the stage's exhibit, which rebuilds it to draw a picture
+        self.hint = as_hint(hint)
+        # the smallest failing example, when a drawn example failed: the notebook's exhibit rebuilds it
         self.example = None
 
 
@@ -31,30 +69,7 @@ class NotImplementedYet(CheckFailure):
 class StudentCodeError(CheckFailure):
     """The student's code raised an exception while a check used it."""
 
-    def __init__(self, message: str, hint: str = "", exc_type: str = "", exc_message: str = ""):
+    def __init__(self, message: str, hint: Hint | str = "", exc_type: str = "", exc_message: str = ""):
         super().__init__(message, hint)
         self.exc_type = exc_type
         self.exc_message = exc_message  # the exception's own message, as the worker reported it
-
-
-class Diagnosis(str):
-    """A hint that names the mistake behind a failure, with how sure the grader is of it. When
-    several checks of one stage fail, the stage shows the most specific hint (engine)."""
-
-    GENERIC, AMBIGUOUS, NAMED, POLICY = 0, 1, 2, 3
-
-    def __new__(cls, text: str, rank: int, alternatives: tuple[str, ...] = (), mistake: str = ""):
-        hint = super().__new__(cls, text)
-        hint.rank = rank
-        hint.alternatives = alternatives  # AMBIGUOUS: the hints of the mistakes it could be
-        # NAMED: a stable id of the mistake (snake_case, unique within its stage), which the
-        # class report counts; AMBIGUOUS: the candidates' ids joined by "|"
-        hint.mistake = mistake
-        return hint
-
-    def __reduce__(self):  # crosses process boundaries (the catalog's pool) whole
-        return Diagnosis, (str(self), self.rank, self.alternatives, self.mistake)
-
-
-def hint_rank(hint: str) -> int:
-    return getattr(hint, "rank", Diagnosis.GENERIC) if hint else -1

@@ -1,50 +1,11 @@
-"""Hints for exceptions raised by the student's code: the message names the likely cause.
-
-Four layers, most specific first: what the error says about the drawn example (the example's
-``read_error``, :class:`autograder.core.strategies.Example`), what an error usually means in the
-stage the student is working on (the stage's ``error_hints``), in the chapter (the chapter's
-``common_error_hints``), and anywhere (``_ERROR_HINTS``). Both of the chapter's tables reach
-:func:`error_hint` as one list (:attr:`autograder.core.chapter.Chapter.error_hints`).
-"""
+"""Hints for exceptions raised by the student's code, after the stage's and the chapter's tables."""
 
 from __future__ import annotations
 
 import re
 
 from autograder.core.chapter import ErrorHints
-from autograder.core.failures import Diagnosis
-
-# -- levels -----------------------------------------------------------------------------------
-# A hint says what is wrong; the code that fixes it is marked with fix() and shown only from
-# hint level 2 on (Settings.hint_level): at level 1 the student finds the line.
-FIX_START, FIX_END = "\u27e6", "\u27e7"
-_MARKED_FIX = re.compile(r"[,;:]?\s*" + FIX_START + "[^" + FIX_END + "]*" + FIX_END)
-
-
-def fix(text: str) -> str:
-    """``text`` (the fixing code, with any words that lead into it) shown from level 2 on."""
-    return f"{FIX_START}{text}{FIX_END}"
-
-
-def at_level(hint: str, level: int) -> str:
-    """``hint`` as the student reads it at ``level``: level 1 drops every marked fix (and the
-    comma or colon before it), level 2 keeps them; a Diagnosis keeps its rank and mistake."""
-    if not hint or FIX_START not in hint:
-        return hint
-    if level >= 2:
-        text = hint.replace(FIX_START, "").replace(FIX_END, "")
-    else:
-        text = _MARKED_FIX.sub("", hint)
-        text = re.sub(r"\(\s*[,;:]?\s*\)", "", text)  # a parenthesis left empty
-        text = re.sub(r"\(\s*[,;:]\s*", "(", text)
-        text = re.sub(r"\s+([,;:)])", r"\1", text)
-        text = re.sub(r"([,;:])(?=[,;:])", "", text)
-        text = re.sub(r" {2,}", " ", text).strip()
-        text = re.sub(r"[,;:]$", "", text).strip()
-    if isinstance(hint, Diagnosis):
-        return Diagnosis(text, hint.rank, tuple(at_level(a, level) for a in hint.alternatives), hint.mistake)
-    return text
-
+from autograder.core.failures import Hint, as_hint
 
 FLOAT_SIZE = r"tuple of ints,? ?but got float|must be tuple of ints|slice indices must be integers|" \
     r"'float' object cannot be interpreted as an integer"
@@ -54,10 +15,8 @@ NEGATIVE_SIZE = r"invalid shape dimension -\d+|negative dimension -?\d+|[Tt]ryin
 SHAPE_MISMATCH = r"must match the size of tensor|size mismatch|shapes cannot be multiplied|mat1 and mat2|" \
     r"Expected size|doesn't match the broadcast shape|invalid for input of size"
 
-# What an error usually means in any chapter, tried after the stage's own table and the chapter's
-# (:attr:`autograder.core.chapter.Chapter.common_error_hints`): a chapter says the same in its
-# own words there, where its words help (a shape mismatch named by its tensors).
-_ERROR_HINTS: list[tuple[str, str]] = [
+# What an error usually means in any chapter, tried after the chapter's tables
+_ERROR_HINTS: ErrorHints = [
     (r"view size is not compatible|not contiguous",
      "call .contiguous() before .view() after a transpose (or use .reshape())"),
     (NEGATIVE_SIZE, "a size in the shape asked for is negative (the error gives the shape and the axis): print "
@@ -97,18 +56,12 @@ SHAPE_ERROR = r"must match the size|size mismatch|shapes cannot be multiplied|ma
                r"doesn't match the broadcast shape|invalid for input of size|[Dd]imension out of range"
 
 
-def error_hint(exc_type: str, message: str, stage_hints: ErrorHints = ()) -> str:
-    """The hint for an exception: the chapter's table for the stage first (the stage's own
-    hints, then the chapter's common ones: ``Chapter.error_hints``), then what the error usually
-    means anywhere."""
+def error_hint(exc_type: str, message: str, stage_hints: ErrorHints = ()) -> Hint:
+    """The hint for an exception: the stage's and chapter's table (``Chapter.error_hints``) first."""
     text = f"{exc_type}: {message}"
-    for pattern, hint in stage_hints:
+    for pattern, hint in [*stage_hints, *_ERROR_HINTS]:
         if re.search(pattern, text):
-            return hint
-    for pattern, hint in _ERROR_HINTS:
-        if re.search(pattern, text):
-            return hint
+            return as_hint(hint)
     if exc_type == "RecursionError":
-        return "a function calls itself without end"
-    return "read the error and the line it points to; run the stage's cell on the book's example"
-
+        return Hint("a function calls itself without end")
+    return Hint("read the error and the line it points to; run the stage's cell on the book's example")

@@ -1,8 +1,7 @@
-"""One-operation changes of Python code (the classic operators, over :mod:`ast`), and the variants
-of a reference program they give. The diagnosis names a step and a change when a student's output
-equals one variant's (:func:`step_variants`), for mistakes nobody catalogued; ``make mutants``
-changes the solutions with the same operators. The caller's :class:`Vocabulary` says which calls,
-keywords, names and strings vary.
+"""One-operation changes of Python code (the classic mutation operators, over :mod:`ast`), and
+the variants of a chapter's step-by-step program they give: an output equal to one step's
+variant names a mistake nobody catalogued. ``tests/mutants.py`` mutates the solutions with the
+same operators; the caller's :class:`Vocabulary` says which calls, keywords, names and strings vary.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ _CMP_SWAPS = {ast.Eq: [ast.NotEq], ast.NotEq: [ast.Eq], ast.Lt: [ast.LtE, ast.Gt
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """Hashable, so that variants stay cached per vocabulary."""
+    """What the operators vary beyond the syntax: hashable, so variants stay cached per vocabulary."""
 
     # calls whose result can be replaced by their receiver or their first argument (the call dropped)
     droppable: frozenset[str] = frozenset({"transpose", "contiguous", "exp", "sqrt", "bool", "T", "mT", "permute",
@@ -38,6 +37,7 @@ class Vocabulary:
     strings: tuple[tuple[str, str], ...] = ()
 
     def __or__(self, other: Vocabulary) -> Vocabulary:
+        """Both vocabularies at once."""
         return Vocabulary(self.droppable | other.droppable, tuple(dict.fromkeys(self.keywords + other.keywords)),
                           tuple(dict.fromkeys(self.attributes + other.attributes)),
                           tuple(dict.fromkeys(self.strings + other.strings)))
@@ -134,8 +134,7 @@ def parents_of(tree: ast.AST) -> dict:
 
 
 def mutable(node: ast.AST, parents: dict, vocabulary: Vocabulary = GENERIC) -> bool:
-    """Not a statement, an argument, a keyword, a called function itself (its call's operators
-    change it) nor a string the vocabulary does not exchange."""
+    """Whether the operators apply to ``node`` (not a statement, argument, keyword, callee or unvaried string)."""
     if isinstance(node, (ast.stmt, ast.arg, ast.arguments, ast.keyword)):
         return False
     if isinstance(parents.get(node), ast.Call) and parents[node].func is node:
@@ -165,6 +164,8 @@ def replaced(tree: ast.AST, parents: dict, node: ast.AST, replacement: ast.AST) 
                 value[i] = node
     return None
 
+
+# -- the variants of a reference program ---------------------------------------------------------
 
 @dataclass(frozen=True)
 class StepVariant:
@@ -196,8 +197,8 @@ def _step_of(statement: ast.stmt) -> str:
 @cache
 def step_variants(function: Callable, alternatives: tuple[str, ...] = (),
                   vocabulary: Vocabulary = GENERIC) -> tuple[StepVariant, ...]:
-    """Every one-operation variant of ``function`` (one named step per statement), compiled in its
-    module, without repeats. ``alternatives``: other ways to write a step, varied in their turn."""
+    """Every one-operation variant of ``function`` (one named step per statement), compiled in
+    its module, deduplicated; ``alternatives``: other ways to write a step, varied in their turn."""
     source = textwrap.dedent(inspect.getsource(function))
     tree = ast.parse(source)
     definition = tree.body[0]
@@ -235,16 +236,3 @@ def step_variants(function: Callable, alternatives: tuple[str, ...] = (),
         finally:
             definition.body[index] = original
     return tuple(found)
-
-
-def rewritten(function: Callable, alternative: str) -> Callable:
-    """``function`` with one step written the ``alternative`` way (the chapter's tests check it computes the same)."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    definition = tree.body[0]
-    definition.decorator_list = []
-    statement = ast.parse(alternative).body[0]
-    index = next(i for i, s in enumerate(definition.body) if _step_of(s) == _step_of(statement))
-    definition.body[index] = statement
-    namespace = dict(function.__globals__)
-    exec(compile(ast.unparse(tree), f"<{function.__name__} rewritten>", "exec"), namespace)
-    return namespace[definition.name]

@@ -1,5 +1,5 @@
 """What a grading produced: each check's result, each stage's, and the whole report, with the
-totals every front end shows (:class:`GradeReport`). Built by :mod:`autograder.core.engine`."""
+totals every front end shows. Built by :mod:`autograder.core.engine`."""
 
 from __future__ import annotations
 
@@ -8,31 +8,26 @@ from dataclasses import dataclass, field
 
 from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import Check, CheckStatus
-from autograder.core.failures import hint_rank
-from autograder.core.hints import at_level
+from autograder.core.failures import Hint, as_hint, hint_rank
 from autograder.sandbox.settings import Settings
 
 
 @dataclass
 class CheckResult:
-    """One check's outcome: its status, the message and hint the student reads, and (when
-    a drawn example failed) that example. ``score``: the check's points if it passed.
-    ``diagnosis`` is the hint whole, its fixing code marked (core.hints.fix); ``hint`` is what
-    the student reads, at the course's ``hint_level`` (Settings.hint_level)."""
+    """One check's outcome; its hint (``diagnosis``) reads as ``hint`` at the grading's ``hint_level``."""
 
     check: Check
     status: CheckStatus
     message: str = ""
-    diagnosis: str = ""
+    diagnosis: Hint | str | None = None  # plain words are taken as a Hint
     example: object = None  # the smallest failing example, when one was drawn (CheckFailure.example)
-    # Whether the check read the examples seed (strategies.noting_seed_reads): one that did not
-    # would repeat its visible run exactly on hidden examples. Unknown (not run) counts as read.
-    seed_dependent: bool = True
-    # The type of the exception the student's code raised (StudentCodeError.exc_type), if it did
-    exception: str = ""
-    # Passed on the visible examples and failed on hidden ones (engine.with_hidden)
-    hidden_failure: bool = False
-    hint_level: int = Settings.hint_level
+    seed_dependent: bool = True  # read the examples seed: a run on hidden examples could differ
+    exception: str = ""  # the type of the exception the student's code raised, if it did
+    hidden_failure: bool = False  # passed on the visible examples, failed on hidden ones
+    hint_level: int = Settings.hint_level  # the engine's, from the settings it graded with
+
+    def __post_init__(self):
+        self.diagnosis = as_hint(self.diagnosis)
 
     @property
     def score(self) -> float:
@@ -40,30 +35,22 @@ class CheckResult:
 
     @property
     def hint(self) -> str:
-        return at_level(self.diagnosis, self.hint_level)
-
-    @hint.setter
-    def hint(self, value: str) -> None:
-        self.diagnosis = value
+        return self.diagnosis.text(self.hint_level) if self.diagnosis else ""
 
 
 @dataclass
 class StageResult:
-    """A stage's checks' results, in the chapter's order, and the seconds they took. Its
-    ``status``, ``summary`` and ``hint`` are what the stage's row shows."""
+    """A stage's checks' results; ``status``, ``summary`` and ``hint`` are what its row shows."""
 
     stage: Stage
     checks: list[CheckResult]
     seconds: float = 0.0
-    # What the row must say about how the stage was graded ("graded with the book's
-    # CausalAttention as its heads: ..."): Submission.notes
     notes: list[str] = field(default_factory=list)
 
     @property
     def score(self) -> float:
-        """Whole points, by one rule on every route (Classroom 50 records whole numbers): the
-        stage's points when every check passed, else its checks' points rounded down and short
-        of full (docs/grading.md, "Stages and points")."""
+        """Whole points on every route (Classroom 50 records whole numbers): the stage's when every
+        check passed, else its checks' rounded down and short of full (docs/grading.md)."""
         if not self.failures:
             return self.max_score
         earned = sum(c.score for c in self.checks)
@@ -79,8 +66,7 @@ class StageResult:
 
     @property
     def status(self) -> CheckStatus:
-        """PASSED when every check passed; NOT_IMPLEMENTED when nothing was attempted yet;
-        STOPPED when a time limit or an exit cut the stage short; FAILED otherwise."""
+        """PASSED, NOT_IMPLEMENTED (nothing attempted yet), STOPPED (a limit or an exit) or FAILED."""
         if not self.failures:
             return CheckStatus.PASSED
         if all(c.status is CheckStatus.NOT_IMPLEMENTED for c in self.failures) and not self.score:
@@ -90,14 +76,12 @@ class StageResult:
         return CheckStatus.FAILED
 
     def _first_attempted_failure(self) -> CheckResult:
-        """The failure the stage row shows: of the attempted ones, the one whose hint names the
-        mistake most specifically (a diagnosis that fits one known mistake beats a generic
-        hint or one that fits several), the first of equals."""
+        """The failure the row shows: of the attempted ones, the one whose hint is surest, the first of equals."""
         attempted = [c for c in self.failures if c.status is not CheckStatus.NOT_IMPLEMENTED]
         if not attempted:
             return self.failures[0]
-        best = max(hint_rank(c.hint) for c in attempted)
-        return next(c for c in attempted if hint_rank(c.hint) == best)
+        best = max(hint_rank(c.diagnosis) for c in attempted)
+        return next(c for c in attempted if hint_rank(c.diagnosis) == best)
 
     @property
     def summary(self) -> str:
@@ -111,26 +95,22 @@ class StageResult:
 
     @property
     def hint(self) -> str:
-        if self.status is CheckStatus.PASSED:
-            return ""
-        if self.status is CheckStatus.NOT_IMPLEMENTED:
-            return f"fill in the {self.stage.label} cell (replace `raise NotImplementedError`) and run it"
-        return self._first_attempted_failure().hint
+        """The row's hint as the student reads it."""
+        return self.diagnosis.text(self.checks[0].hint_level) if self.diagnosis else ""
 
     @property
-    def diagnosis(self) -> str:
-        """The row's hint whole, its fixing code marked (see :class:`CheckResult`)."""
-        if self.status in (CheckStatus.PASSED, CheckStatus.NOT_IMPLEMENTED):
-            return self.hint
+    def diagnosis(self) -> Hint | None:
+        if self.status is CheckStatus.PASSED:
+            return None
+        if self.status is CheckStatus.NOT_IMPLEMENTED:
+            return Hint(f"fill in the {self.stage.label} cell (replace `raise NotImplementedError`) and run it")
         return self._first_attempted_failure().diagnosis
 
 
 @dataclass
 class GradeReport:
-    """A whole grading of one submission: each graded stage's result, the notebook's cells
-    (how each ran) and output, the device, the worker's fences, the seconds it took, and
-    ``error`` when it could not be graded at all. Its totals (``score``, ``bonus_score``, their
-    maxima) and ``exit_code`` are the grade every front end reports."""
+    """A whole grading of one submission: each graded stage's result, the notebook's cells and output,
+    the worker's fences, ``error`` when it could not be graded; its totals are the grade."""
 
     chapter: Chapter
     submission: str
@@ -140,13 +120,11 @@ class GradeReport:
     output: str = ""
     error: str = ""  # set when the submission could not be graded at all
     seconds: float = 0.0
-    # The worker's fences, as it reported them (autograder.sandbox.confinement.describe: words)
+    # the worker's fences, as it reported them
     confinement: dict = field(default_factory=dict)
-    # Graded on hidden examples too (Gradescope's bundle with a secret seed): each stage's result
-    # over both runs (with_hidden). The stages above stay the visible ones, which students see.
+    # each stage's result over the visible and hidden examples (with_hidden), where graded on both
     hidden_examples: dict[int, StageResult] = field(default_factory=dict)
 
-    # The grade is out of 100: bonus stages (stage 8) are counted apart and never lower it.
     @property
     def score(self) -> float:
         return sum(s.score for s in self.stages if not s.stage.bonus)
@@ -165,8 +143,7 @@ class GradeReport:
 
     @property
     def exit_code(self) -> int:
-        """0 for full marks: every graded stage passed, bonus stages aside unless only bonus
-        stages were graded (``make test STAGE=8``)."""
+        """0 for full marks (the bonus aside, unless only bonus stages were graded), 2 for no grade."""
         if self.error:
             return 2
         counted = [s for s in self.stages if not s.stage.bonus] or self.stages

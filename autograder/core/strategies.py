@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 from hypothesis.extra import numpy as hnp
 
-from autograder.core.failures import CheckFailure, NotImplementedYet, StageAborted, StudentCodeError
+from autograder.core.failures import CheckFailure, Hint, NotImplementedYet, StageAborted, StudentCodeError
 from autograder.sandbox import timings
 
 # One profile for grading: fixed example counts, no deadline (student code may be slow on
@@ -95,7 +95,7 @@ class Example:
     says the example in plain words, and :meth:`read_error` reads an error of the student's code
     against it. Failures name the smallest failing one (:func:`run_property`)."""
 
-    def read_error(self, message: str, fallback: str = "") -> str:
+    def read_error(self, message: str, fallback: Hint | None = None) -> Hint | None:
         """The hint for the error ``message`` the student's code raised on this example:
         by default ``fallback``, the hint the error's message alone gives."""
         return fallback

@@ -1,16 +1,15 @@
-"""The student's code as the checks see it: functions and modules behind proxies. A check asks a
-transport to run an operation and gets plain tensors back: the remote one talks to the sandboxed
-worker, the local one runs in the notebook's kernel; both encode every request and answer alike.
-"""
+"""The student's code as the checks see it: functions and modules behind proxies, over a transport
+to the sandboxed worker or, for the notebook's test cells, to the kernel (the same encoding both ways)."""
 
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 
 import torch
 
 from autograder.core.chapter import ErrorHints
-from autograder.core.failures import CheckFailure, Diagnosis, NotImplementedYet, StudentCodeError
+from autograder.core.failures import CheckFailure, Hint, NotImplementedYet, StudentCodeError
 from autograder.core.hints import error_hint
 from autograder.sandbox import wire
 from autograder.sandbox.errors import over_the_stage_time_limit
@@ -87,10 +86,12 @@ def _copied(obj):
 class Submission:
     """Entry point for checks: ``sub.function(name)``, ``sub.build(name, ...)``."""
 
-    def __init__(self, transport, stage_label: str = "", error_hints: ErrorHints = ()):
+    def __init__(self, transport, stage_label: str = "", error_hints: ErrorHints = (), cell_errors: list[dict] = ()):
         self.transport = transport
         self.stage_label = stage_label
         self.error_hints = error_hints  # the chapter's table for this stage (core.hints.error_hint)
+        # a missing name is often a cell that failed to run when the notebook ran: said beside it
+        self.cell_error = _first_cell_error(cell_errors)
         # class name -> source of the chapter's class built in place of the student's (see
         # Workspace.op_build), and the note the stage's row then shows
         self.substitute: dict[str, str] = {}
@@ -101,19 +102,49 @@ class Submission:
         self.memo: dict = {}
 
     def full_size(self):
-        """A block running the student's code on full-size tensors: in a kernel, on the kernel's own
-        threads (a test cell keeps to one otherwise); the worker keeps its one thread."""
+        """A block that runs the student's code on full-size tensors: in a kernel, on the kernel's own
+        threads (the rest of a test cell keeps to one); the worker keeps its one thread."""
         full_size = getattr(self.transport, "full_size", None)
         return full_size() if full_size is not None else contextlib.nullcontext()
 
     def _ask(self, req: dict, what: str):
         answer = self.transport.request(req)
         if "error" in answer:
-            raise _failure(answer["error"], what, self.stage_label, self.error_hints)
+            raise self._failure(answer["error"], what)
         return answer.get("ok")
 
+    def not_defined(self, name: str, hint: str) -> CheckFailure:
+        return CheckFailure(f"`{name}` is not defined", self._beside_cell_error(Hint(hint)))
+
+    def _beside_cell_error(self, hint: Hint) -> Hint:
+        return replace(hint, what=f"{hint.what}; {self.cell_error}") if self.cell_error else hint
+
+    def _failure(self, error: dict, what: str) -> CheckFailure:
+        kind = error.get("kind")
+        if kind == "not_implemented":
+            return NotImplementedYet(what)
+        if kind == "missing":
+            return self.not_defined(error.get("message", ""), f"define it (the exact name, case matters) in the "
+                                    f"{self.stage_label} cell and run that cell" if self.stage_label
+                                    else "define it and run its cell")
+        if kind == "bad_type":
+            return CheckFailure(error.get("message", "wrong kind of object"),
+                                "check the stage's instructions: a class where a class is asked for, "
+                                "a function where a function is asked for")
+        if kind == "exit":
+            return StudentCodeError(f"{what} called sys.exit()/exit()",
+                                    "never exit the process from a function or a method")
+        code = f": {error['code']}" if error.get("where") and error.get("code") else ""
+        where = f" ({error['where']}{code})" if error.get("where") else ""
+        hint = error_hint(error.get("type", ""), error.get("message", ""), self.error_hints)
+        if error.get("type") == "NameError":
+            hint = self._beside_cell_error(hint)
+        return StudentCodeError(f"{what} raised {error.get('type')}: {error.get('message')}{where}",
+                                at_line(hint, error.get("where", "")), exc_type=str(error.get("type", "")),
+                                exc_message=str(error.get("message", "")))
+
     def substituting(self, name: str, source: str, note: str) -> None:
-        """From now on ``name`` builds the chapter's class; the stage's row says so."""
+        """From now on the chapter's class is built as ``name``; the stage's row says so (``note``)."""
         self.substitute = {**self.substitute, name: source}
         if note not in self.notes:
             self.notes.append(note)
@@ -242,37 +273,15 @@ def _names(calls, what: str) -> list[str]:
     return [str(c) for c in calls]
 
 
-def _failure(error: dict, what: str, stage_label: str, error_hints: ErrorHints) -> CheckFailure:
-    kind = error.get("kind")
-    if kind == "not_implemented":
-        return NotImplementedYet(what)
-    if kind == "missing":
-        name = error.get("message", "")
-        return CheckFailure(f"`{name}` is not defined",
-                            f"define it (the exact name, case matters) in the {stage_label} cell "
-                            "and run that cell" if stage_label else "define it and run its cell")
-    if kind == "bad_type":
-        return CheckFailure(error.get("message", "wrong kind of object"),
-                            "check the stage's instructions: a class where a class is asked for, "
-                            "a function where a function is asked for")
-    if kind == "exit":
-        return StudentCodeError(f"{what} called sys.exit()/exit()",
-                                "never exit the process from a function or a method")
-    # the line of code in the message only: a hint's level filter would rewrite it
-    code = f": {error['code']}" if error.get("where") and error.get("code") else ""
-    where = f" ({error['where']}{code})" if error.get("where") else ""
-    message = f"{what} raised {error.get('type')}: {error.get('message')}{where}"
-    return StudentCodeError(message, at_line(error_hint(error.get("type", ""), error.get("message", ""), error_hints),
-                                             error.get("where", "")), exc_type=str(error.get("type", "")),
-                            exc_message=str(error.get("message", "")))
+def _first_cell_error(cell_errors: list[dict]) -> str:
+    if not cell_errors:
+        return ""
+    first = cell_errors[0]
+    error = first.get("error", {})
+    return (f"{first.get('name') or 'cell ' + str(first['index'])} raised {error.get('type') or 'an error'} when the "
+            f"notebook ran ({error.get('message', '')[:120]}); fix it first")
 
 
-def at_line(hint: str, where: str) -> str:
-    """The hint with the line of the student's cell that raised ("cell 12, line 4, in forward"),
-    keeping its rank and mistake id."""
-    if not where:
-        return hint
-    text = f"{hint} (raised at {where})"
-    if isinstance(hint, Diagnosis):
-        return Diagnosis(text, hint.rank, hint.alternatives, hint.mistake)
-    return text
+def at_line(hint: Hint, where: str) -> Hint:
+    """The hint with the line of the student's cell that raised ("cell 12, line 4, in forward")."""
+    return replace(hint, raised_at=where) if where else hint

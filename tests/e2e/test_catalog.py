@@ -35,11 +35,15 @@ import torch
 from support import TESTS, pasted_solution, solution_fragments
 
 from autograder.chapters.ch03_attention import CHAPTER
-from autograder.core.hints import at_level
+from autograder.core.failures import Hint
 from autograder.sandbox.forkpool import start_fork_server
 from autograder.sandbox.settings import Settings
 
 STAGES, stage = CHAPTER.stages, CHAPTER.stage
+
+
+def at_level(hint: Hint | None, level: int) -> str:
+    return hint.text(level) if hint else ""
 
 
 CATALOG = TESTS / "catalog"
@@ -74,15 +78,15 @@ def read_mistake(path: Path) -> Mistake:
 class Grade:
     """What a grading said, reduced to plain data (it crosses a process boundary)."""
     error: str
-    stages: tuple[tuple[int, float, float, str, str], ...]  # number, score, max, summary, hint
-    checks: tuple[tuple[str, bool, str, str], ...] = ()  # id, passed, hint, message
+    stages: tuple[tuple[int, float, float, str, Hint | None], ...]  # number, score, max, summary, hint
+    checks: tuple[tuple[str, bool, Hint | None, str], ...] = ()  # id, passed, hint, message
 
     @property
     def score(self) -> float:
         return sum(s[1] for s in self.stages)
 
     def describe(self) -> str:
-        return "\n".join(f"  stage {n}: {score:g}/{top:g} {summary}\n    hint: {hint}"
+        return "\n".join(f"  stage {n}: {score:g}/{top:g} {summary}\n    hint: {at_level(hint, 2)}"
                          for n, score, top, summary, hint in self.stages) + (f"\n  error: {self.error}"
                                                                               if self.error else "")
 
@@ -97,10 +101,10 @@ def grade(job: tuple[str, str, list[int]]) -> Grade:
 
     Path(path).write_text(source)
     report = grade_notebook_file(path, CHAPTER, stage_numbers, "cpu")
-    # the hints whole (their fixing code marked): the tests read them at each level
-    return Grade(report.error, tuple((r.stage.number, r.score, r.max_score, r.summary, str(r.diagnosis))
+    # the hints whole: the tests read them at each level
+    return Grade(report.error, tuple((r.stage.number, r.score, r.max_score, r.summary, r.diagnosis)
                                      for r in report.stages),
-                 tuple((c.check.id, bool(c.score), str(c.diagnosis), c.message) for c in report.checks))
+                 tuple((c.check.id, bool(c.score), c.diagnosis, c.message) for c in report.checks))
 
 
 def _references(source: str) -> dict[str, set[str]]:

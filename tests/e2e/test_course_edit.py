@@ -43,7 +43,7 @@ LEFT_OUT = shutil.ignore_patterns(".git", ".venv", "build", "grading", "__pycach
 def plant_the_edit(source: Path) -> None:
     """The customize page's recipe on the source notebook: new points in the test cells' nbgrader
     metadata, and the bonus section (its heading through its test cell) deleted."""
-    bonus = next(s for s in CHAPTER.declared_stages if s.bonus)
+    bonus = next(s for s in CHAPTER.stages if s.bonus)
     notebook = json.loads(source.read_text(encoding="utf-8"))
     cells = notebook["cells"]
     grade_ids = [c["metadata"].get("nbgrader", {}).get("grade_id") for c in cells]

@@ -2,7 +2,7 @@
 
 import torch
 
-from autograder.core.chapter import Stage, StageParts, Without
+from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import expect_close
 from autograder.core.failures import CheckFailure
@@ -15,7 +15,7 @@ def require_function(sub, name: str):
     """The submission's function ``name``, or a failure that says what is missing."""
     kind = sub.kind(name)
     if kind == "missing":
-        raise CheckFailure(f"`{name}` is not defined", f"define `{name}` in the {sub.stage_label} cell and run it")
+        raise sub.not_defined(name, f"define `{name}` in the {sub.stage_label} cell and run it")
     if kind != "function":
         raise CheckFailure(f"`{name}` is a {kind}, expected a function", f"define `{name}` with `def`")
     return sub.function(name)
@@ -39,11 +39,4 @@ def doubles_any_tensor(sub):
     run_property(body, float_arrays(), examples=EXAMPLES["function"])
 
 
-STAGE = StageParts(
-    stage=Stage(1, "double", "Double a tensor", ("double",)),
-    error_hints=Without("core's general table is enough for one multiplication"),
-    call_policy=Without("any way to double a tensor is the lesson"),
-    exhibit=Without("a doubled tensor has no picture"),
-    programs=Without("one step: nothing to vary step by step"),
-    book=Without("the toy chapter has no book"),
-)
+STAGE = StageParts(Stage(1, "double", "Double a tensor", ("double",)))

@@ -367,20 +367,20 @@ def _module_matching(pattern: str, what: str) -> str:
 
 def _gpt2_parameters() -> int:
     """The solutions' MultiHeadAttention (the reference module) at GPT-2 small's sizes as the
-    chapter's book module states them, counted."""
+    chapter states them (stage 7), counted."""
     import json
     import math
 
     import torch
     from torch import nn
 
-    book = importlib.import_module("autograder.chapters.ch03_attention.book")
+    gpt2 = importlib.import_module("autograder.chapters.ch03_attention.checks.s7_gpt2")
     notebook = json.loads((REPO / "solutions" / "ch03_attention" / "ch03_attention.ipynb").read_text())
     cell = next("".join(c["source"]) for c in notebook["cells"]
                 if c["cell_type"] == "code" and "class MultiHeadAttention(" in "".join(c["source"]))
     namespace = {"torch": torch, "nn": nn, "math": math}
     exec(compile(cell, "MultiHeadAttention", "exec"), namespace)  # the instructor's own solution
-    module = namespace["MultiHeadAttention"](**book.GPT2_SMALL)  # 9 MB on the CPU: milliseconds
+    module = namespace["MultiHeadAttention"](**gpt2.SIZE)  # 9 MB on the CPU: milliseconds
     return sum(p.numel() for p in module.parameters())
 
 
@@ -467,7 +467,7 @@ def test_the_facts_are_what_the_code_says():
     by_name = {f.name: f.value for f in facts()}
     assert by_name["GPT-2 small MHA parameters"] == 4 * 768 * 768 + 768
     assert by_name["GPT-2 small MHA parameters"] == importlib.import_module(
-        "autograder.chapters.ch03_attention.book").GPT2_SMALL_PARAMS
+        "autograder.chapters.ch03_attention.checks.s7_gpt2").PARAMS
     assert by_name["catalogued mistakes"] == len(list((REPO / "tests" / "catalog" / "mistakes").glob("*.py")))
 
 

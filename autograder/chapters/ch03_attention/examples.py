@@ -1,10 +1,5 @@
-"""The examples this chapter's checks draw: sizes of attention inputs and layers.
-
-Sizes are drawn *distinct* per dimension (batch, tokens, d_in, d_out, heads), so a transposed
-axis or a softmax over the wrong dimension cannot pass by symmetry. Each is an
-:class:`autograder.core.strategies.Example`: a failure names it, and an error of the student's
-code is read against it (:func:`.hints.shape_error_hint`).
-"""
+"""The examples this chapter's checks draw, distinct per dimension so that a transposed axis or a
+softmax over the wrong one cannot pass by symmetry."""
 
 from __future__ import annotations
 
@@ -14,6 +9,7 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from autograder.chapters.ch03_attention.hints import shape_error_hint
+from autograder.core.failures import Hint
 from autograder.core.strategies import Example
 
 
@@ -33,14 +29,13 @@ class Sizes(Example):
         return self.d_out // self.num_heads
 
     def __str__(self) -> str:
-        # With heads, d_out means the whole width for MultiHeadAttention but one head's for the
-        # wrapper: the sizes are said in words that fit both constructor calls.
+        # words that fit both constructors: d_out is MultiHeadAttention's whole width, one head's for the wrapper
         width = f"d_out={self.d_out}" if self.num_heads == 1 else \
             f"num_heads={self.num_heads}, head_dim={self.head_dim}, output width={self.d_out}"
         return (f"batch={self.batch}, num_tokens={self.tokens}, d_in={self.d_in}, {width}, "
                 f"context_length={self.context_length}, seed={self.seed}")
 
-    def read_error(self, message: str, fallback: str = "") -> str:
+    def read_error(self, message: str, fallback: Hint | None = None) -> Hint | None:
         """A shape error read against these sizes (:func:`.hints.shape_error_hint`)."""
         return shape_error_hint(message, self, fallback)
 
@@ -63,9 +58,7 @@ token_matrices = st.builds(Tokens, st.integers(2, 8), st.integers(1, 6), st.inte
 
 @functools.cache
 def _batch_tokens_d_in(d_out: int, min_batch: int, min_tokens: int) -> st.SearchStrategy:
-    """Three distinct sizes other than ``d_out``, made once per arguments: hypothesis reads the
-    source of a list strategy's filter each time one is made (to rewrite length bounds), half a
-    millisecond per example when it was made in every draw."""
+    """Three distinct sizes other than ``d_out``, made once per arguments (hypothesis reads the filter's source)."""
     pool = [n for n in range(1, 10) if n != d_out]
     return st.lists(st.sampled_from(pool), min_size=3, max_size=3, unique=True) \
         .filter(lambda v: v[0] >= min_batch and v[1] >= min_tokens)

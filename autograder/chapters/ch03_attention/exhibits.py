@@ -1,13 +1,5 @@
-"""The attention weights of a failing example, for the notebook's feedback heatmap.
-
-Computed here, in the grader, from data: the student's module is built through the same
-:class:`~autograder.core.submission.Submission` the checks use, and only its weights
-(``state()``) and its output come back. The expected weights follow from those weights and
-the input; the student's weights are the ones its output implies, which the grader can name
-when that output matches the correct attention or one of the catalogued mistakes (the same
-catalogue the hints come from). Otherwise only the expected weights are shown, and the
-caption says why. Nothing here decides a grade.
-"""
+"""The attention weights of a failing example, for the notebook's heatmap: the expected ones, and
+the student's where their output matches the correct attention or a known mistake."""
 
 from __future__ import annotations
 
@@ -16,7 +8,6 @@ from dataclasses import dataclass
 
 import torch
 
-from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.compare import FLOAT32, close
@@ -30,16 +21,6 @@ class AttentionExhibit:
     student: torch.Tensor | None  # None: the student's output matches no computation the grader knows
     example: str  # the module call and sizes, in words
     reading: str  # how the student's weights were obtained, or why they are missing
-
-
-# The book's own call per stage: the example when the failing check drew none (x.1, structure).
-_BOOK = {
-    "SelfAttention_v1": (Sizes(1, 6, 3, 2, 6, 1, 0), (3, 2), {}, 123),
-    "SelfAttention_v2": (Sizes(1, 6, 3, 2, 6, 1, 0), (3, 2), {}, 789),
-    "CausalAttention": (Sizes(2, 6, 3, 2, 6, 1, 0), (3, 2, 6, 0.0), {}, 123),
-    "MultiHeadAttentionWrapper": (Sizes(2, 6, 3, 4, 6, 2, 0), (3, 2, 6, 0.0), {"num_heads": 2}, 123),
-    "MultiHeadAttention": (Sizes(2, 6, 3, 2, 6, 2, 0), (3, 2, 6, 0.0), {"num_heads": 2}, 123),
-}
 
 
 def _queries_keys(spec, state: dict, x: torch.Tensor, sizes: Sizes, head: int = 0):
@@ -73,8 +54,7 @@ def _weights(spec, q, k, mistake: str | None, d_in: int) -> torch.Tensor:
 
 
 def attention_weights(spec, by_check: dict | None = None):
-    """A stage's exhibit: the attention weights of the module ``spec`` describes (of
-    ``by_check[check id]`` for the checks that build another of the stage's modules)."""
+    """A stage's exhibit: the weights of ``spec``'s module (``by_check``: another spec, by check id)."""
     def exhibit(sub, check_id: str, sizes: Sizes | None) -> AttentionExhibit | None:
         return attention_exhibit(sub, (by_check or {}).get(check_id, spec), sizes)
     return exhibit
@@ -84,9 +64,7 @@ def attention_exhibit(sub, spec, sizes: Sizes | None) -> AttentionExhibit | None
     """The expected and the student's attention weights of ``spec``'s module on the failing
     example (the book's call when the check drew none), or None where it cannot be rebuilt."""
     if sizes is None:
-        sizes, args, kwargs, seed = _BOOK[spec.name]
-        module = sub.build(spec.name, *args, seed=seed, **kwargs)
-        x = book.INPUTS if not spec.batched else book.BATCH
+        sizes, module, x = spec.book.sizes, spec.book_module(sub), spec.book_input
     else:
         module, x = spec.build(sub, sizes), spec.input(sizes)
     out = module(x)

@@ -1,9 +1,5 @@
-"""Trusted reference computations, in float64, from the student's own weights.
-
-The oracle is PyTorch's ``scaled_dot_product_attention``. Beside it, each stage has named
-*mistakes*: what a common wrong solution outputs on the same input and weights, with the hint
-for it, so a wrong answer can be matched to its cause (see ``checks.diagnosis.diagnose``).
-"""
+"""Trusted reference computations in float64 (the oracle is PyTorch's SDPA), and the named mistakes:
+what a common wrong solution outputs, with its hint."""
 
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from autograder.core.hints import fix
+from autograder.core.failures import Hint
 
 
 def d(t: torch.Tensor) -> torch.Tensor:
@@ -24,7 +20,7 @@ def d(t: torch.Tensor) -> torch.Tensor:
 
 # -- stages 1 and 2: functions --------------------------------------------------------------
 # name -> (what the mistake computes, float64 in and out; the hint for it)
-FunctionMistakes = dict[str, tuple[Callable[..., torch.Tensor], str]]
+FunctionMistakes = dict[str, tuple[Callable[..., torch.Tensor], Hint | str]]
 
 
 def _exp_normalised(x: torch.Tensor, dim) -> torch.Tensor:
@@ -34,11 +30,10 @@ def _exp_normalised(x: torch.Tensor, dim) -> torch.Tensor:
 
 SOFTMAX_MISTAKES: FunctionMistakes = {
     "whole_tensor": (lambda x: x.exp() / x.exp().sum(),
-                     "the whole tensor sums to 1: take one sum per row along the last dimension" +
-                     fix("exp_x.sum(dim=-1, keepdim=True)")),
+                     Hint("the whole tensor sums to 1: take one sum per row along the last dimension", "exp_x.sum(dim=-1, keepdim=True)")),
     "no_keepdim": (lambda x: x.exp() / x.exp().sum(dim=-1),
-                   "the sums lost their dimension, so they divide the wrong entries: each sum must keep its axis to "
-                   "broadcast against its row" + fix("exp_x.sum(dim=-1, keepdim=True)")),
+                   Hint("the sums lost their dimension, so they divide the wrong entries: each sum must keep its axis "
+                        "to broadcast against its row", "exp_x.sum(dim=-1, keepdim=True)")),
     "no_exp": (lambda x: x / x.sum(dim=-1, keepdim=True),
                "exp is missing: divide exp(x) by the sum of exp(x) (x / x.sum() is the simple "
                "normalisation the chapter replaces, and breaks on negative values)"),
@@ -61,12 +56,11 @@ def softmax_mistakes(x: torch.Tensor) -> FunctionMistakes:
 
 SCORES_MISTAKES: FunctionMistakes = {
     "features": (lambda x: x.T @ x,
-                 "inputs.T @ inputs pairs up the features; the scores pair up the tokens" + fix(": inputs @ inputs.T")),
+                 Hint("inputs.T @ inputs pairs up the features; the scores pair up the tokens", "inputs @ inputs.T")),
     "elementwise": (lambda x: x * x,
-                    "x * x multiplies entry by entry; the scores are a dot product of every pair of tokens" +
-                    fix(", inputs @ inputs.T")),
+                    Hint("x * x multiplies entry by entry; the scores are a dot product of every pair of tokens", "inputs @ inputs.T")),
     "row_dots": (lambda x: (x * x).sum(-1),
-                 "only each token with itself: the scores hold every pair (i, j)" + fix(", inputs @ inputs.T")),
+                 Hint("only each token with itself: the scores hold every pair (i, j)", "inputs @ inputs.T")),
 }
 
 
@@ -74,8 +68,8 @@ def scores_mistakes(x: torch.Tensor) -> FunctionMistakes:
     found = dict(SCORES_MISTAKES)
     for i in range(x.shape[0]):  # the chapter's first step: the scores of one query only
         found[f"one_query_{i}"] = (lambda x, i=i: x @ x[i],
-                                   f"these are the scores of token {i} only: compute every pair of "
-                                   "tokens at once" + fix(", inputs @ inputs.T"))
+                                   Hint(f"these are the scores of token {i} only: compute every pair of "
+                                        "tokens at once", "inputs @ inputs.T"))
     return found
 
 
@@ -84,23 +78,22 @@ WEIGHTS_MISTAKES: FunctionMistakes = {
                 "softmax over the wrong dimension: the columns sum to 1; use dim=-1 so the weights "
                 "of each query (each row) sum to 1"),
     "divide_by_sum": (lambda s: s / s.sum(dim=-1, keepdim=True),
-                      "dividing by the row sum normalises but is not a softmax: exponentiate first" +
-                      fix(", torch.softmax(attn_scores, dim=-1)")),
+                      Hint("dividing by the row sum normalises but is not a softmax: exponentiate first",
+                           "torch.softmax(attn_scores, dim=-1)")),
     "exp_only": (lambda s: s.exp(), "exp alone: divide by the sum of each row too (a softmax)"),
     "whole_tensor": (lambda s: s.exp() / s.exp().sum(),
-                     "the whole matrix sums to 1: each row must" + fix(", torch.softmax(attn_scores, dim=-1)")),
+                     Hint("the whole matrix sums to 1: each row must", "torch.softmax(attn_scores, dim=-1)")),
 }
 
 CONTEXT_MISTAKES: FunctionMistakes = {
     "transposed_weights": (lambda w, x: w.T @ x,
-                           "attn_weights.T @ inputs mixes the wrong tokens: the context vector of query i weights the inputs "
-                           "by row i of the weights" + fix(" (attn_weights @ inputs)")),
+                           Hint("attn_weights.T @ inputs mixes the wrong tokens: the context vector of query i "
+                                "weights the inputs by row i of the weights", "attn_weights @ inputs")),
     "softmax_again": (lambda w, x: torch.softmax(w, dim=-1) @ x,
-                      "the weights are already normalised: multiply them by the inputs as they are" +
-                      fix(", attn_weights @ inputs")),
+                      Hint("the weights are already normalised: multiply them by the inputs as they are", "attn_weights @ inputs")),
     "unweighted_mean": (lambda w, x: x.mean(0, keepdim=True).expand_as(x),
-                        "every context vector is the plain mean of the inputs: weight them by each query's attention weights" +
-                        fix(", attn_weights @ inputs")),
+                        Hint("every context vector is the plain mean of the inputs: weight them by each query's "
+                             "attention weights", "attn_weights @ inputs")),
 }
 
 
@@ -187,20 +180,19 @@ def attention_variant(q, k, v, *, scale: float, causal: bool, mistake: str | Non
     return weights @ v
 
 
-ATTENTION_MISTAKES: dict[str, str] = {
+ATTENTION_MISTAKES: dict[str, Hint | str] = {
     "no_scale": "the scores are not scaled: divide them by sqrt(d_k) before the softmax",
     "scale_without_sqrt": "the scores are divided by d_k, not by its square root",
     "scale_multiplied": "the scores are multiplied by sqrt(d_k) instead of divided by it",
-    "scale_by_d_in": "the scores are scaled by the input's width d_in; the scale is 1/sqrt(d_k), d_k the keys' width" +
-                     fix(", d_k = keys.shape[-1]"),
+    "scale_by_d_in": Hint("the scores are scaled by the input's width d_in; the scale is 1/sqrt(d_k), d_k the keys' "
+                          "width", "d_k = keys.shape[-1]"),
     "scale_after_softmax": "the weights are divided by sqrt(d_k) after the softmax, so they no longer "
                            "sum to 1: scale the scores before the softmax",
     "softmax_wrong_dim": "softmax over the wrong dimension: the weights of each query (each row) "
                          "must sum to 1, so use dim=-1",
     "softmax_over_batch": "softmax over the wrong dimension: dim=0 is the batch, so the sequences "
                           "mix; use dim=-1 (over the keys)",
-    "keys_queries_swapped": "queries and keys are swapped: the scores have one row per query token" +
-                            fix(", queries @ keys.T"),
+    "keys_queries_swapped": Hint("queries and keys are swapped: the scores have one row per query token", "queries @ keys.T"),
     "mask_hides_diagonal": "the mask hides the diagonal too: a token must see itself "
                            "(torch.triu(..., diagonal=1))",
     "mask_zero_fill": "masked scores are set to 0, which still gets weight after the softmax: "
@@ -212,22 +204,21 @@ ATTENTION_MISTAKES: dict[str, str] = {
     "no_mask": "no causal mask: every token sees the future tokens",
     "mask_pos_inf": "the masked scores are filled with +inf instead of -inf: every query with a hidden "
                     "score gets NaN from the softmax; fill them with -inf (-torch.inf or float('-inf'))",
-    "mask_hides_all": "the mask hides every score, so every token's softmax is NaN: the mask is 1 only above the "
-                      "diagonal" + fix(", torch.triu(torch.ones(context_length, context_length), diagonal=1)"),
-    "returns_weights": "forward returns the attention weights (num_tokens x num_tokens per query): the context "
-                       "vectors are the weights times the values" + fix(", attn_weights @ values"),
-    "no_softmax": "the scores are used as weights without a softmax: each query's weights must be positive and "
-                  "sum to 1" + fix(", attn_weights = torch.softmax(attn_scores / sqrt(d_k), dim=-1)"),
+    "mask_hides_all": Hint("the mask hides every score, so every token's softmax is NaN: the mask is 1 only above the "
+                           "diagonal", "torch.triu(torch.ones(context_length, context_length), diagonal=1)"),
+    "returns_weights": Hint("forward returns the attention weights (num_tokens x num_tokens per query): the context "
+                            "vectors are the weights times the values", "attn_weights @ values"),
+    "no_softmax": Hint("the scores are used as weights without a softmax: each query's weights must be positive and "
+                       "sum to 1", "attn_weights = torch.softmax(attn_scores / sqrt(d_k), dim=-1)"),
     "mask_off_by_one": "the mask starts one diagonal too high, so each token also sees the next one: "
                        "torch.triu(..., diagonal=1) hides everything above the diagonal",
-    # last: at small sizes an axis often has the size of a likelier culprit (d_out, num_heads),
-    # and diagnose() takes the first mistake that matches
-    "scale_by_keys_axis_0": "the scale uses another axis of the keys (keys.shape[0]); d_k is the last one" +
-                            fix(": divide by sqrt(keys.shape[-1])"),
-    "scale_by_keys_axis_1": "the scale uses another axis of the keys (keys.shape[1]); d_k is the last one" +
-                            fix(": divide by sqrt(keys.shape[-1])"),
-    "scale_by_keys_axis_2": "the scale uses another axis of the keys (keys.shape[2]); d_k is the last one" +
-                            fix(": divide by sqrt(keys.shape[-1])"),
+    # last: at small sizes an axis often has the size of a likelier culprit, and the first match is named
+    "scale_by_keys_axis_0": Hint("the scale uses another axis of the keys (keys.shape[0]); d_k is the last one",
+                                 "divide by sqrt(keys.shape[-1])"),
+    "scale_by_keys_axis_1": Hint("the scale uses another axis of the keys (keys.shape[1]); d_k is the last one",
+                                 "divide by sqrt(keys.shape[-1])"),
+    "scale_by_keys_axis_2": Hint("the scale uses another axis of the keys (keys.shape[2]); d_k is the last one",
+                                 "divide by sqrt(keys.shape[-1])"),
 }
 CAUSAL_ONLY = {"mask_hides_diagonal", "mask_zero_fill", "mask_after_softmax", "mask_transposed", "no_mask",
                "mask_off_by_one", "mask_pos_inf", "mask_hides_all"}
@@ -263,13 +254,13 @@ def causal_attention(state: dict, x: torch.Tensor, mistake: str | None = None, p
                              d_in=x.shape[-1])
 
 
-WRAPPER_MISTAKES: dict[str, str] = {
-    "concat_batch": "the heads' outputs are concatenated along the batch axis (dim=0): concatenate them along the "
-                    "last dimension (the features)" + fix(", torch.cat([head(x) for head in self.heads], dim=-1)"),
-    "concat_tokens": "the heads' outputs are concatenated along the tokens (dim=1): concatenate them along the "
-                     "last dimension (the features)" + fix(", torch.cat([head(x) for head in self.heads], dim=-1)"),
-    "heads_reversed": "the heads are concatenated in reverse order: head i fills the columns "
-                      "[i*d_out, (i+1)*d_out)" + fix(", torch.cat([head(x) for head in self.heads], dim=-1)"),
+WRAPPER_MISTAKES: dict[str, Hint | str] = {
+    "concat_batch": Hint("the heads' outputs are concatenated along the batch axis (dim=0): concatenate them along "
+                         "the last dimension (the features)", "torch.cat([head(x) for head in self.heads], dim=-1)"),
+    "concat_tokens": Hint("the heads' outputs are concatenated along the tokens (dim=1): concatenate them along the "
+                          "last dimension (the features)", "torch.cat([head(x) for head in self.heads], dim=-1)"),
+    "heads_reversed": Hint("the heads are concatenated in reverse order: head i fills the columns [i*d_out, "
+                           "(i+1)*d_out)", "torch.cat([head(x) for head in self.heads], dim=-1)"),
 }
 
 
@@ -280,27 +271,27 @@ def wrapper(state: dict, x: torch.Tensor, num_heads: int, mistake: str | None = 
     return torch.cat([causal_attention(state, x, per_head, prefix=f"heads.{i}.") for i in order], dim)
 
 
-MHA_MISTAKES: dict[str, str] = {
+MHA_MISTAKES: dict[str, Hint | str] = {
     "scale_by_d_out": "the scores are scaled by 1/sqrt(d_out); with heads the scale is 1/sqrt(head_dim)",
-    "merge_without_transpose": "the heads are merged without moving the head axis back behind the tokens" +
-                               fix(": context_vec.transpose(1, 2) before .contiguous().view(b, num_tokens, d_out)"),
+    "merge_without_transpose": Hint("the heads are merged without moving the head axis back behind the tokens",
+                                    "context_vec.transpose(1, 2) before .contiguous().view(b, num_tokens, d_out)"),
     "no_out_proj": "the output projection out_proj is not applied to the merged heads",
     "split_order": "the last dimension is split as (head_dim, num_heads); it must be "
                    "(num_heads, head_dim), as .view(b, num_tokens, num_heads, head_dim)",
-    "split_without_transpose": "the heads attend across the head axis: after the split into (b, num_tokens, "
-                               "num_heads, head_dim) the head axis must move before the tokens, so each head "
-                               "attends over the tokens" + fix(": .transpose(1, 2)"),
-    "split_by_view_only": "the heads are split with .view(b, num_heads, num_tokens, head_dim), which mixes "
-                          "tokens and features" + fix(": .view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
-    "split_heads_before_tokens": "the split into heads puts the axes in the order (b, num_heads, num_tokens, "
-                                 "head_dim) in one view, so each head's block cuts across tokens and features: the "
-                                 "projections are (b, num_tokens, d_out), split their last axis into (num_heads, "
-                                 "head_dim), then move the head axis before the tokens" +
-                                 fix(": .view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
+    "split_without_transpose": Hint("the heads attend across the head axis: after the split into (b, num_tokens, "
+                                    "num_heads, head_dim) the head axis must move before the tokens, so each head "
+                                    "attends over the tokens", ".transpose(1, 2)"),
+    "split_by_view_only": Hint("the heads are split with .view(b, num_heads, num_tokens, head_dim), which mixes "
+                               "tokens and features", ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
+    "split_heads_before_tokens": Hint("the split into heads puts the axes in the order (b, num_heads, num_tokens, "
+                                      "head_dim) in one view, so each head's block cuts across tokens and features: "
+                                      "the projections are (b, num_tokens, d_out), split their last axis into "
+                                      "(num_heads, head_dim), then move the head axis before the tokens",
+                                      ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
     "softmax_over_heads": "softmax over the head axis (dim=1): each query's weights must sum to 1 over the keys, "
                           "softmax(..., dim=-1)",
-    "single_head": "all of d_out attends as one head: split queries, keys and values into num_heads heads "
-                   "of head_dim features each" + fix(", head_dim = d_out // num_heads"),
+    "single_head": Hint("all of d_out attends as one head: split queries, keys and values into num_heads heads of "
+                        "head_dim features each", "head_dim = d_out // num_heads"),
 }
 
 

@@ -11,9 +11,7 @@ from autograder.sandbox.preload import Preload
 
 
 def console_preload() -> None:
-    """Imports rich and what it imports on its first table, by drawing one into a buffer: a
-    grader runs it before any student code runs (:func:`grader_preloads`), so that no
-    module file is read afterwards."""
+    """Imports rich and what its first table imports, before any student code runs."""
     import io
 
     from rich.console import Console
@@ -27,9 +25,7 @@ def console_preload() -> None:
 
 
 def grader_preloads() -> tuple[Preload, ...]:
-    """Everything a grading process that prints this table imports before the submission's
-    first cell runs (``Worker(..., preload=...)``, :mod:`autograder.sandbox.preload`): what the
-    checks import lazily (:func:`autograder.core.engine.check_preloads`) and the console's."""
+    """What a grading process that prints this table imports before the submission runs."""
     return (*check_preloads(), console_preload)
 
 # Off a terminal (CI's log, a pipe) rich would squeeze the table into 80 columns and wrap a

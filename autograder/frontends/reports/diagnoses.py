@@ -1,34 +1,19 @@
-"""The diagnosis record of one graded submission: what each failed check found, as data.
-
-The class report (:mod:`autograder.frontends.instructors.class_report`) counts mistakes from these
-records, never from rendered text. Every route keeps one per submission, written by the
-grading process (never by the student's code):
-
-- Gradescope and CI (``python -m autograder NB --results results.json``, which
-  ``make grade-repos`` runs too): ``extra_data.diagnosis`` of results.json, and each failed
-  test's ``extra_data``;
-- nbgrader (``make autograde``): the answer of :mod:`autograder.frontends.instructors.stagegrades`
-  carries it, and :class:`~autograder.frontends.instructors.nbgrader.execute.SandboxExecute` writes it to
-  ``grading/diagnoses/<student>/<assignment>.json`` (beside the autograded notebooks rather
-  than among them: nbgrader's feedback step copies the autograded folder's other files to
-  the feedback it releases to students), rewritten at each regrade.
-
-The record (``format`` :data:`FORMAT`)::
+"""The diagnosis record of one graded submission: what each failed check found, as data, from
+which the class report counts mistakes. Gradescope and CI keep it in results.json
+(``extra_data.diagnosis``), nbgrader in ``grading/diagnoses/<student>/<assignment>.json``::
 
     {"format": "autograder-diagnosis/1", "chapter": "ch03_attention", "error": "",
      "score": 62.0, "max_score": 100.0, "hidden_examples": false,
      "stages": [{"number": 4, "id": "causal", "label": "Stage 4 (causal)", "bonus": false,
-                 "score": 8.0, "max_score": 14.0,
-                 "status": "passed" | "failed" | "not_implemented" | "stopped",
-                 "mistake": "<the stage row's diagnosis id, '' when none>", "rank": "named",
-                 "hint": "<the hint the stage row shows>",
-                 "checks": [{"check": "4.3", "status": "failed", "points": 2.0,
-                             "mistake": "sum_dim_0", "rank": "named" | "ambiguous" | "generic" | "policy" | "",
-                             "hint": "...", "exception": "RuntimeError", "hidden_failure": false}]}],
+                 "score": 8.0, "max_score": 14.0, "status": "passed" | "failed" | "not_implemented" | "stopped",
+                 "mistake": "<the stage row's mistake id>", "rank": "named", "hint": "<the row's hint>",
+                 "checks": [{"check": "4.3", "status": "failed", "points": 2.0, "mistake": "sum_dim_0",
+                             "rank": "named" | "ambiguous" | "generic" | "policy" | "", "hint": "...",
+                             "exception": "RuntimeError", "hidden_failure": false}]}],
      "cell_errors": [{"cell": 17, "stage": 2, "type": "SyntaxError", "message": "..."}]}
 
-``checks`` lists the checks that did not pass only. ``stage`` of a cell error is the stage
-whose heading ("## Stage N ...") the cell comes under (null: before the first stage).
+``checks`` lists the checks that did not pass; a cell error's ``stage`` is the stage whose
+heading the cell comes under (null: before the first).
 """
 
 from __future__ import annotations
@@ -38,36 +23,33 @@ import re
 from pathlib import Path
 
 from autograder.core.checks import CheckStatus
-from autograder.core.failures import Diagnosis
+from autograder.core.failures import AMBIGUOUS, GENERIC, NAMED, POLICY, Hint
 from autograder.core.results import CheckResult, GradeReport, StageResult
 
 FORMAT = "autograder-diagnosis/1"
 # nbgrader's route: each graded notebook's record, <student>/<assignment>.json, from the course root
 DIAGNOSES = "grading/diagnoses"
-RANKS = {Diagnosis.GENERIC: "generic", Diagnosis.AMBIGUOUS: "ambiguous", Diagnosis.NAMED: "named",
-         Diagnosis.POLICY: "policy"}
+RANKS = {GENERIC: "generic", AMBIGUOUS: "ambiguous", NAMED: "named", POLICY: "policy"}
 STAGE_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*Stage\s+(\d+)\b", re.IGNORECASE | re.MULTILINE)
 MESSAGE_CHARS = 300
 
 
-def rank_name(hint: str, status: CheckStatus = CheckStatus.FAILED) -> str:
-    """The rank of a hint's diagnosis in words ('' for no hint, or for a stage not attempted)."""
+def rank_name(hint: Hint | None, status: CheckStatus = CheckStatus.FAILED) -> str:
+    """The rank of a hint in words ('' for no hint, or for a stage not attempted)."""
     if not hint or status is CheckStatus.NOT_IMPLEMENTED:
         return ""
-    return RANKS.get(getattr(hint, "rank", Diagnosis.GENERIC), "generic")
+    return RANKS.get(hint.rank, "generic")
 
 
-def mistake_of(hint: str, status: CheckStatus = CheckStatus.FAILED) -> str:
+def mistake_of(hint: Hint | None, status: CheckStatus = CheckStatus.FAILED) -> str:
     """The stable id of the mistake a hint names ('' when it names none)."""
-    if status is CheckStatus.NOT_IMPLEMENTED:
-        return ""
-    return str(getattr(hint, "mistake", "") or "")
+    return hint.mistake if hint and status is not CheckStatus.NOT_IMPLEMENTED else ""
 
 
 def check_record(result: CheckResult) -> dict:
     return {"check": result.check.id, "status": result.status.value, "points": float(result.check.points),
-            "mistake": mistake_of(result.hint, result.status), "rank": rank_name(result.hint, result.status),
-            "hint": str(result.hint or ""), "exception": result.exception, "hidden_failure": result.hidden_failure}
+            "mistake": mistake_of(result.diagnosis, result.status), "rank": rank_name(result.diagnosis, result.status),
+            "hint": result.hint, "exception": result.exception, "hidden_failure": result.hidden_failure}
 
 
 def stage_record(result: StageResult) -> dict:
@@ -77,8 +59,8 @@ def stage_record(result: StageResult) -> dict:
     return {"number": result.stage.number, "id": result.stage.id, "label": result.stage.label,
             "bonus": result.stage.bonus, "score": float(result.score), "max_score": float(result.max_score),
             "status": result.status.value,
-            "mistake": mistake_of(shown.hint) if shown else "", "rank": rank_name(shown.hint) if shown else "",
-            "hint": str(result.hint or ""),
+            "mistake": mistake_of(shown.diagnosis) if shown else "", "rank": rank_name(shown.diagnosis) if shown else "",
+            "hint": result.hint,
             "checks": [check_record(c) for c in result.checks if c.status is not CheckStatus.PASSED]}
 
 
@@ -115,10 +97,7 @@ def cell_error_records(report: GradeReport, notebook: str | Path | None = None) 
 
 def submission_record(report: GradeReport, stages: dict[int, StageResult] | None = None,
                       notebook: str | Path | None = None, hidden: bool | None = None) -> dict:
-    """The diagnosis record of ``report``; ``stages``: each stage's result over the visible and
-    hidden examples (what the grade counts) where there was a hidden run; ``notebook``: the file
-    whose cells were run (default the report's submission), read for the stage of each cell error;
-    ``hidden``: whether hidden examples were graded (default: whether ``stages`` were given)."""
+    """The diagnosis record of ``report``; ``stages``: each stage's result over visible and hidden examples."""
     hidden = bool(stages if stages is not None else report.hidden_examples) if hidden is None else hidden
     stages = stages if stages is not None else report.hidden_examples
     final = [stages.get(r.stage.number, r) for r in report.stages]

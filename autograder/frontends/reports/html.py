@@ -20,9 +20,7 @@ _HTML_MARK = {CheckStatus.PASSED: ("✓ passed", "#1a7f37"), CheckStatus.FAILED:
 
 
 def stage_html(result: StageResult, heatmap_png: bytes | None = None, exhibit=None) -> str:
-    """The notebook's feedback for one stage: a table of checks (points, pass/fail), under each
-    failed check its message, the smallest failing example and its hint (each hint once), and
-    the attention heatmap of the failing example when there is one."""
+    """The notebook's feedback for one stage: its checks, each failure's message, example and hint, the heatmap."""
     import base64
 
     kind = "bonus points (not part of the 100)" if result.stage.bonus else "points"

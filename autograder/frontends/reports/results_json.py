@@ -1,6 +1,4 @@
-"""Gradescope's results.json (https://gradescope-autograders.readthedocs.io/en/latest/specs/):
-the grade of one report, the provisional zero written before grading starts, and the tests of
-a second grading on hidden examples."""
+"""Gradescope's results.json (https://gradescope-autograders.readthedocs.io/en/latest/specs/)."""
 
 from __future__ import annotations
 
@@ -11,12 +9,8 @@ from autograder.frontends.reports.text import bonus_total, confinement_text, for
 
 
 def gradescope_json(report: GradeReport) -> dict:
-    """Gradescope's results.json. The top-level ``score`` is the grade out of 100; Gradescope
-    takes it as the submission's score instead of summing the tests, so bonus checks appear as
-    tests (named "(bonus)", tagged "bonus", with their own max_score) without adding to it: the
-    other tests' scores add up to ``score`` and their max_scores to 100. The bonus total is in
-    ``extra_data`` for an instructor who wants to grant it as extra credit; ``extra_data.diagnosis``
-    (and a failed test's ``extra_data``) is what the checks diagnosed, for the class report."""
+    """The top-level ``score`` is the grade, bonus tests beside it (tagged "bonus"); ``extra_data``
+    holds the bonus total and the diagnosis record."""
     tests = []
     for result in report.stages:
         for c in result.checks:
@@ -55,10 +49,8 @@ def gradescope_json(report: GradeReport) -> dict:
 
 
 def _add_hidden_examples(results: dict, report: GradeReport) -> None:
-    """The grade over the visible and the hidden examples: the top-level score (which Gradescope
-    takes as the grade) and, per check that passed on the visible examples, a test shown only
-    after the due date, worth minus its points where the hidden examples fail it. The visible
-    tests and the output stay as the student's own runs show them."""
+    """The grade over visible and hidden examples, and per check that passed on the visible ones a
+    test shown after the due date, worth minus its points where the hidden examples fail it."""
     final = [report.hidden_examples.get(r.stage.number, r) for r in report.stages]
     lost = 0.0
     for visible, both in zip(report.stages, final):

@@ -1,6 +1,4 @@
-"""Output files written safely: atomically (a reader never sees half a file), and never in
-place of a folder, a link or a file this grader did not write (a mistyped ``--results`` must
-never cost anyone a gradebook or a notebook)."""
+"""Output files written atomically, never in place of a folder, a link or a file this grader did not write."""
 
 from __future__ import annotations
 
@@ -32,9 +30,7 @@ class OutputRefused(Exception):
 
 
 def overwrite_refusal(path: str | Path, flag: str, ours: Callable[[bytes], bool]) -> str | None:
-    """Why ``path`` may not take an output file that ``flag`` names (a folder, a link, a file
-    this grader did not write, as ``ours`` judges its bytes), or None when it may: a mistyped
-    path must never cost anyone a gradebook or a notebook."""
+    """Why ``path`` may not take the output ``flag`` names (a folder, a link, a file not ours), or None."""
     path = Path(path)
     if path.is_symlink():
         return f"{flag} {path}: a link is there; give the path of a file"

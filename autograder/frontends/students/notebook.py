@@ -122,7 +122,7 @@ def failing_exhibit(chapter, result, namespace: dict, device: str):
     from autograder.core.submission import LocalTransport, Submission
 
     failed = [c for c in result.checks if c.status is CheckStatus.FAILED]
-    exhibit_of = chapter.parts(result.stage).part("exhibit")
+    exhibit_of = chapter.parts(result.stage).exhibit
     if exhibit_of is None or not failed:
         return None
     first = next((c for c in failed if c.example is not None), failed[0])

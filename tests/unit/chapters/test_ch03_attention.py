@@ -13,13 +13,14 @@ import sys
 import types
 
 import pytest
-from support import REPO
+from support import REPO, TESTS
 
 from autograder.chapters import REGISTRY, load
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core import course as course_file
-from autograder.core.chapter import Chapter, Stage, StageParts, Without
+from autograder.core.chapter import Chapter, Stage, StageParts
 from autograder.core.checks import check
+from autograder.core.submission import LocalTransport, Submission
 
 SOURCE_NOTEBOOK = CHAPTER.source_notebook(REPO)
 STAGE_IDS = [s.number for s in CHAPTER.stages]
@@ -37,8 +38,10 @@ def test_the_max_score_is_the_graded_test_cells_points():
     assert CHAPTER.max_score == sum(meta["points"] for meta in nbgrader_cells().values() if meta.get("grade"))
 
 
-def test_only_the_efficiency_lab_is_declared_a_bonus():
-    assert [s.id for s in CHAPTER.declared_stages if s.bonus] == ["efficiency"]
+def test_the_bonus_is_the_courses_only():
+    """The source notebook states the bonus (an ungraded test cell); a stage module never does."""
+    assert [s.id for s in CHAPTER.stages if s.bonus] == ["efficiency"]
+    assert not any(s.bonus for s in CHAPTER.declared_stages)
 
 
 def test_stage_points_are_the_readmes():
@@ -157,7 +160,7 @@ def _stage_module(name: str, stage: Stage, **checks) -> types.ModuleType:
     for attr, fn in checks.items():
         fn.__module__ = name
         setattr(module, attr, fn)
-    module.STAGE = StageParts(stage=stage, **{part: Without("a test's stage") for part in StageParts.part_names()})
+    module.STAGE = StageParts(stage)
     sys.modules[name] = module
     return module
 
@@ -201,15 +204,23 @@ def test_collect_ignores_checks_imported_from_another_module():
     assert [c.id for c in Chapter("tiny", "Tiny", (module.__name__,)).checks_for(ONE)] == ["1.1"]
 
 
-# -- a stage is one unit: each stage module declares every part, or says why it has none ------
+# -- a stage is one unit ----------------------------------------------------------------------
 
-def test_every_stage_declares_every_part_or_why_it_has_none():
-    for stage in CHAPTER.declared_stages:
-        parts = CHAPTER.parts(stage)
-        for name in StageParts.part_names():
-            value = getattr(parts, name)
-            assert isinstance(value, Without) or value, f"{stage.label}: {name}"
-        assert CHAPTER.checks_for(stage) or stage not in CHAPTER.stages, stage.label
+def test_every_exhibit_draws_each_of_its_checks_failures():
+    """A check that drew no example shows the book's call of its module: each module's spec
+    carries that call, so no check of a stage with an exhibit goes without its heatmap."""
+    namespace: dict = {}
+    source = TESTS / "catalog" / "correct" / "book_style.py"
+    exec(compile(source.read_text(), str(source), "exec"), namespace)
+    sub = Submission(LocalTransport(namespace), "", ())
+    drawn = []
+    for stage in CHAPTER.stages:
+        exhibit = CHAPTER.parts(stage).exhibit
+        for c in CHAPTER.checks_for(stage) if exhibit else ():
+            shown = exhibit(sub, c.id, None)
+            assert shown is not None and shown.student is not None, c.id
+            drawn.append(stage.number)
+    assert sorted(set(drawn)) == [3, 4, 5, 6]
 
 
 def test_a_stage_module_without_its_declaration_fails_loudly():
@@ -219,26 +230,11 @@ def test_a_stage_module_without_its_declaration_fails_loudly():
         assert Chapter("tiny", "Tiny", (module.__name__,)).declared_stages
 
 
-@pytest.mark.parametrize("part", StageParts.part_names())
-def test_a_stage_that_lacks_a_part_fails_at_import(part):
-    """A causal stage whose policy (or any other part) is left out, set to None or declared
-    absent without a reason is refused where it is declared."""
-    causal = CHAPTER.parts(CHAPTER.declared_stage(4))
-    whole = {name: getattr(causal, name) for name in ("stage", *StageParts.part_names())}
-    assert StageParts(**whole) == causal
-    with pytest.raises(TypeError, match=part):
-        StageParts(**{name: value for name, value in whole.items() if name != part})
-    with pytest.raises(ValueError, match=f"the part {part} is None"):
-        StageParts(**{**whole, part: None})
-    with pytest.raises(ValueError, match="say why"):
-        StageParts(**{**whole, part: Without(" ")})
-
-
 def test_the_engine_runs_the_policy_each_stage_declares():
     from autograder.core.engine import call_policy_in_force
     from autograder.sandbox.settings import Settings
 
     for stage in CHAPTER.declared_stages:
         declared = CHAPTER.parts(stage).call_policy
-        assert call_policy_in_force(CHAPTER, stage, Settings()) == (not isinstance(declared, Without)), stage.label
+        assert call_policy_in_force(CHAPTER, stage, Settings()) == (declared is not None), stage.label
         assert not call_policy_in_force(CHAPTER, stage, Settings(allow_library_attention=True)), stage.label

@@ -17,7 +17,7 @@ from autograder.chapters.ch03_attention.checks.diagnosis import (
     runs_at_other_sizes,
 )
 from autograder.chapters.ch03_attention.examples import Sizes
-from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
+from autograder.core.failures import AMBIGUOUS, GENERIC, NAMED, CheckFailure, Hint, StudentCodeError, as_hint
 from autograder.core.strategies import tensor
 
 from .conftest import submission, variant
@@ -28,22 +28,22 @@ HINTS = {"a": "hint a", "b": "hint b", "a_again": "hint a"}
 
 def test_diagnose_names_the_one_mistake_that_matches():
     hint = diagnose(B.clone(), {"a": A, "b": B}, HINTS)
-    assert hint == "hint b" and isinstance(hint, Diagnosis) and hint.rank == Diagnosis.NAMED
+    assert hint == Hint("hint b", mistake="b", rank=NAMED)
 
 
 def test_diagnose_is_silent_when_no_mistake_matches():
-    assert diagnose(C, {"a": A, "b": B}, HINTS) == ""
+    assert diagnose(C, {"a": A, "b": B}, HINTS) is None
 
 
 def test_diagnose_says_both_when_two_mistakes_match_equally():
     hint = diagnose(A, {"a": A, "b": A.clone()}, HINTS)
-    assert hint.rank == Diagnosis.AMBIGUOUS and hint.alternatives == ("hint a", "hint b")
-    assert "hint a" in hint and "hint b" in hint
+    assert hint.rank == AMBIGUOUS and [a.what for a in hint.alternatives] == ["hint a", "hint b"]
+    assert hint.text() == "hint a; or, as likely here: hint b" and hint.mistake == "a|b"
 
 
 def test_two_mistakes_with_one_hint_are_one_diagnosis():
     hint = diagnose(A, {"a": A, "a_again": A.clone(), "b": B}, HINTS)
-    assert hint == "hint a" and hint.rank == Diagnosis.NAMED
+    assert hint == Hint("hint a", mistake="a", rank=NAMED)
 
 
 def test_diagnose_matches_nan_in_the_same_places():
@@ -51,21 +51,21 @@ def test_diagnose_matches_nan_in_the_same_places():
     with_nan[0, 0] = float("nan")
     actual = A.clone()
     actual[0, 0] = float("nan")
-    assert diagnose(actual, {"a": with_nan, "b": B}, HINTS) == "hint a"
+    assert diagnose(actual, {"a": with_nan, "b": B}, HINTS).text() == "hint a"
     # the same NaN but other values elsewhere: NaN alone is no evidence of the mistake
     other_values = C.clone()
     other_values[0, 0] = float("nan")
-    assert diagnose(other_values, {"a": with_nan, "b": B}, HINTS) == ""
+    assert diagnose(other_values, {"a": with_nan, "b": B}, HINTS) is None
     elsewhere = C.clone()
     elsewhere[1, 1] = float("nan")
-    assert diagnose(elsewhere, {"a": with_nan, "b": B}, HINTS) == ""
+    assert diagnose(elsewhere, {"a": with_nan, "b": B}, HINTS) is None
 
 
 def test_an_output_nan_everywhere_names_a_mistake_only_when_no_other_gives_it():
     nan = torch.full((3, 4), float("nan"))
-    assert diagnose(nan.clone(), {"a": nan, "b": nan.clone()}, HINTS) == ""  # a degenerate input
+    assert diagnose(nan.clone(), {"a": nan, "b": nan.clone()}, HINTS) is None  # a degenerate input
     hint = diagnose(nan.clone(), {"a": nan, "b": B}, HINTS)
-    assert hint == "hint a" and hint.mistake == "a"
+    assert hint.text() == "hint a" and hint.mistake == "a"
 
 
 def test_nan_hint_only_where_the_expected_output_is_finite():
@@ -73,10 +73,10 @@ def test_nan_hint_only_where_the_expected_output_is_finite():
     broken[2, 1] = float("nan")
     hint = nan_hint(broken, A)
     # an observation (which token, how a softmax makes NaN), never a mistake it did not match
-    assert "token 2" in hint and hint.rank == Diagnosis.GENERIC and hint.mistake == "observed_nan"
-    assert nan_hint(A, A) == ""
-    assert nan_hint(broken, broken) == ""  # the expected output has that NaN too
-    assert nan_hint(broken[:2], A) == ""  # another shape: a shape failure, said elsewhere
+    assert "token 2" in hint.text() and hint.rank == GENERIC and hint.mistake == "observed_nan"
+    assert nan_hint(A, A) is None
+    assert nan_hint(broken, broken) is None  # the expected output has that NaN too
+    assert nan_hint(broken[:2], A) is None  # another shape: a shape failure, said elsewhere
 
 
 def test_expect_function_passes_the_right_output():
@@ -91,7 +91,8 @@ def test_expect_function_names_the_mistake_the_output_matches():
     with pytest.raises(CheckFailure) as failure:
         expect_function(whole, torch.softmax(x, -1), "softmax_naive(x)", R.softmax_mistakes(x), (x,),
                         default_hint="generic")
-    assert failure.value.hint == R.SOFTMAX_MISTAKES["whole_tensor"][1]
+    assert failure.value.hint.same_advice(R.SOFTMAX_MISTAKES["whole_tensor"][1])
+    assert failure.value.hint.mistake == "whole_tensor"
 
 
 def test_expect_function_gives_the_default_hint_for_an_unknown_mistake():
@@ -99,7 +100,7 @@ def test_expect_function_gives_the_default_hint_for_an_unknown_mistake():
     with pytest.raises(CheckFailure) as failure:
         expect_function(torch.softmax(x, -1) + 0.1, torch.softmax(x, -1), "softmax_naive(x)", R.softmax_mistakes(x),
                         (x,), default_hint="generic")
-    assert failure.value.hint == "generic"
+    assert failure.value.hint == Hint("generic")
 
 
 SIZES = Sizes(batch=2, tokens=5, d_in=3, d_out=4, context_length=6, num_heads=1, seed=9)
@@ -127,7 +128,7 @@ def test_expect_reference_names_the_mistake(mistake):
     wrong = R.causal_attention(STATE, X, mistake).float()
     with pytest.raises(CheckFailure) as failure:
         expect_reference(s4_causal.SPEC, wrong, STATE, X, SIZES, "out")
-    assert failure.value.hint == R.ATTENTION_MISTAKES[mistake]
+    assert failure.value.hint.same_advice(as_hint(R.ATTENTION_MISTAKES[mistake])) and failure.value.hint.mistake == mistake
 
 
 def test_expect_reference_falls_back_on_the_generic_hint():
@@ -135,7 +136,7 @@ def test_expect_reference_falls_back_on_the_generic_hint():
         expect_reference(s4_causal.SPEC, R.causal_attention(STATE, X).float() * 1.5, STATE, X, SIZES, "out",
                          extra_hint="extra")
     hint = failure.value.hint
-    assert hint.endswith("extra") and hint.rank == Diagnosis.GENERIC and hint.mistake == "observed_wrong_values"
+    assert hint.text().endswith("extra") and hint.rank == GENERIC and hint.mistake == "observed_wrong_values"
 
 
 def test_expect_reference_says_a_missing_contract_weight():
@@ -151,8 +152,8 @@ def test_nan_everywhere_names_no_mistake_on_a_drawn_example():
     variants = {"no_exp": x / x.sum(), "whole_tensor": x.exp() / x.exp().sum()}
     hints = {"no_exp": "exp is missing", "whole_tensor": "the whole tensor sums to 1"}
     nan = torch.tensor([float("nan")])
-    assert diagnose(nan, variants, hints, nan_everywhere_names=False) == ""
-    assert diagnose(nan, variants, hints) == "exp is missing"  # seeded module inputs: it names
+    assert diagnose(nan, variants, hints, nan_everywhere_names=False) is None
+    assert diagnose(nan, variants, hints).text() == "exp is missing"  # seeded module inputs: it names
 
 
 def _counting_builds(sub) -> list:

@@ -1,4 +1,4 @@
-"""The chapter's hint tables (hints.ERROR_HINTS, hints.COMMON_ERROR_HINTS, the reference's known
+"""The chapter's hint tables (each stage's ERROR_HINTS, hints.COMMON_ERROR_HINTS, the reference's known
 mistakes): at the default hint level none holds code of the solution notebook's answers; the next
 level names the fix. The chapter's tables come before core's general one; ``shape_error_hint``
 reads the two sizes of a shape error against the drawn example's sizes (num_tokens,
@@ -13,15 +13,20 @@ from support import pasted_solution, solution_fragments
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.examples import Sizes
-from autograder.chapters.ch03_attention.hints import COMMON_ERROR_HINTS, ERROR_HINTS, shape_error_hint
-from autograder.core.failures import Diagnosis, StudentCodeError
-from autograder.core.hints import _ERROR_HINTS, at_level, error_hint
+from autograder.chapters.ch03_attention.hints import COMMON_ERROR_HINTS, shape_error_hint
+from autograder.core.failures import GENERIC, Hint, StudentCodeError, as_hint
+from autograder.core.hints import _ERROR_HINTS, error_hint
 
 FRAGMENTS = solution_fragments()
 
 
+def at_level(hint, level: int) -> str:
+    return as_hint(hint).text(level)
+
+
 def _tables() -> dict[str, str]:
-    hints = {f"error {stage} {pattern}": hint for stage, table in ERROR_HINTS.items() for pattern, hint in table}
+    hints = {f"error {s.id} {pattern}": hint for s in CHAPTER.declared_stages
+             for pattern, hint in CHAPTER.parts(s).error_hints}
     hints |= {f"chapter {pattern}": hint for pattern, hint in COMMON_ERROR_HINTS}
     hints |= {f"general {pattern}": hint for pattern, hint in _ERROR_HINTS}
     for table in (R.softmax_mistakes(torch.zeros(2, 3, 4)), R.scores_mistakes(torch.zeros(3, 2)),
@@ -46,7 +51,7 @@ def test_the_next_level_names_the_fix_where_the_default_leaves_it_out():
     tables = _tables()
     withheld = {name for name, hint in tables.items() if at_level(hint, 2) != at_level(hint, 1)}
     assert len(withheld) >= 20
-    assert all(pasted_solution(at_level(tables[name], 2), FRAGMENTS) or "`" in tables[name] or name
+    assert all(pasted_solution(at_level(tables[name], 2), FRAGMENTS) or "`" in at_level(tables[name], 2) or name
                for name in withheld)
     assert pasted_solution(at_level(R.WRAPPER_MISTAKES["concat_batch"], 2), FRAGMENTS)
 
@@ -54,16 +59,16 @@ def test_the_next_level_names_the_fix_where_the_default_leaves_it_out():
 # -- the chapter's tables before core's general one -----------------------------------------------
 
 BROADCAST = "The size of tensor a (3) must match the size of tensor b (5) at non-singleton dimension 1"
-GENERAL_SHAPE_HINT = error_hint("RuntimeError", BROADCAST)
+GENERAL_SHAPE_HINT = error_hint("RuntimeError", BROADCAST).text()
 
 
 def test_ch03_stage_tables_come_before_the_general_one():
     softmax_hint = error_hint("IndexError", "Dimension out of range (expected to be in range of [-1, 0], but got 1)",
-                              CHAPTER.error_hints["softmax"])
+                              CHAPTER.error_hints["softmax"]).text()
     assert "dim=-1" in softmax_hint
     assert softmax_hint != error_hint("IndexError", "Dimension out of range (expected to be in range of [-1, 0], "
-                                                    "but got 1)")
-    causal_hint = error_hint("RuntimeError", BROADCAST, CHAPTER.error_hints["causal"])
+                                                    "but got 1)").text()
+    causal_hint = error_hint("RuntimeError", BROADCAST, CHAPTER.error_hints["causal"]).text()
     assert "slice the mask" in causal_hint and causal_hint != GENERAL_SHAPE_HINT
 
 
@@ -80,9 +85,9 @@ def test_ch03_stage_tables_come_before_the_general_one():
     ("RuntimeError", "view size is not compatible with input tensor's size and stride", ".contiguous()"),
 ])
 def test_a_stage_without_a_table_reads_errors_in_the_chapters_words(exc_type, message, words):
-    assert CHAPTER.parts(CHAPTER.declared_stage(8)).part("error_hints") is None  # stage 8 has no table of its own
+    assert not CHAPTER.parts(CHAPTER.declared_stage(8)).error_hints  # stage 8 has no table of its own
     hint = error_hint(exc_type, message, CHAPTER.error_hints["efficiency"])
-    assert words in at_level(hint, 2), hint
+    assert words in hint.text(2), hint
 
 
 def test_a_sizes_example_reads_a_shape_error_of_the_students_code():
@@ -97,7 +102,7 @@ def test_a_sizes_example_reads_a_shape_error_of_the_students_code():
 
     with pytest.raises(StudentCodeError) as failure:
         run_property(unsliced, st.just(Sizes(2, 3, 4, 6, 5, 1, seed=0)), examples=1)
-    assert getattr(failure.value.hint, "mistake", "") == "mask_not_sliced", failure.value.hint
+    assert failure.value.hint.mistake == "mask_not_sliced", failure.value.hint
     assert failure.value.example == Sizes(2, 3, 4, 6, 5, 1, seed=0)
 
 
@@ -112,7 +117,7 @@ def broadcast_error(a: int, b: int) -> str:
 
 
 def test_num_tokens_against_context_length_means_an_unsliced_mask():
-    hint = shape_error_hint(broadcast_error(3, 5), sizes(tokens=3, context_length=5), "fallback")
+    hint = shape_error_hint(broadcast_error(3, 5), sizes(tokens=3, context_length=5), Hint("fallback")).text(2)
     assert "num_tokens=3, context_length=5" in hint, hint
     assert "[:num_tokens, :num_tokens]" in hint, hint
 
@@ -124,32 +129,33 @@ def test_the_pair_is_read_in_either_order():
 
 def test_num_tokens_against_num_heads_means_a_missing_transpose():
     hint = shape_error_hint(broadcast_error(3, 2), sizes(tokens=3, num_heads=2, d_out=4, context_length=3))
-    assert "transpose(1, 2)" in hint and "head axis" in hint, hint
-    assert hint.rank == Diagnosis.GENERIC  # the sizes say which axes meet, not which step moved them
+    assert "transpose(1, 2)" in hint.text() and "head axis" in hint.text(), hint
+    assert hint.rank == GENERIC  # the sizes say which axes meet, not which step moved them
 
 
 def test_heads_are_not_read_into_a_single_head_example():
     """With one head, 2 is the batch, not num_heads: no word about heads."""
-    hint = shape_error_hint(broadcast_error(3, 2), sizes(tokens=3, batch=2, context_length=3))
+    hint = shape_error_hint(broadcast_error(3, 2), sizes(tokens=3, batch=2, context_length=3)).text(2)
     assert "head" not in hint, hint
     assert "3 (= num_tokens or context_length) and 2 (= batch)" in hint, hint
 
 
 def test_other_sizes_are_named():
-    hint = shape_error_hint(broadcast_error(5, 6), sizes(tokens=5), "print the shapes")
-    assert hint == "the sizes 5 (= num_tokens or context_length) and 6 (= d_out) do not fit together; print the shapes"
+    hint = shape_error_hint(broadcast_error(5, 6), sizes(tokens=5), Hint("print the shapes", "x.shape"))
+    assert hint.text(2) == "the sizes 5 (= num_tokens or context_length) and 6 (= d_out) do not fit together; print " \
+        "the shapes: x.shape"
 
 
 def test_a_matrix_product_error_is_read_too():
     hint = shape_error_hint("RuntimeError: mat1 and mat2 shapes cannot be multiplied (3x4 and 6x2)", sizes())
-    assert hint.startswith("the sizes 4 (= d_in) and 6 (= d_out) do not fit together; d_in meets d_out"), hint
-    assert hint.rank == Diagnosis.GENERIC and hint.mistake == "observed_sizes"  # what the sizes show
+    assert hint.text().startswith("the sizes 4 (= d_in) and 6 (= d_out) do not fit together; d_in meets d_out"), hint
+    assert hint.rank == GENERIC and hint.mistake == "observed_sizes"  # what the sizes show
 
 
 def test_sizes_that_name_nothing_give_the_fallback():
-    assert shape_error_hint(broadcast_error(7, 8), sizes(), "fallback") == "fallback"
+    assert shape_error_hint(broadcast_error(7, 8), sizes(), Hint("fallback")) == Hint("fallback")
 
 
 def test_an_error_that_is_not_about_shapes_gives_the_fallback():
-    assert shape_error_hint("RuntimeError: expected scalar type Float but found Double", sizes(), "fallback") == \
-        "fallback"
+    assert shape_error_hint("RuntimeError: expected scalar type Float but found Double", sizes(), Hint("fallback")) == \
+        Hint("fallback")

@@ -34,14 +34,14 @@ def test_causality(right):
         causality(SPEC, right, SIZES, position)
     with pytest.raises(CheckFailure, match="changed when only tokens 1..3 changed") as failure:
         causality(SPEC, wrong("no_mask"), SIZES, 0)
-    assert failure.value.hint == R.ATTENTION_MISTAKES["no_mask"]
+    assert failure.value.hint.text() == R.ATTENTION_MISTAKES["no_mask"]
 
 
 def test_row_sums(right):
     row_sums(SPEC, right, SIZES)
     with pytest.raises(CheckFailure, match="a row of weights sums to") as failure:
         row_sums(SPEC, wrong("softmax_wrong_dim"), SIZES)
-    assert failure.value.hint == R.ATTENTION_MISTAKES["softmax_wrong_dim"]
+    assert failure.value.hint.text() == R.ATTENTION_MISTAKES["softmax_wrong_dim"]
 
 
 def test_batch_independence(right):

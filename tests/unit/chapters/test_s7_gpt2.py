@@ -41,7 +41,7 @@ def test_a_wrong_head_count_at_1024_tokens_is_named_on_the_first_tokens_without_
     checks, long_passes = _graded(heads=8)
     assert checks["7.4"].status is CheckStatus.FAILED
     assert checks["7.4"].diagnosis.mistake == "gpt2_num_heads_8"
-    assert "on the first 5 tokens matches 8 heads" in checks["7.4"].diagnosis
+    assert "on the first 5 tokens matches 8 heads" in checks["7.4"].hint
     assert long_passes == 1  # the output that fails: no second pass with other weights, no 8-head twin
 
 

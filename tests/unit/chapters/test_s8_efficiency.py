@@ -7,7 +7,7 @@ import torch
 
 from autograder.chapters.ch03_attention import CHAPTER
 
-BONUS = CHAPTER.declared_stage(8)  # declared whether or not the instructor's course grades it
+BONUS = CHAPTER.stage(8)
 
 
 def test_stage8_is_a_bonus_outside_the_grades_maximum():

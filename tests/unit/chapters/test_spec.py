@@ -21,7 +21,7 @@ from autograder.chapters.ch03_attention.checks.spec import (
     require,
 )
 from autograder.chapters.ch03_attention.examples import Sizes
-from autograder.core.failures import CheckFailure, Diagnosis
+from autograder.core.failures import NAMED, CheckFailure, as_hint
 from autograder.core.strategies import tensor
 
 from .conftest import IgnoresWeights, submission, variant
@@ -39,7 +39,7 @@ def test_require_gives_the_students_function_or_class(right):
 def test_require_says_a_missing_name():
     with pytest.raises(CheckFailure, match="`CausalAttention` is not defined") as failure:
         require(submission(), "CausalAttention", "class")
-    assert "in the Stage 4 cell" in failure.value.hint
+    assert "in the Stage 4 cell" in failure.value.hint.text()
 
 
 def test_require_says_a_function_where_a_class_is_asked():
@@ -88,7 +88,7 @@ def test_load_weights_says_a_missing_contract_name(right):
     assert not module.state()["W_key.weight"].any()
     with pytest.raises(CheckFailure, match="CausalAttention has no weight named 'W_keys.weight'") as failure:
         load_weights(SPEC, module, {"W_keys.weight": torch.zeros(5, 3)})
-    assert failure.value.hint == SPEC.structure_hint
+    assert failure.value.hint == as_hint(SPEC.structure_hint)
 
 
 def test_named_weights_turns_a_missing_key_into_a_structure_failure():
@@ -109,7 +109,7 @@ def test_judged_gives_the_module_on_the_grader_weights(right):
 def test_judged_fails_a_module_whose_output_ignores_its_weights():
     with pytest.raises(CheckFailure, match="does not depend on the module's weights") as failure:
         judged(SPEC, submission(CausalAttention=IgnoresWeights), SIZES)
-    assert failure.value.hint == WEIGHTS_IGNORED_HINT and failure.value.hint.rank == Diagnosis.NAMED
+    assert failure.value.hint.text() == WEIGHTS_IGNORED_HINT and failure.value.hint.rank == NAMED
 
 
 def test_works_somewhere(right):

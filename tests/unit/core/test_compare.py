@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from autograder.core.compare import BOOK, EXACT, FLOAT32, close, expect_close, expect_shape, fmt
-from autograder.core.failures import CheckFailure, Diagnosis
+from autograder.core.failures import GENERIC, NAMED, CheckFailure, Hint
 
 
 def float64_reference(seed: int = 0, shape=(3, 4)) -> torch.Tensor:
@@ -81,12 +81,12 @@ def test_shape_mismatch_keeps_the_checks_hint():
     with pytest.raises(CheckFailure) as info:
         expect_shape(torch.zeros(4), (2, 2), "weights", "use keepdim=True")
     # an observation (the shapes), then the check's advice; never ranked as a named mistake
-    assert info.value.hint.endswith("use keepdim=True") and "[4] where [2, 2]" in info.value.hint
-    assert info.value.hint.rank == Diagnosis.GENERIC and info.value.hint.mistake == "observed_shape"
+    assert info.value.hint.what.endswith("use keepdim=True") and "[4] where [2, 2]" in info.value.hint.what
+    assert info.value.hint.rank == GENERIC and info.value.hint.mistake == "observed_shape"
 
 
 def test_shape_mismatch_keeps_a_named_diagnosis_as_it_is():
-    named = Diagnosis("named", Diagnosis.NAMED, mistake="m")
+    named = Hint("named", rank=NAMED, mistake="m")
     with pytest.raises(CheckFailure) as info:
         expect_shape(torch.zeros(4), (2, 2), "weights", named)
     assert info.value.hint is named
@@ -106,7 +106,7 @@ def test_nan_where_a_value_is_expected_is_named_with_its_index():
     with pytest.raises(CheckFailure, match=r"out contains NaN \(first at index \[1, 0\]\)") as info:
         expect_close(actual, torch.tensor([[0.5, 0.5], [0.0, 1.0]]), "out")
     # an observation, not a guess at the cause
-    assert "index [1, 0]" in info.value.hint and info.value.hint.mistake == "observed_nan"
+    assert "index [1, 0]" in info.value.hint.text() and info.value.hint.mistake == "observed_nan"
 
 
 def test_inf_where_a_value_is_expected_is_named():
@@ -128,7 +128,7 @@ def test_difference_message_points_at_the_largest_difference():
     assert "largest difference 0.5 at index [1, 2]" in message, message
     assert "(got 0.5, expected 0)" in message, message
     assert "got [[0.0, 0.01, 0.0], [0.0, 0.0, 0.5]]" in message, message  # small tensors shown whole
-    assert info.value.hint == "scale the scores"
+    assert info.value.hint == Hint("scale the scores")
 
 
 def test_a_large_tensor_is_not_printed_whole():

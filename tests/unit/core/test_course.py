@@ -14,7 +14,7 @@ from autograder.core.course import Course, CourseError, StagePoints, points_in_c
 
 ONE = Stage(1, "one", "One", ("f",))
 TWO = Stage(2, "two", "Two", ("g",))
-EXTRA = Stage(3, "extra", "Extra", ("h",), bonus=True)
+EXTRA = Stage(3, "extra", "Extra", ("h",))
 STAGES = (ONE, TWO, EXTRA)
 
 CHECKS = [check(check_id, weight, f"check {check_id}")(lambda sub: None)
@@ -46,8 +46,8 @@ def test_a_stage_without_a_test_cell_is_dropped():
 
 
 @pytest.mark.parametrize("bad", [cell(ONE, None, True), cell(ONE, "ten", True), cell(ONE, -1, True),
-                                 cell(ONE, 10, False), cell(EXTRA, 4, True)])
-def test_a_test_cell_that_does_not_say_its_points_or_kind_is_refused_with_its_name(bad):
+                                 cell(ONE, 2.5, True)])
+def test_a_test_cell_that_does_not_say_its_points_is_refused_with_its_name(bad):
     with pytest.raises(CourseError, match=bad["metadata"]["nbgrader"]["grade_id"]):
         points_in_cells(notebook(bad), STAGES)
 
@@ -71,6 +71,13 @@ def test_a_damaged_course_file_says_how_to_make_it(tmp_path):
     (tmp_path / "course.json").write_text("{")
     with pytest.raises(CourseError, match="make release"):
         course_file.read(tmp_path / "course.json")
+
+
+def test_the_course_makes_a_stage_a_bonus():
+    toy = chapter(Course({1: StagePoints(5.0, False), 3: StagePoints(4.0, True)}, "toy"))
+    assert [(s.number, s.bonus) for s in toy.stages] == [(1, False), (3, True)]
+    assert [c.stage.bonus for c in toy.checks_for(toy.stage(3))] == [True]
+    assert toy.max_score == 5
 
 
 def test_a_stage_is_worth_the_courses_points_split_by_the_checks_weights():

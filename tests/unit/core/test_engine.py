@@ -9,7 +9,7 @@ from support import chapter_of
 from autograder.core import engine
 from autograder.core.chapter import Stage
 from autograder.core.checks import CheckStatus, check
-from autograder.core.failures import Diagnosis
+from autograder.core.failures import AMBIGUOUS, NAMED, Hint
 from autograder.core.results import CheckResult, StageResult
 
 ONE = Stage(1, "one", "Stage one", ("f",))
@@ -78,25 +78,29 @@ def test_not_graded_report_gives_every_selected_check_zero_and_the_reason():
 
 
 def test_an_ambiguous_hint_settles_on_the_mistake_another_check_named():
-    a, b = Diagnosis("mistake A", Diagnosis.NAMED), Diagnosis("mistake B", Diagnosis.NAMED)
-    either = Diagnosis("mistake A; or, as likely here: mistake B", Diagnosis.AMBIGUOUS, (str(a), str(b)))
+    a, b = Hint("mistake A", "a()", "a", NAMED), Hint("mistake B", "b()", "b", NAMED)
+    either = Hint("", rank=AMBIGUOUS, alternatives=(Hint("mistake A", "a()", "a2", NAMED), b), mistake="a2|b")
     results = _result(ONE, F, F).checks
-    results[0].hint, results[1].hint = a, either
+    results[0].diagnosis, results[1].diagnosis = a, either
     engine.settle_ambiguous_hints(results)
-    assert results[1].hint == "mistake A" and results[1].hint.rank == Diagnosis.NAMED
+    assert results[1].diagnosis is a and results[1].hint == "mistake A"
     # both named elsewhere, or neither: the evidence settles nothing
     results = [*_result(ONE, F, F).checks, *_result(TWO, F).checks]
-    results[0].hint, results[1].hint, results[2].hint = a, b, either
+    results[0].diagnosis, results[1].diagnosis, results[2].diagnosis = a, b, either
     engine.settle_ambiguous_hints(results)
-    assert results[2].hint is either
+    assert results[2].diagnosis is either
 
 
 def test_cell_errors_are_named_beside_a_missing_name():
-    result = _result(ONE, F, F)
-    result.checks[0].message = "name 'f' is not defined"
-    engine._point_at_cell_errors(result, [{"index": 4, "error": {"type": "ValueError", "message": "bad"}}])
-    assert "cell 4 raised ValueError" in result.checks[0].hint
-    assert result.checks[1].hint == "hint 1.2"
+    from autograder.core.submission import Submission
+
+    cell_errors = [{"index": 4, "error": {"type": "ValueError", "message": "bad"}}]
+    missing = Submission(None, "Stage 1 (one)", (), cell_errors).not_defined("f", "define f")
+    assert missing.message == "`f` is not defined" and "cell 4 raised ValueError" in missing.hint.text()
+    raised = Submission(None, "", (), cell_errors)._failure({"type": "NameError", "message": "name 'g' is not defined",
+                                                              "where": "cell 5, line 1"}, "f(x)")
+    assert "cell 4 raised ValueError" in raised.hint.text() and raised.hint.raised_at == "cell 5, line 1"
+    assert Submission(None, "").not_defined("f", "define f").hint == Hint("define f")
 
 
 def test_the_engine_preloads_what_its_checks_import_lazily():

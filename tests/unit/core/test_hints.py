@@ -7,14 +7,16 @@ error against its examples are tests/unit/chapters/test_hints.py.
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
-from autograder.core.failures import Diagnosis
+from autograder.core.failures import AMBIGUOUS, NAMED, Hint
 from autograder.core.hints import error_hint
 
 BROADCAST = "The size of tensor a (3) must match the size of tensor b (5) at non-singleton dimension 1"
-GENERAL_SHAPE_HINT = error_hint("RuntimeError", BROADCAST)
-DEFAULT_HINT = error_hint("KeyError", "'zzz'")
+GENERAL_SHAPE_HINT = error_hint("RuntimeError", BROADCAST).text()
+DEFAULT_HINT = error_hint("KeyError", "'zzz'").text()
 
 
 # -- error_hint ---------------------------------------------------------------------------------
@@ -25,22 +27,22 @@ def test_general_table_explains_a_shape_mismatch():
 
 def test_stage_table_comes_before_the_general_one():
     stage = [(r"must match the size", "the stage's own words")]
-    assert error_hint("RuntimeError", BROADCAST, stage) == "the stage's own words"
+    assert error_hint("RuntimeError", BROADCAST, stage) == Hint("the stage's own words")
 
 
 def test_first_matching_row_of_the_stage_table_wins():
     stage = [(r"no match here", "not this"), (r"tensor a", "first match"), (r"tensor b", "second match")]
-    assert error_hint("RuntimeError", BROADCAST, stage) == "first match"
+    assert error_hint("RuntimeError", BROADCAST, stage).text() == "first match"
 
 
 def test_a_stage_table_that_does_not_match_falls_back_to_the_general_one():
-    assert error_hint("RuntimeError", BROADCAST, [(r"dtype", "not this")]) == GENERAL_SHAPE_HINT
+    assert error_hint("RuntimeError", BROADCAST, [(r"dtype", "not this")]).text() == GENERAL_SHAPE_HINT
 
 
 def test_the_exception_type_can_be_matched():
     stage = [(r"^ValueError", "the constructor rejected the sizes")]
-    assert error_hint("ValueError", "anything", stage) == "the constructor rejected the sizes"
-    assert error_hint("TypeError", "anything", stage) != "the constructor rejected the sizes"
+    assert error_hint("ValueError", "anything", stage).text() == "the constructor rejected the sizes"
+    assert error_hint("TypeError", "anything", stage).text() != "the constructor rejected the sizes"
 
 
 @pytest.mark.parametrize("exc_type, message, words", [
@@ -58,7 +60,7 @@ def test_the_exception_type_can_be_matched():
     ("RecursionError", "maximum recursion depth exceeded", "calls itself"),
 ])
 def test_general_table_names_the_usual_cause(exc_type, message, words):
-    hint = error_hint(exc_type, message)
+    hint = error_hint(exc_type, message).text()
     assert words in hint, hint
     assert hint != DEFAULT_HINT
 
@@ -69,40 +71,38 @@ def test_an_unknown_error_gets_the_default_hint():
 
 # -- levels: what is wrong at level 1, the fixing code from level 2 on ---------------------------
 
-def test_level_one_drops_the_marked_fix_and_its_comma():
-    from autograder.core.hints import at_level, fix
-
-    hint = Diagnosis("the sums lost their axis" + fix(", exp_x.sum(dim=-1, keepdim=True)"), Diagnosis.NAMED,
-                     mistake="no_keepdim")
-    shown = at_level(hint, 1)
-    assert shown == "the sums lost their axis"
-    assert (shown.rank, shown.mistake) == (Diagnosis.NAMED, "no_keepdim")
-    assert at_level(hint, 2) == "the sums lost their axis, exp_x.sum(dim=-1, keepdim=True)"
+def test_level_one_says_what_is_wrong_and_level_two_adds_the_fix():
+    hint = Hint("the sums lost their axis", "exp_x.sum(dim=-1, keepdim=True)", "no_keepdim", NAMED)
+    assert hint.text(1) == "the sums lost their axis"
+    assert hint.text(2) == "the sums lost their axis: exp_x.sum(dim=-1, keepdim=True)"
+    assert Hint("what is wrong").text(2) == "what is wrong"
 
 
-def test_level_one_leaves_no_empty_parenthesis_or_separator():
-    from autograder.core.hints import at_level, fix
-
-    assert at_level("transpose the keys (" + fix("keys.transpose(1, 2); ") + "keys.T reverses the batch)", 1) == \
-        "transpose the keys (keys.T reverses the batch)"
-    assert at_level("slice the mask (" + fix("mask[:n, :n]") + ") first", 1) == "slice the mask first"
-    assert at_level("what is wrong: " + fix("the line"), 1) == "what is wrong"
+def test_the_line_that_raised_comes_last_at_every_level():
+    hint = Hint("slice the mask", "mask[:n, :n]", raised_at="cell 4, line 2, in forward")
+    assert hint.text(1) == "slice the mask (raised at cell 4, line 2, in forward)"
+    assert hint.text(2) == "slice the mask: mask[:n, :n] (raised at cell 4, line 2, in forward)"
 
 
-def test_levels_of_an_ambiguous_hint_apply_to_its_alternatives():
-    from autograder.core.hints import at_level, fix
+def test_levels_of_an_ambiguous_hint_apply_to_its_first_two_alternatives():
+    a, b, c = Hint("A", "a()", "a", NAMED), Hint("B", "b()", "b", NAMED), Hint("C", "c()", "c", NAMED)
+    hint = Hint("", rank=AMBIGUOUS, alternatives=(a, b, c), mistake="a|b")
+    assert hint.text(1) == "A; or, as likely here: B"
+    assert hint.text(2) == "A: a(); or, as likely here: B: b()"
+    assert Hint("the sizes do not fit; ", rank=AMBIGUOUS, alternatives=(a, b)).text(1) == \
+        "the sizes do not fit; A; or, as likely here: B"
 
-    a, b = "A" + fix(": a()"), "B" + fix(": b()")
-    hint = Diagnosis(f"{a}; or, as likely here: {b}", Diagnosis.AMBIGUOUS, (a, b))
-    assert at_level(hint, 1).alternatives == ("A", "B")
-    assert at_level(hint, 1) == "A; or, as likely here: B"
+
+def test_a_hint_crosses_processes_whole():
+    hint = Hint("", rank=AMBIGUOUS, alternatives=(Hint("A", "a()", "a", NAMED), Hint("B")), raised_at="cell 2")
+    assert pickle.loads(pickle.dumps(hint)) == hint
 
 
 def test_the_general_table_marks_no_fixing_line():
     """Core's table is for any chapter: it says what an error means, never a chapter's code."""
-    from autograder.core.hints import _ERROR_HINTS, at_level
+    from autograder.core.hints import _ERROR_HINTS
 
-    assert [hint for _, hint in _ERROR_HINTS if at_level(hint, 1) != at_level(hint, 2)] == []
+    assert all(isinstance(hint, str) for _, hint in _ERROR_HINTS)
 
 
 def test_the_chapter_table_comes_between_the_stage_table_and_the_general_one():
@@ -110,18 +110,16 @@ def test_the_chapter_table_comes_between_the_stage_table_and_the_general_one():
     import sys
     import types
 
-    from autograder.core.chapter import Chapter, Stage, StageParts, Without
+    from autograder.core.chapter import Chapter, Stage, StageParts
 
-    absent = {part: Without("a test's stage") for part in StageParts.part_names()}
     own = types.ModuleType("hints_stage_own")
-    own.STAGE = StageParts(stage=Stage(1, "own", "Own", ()), **{**absent, "error_hints": [
-        (r"tensor a", "the stage's own words")]})
+    own.STAGE = StageParts(Stage(1, "own", "Own", ()), error_hints=[(r"tensor a", "the stage's own words")])
     bare = types.ModuleType("hints_stage_bare")
-    bare.STAGE = StageParts(stage=Stage(2, "bare", "Bare", ()), **absent)
+    bare.STAGE = StageParts(Stage(2, "bare", "Bare", ()))
     sys.modules.update({own.__name__: own, bare.__name__: bare})
     chapter = Chapter("hints", "Hints", (own.__name__, bare.__name__),
                       common_error_hints=[(r"must match the size", "the chapter's words")])
-    assert error_hint("RuntimeError", BROADCAST, chapter.error_hints["own"]) == "the stage's own words"
-    assert error_hint("RuntimeError", BROADCAST, chapter.error_hints["bare"]) == "the chapter's words"
-    assert error_hint("KeyError", "'zzz'", chapter.error_hints["bare"]) == DEFAULT_HINT
+    assert error_hint("RuntimeError", BROADCAST, chapter.error_hints["own"]).text() == "the stage's own words"
+    assert error_hint("RuntimeError", BROADCAST, chapter.error_hints["bare"]).text() == "the chapter's words"
+    assert error_hint("KeyError", "'zzz'", chapter.error_hints["bare"]).text() == DEFAULT_HINT
     assert Chapter("plain", "Plain", (bare.__name__,)).error_hints == {"bare": []}

@@ -7,7 +7,7 @@ from support import chapter_of, every_declared_stage
 from autograder.chapters.ch03_attention import CHAPTER as COURSE_CH03
 from autograder.core.chapter import Stage
 from autograder.core.checks import Check, CheckStatus
-from autograder.core.failures import Diagnosis
+from autograder.core.failures import NAMED, Hint
 from autograder.core.results import CheckResult, GradeReport, StageResult
 
 ONE = Stage(1, "one", "Stage one", ("f",))
@@ -71,10 +71,10 @@ def test_a_stage_status_from_its_checks():
 
 def test_the_stage_row_shows_the_most_specific_hint_of_the_attempted_failures():
     result = _stage(ONE, (1, N), (1, F), (1, F), (1, F))
-    result.checks[1].hint = "generic"
-    result.checks[2].hint = Diagnosis("named", Diagnosis.NAMED)
+    result.checks[1].diagnosis = Hint("generic")
+    result.checks[2].diagnosis = Hint("named", rank=NAMED)
     result.checks[2].message = "is off"
-    result.checks[3].hint = Diagnosis("also named", Diagnosis.NAMED)
+    result.checks[3].diagnosis = Hint("also named", rank=NAMED)
     assert result.hint == "named"
     assert result.summary == "1.3 is off"
     assert _stage(ONE, (1, P), (1, P)).summary == "all 2 checks passed"

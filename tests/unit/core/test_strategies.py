@@ -4,14 +4,14 @@ says (grading the same notebook twice is tests/e2e/test_determinism.py)."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
 import torch
 from hypothesis import strategies as st
 
-from autograder.core.failures import CheckFailure, StudentCodeError
+from autograder.core.failures import CheckFailure, Hint, StudentCodeError
 from autograder.core.strategies import GRADING, Example, float_arrays, run_property
 
 
@@ -24,8 +24,8 @@ class Rows(Example):
     def __str__(self) -> str:
         return f"rows={self.rows}, width={self.width}"
 
-    def read_error(self, message: str, fallback: str = "") -> str:
-        return f"{self.rows} rows: {fallback}" if "rows" in message else fallback
+    def read_error(self, message: str, fallback: Hint | None = None) -> Hint | None:
+        return replace(fallback, what=f"{self.rows} rows: {fallback.what}") if "rows" in message else fallback
 
 
 rows = st.builds(Rows, st.integers(1, 6), st.integers(1, 6))
@@ -73,10 +73,10 @@ def test_an_error_of_the_students_code_is_read_by_its_example():
 
     with pytest.raises(StudentCodeError) as failure:
         run_property(raises, rows, examples=5)
-    assert failure.value.hint == "1 rows: the message's own hint"
+    assert failure.value.hint == Hint("1 rows: the message's own hint")
     with pytest.raises(StudentCodeError) as plain:  # Example's default: the message's own hint
         run_property(lambda value: raises(None), st.integers(0, 3), examples=5)
-    assert plain.value.hint == "the message's own hint" and plain.value.example is None
+    assert plain.value.hint == Hint("the message's own hint") and plain.value.example is None
 
 
 def test_a_result_that_changes_between_runs_is_named():

@@ -14,7 +14,7 @@ from support import REPO
 from autograder.chapters import load
 from autograder.core.checks import CheckStatus
 from autograder.core.engine import HIDDEN_FAILURE, with_hidden
-from autograder.core.failures import Diagnosis
+from autograder.core.failures import NAMED, POLICY, Hint
 from autograder.core.results import CheckResult, GradeReport, StageResult
 from autograder.frontends.instructors import class_report
 from autograder.frontends.instructors.class_report import ReportInputError, Submission, aggregate, load_gradescope_zip
@@ -243,12 +243,12 @@ def test_detect_source(tmp_path):
 def test_submission_record_keeps_mistake_rank_exception_and_hidden_losses(tmp_path):
     one, two = CHAPTER.stages[0], CHAPTER.stages[1]
     c1, c2 = CHAPTER.checks_for(one)[:2]
-    named = Diagnosis("sum over dim=-1", Diagnosis.NAMED, mistake="sum_dim_0")
+    named = Hint("sum over dim=-1", rank=NAMED, mistake="sum_dim_0")
     visible = StageResult(one, [CheckResult(c1, CheckStatus.FAILED, "wrong", named),
                                 CheckResult(c2, CheckStatus.PASSED)])
     hidden = StageResult(one, [CheckResult(c2, CheckStatus.FAILED, "on 7x3", "generic words", exception="IndexError")])
     d1 = CHAPTER.checks_for(two)[0]
-    policy = Diagnosis("no torch.softmax here", Diagnosis.POLICY)
+    policy = Hint("no torch.softmax here", rank=POLICY)
     report = GradeReport(CHAPTER, str(tmp_path / "nb.ipynb"), stages=[
         visible, StageResult(two, [CheckResult(d1, CheckStatus.FAILED, "refused", policy)])],
         cells=[{"index": 3, "status": "error", "error": {"type": "SyntaxError", "message": "bad"}}])

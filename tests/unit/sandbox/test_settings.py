@@ -78,10 +78,10 @@ def test_settings_are_read_once_and_never_change(clean):
 def test_a_check_result_shows_its_hint_at_its_level():
     from autograder.chapters.ch03_attention import CHAPTER
     from autograder.core.checks import CheckStatus
-    from autograder.core.hints import fix
+    from autograder.core.failures import Hint
     from autograder.core.results import CheckResult
 
-    result = CheckResult(CHAPTER.checks[0], CheckStatus.FAILED, "wrong", "the sums lost their axis" + fix(": x.sum()"))
+    result = CheckResult(CHAPTER.checks[0], CheckStatus.FAILED, "wrong", Hint("the sums lost their axis", "x.sum()"))
     assert result.hint == "the sums lost their axis"
     result.hint_level = 2
     assert result.hint == "the sums lost their axis: x.sum()"

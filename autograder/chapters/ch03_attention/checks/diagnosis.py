@@ -1,11 +1,5 @@
-"""The diagnosis of mistakes: a wrong output compared with what the known mistakes output.
-
-Owns :func:`diagnose` (which known mistake, if any, gives the student's output), the NaN hint,
-the outputs of a spec's mistakes (:func:`mistake_outputs`), and the expectations that name a
-mistake when they fail: against the reference (:func:`expect_function`, :func:`expect_reference`)
-and against the book's printed output (:func:`expect_book`, :func:`expect_beyond_book`).
-Builds on :mod:`.spec`.
-"""
+"""The diagnosis of mistakes: a wrong output (or error) compared with what the known mistakes and
+the one-operation variants of the stage's steps give."""
 
 from __future__ import annotations
 
@@ -21,47 +15,43 @@ from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, expect_we
 from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.chapters.ch03_attention.hints import shape_error_hint
 from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
-from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
-from autograder.core.hints import fix
-from autograder.core.mutation import step_variants
+from autograder.core.failures import AMBIGUOUS, NAMED, CheckFailure, Hint, StudentCodeError, as_hint
 from autograder.core.strategies import explaining, variation_seed
 
 
-def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dict[str, str], *,
-             nan_everywhere_names: bool = True) -> str:
-    """The hint of the first known mistake whose output matches the student's (same shape and
-    values, or NaN in the same places), ranked NAMED when no other mistake with another hint
-    matches too (at small sizes two mistakes can coincide: sqrt(num_tokens) = d_k).
+def named(hint: Hint | str, mistake: str) -> Hint:
+    return replace(as_hint(hint), rank=NAMED, mistake=mistake)
 
-    ``nan_everywhere_names=False`` where the input is a drawn example that hypothesis shrinks
-    toward zeros (the function stages): there a mistake can be NaN everywhere because of the
-    input alone (x / x.sum() at x = [0.0]), which says nothing of the student's code."""
-    matched = []
+
+def either(hints: list[Hint]) -> Hint:
+    """Mistakes that give the same output here (at small sizes two can coincide): the first two said."""
+    return Hint("", rank=AMBIGUOUS, alternatives=tuple(hints), mistake="|".join(h.mistake for h in hints[:2]))
+
+
+def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dict[str, Hint | str], *,
+             nan_everywhere_names: bool = True) -> Hint | None:
+    """The hint of the first known mistake whose output matches the student's (same shape and
+    values, or NaN in the same places), NAMED when no mistake with another hint matches too.
+    ``nan_everywhere_names=False`` where hypothesis shrinks the input toward zeros: there a
+    mistake can be NaN everywhere because of the input alone (x / x.sum() at x = [0.0])."""
     all_nan = [name for name, output in variants.items() if bool(torch.isnan(output).all())]
     if nan_everywhere_names and isinstance(actual, torch.Tensor) and actual.is_floating_point() and \
             bool(torch.isnan(actual).all()) and len(all_nan) == 1 and variants[all_nan[0]].shape == actual.shape:
-        # NaN everywhere names a mistake only when no other mistake (and no degenerate input,
-        # such as zeros, which makes many NaN) gives it
-        return Diagnosis(hints[all_nan[0]], Diagnosis.NAMED, mistake=all_nan[0])
+        # NaN everywhere names a mistake only when no other mistake (nor a degenerate input) gives it
+        return named(hints[all_nan[0]], all_nan[0])
+    first: dict[tuple, Hint] = {}  # each hint once, named by the first mistake that gives it
     for name, output in variants.items():
         if same_output(actual, output):
-            matched.append((hints[name], name))
-    if not matched:
-        return ""
-    by_hint = dict(reversed(matched))  # hint -> the first mistake's name that gives it
-    distinct = list(dict.fromkeys(hint for hint, _ in matched))
-    if len(distinct) == 1:
-        return Diagnosis(distinct[0], Diagnosis.NAMED, mistake=by_hint[distinct[0]])
-    # two mistakes give this output at these sizes: say both
-    return Diagnosis(f"{distinct[0]}; or, as likely here: {distinct[1]}", Diagnosis.AMBIGUOUS, tuple(distinct),
-                     mistake="|".join(by_hint[h] for h in distinct[:2]))
+            hint = as_hint(hints[name])
+            first.setdefault((hint.what, hint.fix), named(hint, name))
+    if not first:
+        return None
+    return next(iter(first.values())) if len(first) == 1 else either(list(first.values()))
 
 
 def same_output(actual, output: torch.Tensor) -> bool:
-    """Whether the student's ``actual`` is ``output``: the same shape and values, or NaN in the
-    same places and the same values everywhere else (NaN alone is no evidence: several mistakes
-    make the same rows NaN). An output that is NaN everywhere identifies no mistake (a degenerate
-    input, such as zeros, gives it too)."""
+    """Whether ``actual`` is ``output``: the same values, NaN in the same places (an output NaN
+    everywhere identifies no mistake: a degenerate input gives it too)."""
     if bool(torch.isnan(output).all()):
         return False
     if close(actual, output.float(), FLOAT32):
@@ -73,21 +63,16 @@ def same_output(actual, output: torch.Tensor) -> bool:
 
 # -- the steps' variants: mistakes nobody catalogued ----------------------------------------------
 
-# the steps' variants run in the grader's process, on tensors whose sizes the student's module
-# chose: beyond the grader's own sizes (a few thousand numbers) they are not tried at all
-_VARIANTS_MAX_NUMBERS = 1_000_000
+_VARIANTS_MAX_NUMBERS = 1_000_000  # sizes the student's module chose: far beyond the grader's, not tried
 
 
 def _variants_run(program, args: tuple):
-    """(variant, what it gave: a tensor, or the exception it raised) for each one-operation
-    variant of ``program`` on ``args`` (float64), computed in the grader's process."""
+    """(variant, the tensor it gave or the exception it raised) for each variant of ``program``."""
     numbers = sum(t.numel() for a in args for t in (a.values() if isinstance(a, dict) else [a])
                   if isinstance(t, torch.Tensor))
     if numbers > _VARIANTS_MAX_NUMBERS:
         return
-    variants = [v for p in (program, *P.REORDERED.get(program, ()))
-                for v in step_variants(p, P.ALTERNATIVES.get(p, ()), P.VOCABULARY)]
-    for variant in variants:
+    for variant in program.variants():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
@@ -96,11 +81,10 @@ def _variants_run(program, args: tuple):
                 yield variant, exc
 
 
-def _step_hint(matched: list, *, raised: bool = False) -> str:
-    """The hint for the variants that gave the student's output (or error): NAMED when they all
-    change the same step, AMBIGUOUS when steps differ (both said), "" when none matched."""
+def _step_hint(matched: list, *, raised: bool = False) -> Hint | None:
+    """The variants that gave the student's output (or error): NAMED for one step, else AMBIGUOUS."""
     if not matched:
-        return ""
+        return None
     by_step = {}
     for variant in matched:
         by_step.setdefault(P.STEPS[variant.step][0], variant)
@@ -109,35 +93,28 @@ def _step_hint(matched: list, *, raised: bool = False) -> str:
         group, words = P.GROUPS[next(iter(by_step))]
         variant = next(iter(by_step.values()))
         what = "your code raises the error that" if raised else "your result is exactly what"
-        return Diagnosis(f"one step differs from the chapter's computation, {words}: {what} "
-                         f"`{P.as_written(variant.after)}` (or the same change in another of them) gives" +
-                         fix(f"; the right step is `{P.as_written(variant.before)}`"),
-                         Diagnosis.NAMED, mistake=f"{group}_{variant.operator}")
-    texts, ids = [], []
+        return Hint(f"one step differs from the chapter's computation, {words}: {what} "
+                    f"`{P.as_written(variant.after)}` (or the same change in another of them) gives",
+                    f"the right step is `{P.as_written(variant.before)}`", rank=NAMED, mistake=f"{group}_{variant.operator}")
+    hints = []
     for step_id, variant in list(by_step.items())[:2]:
-        words = P.STEPS[variant.step][1]
         what = "your code raises the error that" if raised else "your result is exactly what"
-        texts.append(f"one step differs from the chapter's computation, {words}: {what} "
-                     f"`{P.as_written(variant.after)}` gives" +
-                     fix(f" where the right step is `{P.as_written(variant.before)}`"))
-        ids.append(f"{step_id}_{variant.operator}")
-    if len(by_step) == 1:
-        return Diagnosis(texts[0], Diagnosis.NAMED, mistake=ids[0])
-    return Diagnosis(f"{texts[0]}; or, as likely here: {texts[1]}", Diagnosis.AMBIGUOUS, tuple(texts),
-                     mistake="|".join(ids))
+        hints.append(Hint(f"one step differs from the chapter's computation, {P.STEPS[variant.step][1]}: {what} "
+                          f"`{P.as_written(variant.after)}` gives", f"the right step is `{P.as_written(variant.before)}`",
+                          rank=NAMED, mistake=f"{step_id}_{variant.operator}"))
+    return hints[0] if len(hints) == 1 else either(hints)
 
 
-def diagnose_steps(actual, program, *args: torch.Tensor) -> str:
-    """The step whose one-operation variant gives the student's output (see :func:`_step_hint`);
-    "" when the program is None, nothing is being explained, or no variant gives it."""
+def diagnose_steps(actual, program, *args: torch.Tensor) -> Hint | None:
+    """The step whose one-operation variant gives the student's output (see :func:`_step_hint`)."""
     if program is None or not explaining() or not isinstance(actual, torch.Tensor):
-        return ""
+        return None
     args = _float64(args)
     try:
         if same_output(actual, program(*args)):
-            return ""  # the steps are right on these arguments: what differs is elsewhere (the weights)
+            return None  # the steps are right on these arguments: what differs is elsewhere (the weights)
     except Exception:
-        return ""  # the program cannot run on these weights (their shapes): the structure checks say why
+        return None  # the program cannot run on these weights (their shapes): the structure checks say why
     return _step_hint([v for v, out in _variants_run(program, args)
                        if isinstance(out, torch.Tensor) and same_output(actual, out)])
 
@@ -146,25 +123,16 @@ def _comparable(message: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f-\x9f?]", "?", message[:600])
 
 
-# errors whose message gives both operands' whole shapes (or the call's whole arguments): a
-# broadcast error names one axis of each ("size of tensor a (2) must match ... b (6)"), and a
-# view's "shape [1, 3, 2] is invalid for input of size 18" is what any earlier wrong shape ends
-# in: too many different mistakes share those to name one
+# errors whose message gives both operands' whole shapes: a broadcast error names one axis of
+# each, and a view's "invalid for input of size" ends any earlier wrong shape, too weak to name one
 WHOLE_SHAPES = r"shapes cannot be multiplied|Expected size for first two dimensions|" \
                r"invalid combination of arguments|must be tuple of ints"
 
 
-def diagnose_step_error(error: StudentCodeError, program, *args: torch.Tensor) -> str:
-    """The step whose one-operation variant raises what the student's code raised (see
-    :func:`error_variants`), as a hint; "" when none."""
-    return _step_hint(error_variants(error, program, *args), raised=True)
-
-
 def error_variants(error: StudentCodeError, program, *args: torch.Tensor) -> list:
-    """The variants that raise what the student's code raised, the same type and message (whole
-    shapes, :data:`WHOLE_SHAPES`), on the same input and weights, when they all change one step
-    (those that raise in the step they changed first); [] when the right computation raises it
-    too (then the weights themselves have the wrong shapes), or steps differ, or none does."""
+    """The variants that raise what the student's code raised (type and whole-shapes message) on
+    the same input and weights, when they all change one step; [] when the right computation
+    raises it too (the weights have the wrong shapes), or steps differ."""
     if program is None or not re.search(WHOLE_SHAPES, error.exc_message or "") or not explaining():
         return []
     args = _float64(args)
@@ -178,27 +146,21 @@ def error_variants(error: StudentCodeError, program, *args: torch.Tensor) -> lis
             return []
     alike = [(v, out) for v, out in _variants_run(program, args)
              if isinstance(out, Exception) and (type(out).__name__, _comparable(str(out))) == raised]
-    # an error is weaker evidence than an output: the same sizes meet wrongly after many mistakes.
-    # A step is named only when every variant that raises it changes that one step
     if len({P.GROUPS.get(P.STEPS[v.step][0], (P.STEPS[v.step][0],))[0] for v, _ in alike}) != 1:
         return []
     return [v for v, out in alike if v.raised_here(out)] or [v for v, _ in alike]
 
 
-def _rename(error: StudentCodeError, hint: str) -> bool:
+def _rename(error: StudentCodeError, hint: Hint | None) -> None:
+    """``hint`` in place of the error's, at the student's line the error was raised at."""
     if hint:
-        at = re.search(r" \(raised at [^()]*\)$", error.hint or "")
-        error.hint = Diagnosis(str(hint) + (at.group(0) if at else ""), hint.rank, hint.alternatives, hint.mistake)
-    return bool(hint)
+        error.hint = replace(hint, raised_at=error.hint.raised_at if error.hint else "")
 
 
 def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes,
                          state: dict | None = None) -> None:
-    """Name the step behind an error the student's module raised. The variants raising the same
-    on these weights (``state``, else the module's own, read back) are a hypothesis that the same
-    module's outputs at other sizes, where it runs (:func:`runs_at_other_sizes`), must bear out: a
-    wrong output there that no such variant gives refutes it. Without one, the mistake those
-    outputs name, if any."""
+    """Name the step behind an error the student's module raised: the variants raising the same,
+    borne out by the module's outputs at other sizes where it runs; else the mistake those name."""
     if spec.program is None or not explaining():
         return
     try:
@@ -216,22 +178,16 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
     if suspects:
         _rename(error, _step_hint(suspects, raised=True))
         return
-    # where it runs, its output may name the mistake: at sizes where two axes of these sizes meet,
-    # else where two axes of sizes that all differ meet (a shrunk example's d_out=1 and one token
-    # run right whatever the mistake)
     for other, other_state, other_x, out in seen or runs_at_other_sizes(spec, module.sub, _distinct(spec)):
         with named_weights(spec, other_state):
             hint = diagnose_module(spec, out, other_state, other_x, other)
-        if getattr(hint, "rank", Diagnosis.GENERIC) == Diagnosis.NAMED:
-            _rename(error, Diagnosis(f"{hint} (your class runs without this error when built with "
-                                     f"{sizes_for(spec, other)}, and its output there shows this mistake)",
-                                     Diagnosis.NAMED, mistake=hint.mistake))
+        if hint and hint.rank == NAMED:
+            _rename(error, replace(hint, what=f"{hint.what} (your class runs without this error when built with "
+                                              f"{sizes_for(spec, other)}, and its output there shows this mistake)"))
             return
 
 
-# sizes no two of which agree (nor head_dim, nor the wrapper's output width): an error raised
-# here names the step that meets the wrong axes, where at a shrunk example's sizes (d_out=1,
-# batch=num_heads=2) several steps raise the same message
+# sizes no two of which agree: an error raised here names the step that meets the wrong axes
 DISTINCT_SIZES = Sizes(batch=3, tokens=5, d_in=7, d_out=8, context_length=6, num_heads=2, seed=11)
 
 
@@ -245,8 +201,7 @@ def sizes_for(spec: ModuleSpec, sizes: Sizes) -> str:
 
 
 def _error_variants_at(sizes: Sizes, error: StudentCodeError, spec: ModuleSpec, sub) -> list:
-    """The variants that raise, at ``sizes``, what the student's module raises there, when it
-    raises there on the same line as ``error``: [] otherwise."""
+    """The variants that raise at ``sizes`` what the student's module raises there, on ``error``'s line."""
     line = re.search(r"line \d+", error.message or "")
     state, x, there = run_at(spec, sub, sizes)
     if not isinstance(there, StudentCodeError) or state is None or x is None:
@@ -258,11 +213,8 @@ def _error_variants_at(sizes: Sizes, error: StudentCodeError, spec: ModuleSpec, 
 
 
 def run_at(spec: ModuleSpec, sub, sizes: Sizes) -> tuple:
-    """The student's module built at ``sizes``, the grader's weights loaded, run on the spec's
-    input: (weights, input, output), the output a CheckFailure where it raised (the weights or
-    the input None when it raised before them). Only the student's code and the sizes decide it,
-    and the diagnoses of a stage's failing checks ask it at the same sizes (the sizes a shrunk
-    example ends at, :data:`DISTINCT_SIZES`): it runs once a stage (``sub.memo``)."""
+    """(weights, input, output or the CheckFailure raised) of the student's module at ``sizes`` on
+    the grader's weights, once a stage (``sub.memo``): several failing checks ask the same."""
     key = ("run_at", spec.name, sizes, tuple(sorted(sub.substitute.items())))
     if key not in sub.memo:
         state = x = None
@@ -286,8 +238,8 @@ def _gives(variant, args: tuple, out: torch.Tensor) -> bool:
 
 
 def _confusable_sizes(sizes: Sizes) -> list[Sizes]:
-    """Sizes at which two axes that did not meet are equal (the tokens and the heads, d_in and
-    d_out, ...): a mistake that raised at ``sizes`` may run there and show its output."""
+    """Sizes at which two axes are equal (the tokens and the heads, d_in and d_out, ...): a mistake
+    that raised at ``sizes`` may run there and show its output."""
     found = []
     for tokens, d_in in ((sizes.num_heads, sizes.d_in), (sizes.head_dim, sizes.d_in), (sizes.d_out, sizes.d_in),
                          (sizes.tokens, sizes.d_out), (sizes.d_out, sizes.d_out)):
@@ -298,9 +250,8 @@ def _confusable_sizes(sizes: Sizes) -> list[Sizes]:
 
 
 def runs_at_other_sizes(spec: ModuleSpec, sub, sizes: Sizes) -> list[tuple]:
-    """(sizes, weights, input, output) where the student's module, which raised at ``sizes``, runs
-    at one of :func:`_confusable_sizes` with the grader's weights and gives a wrong output (an
-    output that is right there says nothing of the mistake)."""
+    """(sizes, weights, input, output) where the student's module runs at confusable sizes and
+    gives a wrong output."""
     seen = []
     for other in _confusable_sizes(sizes):
         state, x, out = run_at(spec, sub, other)
@@ -326,14 +277,12 @@ def module_args(state: dict, x: torch.Tensor, sizes: Sizes) -> tuple:
     return state, x, sizes.context_length, sizes.num_heads
 
 
-def diagnose_module(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: Sizes, sub=None) -> str:
+def diagnose_module(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: Sizes, sub=None) -> Hint | None:
     """The catalogued mistake that gives the student's output, else the step variant that does.
-    Two mistakes that give it alike at these sizes (the scale by d_out and by keys.shape[0] where
-    batch = d_out) are told apart on the student's ``sub`` at sizes that all differ, when given:
-    the one named there is said alone; neither is offered as likely when those sizes tell."""
+    Two that give it alike here are told apart on the student's ``sub`` at sizes that all differ."""
     hint = diagnose(actual, mistake_outputs(spec, state, x, sizes), spec.mistakes) or \
         diagnose_steps(actual, spec.program, *module_args(state, x, sizes))
-    if sub is None or getattr(hint, "rank", None) != Diagnosis.AMBIGUOUS:
+    if sub is None or not hint or hint.rank != AMBIGUOUS:
         return hint
     there = _distinct(spec)
     there_state, there_x, there_out = run_at(spec, sub, there)
@@ -344,8 +293,7 @@ def diagnose_module(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, size
             told = diagnose_module(spec, there_out, there_state, there_x, there)
     except CheckFailure:
         return hint
-    return Diagnosis(str(told), Diagnosis.NAMED, mistake=told.mistake) if \
-        getattr(told, "rank", None) == Diagnosis.NAMED and str(told) in hint.alternatives else hint
+    return told if told and told.rank == NAMED and any(told.same_advice(a) for a in hint.alternatives) else hint
 
 
 def nan_tokens(actual: torch.Tensor) -> list[int]:
@@ -356,42 +304,38 @@ def nan_tokens(actual: torch.Tensor) -> list[int]:
     return [int(i) for i in rows.nonzero().flatten()]
 
 
-def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> str:
-    """What is observably wrong when ``actual`` has NaN where ``expected`` is finite: which
-    tokens, and how a softmax makes NaN (no known mistake named: :func:`diagnose` names one
-    only when its output has the same NaN)."""
+def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> Hint | None:
+    """Which tokens are NaN where ``expected`` is finite, and how a softmax makes NaN."""
     if isinstance(actual, torch.Tensor) and actual.shape == expected.shape and actual.is_floating_point() \
             and bool((torch.isnan(actual) & torch.isfinite(expected)).any()):
         tokens = nan_tokens(actual)
         where = "every token" if len(tokens) == actual.shape[-2] and actual.dim() >= 2 else \
             f"token{'s' if len(tokens) > 1 else ''} {', '.join(map(str, tokens[:8]))}{' ...' if len(tokens) > 8 else ''}"
-        return Diagnosis(f"the output of {where} is NaN where it should be finite: a softmax gives NaN when every "
-                         "score of a query is -inf (the token sees nothing) or when a score is +inf; print the "
-                         "masked scores of those tokens", Diagnosis.GENERIC, mistake="observed_nan")
-    return ""
+        return Hint(f"the output of {where} is NaN where it should be finite: a softmax gives NaN when every "
+                    "score of a query is -inf (the token sees nothing) or when a score is +inf; print the "
+                    "masked scores of those tokens", mistake="observed_nan")
+    return None
 
 
-def shape_named(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: Sizes) -> str:
-    """When the output has a wrong shape: the known mistake whose output it is, shape and values
-    (a mistake that returns the weights, or concatenates the heads along another axis)."""
+def shape_named(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: Sizes) -> Hint | None:
+    """The known mistake whose output a wrongly shaped output is (returning the weights, ...)."""
     if not isinstance(actual, torch.Tensor) or tuple(actual.shape) == tuple(spec.out_shape(sizes)):
-        return ""
+        return None
     with named_weights(spec, state):
         return diagnose_module(spec, actual, state, x, sizes)
 
 
-def unexplained(advice: str) -> str:
-    """The hint for a wrong output that no known mistake gives: what is observed (the values
-    differ), then the check's advice; GENERIC, so a named mistake of another check outranks it."""
-    if isinstance(advice, Diagnosis):
+def unexplained(advice: Hint | str) -> Hint:
+    """A wrong output no known mistake gives: what is observed, then the check's advice (GENERIC)."""
+    advice = as_hint(advice)
+    if advice.mistake:
         return advice
-    return Diagnosis(f"the output differs from the right one and from every known mistake's: {advice}",
-                     Diagnosis.GENERIC, mistake="observed_wrong_values")
+    return replace(advice, what=f"the output differs from the right one and from every known mistake's: {advice.what}",
+                   mistake="observed_wrong_values")
 
 
 def mistake_outputs(spec: ModuleSpec, state: dict, x: torch.Tensor, sizes: Sizes) -> dict:
-    """What each of the spec's known mistakes outputs on these weights and this input (only
-    when the failure they explain is the one shown, see ``explaining``)."""
+    """What each of the spec's known mistakes outputs here (only for the failure the student sees)."""
     found = {}
     if not explaining():
         return found
@@ -404,9 +348,8 @@ def mistake_outputs(spec: ModuleSpec, state: dict, x: torch.Tensor, sizes: Sizes
 
 
 def expect_function(actual: torch.Tensor, expected: torch.Tensor, what: str, mistakes: R.FunctionMistakes,
-                    args: tuple, *, default_hint: str, tol=FLOAT32, program=None) -> None:
-    """``actual`` equals ``expected``; if not, the hint of the known mistake it matches, else of
-    the step of ``program`` (:mod:`..programs`) whose variant gives it."""
+                    args: tuple, *, default_hint: Hint | str, tol=FLOAT32, program=None) -> None:
+    """``actual`` equals ``expected``; else the known mistake it matches, or the step that gives it."""
     hint = default_hint
     if not close(actual, expected, tol) and explaining():
         variants, hints = R.function_variants(mistakes, *args)
@@ -416,7 +359,7 @@ def expect_function(actual: torch.Tensor, expected: torch.Tensor, what: str, mis
 
 
 def expect_reference(spec: ModuleSpec, actual: torch.Tensor, state: dict, x: torch.Tensor, sizes: Sizes,
-                     what: str, extra_hint: str = "", *, sub=None) -> None:
+                     what: str, extra_hint: Hint | str = "", *, sub=None) -> None:
     with named_weights(spec, state):
         expected = spec.reference(state, x, sizes, None)
     expect_shape(actual, expected.shape, what, shape_named(spec, actual, state, x, sizes) or spec.shape_hint)
@@ -429,11 +372,11 @@ def expect_reference(spec: ModuleSpec, actual: torch.Tensor, state: dict, x: tor
     expect_close(actual, expected, what, hint=hint)
 
 
-def expect_book(spec: ModuleSpec, module, x: torch.Tensor, expected: torch.Tensor, sizes: Sizes, *,
-                weights_hint: str, default_hint: str) -> None:
-    """The book's printed output for a fixed seed. When it differs, the module's own weights
-    tell why: the right attention on them means the weights are not the book's (creation order,
-    initialisation); otherwise the known mistake that explains the output, if any."""
+def expect_book(spec: ModuleSpec, sub, expected: torch.Tensor, *, weights_hint: Hint | str,
+                default_hint: Hint | str) -> None:
+    """The book's printed output for its fixed seed; when it differs, the right attention on the
+    module's own weights means the weights are not the book's, else a known mistake may say why."""
+    module, x, sizes = spec.book_module(sub), spec.book_input, spec.book.sizes
     try:
         out = module(x)
     except StudentCodeError as failure:
@@ -454,8 +397,7 @@ def expect_book(spec: ModuleSpec, module, x: torch.Tensor, expected: torch.Tenso
 
 
 def expect_beyond_book(spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes) -> None:
-    """A fixed-seed example's points count only if the same code is right on other inputs and
-    other weights too: the book's input perturbed, the grader's weights loaded."""
+    """The same code must be right on the book's input perturbed, with the grader's weights."""
     seed = variation_seed()
     x = perturbed(x, seed)
     state = load_grader_weights(module, 1000 + seed)

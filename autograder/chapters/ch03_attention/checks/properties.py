@@ -1,12 +1,5 @@
-"""The property checks of the module stages: what every right attention module does.
-
-Owns :func:`judged` (the student's module on the grader's weights, whose output must have the
-right shape and depend on them; :func:`expect_uses_weights`, :func:`fails_alike`) and the
-properties: the weights of each token summing to 1 (:func:`row_sums`), causality, batch
-independence, permutation equivariance, gradients, dropout's behaviour in training and eval
-mode, and running on another device (:func:`meta_device`), each checked on a judged module and
-naming the known mistake when one explains the failure. Builds on :mod:`.spec` and :mod:`.diagnosis`.
-"""
+"""What every right attention module does, checked on the student's module with the grader's
+weights (:func:`judged`), each failure naming the known mistake when one explains it."""
 
 from __future__ import annotations
 
@@ -26,8 +19,7 @@ from autograder.chapters.ch03_attention.checks.spec import (
 )
 from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.compare import EXACT, FLOAT32, close, expect_close, expect_shape, fmt
-from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
-from autograder.core.hints import fix
+from autograder.core.failures import NAMED, CheckFailure, Hint, StudentCodeError
 from autograder.core.strategies import tensor
 
 # the token after which causality changes the input (taken modulo the number of tokens)
@@ -50,10 +42,8 @@ def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None, *
     except StudentCodeError as failure:
         explain_module_error(failure, spec, module, x, sizes, state)
         raise
-    if isinstance(out, torch.Tensor) and tuple(out.shape) != tuple(spec.out_shape(sizes)):
-        expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", shape_named(spec, out, state, x, sizes) or
-                     spec.shape_hint)
-    expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
+    expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", shape_named(spec, out, state, x, sizes) or
+                 spec.shape_hint)
     try:
         expect_weights_matter(module, x, out, state, sizes.seed)
     except CheckFailure:
@@ -66,14 +56,12 @@ def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None, *
 
 
 def expect_uses_weights(spec: ModuleSpec, sub, sizes: Sizes = STRUCTURE_SIZES) -> None:
-    """Structure earns points only when forward uses it: weights the output ignores (a module
-    that returns zeros or looked-up values) are no attention module's weights."""
+    """Structure earns points only when forward uses it (no zeros or looked-up outputs)."""
     judged(spec, sub, sizes)
 
 
 def works_somewhere(spec: ModuleSpec, sub) -> bool:
-    """Whether the student's module gives a real (weight-dependent) output at the structure
-    sizes: code that never runs cannot vouch for the stages built on it."""
+    """Whether the student's module gives a weight-dependent output at some structure sizes."""
     for sizes in (STRUCTURE_SIZES, replace(STRUCTURE_SIZES, tokens=4),
                   replace(STRUCTURE_SIZES, tokens=4, d_out=2, num_heads=1)):
         try:
@@ -85,9 +73,8 @@ def works_somewhere(spec: ModuleSpec, sub) -> bool:
 
 
 def fails_alike(error: StudentCodeError, part, x: torch.Tensor, spec: ModuleSpec, sub) -> bool:
-    """Whether ``part`` (the student's own module that a later stage builds on) raises the
-    same kind of error on ``x``: then the error is the earlier stage's mistake, which costs
-    points there only, provided that module works at other sizes."""
+    """Whether ``part`` (the student's module a later stage builds on) raises the same kind of
+    error on ``x`` and works elsewhere: then the error is the earlier stage's mistake."""
     try:
         part(x)
     except StudentCodeError as own:
@@ -98,8 +85,7 @@ def fails_alike(error: StudentCodeError, part, x: torch.Tensor, spec: ModuleSpec
 # -- the properties ----------------------------------------------------------------------------
 
 def _weights_for_constant_values(spec: ModuleSpec, state: dict, sizes: Sizes) -> dict:
-    """Weights that make every value vector all ones (given inputs whose first feature is 1),
-    so each output coordinate equals a row sum of the attention weights."""
+    """Weights that make every value vector all ones (on inputs whose first feature is 1)."""
     new = {}
     for prefix in spec.value_heads(sizes):
         if spec.v1_style:
@@ -130,18 +116,16 @@ def row_sums(spec: ModuleSpec, sub, sizes: Sizes) -> None:
     expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
     if close(out, torch.ones_like(out), FLOAT32):
         return
-    # every output coordinate is the sum of one row of attention weights
-    row = out.double().reshape(-1, out.shape[-1])
-    # named on the grader's ordinary weights: with every value vector equal to ones many mistakes
-    # coincide (any two that make the same rows NaN, or that keep the weights summing to 1)
+    row = out.double().reshape(-1, out.shape[-1])  # each coordinate is the sum of one row of weights
+    # named on the grader's ordinary weights: with every value vector equal to ones many mistakes coincide
     known = diagnose_module(spec, plain_out, state, x, sizes)
     if torch.isnan(row).any():
         token = int(torch.isnan(out).nonzero()[0][-2])
         raise CheckFailure(
             f"with every value vector equal to ones, the output of token {token} is NaN",
-            known or Diagnosis(f"the attention weights of token {token} are NaN: a softmax gives NaN when every "
-                               "score of a query is -inf (the token sees nothing) or a score is +inf; print "
-                               "that token's masked scores", Diagnosis.GENERIC, mistake="observed_nan"))
+            known or Hint(f"the attention weights of token {token} are NaN: a softmax gives NaN when every "
+                          "score of a query is -inf (the token sees nothing) or a score is +inf; print "
+                          "that token's masked scores", mistake="observed_nan"))
     bad = (row - 1).abs().max(dim=-1).values.argmax()
     value = row[bad][(row[bad] - 1).abs().argmax()].item()
     scale = 1 / math.sqrt(sizes.head_dim)
@@ -149,13 +133,13 @@ def row_sums(spec: ModuleSpec, sub, sizes: Sizes) -> None:
         hint = known
     elif torch.allclose(row, torch.full_like(row, scale), rtol=1e-4, atol=1e-5):
         # every row sums to exactly 1/sqrt(d_k): the evidence of the scale applied after the softmax
-        hint = Diagnosis("the weights are scaled after the softmax: divide the scores by sqrt(d_k) before "
-                         "the softmax, so the weights still sum to 1", Diagnosis.NAMED, mistake="scale_after_softmax")
+        hint = Hint("the weights are scaled after the softmax: divide the scores by sqrt(d_k) before "
+                    "the softmax, so the weights still sum to 1", rank=NAMED, mistake="scale_after_softmax")
     else:
         # no known mistake gives this output: say what is observed, not a guess at its cause
-        hint = Diagnosis(f"the attention weights of a token sum to {value:.4g}, not 1: the softmax must run over "
-                         "the keys (dim=-1) and nothing may change the weights after it but dropout",
-                         Diagnosis.GENERIC, mistake="observed_rows_not_summing_to_1")
+        hint = Hint(f"the attention weights of a token sum to {value:.4g}, not 1: the softmax must run over "
+                    "the keys (dim=-1) and nothing may change the weights after it but dropout",
+                    mistake="observed_rows_not_summing_to_1")
     raise CheckFailure(
         f"with every value vector equal to ones the output must be all ones (the attention weights "
         f"of each token sum to 1), but a row of weights sums to {value:.4g}", hint)
@@ -169,19 +153,16 @@ def causality(spec: ModuleSpec, sub, sizes: Sizes, position: int) -> None:
     changed[:, t + 1:] = tensor(changed[:, t + 1:].shape, sizes.seed + 7, -3, 3)
     after = module(changed)
     if not close(before[:, :t + 1], after[:, :t + 1], EXACT):
-        # NaN against a number (or inf against -inf) differs too
         differs = ~torch.isclose(before[:, :t + 1].double(), after[:, :t + 1].double(), rtol=EXACT.rtol,
                                  atol=EXACT.atol, equal_nan=True)
         token = int(differs.any(0).any(-1).nonzero()[0])
-        # a mistake elsewhere (heads mixed by a wrong view) also leaks the future: name it
         known = diagnose_module(spec, before, state, x, sizes)
         raise CheckFailure(
             f"output at token {token} changed when only tokens {t + 1}..{sizes.tokens - 1} "
-            "changed", known or Diagnosis(
-                f"the output of token {token} depends on later tokens (only tokens {t + 1}.. changed): every "
-                "score above the diagonal must be -inf before the softmax (torch.triu(..., diagonal=1), sliced "
-                "to [:num_tokens, :num_tokens]), and no other step may move values between tokens",
-                Diagnosis.GENERIC, mistake="observed_future_dependence"))
+            "changed", known or Hint(f"the output of token {token} depends on later tokens (only tokens {t + 1}.. changed): every "
+                                     "score above the diagonal must be -inf before the softmax (torch.triu(..., diagonal=1), sliced "
+                                     "to [:num_tokens, :num_tokens]), and no other step may move values between tokens",
+                                     mistake="observed_future_dependence"))
 
 
 def batch_independence(spec: ModuleSpec, sub, sizes: Sizes) -> None:
@@ -189,8 +170,8 @@ def batch_independence(spec: ModuleSpec, sub, sizes: Sizes) -> None:
     alone = module(x[:1])
     if not close(whole[:1], alone, FLOAT32):
         raise CheckFailure("the output of the first sequence depends on the other sequences "
-                           "in the batch", "keep the batch axis apart: transpose only the last two "
-                           "axes of the keys, never mix sequences" + fix(" (keys.transpose(1, 2) or -2, -1)"))
+                           "in the batch", Hint("keep the batch axis apart: transpose only the last two axes of the "
+                                                "keys, never mix sequences", "keys.transpose(1, 2) or -2, -1"))
 
 
 def permutation_equivariance(spec: ModuleSpec, sub, sizes: Sizes) -> None:
@@ -211,7 +192,6 @@ def gradients(spec: ModuleSpec, sub, sizes: Sizes, names: list[str]) -> None:
     plain_state = load_grader_weights(module, sizes.seed)
     upstream = tensor(spec.out_shape(sizes), sizes.seed + 3)
     out, grads = module.grads(x, upstream)
-    # a wrong forward pass has wrong gradients too: name the forward's mistake first
     expect_reference(spec, out, plain_state, x, sizes, f"{module.what}(x)")
     state = {k: v.detach().double().requires_grad_(True) for k, v in plain_state.items()}
     with named_weights(spec, state):
@@ -227,14 +207,9 @@ def gradients(spec: ModuleSpec, sub, sizes: Sizes, names: list[str]) -> None:
 
 
 def dropout_behaviour(spec: ModuleSpec, sub, sizes: Sizes, head_blocks: int) -> None:
-    """Eval mode ignores dropout; training mode drops whole attention weights, rescaled.
-
-    Token 0 attends only to itself, so with dropout on the attention weights each head's output
-    for token 0 is either zero or its eval value / (1 - p), whatever the dropout mask (masks
-    differ between machines, so no check may depend on one). The way token 0 breaks that rule
-    names the mistake; the last token tells dropout on the output apart, and the mean over many
-    passes must stay the eval output.
-    """
+    """Eval mode ignores dropout; training mode drops whole attention weights, rescaled. Token 0
+    attends only to itself, so its output is 0 or its eval value / (1 - p) whatever the mask
+    (masks differ between machines); how it breaks that rule names the mistake."""
     p, passes = 0.5, 64
     plain = spec.build(sub, sizes, dropout=0.0)
     dropped = spec.build(sub, sizes, dropout=p)
@@ -247,7 +222,6 @@ def dropout_behaviour(spec: ModuleSpec, sub, sizes: Sizes, head_blocks: int) -> 
     load_weights(spec, dropped, state)
     x = spec.input(sizes)
     reference = plain(x)
-    # dropout is judged against a right output without it; a wrong one is named first
     expect_reference(spec, reference, state, x, sizes, f"{plain.what}(x)")
     expect_close(dropped(x), reference, f"with dropout={p} in eval mode, the output",
                  hint="in eval mode (module.eval()) dropout must do nothing: use nn.Dropout, or pass "
@@ -294,8 +268,7 @@ def dropout_behaviour(spec: ModuleSpec, sub, sizes: Sizes, head_blocks: int) -> 
         raise CheckFailure(f"dropout={p}: the first token's attention weight was never "
                            f"{'dropped' if seen['kept'] else 'kept'} in {passes} training passes",
                            "apply dropout to the attention weights after the softmax")
-    # The last token attends to several tokens: dropping its weights one by one gives many
-    # different outputs, while dropout on the output only ever gives 0 or the eval value x 2.
+    # dropout on the output gives the last token only 0 or its eval value x 2; on its weights, many outputs
     last, eval_last = samples[:, :, -1, :], eval_out[:, -1, :]
     zero_or_scaled = ((last - eval_last / (1 - p)).abs() <= tolerance(eval_last).unsqueeze(-1)) | (last.abs() <= 1e-6)
     if sizes.tokens > 1 and bool(zero_or_scaled.all()) and bool((eval_last.abs() > 1e-3).any()):
@@ -303,7 +276,6 @@ def dropout_behaviour(spec: ModuleSpec, sub, sizes: Sizes, head_blocks: int) -> 
             f"in training mode every output coordinate of the last token is either 0 or its eval value x "
             f"{1 / (1 - p):g}: the output is dropped, not the attention weights",
             "apply dropout to the attention weights (after the softmax), not to the output")
-    # Dropout must keep the expectation: the mean of many passes stays near the eval output.
     mean, spread = samples.mean(0), samples.std(0) / passes ** 0.5
     off = (mean - eval_out).abs() - 6 * spread - 1e-4 - 1e-3 * eval_out.abs()
     if bool((off > 0).any()):

@@ -3,38 +3,69 @@
 import torch
 
 from autograder.chapters.ch03_attention import book
-from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, diagnose_steps, expect_function
+from autograder.chapters.ch03_attention.checks.policy import Refused, library_calls, only_refusals
 from autograder.chapters.ch03_attention.checks.spec import perturbed, require
-from autograder.chapters.ch03_attention.hints import ERROR_HINTS
-from autograder.core.chapter import Stage, StageParts, Without
+from autograder.chapters.ch03_attention.programs import Program
+from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, expect_shape
-from autograder.core.failures import CheckFailure
-from autograder.core.strategies import EXAMPLES, explaining, float_arrays, run_property, variation_seed
+from autograder.core.failures import CheckFailure, Hint
+from autograder.core.hints import SHAPE_ERROR
+from autograder.core.strategies import EXAMPLES, explaining, float_arrays, run_property, tensor, variation_seed
+
+# softmax_naive(attn_scores[1]): the weights of the query "journey"
+JOURNEY_WEIGHTS = torch.tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])
+
+
+def softmax_steps(x):
+    exp_x = torch.exp(x)
+    sums = exp_x.sum(dim=-1, keepdim=True)
+    normalised = exp_x / sums
+    return normalised
+
+
+PROGRAM = Program(softmax_steps)
+
+ERROR_HINTS = [
+    (r"[Dd]imension out of range", "the input may have any number of dimensions (the book's scores "
+     "are 1-d): take the sum along dim=-1, the last dimension, which every tensor has"),
+    (SHAPE_ERROR, Hint("the sums must keep their dimension to broadcast against each row", "exp_x.sum(dim=-1, keepdim=True)")),
+]
+SOFTMAXES = {"softmax", "_softmax", "log_softmax", "softmin"}
+
+
+@only_refusals
+def call_policy(sub) -> None:
+    """softmax_naive is the softmax itself, and calls none."""
+    if sub.kind("softmax_naive") == "missing":
+        return
+    found = library_calls(sub.function("softmax_naive").calls(tensor((2, 5), 1)), SOFTMAXES)
+    if found:
+        raise Refused("softmax_naive(x)", found, "softmax_naive is the softmax itself: compute exp(x) and divide by "
+                      "its sum along the last dimension (no torch.softmax or F.softmax)")
 
 
 @check("1.1", 3, "book example: the attention weights of 'journey'")
 def book_example(sub):
     softmax_naive = require(sub, "softmax_naive", "function")
     scores = book.INPUTS @ book.INPUTS[1]
-    expect_function(softmax_naive(scores), book.JOURNEY_WEIGHTS, "softmax_naive(attn_scores_2)",
+    expect_function(softmax_naive(scores), JOURNEY_WEIGHTS, "softmax_naive(attn_scores_2)",
                     R.softmax_mistakes(scores), (scores,), tol=BOOK,
-                    default_hint="exp(x) divided by the sum of exp(x)", program=P.softmax_steps)
+                    default_hint="exp(x) divided by the sum of exp(x)", program=PROGRAM)
     # the points count only if the same code is right beyond the printed example
     other = perturbed(scores, variation_seed())
     expect_function(softmax_naive(other), torch.softmax(other.double(), -1),
                     "softmax_naive(x) for the book's scores changed slightly", R.softmax_mistakes(other), (other,),
-                    default_hint="exp(x) divided by the sum of exp(x), computed for any input", program=P.softmax_steps)
+                    default_hint="exp(x) divided by the sum of exp(x), computed for any input", program=PROGRAM)
 
 
-def _known_mistake(out: torch.Tensor, x: torch.Tensor, default: str) -> str:
+def _known_mistake(out: torch.Tensor, x: torch.Tensor, default: str) -> Hint | str:
     if not explaining():
         return default
     variants, hints = R.function_variants(R.softmax_mistakes(x), x)
-    return diagnose(out, variants, hints, nan_everywhere_names=False) or diagnose_steps(out, P.softmax_steps, x) or \
+    return diagnose(out, variants, hints, nan_everywhere_names=False) or diagnose_steps(out, PROGRAM, x) or \
         default
 
 
@@ -74,16 +105,10 @@ def equals_torch(sub):
         x = torch.from_numpy(array.copy())
         expect_function(softmax_naive(x), torch.softmax(x.double(), -1), f"softmax_naive(x) for x of shape "
                         f"{list(x.shape)}", R.softmax_mistakes(x), (x,), tol=FLOAT32,
-                        default_hint="exp(x) / exp(x).sum(dim=-1, keepdim=True)", program=P.softmax_steps)
+                        default_hint="exp(x) / exp(x).sum(dim=-1, keepdim=True)", program=PROGRAM)
 
     run_property(body, float_arrays(bound=10.0), examples=EXAMPLES["function"])
 
 
-STAGE = StageParts(
-    stage=Stage(1, "softmax", "Naive softmax", ("softmax_naive",)),
-    error_hints=ERROR_HINTS["softmax"],
-    call_policy=policy.no_library_softmax("softmax_naive"),
-    exhibit=Without("a softmax of one vector has no attention weights to draw"),
-    programs=(P.softmax_steps,),
-    book=(book.JOURNEY_WEIGHTS,),
-)
+STAGE = StageParts(Stage(1, "softmax", "Naive softmax", ("softmax_naive",)), error_hints=ERROR_HINTS,
+                   call_policy=call_policy)

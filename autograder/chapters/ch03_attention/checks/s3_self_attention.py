@@ -1,60 +1,105 @@
 """Stage 3 (self_attention): SelfAttention_v1 (nn.Parameter) and SelfAttention_v2 (nn.Linear)."""
 
+import torch
+
 from autograder.chapters.ch03_attention import book, exhibits
-from autograder.chapters.ch03_attention import programs as P
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module, expect_book, expect_reference
+from autograder.chapters.ch03_attention.checks.policy import no_library_attention
 from autograder.chapters.ch03_attention.checks.properties import expect_uses_weights, judged, permutation_equivariance, row_sums
-from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, load_grader_weights, load_weights, named_weights, require
+from autograder.chapters.ch03_attention.checks.spec import BookCall, ModuleSpec, load_grader_weights, load_weights, named_weights, require
 from autograder.chapters.ch03_attention.checks.structure import linear_structure
 from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
-from autograder.chapters.ch03_attention.hints import ERROR_HINTS
+from autograder.chapters.ch03_attention.programs import Program
+from autograder.chapters.ch03_attention.reference import linear
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close
-from autograder.core.failures import CheckFailure, Diagnosis
-from autograder.core.hints import fix
+from autograder.core.failures import NAMED, CheckFailure, Hint
+from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import EXAMPLES, run_property, variation_seed
+
+# manual_seed(123); SelfAttention_v1(3, 2)(INPUTS)
+SELF_ATTENTION_V1 = torch.tensor([
+    [0.2996, 0.8053], [0.3061, 0.8210], [0.3058, 0.8203],
+    [0.2948, 0.7939], [0.2927, 0.7891], [0.2990, 0.8040],
+])
+# manual_seed(789); SelfAttention_v2(3, 2)(INPUTS)
+SELF_ATTENTION_V2 = torch.tensor([
+    [-0.0739, 0.0713], [-0.0748, 0.0703], [-0.0749, 0.0702],
+    [-0.0760, 0.0685], [-0.0763, 0.0679], [-0.0754, 0.0693],
+])
+
+
+def self_attention_v1_steps(state, x, context_length, num_heads):
+    queries = x @ state["W_query"]
+    keys = x @ state["W_key"]
+    values = x @ state["W_value"]
+    scores = queries @ keys.T
+    scaled = scores / keys.shape[-1] ** 0.5
+    weights = torch.softmax(scaled, dim=-1)
+    context = weights @ values
+    return context
+
+
+def self_attention_v2_steps(state, x, context_length, num_heads):
+    queries = linear(state, "W_query", x)
+    keys = linear(state, "W_key", x)
+    values = linear(state, "W_value", x)
+    scores = queries @ keys.T
+    scaled = scores / keys.shape[-1] ** 0.5
+    weights = torch.softmax(scaled, dim=-1)
+    context = weights @ values
+    return context
+
+
+_SCALE_AS_POWER = "scaled = scores * keys.shape[-1] ** -0.5"
+
+ERROR_HINTS = [
+    (r"permute\(\): duplicate dims|permute.*does not match the length", "permute lists every axis once, in the "
+     "new order: the keys' transpose for the scores is keys.T, keys.transpose(0, 1) or keys.permute(1, 0)"),
+    (SHAPE_ERROR, Hint("x is (num_tokens, d_in): queries, keys and values are (num_tokens, d_out), the scores "
+                       "(num_tokens, num_tokens); v1 multiplies x @ W (W of shape (d_in, d_out))", "the scores are queries @ keys.T")),
+]
 
 QKV = ["W_query", "W_key", "W_value"]
 _MISTAKES = {m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=False, batched=False)}
+BOOK_SIZES = Sizes(batch=1, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=1, seed=0)
 
 V1 = ModuleSpec(
-    name="SelfAttention_v1", batched=False, causal=False, args=lambda s: (s.d_in, s.d_out),
-    reference=lambda state, x, s, mistake: R.self_attention_v1(state, x, mistake), program=P.self_attention_v1,
+    name="SelfAttention_v1", book=BookCall(BOOK_SIZES, (3, 2), 123), batched=False, causal=False,
+    args=lambda s: (s.d_in, s.d_out), reference=lambda state, x, s, mistake: R.self_attention_v1(state, x, mistake),
+    program=Program(self_attention_v1_steps, (_SCALE_AS_POWER,)),
     mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"], v1_style=True,
-    structure_hint="SelfAttention_v1 holds plain (d_in, d_out) parameter matrices W_query, W_key, W_value, used as "
-                   "x @ W_query" + fix(": nn.Parameter(torch.rand(d_in, d_out))"),
+    structure_hint=Hint("SelfAttention_v1 holds plain (d_in, d_out) parameter matrices W_query, W_key, W_value, used "
+                        "as x @ W_query", "nn.Parameter(torch.rand(d_in, d_out))"),
     shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
 V2 = ModuleSpec(
-    name="SelfAttention_v2", batched=False, causal=False, args=lambda s: (s.d_in, s.d_out),
-    reference=lambda state, x, s, mistake: R.self_attention_v2(state, x, mistake), program=P.self_attention_v2,
+    name="SelfAttention_v2", book=BookCall(BOOK_SIZES, (3, 2), 789), batched=False, causal=False,
+    args=lambda s: (s.d_in, s.d_out), reference=lambda state, x, s, mistake: R.self_attention_v2(state, x, mistake),
+    program=Program(self_attention_v2_steps, (_SCALE_AS_POWER,)),
     mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"],
     shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
-BOOK_SIZES = Sizes(batch=1, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=1, seed=0)
-ATTENTION_HINT = "compare each step with the book: scores of queries and keys, scaled by 1/sqrt(d_k), " \
-    "softmax over each row, weights times values" + \
-    fix(": softmax(queries @ keys.T / sqrt(d_k), dim=-1) @ values, with d_k = keys.shape[-1]")
+ATTENTION_HINT = Hint("compare each step with the book: scores of queries and keys, scaled by 1/sqrt(d_k), softmax "
+                      "over each row, weights times values",
+                      "softmax(queries @ keys.T / sqrt(d_k), dim=-1) @ values, with d_k = keys.shape[-1]")
 
 
 @check("3.1", 3, "book example: manual_seed(123); SelfAttention_v1(3, 2)(inputs)")
 def v1_book(sub):
     require(sub, V1.name, "class")
-    expect_book(V1, sub.build(V1.name, 3, 2, seed=123), book.INPUTS, book.SELF_ATTENTION_V1, BOOK_SIZES,
-                weights_hint="the attention is right but the weights are not the book's: create W_query, "
-                             "W_key, W_value in this order, each a random (d_in, d_out) parameter" +
-                             fix(", nn.Parameter(torch.rand(d_in, d_out))"),
+    expect_book(V1, sub, SELF_ATTENTION_V1,
+                weights_hint=Hint("the attention is right but the weights are not the book's: create W_query, W_key, "
+                                  "W_value in this order, each a random (d_in, d_out) parameter", "nn.Parameter(torch.rand(d_in, d_out))"),
                 default_hint=ATTENTION_HINT)
 
 
 @check("3.2", 3, "book example: manual_seed(789); SelfAttention_v2(3, 2)(inputs)")
 def v2_book(sub):
     require(sub, V2.name, "class")
-    expect_book(V2, sub.build(V2.name, 3, 2, seed=789), book.INPUTS, book.SELF_ATTENTION_V2, BOOK_SIZES,
-                weights_hint="the attention is right but the weights are not the book's: create W_query, "
-                             "W_key, W_value in this order, each an nn.Linear from d_in to d_out" +
-                             fix(", nn.Linear(d_in, d_out, bias=qkv_bias)"),
+    expect_book(V2, sub, SELF_ATTENTION_V2,
+                weights_hint=Hint("the attention is right but the weights are not the book's: create W_query, W_key, "
+                                  "W_value in this order, each an nn.Linear from d_in to d_out", "nn.Linear(d_in, d_out, bias=qkv_bias)"),
                 default_hint=ATTENTION_HINT)
 
 
@@ -66,11 +111,11 @@ def structure(sub):
         if v1.info["params"].get(name) != [4, 3]:
             found = v1.info["params"].get(name) or ("an nn.Linear" if f"{name}.weight" in v1.info["params"]
                                                     else "missing")
-            hint = f"{name} must be a (d_in, d_out) parameter" + fix(f": self.{name} = nn.Parameter(torch.rand(d_in, d_out))")
+            hint = Hint(f"{name} must be a (d_in, d_out) parameter", f"self.{name} = nn.Parameter(torch.rand(d_in, d_out))")
             if found == [3, 4]:
-                hint = Diagnosis(f"{name} is (d_out, d_in), the sizes swapped: v1 computes x @ {name}, so create it "
-                                 "as a (d_in, d_out) parameter" + fix(", nn.Parameter(torch.rand(d_in, d_out))"), Diagnosis.NAMED,
-                                 mistake="v1_weights_transposed")
+                hint = Hint(f"{name} is (d_out, d_in), the sizes swapped: v1 computes x @ {name}, so create it "
+                            "as a (d_in, d_out) parameter", "nn.Parameter(torch.rand(d_in, d_out))",
+                            rank=NAMED, mistake="v1_weights_transposed")
             raise CheckFailure(f"SelfAttention_v1(4, 3).{name} should be a parameter of shape [4, 3]; found {found}",
                                hint)
     require(sub, "SelfAttention_v2", "class")
@@ -130,12 +175,10 @@ def properties(sub):
 
 
 STAGE = StageParts(
-    stage=Stage(3, "self_attention", "Self-attention with trainable weights", ("SelfAttention_v1", "SelfAttention_v2")),
-    error_hints=ERROR_HINTS["self_attention"],
-    call_policy=policy.no_library_attention((lambda sub: sub.build(V1.name, 3, 2, seed=0), (4, 3)),
-                                            (lambda sub: sub.build(V2.name, 3, 2, seed=0), (4, 3))),
+    Stage(3, "self_attention", "Self-attention with trainable weights", ("SelfAttention_v1", "SelfAttention_v2")),
+    error_hints=ERROR_HINTS,
+    call_policy=no_library_attention((lambda sub: sub.build(V1.name, 3, 2, seed=0), (4, 3)),
+                                     (lambda sub: sub.build(V2.name, 3, 2, seed=0), (4, 3))),
     # the checks that build SelfAttention_v1; the others build SelfAttention_v2
     exhibit=exhibits.attention_weights(V2, {"3.1": V1, "3.3": V1, "3.4": V1}),
-    programs=(P.self_attention_v1, P.self_attention_v2),
-    book=(book.SELF_ATTENTION_V1, book.SELF_ATTENTION_V2),
 )

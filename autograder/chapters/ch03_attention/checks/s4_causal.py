@@ -2,11 +2,10 @@
 
 import torch
 
-from autograder.chapters.ch03_attention import book, exhibits
-from autograder.chapters.ch03_attention import programs as P
+from autograder.chapters.ch03_attention import exhibits
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import expect_book, expect_reference
+from autograder.chapters.ch03_attention.checks.policy import no_library_attention
 from autograder.chapters.ch03_attention.checks.properties import (
     batch_independence,
     causality,
@@ -18,35 +17,80 @@ from autograder.chapters.ch03_attention.checks.properties import (
     positions,
     row_sums,
 )
-from autograder.chapters.ch03_attention.checks.spec import ModuleSpec, require
+from autograder.chapters.ch03_attention.checks.spec import BookCall, ModuleSpec, require
 from autograder.chapters.ch03_attention.checks.structure import dropout_structure, linear_structure, mask_structure
 from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
-from autograder.chapters.ch03_attention.hints import ERROR_HINTS
+from autograder.chapters.ch03_attention.programs import MASKS, Program
+from autograder.chapters.ch03_attention.reference import linear
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
-from autograder.core.hints import fix
+from autograder.core.failures import Hint
+from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import EXAMPLES, run_property
 
+# manual_seed(123); CausalAttention(3, 2, 6, 0.0)(BATCH)[0]
+CAUSAL = torch.tensor([
+    [-0.4519, 0.2216], [-0.5874, 0.0058], [-0.6300, -0.0632],
+    [-0.5675, -0.0843], [-0.5526, -0.0981], [-0.5299, -0.1081],
+])
+
+
+def causal_attention_steps(state, x, context_length, num_heads):
+    b, num_tokens, d_in = x.shape
+    queries = linear(state, "W_query", x)
+    keys = linear(state, "W_key", x)
+    values = linear(state, "W_value", x)
+    scores = queries @ keys.transpose(1, 2)
+    masked = scores.masked_fill(torch.triu(torch.ones(context_length, context_length), diagonal=1).bool()
+                                [:num_tokens, :num_tokens], -torch.inf)
+    scaled = masked / keys.shape[-1] ** 0.5
+    weights = torch.softmax(scaled, dim=-1)
+    context = weights @ values
+    return context
+
+
+def causal_attention_scaled_first(state, x, context_length, num_heads):
+    b, num_tokens, d_in = x.shape
+    queries = linear(state, "W_query", x)
+    keys = linear(state, "W_key", x)
+    values = linear(state, "W_value", x)
+    scores = queries @ keys.transpose(1, 2)
+    scaled = scores / keys.shape[-1] ** 0.5
+    masked = scaled.masked_fill(torch.triu(torch.ones(context_length, context_length), diagonal=1).bool()
+                                [:num_tokens, :num_tokens], -torch.inf)
+    weights = torch.softmax(masked, dim=-1)
+    context = weights @ values
+    return context
+
+
+ERROR_HINTS = [
+    (r"buffer name should be a string", Hint("register_buffer takes the buffer's name first, then the tensor",
+                                             "self.register_buffer('mask', torch.triu(torch.ones(context_length, "
+                                             "context_length), diagonal=1))")),
+    (SHAPE_ERROR, Hint("x is (batch, num_tokens, d_in): transpose only the keys' last two axes (keys.T reverses "
+                       "the batch axis too) and slice the mask to the input's num_tokens", "keys.transpose(1, 2)")),
+]
+
 QKV = ["W_query", "W_key", "W_value"]
+BOOK_SIZES = Sizes(batch=2, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=1, seed=0)
 
 SPEC = ModuleSpec(
-    name="CausalAttention", batched=True, causal=True,
+    name="CausalAttention", book=BookCall(BOOK_SIZES, (3, 2, 6, 0.0), 123), batched=True, causal=True,
     args=lambda s: (s.d_in, s.d_out, s.context_length, 0.0),
-    reference=lambda state, x, s, mistake: R.causal_attention(state, x, mistake), program=P.causal_attention,
+    reference=lambda state, x, s, mistake: R.causal_attention(state, x, mistake),
+    program=Program(causal_attention_steps, ("scaled = masked * keys.shape[-1] ** -0.5", *MASKS),
+                    (causal_attention_scaled_first,)),
     mistakes={m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=True)},
     out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"], dropout_index=3,
     shape_hint="x is (batch, num_tokens, d_in) and the output (batch, num_tokens, d_out)")
-BOOK_SIZES = Sizes(batch=2, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=1, seed=0)
 
 
 @check("4.1", 3, "book example: manual_seed(123); CausalAttention(3, 2, 6, 0.0)(batch)")
 def book_example(sub):
     require(sub, SPEC.name, "class")
-    expect_book(SPEC, sub.build(SPEC.name, 3, 2, 6, 0.0, seed=123), book.BATCH,
-                torch.stack((book.CAUSAL, book.CAUSAL)), BOOK_SIZES,
-                weights_hint="the attention is right but the weights are not the book's: create W_query, "
-                             "W_key, W_value in this order, before anything else random" +
-                             fix(", each nn.Linear(d_in, d_out, bias=qkv_bias)"),
+    expect_book(SPEC, sub, torch.stack((CAUSAL, CAUSAL)),
+                weights_hint=Hint("the attention is right but the weights are not the book's: create W_query, W_key, "
+                                  "W_value in this order, before anything else random", "each nn.Linear(d_in, d_out, bias=qkv_bias)"),
                 default_hint="scores masked above the diagonal with -inf, softmax(scores / sqrt(d_k), "
                              "dim=-1), then @ values")
 
@@ -109,10 +153,8 @@ def grads(sub):
 
 
 STAGE = StageParts(
-    stage=Stage(4, "causal", "Causal attention with dropout", ("CausalAttention",)),
-    error_hints=ERROR_HINTS["causal"],
-    call_policy=policy.no_library_attention((lambda sub: sub.build(SPEC.name, 3, 2, 6, 0.0, seed=0), (2, 4, 3))),
+    Stage(4, "causal", "Causal attention with dropout", ("CausalAttention",)),
+    error_hints=ERROR_HINTS,
+    call_policy=no_library_attention((lambda sub: sub.build(SPEC.name, 3, 2, 6, 0.0, seed=0), (2, 4, 3))),
     exhibit=exhibits.attention_weights(SPEC),
-    programs=(P.causal_attention,),
-    book=(book.CAUSAL,),
 )

@@ -6,9 +6,8 @@ import torch
 
 from autograder.chapters.ch03_attention import book, exhibits
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.book_classes import CAUSAL_ATTENTION
-from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, diagnose_module
+from autograder.chapters.ch03_attention.checks.policy import no_library_attention
 from autograder.chapters.ch03_attention.checks.properties import (
     STRUCTURE_SIZES,
     batch_independence,
@@ -20,8 +19,10 @@ from autograder.chapters.ch03_attention.checks.properties import (
     positions,
 )
 from autograder.chapters.ch03_attention.checks.s4_causal import BOOK_SIZES as CAUSAL_BOOK_SIZES
+from autograder.chapters.ch03_attention.checks.s4_causal import CAUSAL as CAUSAL_PRINTED
 from autograder.chapters.ch03_attention.checks.s4_causal import SPEC as CAUSAL
 from autograder.chapters.ch03_attention.checks.spec import (
+    BookCall,
     ModuleSpec,
     broken,
     expect_weights_matter,
@@ -31,56 +32,88 @@ from autograder.chapters.ch03_attention.checks.spec import (
     require,
 )
 from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
-from autograder.chapters.ch03_attention.hints import ERROR_HINTS
-from autograder.core.chapter import Stage, StageParts, Without
+from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, close, expect_close, expect_shape
-from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
-from autograder.core.hints import fix
+from autograder.core.failures import NAMED, CheckFailure, Hint, StudentCodeError
+from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import EXAMPLES, run_property, variation_seed
 
 NAME = "MultiHeadAttentionWrapper"
 
+# manual_seed(123); MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(BATCH)[0]
+WRAPPER = torch.tensor([
+    [-0.4519, 0.2216, 0.4772, 0.1063], [-0.5874, 0.0058, 0.5891, 0.3257],
+    [-0.6300, -0.0632, 0.6202, 0.3860], [-0.5675, -0.0843, 0.5478, 0.3589],
+    [-0.5526, -0.0981, 0.5321, 0.3428], [-0.5299, -0.1081, 0.5077, 0.3493],
+])
+# the exercise: d_out = 1 makes the two-head wrapper's output 2-dimensional
+WRAPPER_D_OUT_1 = torch.tensor([
+    [-0.5740, 0.2216], [-0.7320, 0.0155], [-0.7774, -0.0546],
+    [-0.6979, -0.0817], [-0.6538, -0.0957], [-0.6424, -0.1065],
+])
+
+# the book's CausalAttention, built in place of the student's when theirs is broken (stage 4's mistake)
+BOOK_CAUSAL_ATTENTION = "import math\nimport torch\nfrom torch import nn\n\n\n" + '''class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = (queries @ keys.transpose(1, 2)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        return self.dropout(torch.softmax(scores / math.sqrt(keys.shape[-1]), dim=-1)) @ values
+'''
+
+ERROR_HINTS = [
+    (SHAPE_ERROR, "each head maps (batch, num_tokens, d_in) to (batch, num_tokens, d_out); "
+     "concatenate the heads' outputs along dim=-1, the features"),
+]
+
 SPEC = ModuleSpec(
-    name=NAME, batched=True, causal=True,
+    name=NAME, book=BookCall(Sizes(2, 6, 3, 4, 6, 2, 0), (3, 2, 6, 0.0), 123, num_heads=2), batched=True, causal=True,
     args=lambda s: (s.d_in, s.head_dim, s.context_length, 0.0, s.num_heads),
     reference=lambda state, x, s, mistake: R.wrapper(state, x, s.num_heads, mistake),
     mistakes={**{m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=True)}, **R.WRAPPER_MISTAKES},
     out_dim=lambda s: s.d_out, value_heads=lambda s: [f"heads.{i}.W_value" for i in range(s.num_heads)],
     dropout_index=3, heads=lambda s: s.num_heads,
     structure_hint=lambda missing, present: _heads_hint(missing, present),
-    shape_hint="the output is (batch, num_tokens, num_heads * d_out): concatenate the heads' outputs "
-               "along the last dimension" + fix(", torch.cat([head(x) for head in self.heads], dim=-1)"))
-def _heads_hint(missing: str, present: set) -> str:
+    shape_hint=Hint("the output is (batch, num_tokens, num_heads * d_out): concatenate the heads' outputs along the "
+                    "last dimension", "torch.cat([head(x) for head in self.heads], dim=-1)"))
+
+
+def _heads_hint(missing: str, present: set) -> Hint | str:
     if missing.startswith("heads.") and any(name.startswith("heads.0.") for name in present):
         # named_parameters() lists a module once however often the ModuleList repeats it
         return ("the heads share one set of weights: create a new CausalAttention for each head, in a loop "
                 "([CausalAttention(...)] * num_heads repeats one head)")
-    return ("the heads are num_heads CausalAttention modules held in an nn.ModuleList named heads" +
-            fix(": self.heads = nn.ModuleList([CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) "
-                "for _ in range(num_heads)])"))
+    return (Hint("the heads are num_heads CausalAttention modules held in an nn.ModuleList named heads",
+                 "self.heads = nn.ModuleList([CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)])"))
 
 
-CONCAT_HINT = ("build the heads in order and concatenate their outputs along the last dimension" +
-               fix(": torch.cat([head(x) for head in self.heads], dim=-1)"))
+CONCAT_HINT = (Hint("build the heads in order and concatenate their outputs along the last dimension",
+                    "torch.cat([head(x) for head in self.heads], dim=-1)"))
 WEIGHTS_HINT = ("each head is right but the weights are not the book's: create the heads one after "
                 "the other in __init__, before anything else random")
 
 
-# Where the student's CausalAttention must work for the wrapper's heads to be its own: the
-# book's sizes, and fewer tokens than context_length (the mask sliced)
+# where the student's CausalAttention must work for the heads to be its own (the mask sliced too)
 HEAD_PROBES = (CAUSAL_BOOK_SIZES, Sizes(batch=2, tokens=4, d_in=5, d_out=3, context_length=7, num_heads=1, seed=1))
 
 
 def _book_heads(sub, why: str) -> None:
-    sub.substituting(CAUSAL.name, CAUSAL_ATTENTION,
+    sub.substituting(CAUSAL.name, BOOK_CAUSAL_ATTENTION,
                      f"graded with the book's CausalAttention as its heads: {why} (stage 4 grades it)")
 
 
 def working_heads(sub) -> None:
-    """The wrapper is graded on its own job: when the student's CausalAttention is broken (a
-    stage-4 mistake, which costs points there only), its heads are the book's, and the row
-    says so."""
+    """When the student's CausalAttention is broken (stage 4's mistake), the heads are the book's."""
     if CAUSAL.name in sub.substitute or CAUSAL.name in sub.verified:
         return
     why = next((found for found in (broken(CAUSAL, sub, sizes) for sizes in HEAD_PROBES) if found), "")
@@ -91,15 +124,12 @@ def working_heads(sub) -> None:
 
 
 def own_heads(sub, state: dict, x: torch.Tensor, sizes: Sizes) -> torch.Tensor:
-    """What the wrapper must output: the student's own CausalAttention run with each head's
-    weights, concatenated in order. The wrapper is judged on its own job only; a mistake in
-    CausalAttention costs points in stage 4, not twice."""
+    """What the wrapper must output: the student's own CausalAttention with each head's weights, concatenated."""
     extra = sorted(name for name in state if not name.startswith("heads."))
     if extra:
         raise CheckFailure(f"{NAME} has weights of its own besides its heads ({', '.join(extra)})",
-                           Diagnosis("the wrapper only concatenates the heads' outputs: no output projection or "
-                                     "other layer of its own (out_proj comes with MultiHeadAttention)",
-                                     Diagnosis.NAMED, mistake="wrapper_own_layers"))
+                           Hint("the wrapper only concatenates the heads' outputs: no output projection or other "
+                                "layer of its own (out_proj comes with MultiHeadAttention)", rank=NAMED, mistake='wrapper_own_layers'))
     head = sub.build(CAUSAL.name, sizes.d_in, sizes.head_dim, sizes.context_length, 0.0, seed=0)
     outputs = []
     for i in range(sizes.num_heads):
@@ -129,8 +159,7 @@ def _expect_own_heads(module, out: torch.Tensor, state: dict, x: torch.Tensor, s
 
 
 def _excusing_head_errors(sub, sizes: Sizes, x: torch.Tensor, judge) -> None:
-    """Run ``judge``; an error the student's own CausalAttention raises alike is stage 4's:
-    then ``judge`` runs again with the book's heads (a check passes only on what ran)."""
+    """Run ``judge``; an error the student's CausalAttention raises alike is stage 4's: run it again on the book's."""
     try:
         judge()
     except StudentCodeError as error:
@@ -149,9 +178,7 @@ def _book(sub, d_out: int, printed: torch.Tensor) -> None:
 
 
 def _judge_book(sub, d_out: int, printed: torch.Tensor, sizes: Sizes) -> None:
-    """The book's fixed-seed example, judged on the wrapper's own job: concatenating its heads
-    (against the student's own CausalAttention), and the book's values when those heads
-    reproduce the book (stage 4's example); then the same code on other inputs and weights."""
+    """The book's example, judged on the wrapper's own job (its heads concatenated), then beyond it."""
     require(sub, NAME, "class")
     working_heads(sub)
     module = sub.build(NAME, 3, d_out, 6, 0.0, num_heads=2, seed=123)
@@ -159,7 +186,7 @@ def _judge_book(sub, d_out: int, printed: torch.Tensor, sizes: Sizes) -> None:
     out = module(book.BATCH)
     _expect_own_heads(module, out, module.state(), book.BATCH, sizes, what)
     # the book's values need heads that initialise like the book's (stage 4's example)
-    if close(sub.build(CAUSAL.name, 3, 2, 6, 0.0, seed=123)(book.BATCH), torch.stack((book.CAUSAL, book.CAUSAL)),
+    if close(sub.build(CAUSAL.name, 3, 2, 6, 0.0, seed=123)(book.BATCH), torch.stack((CAUSAL_PRINTED, CAUSAL_PRINTED)),
              BOOK):
         expect_close(out, printed, what, tol=BOOK, hint=WEIGHTS_HINT)
     seed = variation_seed()
@@ -172,12 +199,12 @@ def _judge_book(sub, d_out: int, printed: torch.Tensor, sizes: Sizes) -> None:
 
 @check("5.1", 2, "book example: manual_seed(123); MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch)")
 def book_example(sub):
-    _book(sub, 2, torch.stack((book.WRAPPER, book.WRAPPER)))
+    _book(sub, 2, torch.stack((WRAPPER, WRAPPER)))
 
 
 @check("5.2", 1, "exercise: d_out=1 makes the two-head output 2-dimensional")
 def exercise(sub):
-    _book(sub, 1, torch.stack((book.WRAPPER_D_OUT_1, book.WRAPPER_D_OUT_1)))
+    _book(sub, 1, torch.stack((WRAPPER_D_OUT_1, WRAPPER_D_OUT_1)))
 
 
 @check("5.3", 2, "structure: `heads` is an nn.ModuleList of num_heads CausalAttention modules")
@@ -191,8 +218,8 @@ def structure(sub):
                            "use nn.ModuleList([...]) so .parameters(), .to() and .eval() reach every head")
     if info["modules"].get("heads", {}).get("class") != "ModuleList":
         raise CheckFailure("no nn.ModuleList named `heads`",
-                           "the heads live in an nn.ModuleList named heads, one CausalAttention per head" +
-                           fix(": self.heads = nn.ModuleList([CausalAttention(...) for _ in range(num_heads)])"))
+                           Hint("the heads live in an nn.ModuleList named heads, one CausalAttention per head",
+                                "self.heads = nn.ModuleList([CausalAttention(...) for _ in range(num_heads)])"))
     heads = [n for n in info["modules"] if n.count(".") == 1 and n.startswith("heads.")]
     if len(heads) != 3:
         # named_modules() lists a module once however often it is repeated
@@ -206,8 +233,7 @@ def structure(sub):
         if info["params"].get(f"{name}.W_query.weight") != [2, 4]:
             raise CheckFailure(f"`{name}.W_query.weight` has shape {info['params'].get(f'{name}.W_query.weight')}, "
                                "expected [2, 4]", "each head is CausalAttention(d_in, d_out, ...)")
-    # the wrapper hands its dropout and qkv_bias on to every head (as far as the student's own
-    # CausalAttention honours them: a head that ignores qkv_bias is stage 4's mistake)
+    # dropout and qkv_bias reach every head, as far as the student's own CausalAttention honours them
     info = sub.build(NAME, 4, 2, 5, 0.25, num_heads=2, qkv_bias=True, seed=0).info
     own = sub.build(CAUSAL.name, 4, 2, 5, 0.25, qkv_bias=True, seed=0).info["modules"]
     own_p, own_bias = own.get("dropout", {}).get("p"), own.get("W_query", {}).get("bias")
@@ -217,8 +243,8 @@ def structure(sub):
         if p != own_p or bias != own_bias:
             raise CheckFailure(f"MultiHeadAttentionWrapper(..., dropout=0.25, qkv_bias=True) built a head with "
                                f"dropout {p} and {'a' if bias else 'no'} bias",
-                               "pass dropout and qkv_bias on to every head" + fix(": CausalAttention(d_in, d_out, "
-                               "context_length, dropout, qkv_bias)"))
+                               Hint("pass dropout and qkv_bias on to every head",
+                                    "CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)"))
     _excusing_head_errors(sub, STRUCTURE_SIZES, SPEC.input(STRUCTURE_SIZES), lambda: expect_uses_weights(SPEC, sub))
 
 
@@ -237,9 +263,7 @@ def oracle(sub):
 
 
 def _heads_explain(sub, prop, sizes: Sizes, *rest) -> bool:
-    """Whether a property the wrapper breaks is its heads' doing: the wrapper outputs exactly
-    its heads' outputs, and the student's CausalAttention alone breaks the same property at the
-    heads' sizes (a stage-4 mistake, which costs points in stage 4 only)."""
+    """Whether a property the wrapper breaks is its heads' doing (the student's CausalAttention breaks it too)."""
     module, state, x, out = judged(SPEC, sub, sizes)
     if not close(out, own_heads(sub, state, x, sizes), FLOAT32):
         return False
@@ -283,13 +307,11 @@ def device(sub):
 
 
 STAGE = StageParts(
-    stage=Stage(5, "wrapper", "Multi-head attention wrapper", ("MultiHeadAttentionWrapper",)),
-    error_hints=ERROR_HINTS["wrapper"],
+    Stage(5, "wrapper", "Multi-head attention wrapper", ("MultiHeadAttentionWrapper",)),
+    error_hints=ERROR_HINTS,
     # charged only for calls its heads (stage 4's CausalAttention) do not make
-    call_policy=policy.no_library_attention(
+    call_policy=no_library_attention(
         (lambda sub: sub.build(NAME, 3, 2, 6, 0.0, num_heads=2, seed=0), (2, 4, 3)),
         parts=(lambda sub: sub.build(CAUSAL.name, 3, 2, 6, 0.0, seed=0), (2, 4, 3))),
     exhibit=exhibits.attention_weights(SPEC),
-    programs=Without("its heads are stage 4's CausalAttention, diagnosed with stage 4's program"),
-    book=(book.WRAPPER, book.WRAPPER_D_OUT_1),
 )

@@ -2,33 +2,61 @@
 
 import torch
 
-from autograder.chapters.ch03_attention import book
-from autograder.chapters.ch03_attention.book_classes import MULTI_HEAD_ATTENTION
-from autograder.chapters.ch03_attention.checks import policy
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose
+from autograder.chapters.ch03_attention.checks.policy import no_library_attention
 from autograder.chapters.ch03_attention.checks.properties import fails_alike
 from autograder.chapters.ch03_attention.checks.s6_mha import SPEC as MHA
 from autograder.chapters.ch03_attention.checks.spec import broken, expect_weights_matter, load_grader_weights, require
 from autograder.chapters.ch03_attention.examples import Sizes
-from autograder.chapters.ch03_attention.hints import ERROR_HINTS
-from autograder.core.chapter import Stage, StageParts, Without
+from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
-from autograder.core.failures import CheckFailure, Diagnosis, StudentCodeError
+from autograder.core.failures import NAMED, CheckFailure, Hint, StudentCodeError
+from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import explaining, tensor
 
 NAME = "build_gpt2_small_mha"
-SIZE = book.GPT2_SMALL
+SIZE = dict(d_in=768, d_out=768, num_heads=12, context_length=1024, dropout=0.0)  # GPT-2 small's attention
+PARAMS = 2_360_064  # the book's count of its parameters
+
+# the book's MultiHeadAttention, built in place of the student's when theirs fails at GPT-2's sizes
+BOOK_MULTI_HEAD_ATTENTION = "import math\nimport torch\nfrom torch import nn\n\n\n" + '''class MultiHeadAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        if d_out % num_heads != 0:
+            raise ValueError(f"d_out ({d_out}) must be divisible by num_heads ({num_heads})")
+        self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        split = (b, num_tokens, self.num_heads, self.head_dim)
+        queries, keys, values = (w(x).view(split).transpose(1, 2) for w in (self.W_query, self.W_key, self.W_value))
+        scores = (queries @ keys.transpose(2, 3)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / math.sqrt(self.head_dim), dim=-1))
+        return self.out_proj((weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out))
+'''
+
+ERROR_HINTS = [
+    (r"AssertionError|ValueError", "MultiHeadAttention rejected the sizes: GPT-2 small has d_in = d_out = 768 "
+     "and num_heads = 12 (head_dim = 768 // 12 = 64 is computed inside)"),
+    (SHAPE_ERROR, "GPT-2 small takes 768-wide inputs of up to 1024 tokens: d_in = d_out = 768, "
+     "context_length = 1024"),
+]
 
 
-# GPT-2 small's sizes on a few tokens: where the student's MultiHeadAttention must work for
-# stage 7 to use it (the sizes are stage 7's to grade, the class is stage 6's)
+# where the student's MultiHeadAttention must work for stage 7 to use it: GPT-2's sizes, a few tokens
 GPT2_PROBE = Sizes(batch=1, tokens=5, d_in=SIZE["d_in"], d_out=SIZE["d_out"], context_length=SIZE["context_length"],
                    num_heads=12, seed=3)
 
 
 def _book_mha(sub, why: str) -> None:
-    sub.substituting(MHA.name, MULTI_HEAD_ATTENTION, f"graded with the book's MultiHeadAttention: {why} at "
+    sub.substituting(MHA.name, BOOK_MULTI_HEAD_ATTENTION, f"graded with the book's MultiHeadAttention: {why} at "
                      "GPT-2 small's sizes (stage 6 grades it)")
 
 
@@ -49,10 +77,8 @@ def _build(sub):
 
 
 def _excusing_own_errors(sub, x, judge, module=None):
-    """Run ``judge(module)`` on the builder's module (``module``: the one the check just built
-    and has not run yet, else a new one); an error the student's own MultiHeadAttention raises
-    alike at GPT-2's sizes is stage 6's mistake, which costs points there only: ``judge`` then
-    runs again with the book's class (a check passes only on what ran)."""
+    """Run ``judge`` on the builder's module; an error the student's MultiHeadAttention raises alike
+    is stage 6's: run it again with the book's class."""
     try:
         return judge(_build(sub) if module is None else module)
     except StudentCodeError as error:
@@ -63,9 +89,7 @@ def _excusing_own_errors(sub, x, judge, module=None):
 
 
 def _expect_uses_weights(sub, module=None) -> None:
-    """Sizes earn points only when forward uses the weights they size (``module``: the builder's
-    module the check just built, not run yet). Checks 7.1 and 7.2 ask it alike, of the same
-    builder on the same input and weights: once it passed, the stage knows (``sub.memo``)."""
+    """Sizes earn points only when forward uses the weights they size (once a stage: ``sub.memo``)."""
     if ("gpt2_uses_weights", _substituted(sub)) in sub.memo:
         return
     x = tensor((1, 3, 768), 5, -1, 1)
@@ -83,15 +107,13 @@ def _substituted(sub) -> tuple:
 
 
 def _own_mha(sub, num_heads: int = 12):
-    """The student's own MultiHeadAttention built with GPT-2 small's sizes: stage 7 judges
-    the sizes the builder chose, never MultiHeadAttention again (that is stage 6's)."""
+    """The student's own MultiHeadAttention at GPT-2 small's sizes (stage 6 grades the class)."""
     return sub.build(MHA.name, SIZE["d_in"], SIZE["d_out"], SIZE["context_length"], SIZE["dropout"],
                      num_heads=num_heads, seed=0)
 
 
 def _own_info(sub) -> dict:
-    """The parameters, buffers and layers of :func:`_own_mha` (12 heads), which checks 7.1 and
-    7.2 read without running it: built once a stage (``sub.memo``)."""
+    """The description of :func:`_own_mha` (12 heads), built once a stage (``sub.memo``)."""
     key = ("gpt2_own_info", _substituted(sub))
     if key not in sub.memo:
         sub.memo[key] = _own_mha(sub).info
@@ -108,24 +130,22 @@ def params(sub):
     if count != own:
         hint = _params_hint(module.info["params"], _own_info(sub)["params"])
         raise CheckFailure(f"{NAME}() has {count:,} parameters; your MultiHeadAttention built with GPT-2 small's "
-                           f"sizes has {own:,} (the book's has {book.GPT2_SMALL_PARAMS:,})", hint)
+                           f"sizes has {own:,} (the book's has {PARAMS:,})", hint)
     _expect_uses_weights(sub, module)
 
 
-def _params_hint(mine: dict, own: dict) -> str:
-    """What the parameters themselves show against the student's own MultiHeadAttention at
-    GPT-2 small's sizes: biases it should not have, or the weights whose shapes differ."""
+def _params_hint(mine: dict, own: dict) -> Hint | str:
+    """What the parameters show against the student's own MultiHeadAttention at GPT-2's sizes."""
     extra = sorted(name for name in mine if name not in own)
     if extra and all(name.endswith(".bias") and name.split(".")[0] in ("W_query", "W_key", "W_value")
                      for name in extra) and all(mine[n] == own[n] for n in own if n in mine):
-        return Diagnosis("the query, key and value projections carry biases (" + ", ".join(extra) + "), which "
-                         "GPT-2 small's attention here has none of: qkv_bias should stay False",
-                         Diagnosis.NAMED, mistake="gpt2_qkv_bias")
+        return Hint("the query, key and value projections carry biases (" + ", ".join(extra) + "), which "
+                    "GPT-2 small's attention here has none of: qkv_bias should stay False", rank=NAMED,
+                    mistake="gpt2_qkv_bias")
     differ = [f"{name} has shape {mine[name]}, expected {shape}" for name, shape in own.items()
               if name in mine and mine[name] != shape]
     if differ:
-        return Diagnosis("; ".join(differ[:2]) + ": GPT-2 small has d_in = d_out = 768", Diagnosis.NAMED,
-                         mistake="gpt2_wrong_sizes")
+        return Hint("; ".join(differ[:2]) + ": GPT-2 small has d_in = d_out = 768", rank=NAMED, mistake="gpt2_wrong_sizes")
     return "d_in = d_out = 768, context_length = 1024, num_heads = 12, dropout 0.0, qkv_bias False"
 
 
@@ -141,8 +161,7 @@ def sizes(sub):
         shape = info["params"].get(f"{name}.weight")
         if shape != [768, 768] and shape != own["params"].get(f"{name}.weight"):
             raise CheckFailure(f"{name}.weight has shape {shape}, expected [768, 768]", "d_in = d_out = 768")
-    # the buffers and dropout layers the student's own class has, at GPT-2's sizes (a misnamed
-    # mask or dropout costs points in stage 6, not here)
+    # the buffers and dropout layers the student's own class has (a misnamed one is stage 6's)
     for name, entry in own["buffers"].items():
         mine = info["buffers"].get(name, {}).get("shape")
         if mine != entry["shape"]:
@@ -159,15 +178,9 @@ def _expect_same_as_own(sub, x, what: str, default_hint: str) -> None:
 
 
 def _judge_same_as_own(sub, module, x, what: str, default_hint: str) -> torch.Tensor:
-    """The module's output on ``x`` with the grader's weights equals the student's own
-    12-head MultiHeadAttention with the same weights, and depends on those weights; when it
-    differs, say which other head count it matches.
-
-    The output that equals the twin's must still depend on the weights: one more forward pass
-    with other weights, at ``x``'s size (a module that returns zeros only at 1,024 tokens fails
-    there). An output that differs fails anyway: the explanation first looks for a head count on
-    the first :data:`SHORT` tokens (at GPT-2's 1,024 tokens and 64 heads each forward pass costs
-    most of a second); only what no head count explains runs the weights' pass at full size."""
+    """The module's output on ``x`` with the grader's weights equals the student's own 12-head
+    MultiHeadAttention's on them, and depends on them; when it differs, say which other head
+    count it matches (cheap, on a few tokens) before paying for the weights' pass at full size."""
     own = _own_mha(sub)
     mine, theirs = set(module.info["params"]), set(own.info["params"])
     if mine != theirs:  # other weights (biases): no 12-head twin to compare with
@@ -184,10 +197,10 @@ def _judge_same_as_own(sub, module, x, what: str, default_hint: str) -> torch.Te
         expect_weights_matter(module, x, out, state, 7, restore=False)
         return out
     # the check fails: other head counts only explain the failure
-    hint = (_head_count_hint(sub, module, state, x, out) if explaining() else "") or default_hint
-    if not isinstance(hint, Diagnosis):  # no head count gives it: perhaps the weights are ignored
+    head_count = _head_count_hint(sub, module, state, x, out) if explaining() else None
+    if not head_count:  # no head count gives it: perhaps the weights are ignored
         expect_weights_matter(module, x, out, state, 7, restore=False)
-    expect_close(out, expected, what, hint=hint)
+    expect_close(out, expected, what, hint=head_count or default_hint)
     return out
 
 
@@ -202,15 +215,10 @@ def _head_counts(held) -> tuple[int, ...]:
     return OTHER_HEAD_COUNTS
 
 
-def _head_count_hint(sub, module, state: dict, x: torch.Tensor, out: torch.Tensor) -> str:
-    """The head count whose 12-head twin (the student's own MultiHeadAttention built with it, on
-    the same weights) gives ``out``, as a hint: "" when none does. On an input longer than
-    :data:`SHORT` tokens the twins run on its first SHORT tokens and are compared with those
-    tokens' rows of ``out`` (causal attention: a token's output depends on the tokens up to it
-    only), so each count costs a forward pass of a few tokens, not of 1,024. The search stops at
-    the first count that gives ``out``, the count the student's class keeps tried first. On these
-    inputs (5 tokens, the grader's weights) two counts split the same weights into other heads,
-    so they give other outputs: the first count that matches is the only one."""
+def _head_count_hint(sub, module, state: dict, x: torch.Tensor, out: torch.Tensor) -> Hint | None:
+    """The head count whose twin (the student's own MultiHeadAttention built with it, on the same
+    weights) gives ``out``. On a longer input the twins run on its first :data:`SHORT` tokens
+    (causal: those rows depend on those tokens only), a forward pass of a few tokens each."""
     where = ""
     if x.shape[1] > SHORT:
         x, out = x[:, :SHORT].contiguous(), out[:, :SHORT]
@@ -223,7 +231,7 @@ def _head_count_hint(sub, module, state: dict, x: torch.Tensor, out: torch.Tenso
                         {key: f"the output{where} matches {n} heads: GPT-2 small has num_heads=12"})
         if hint:
             return hint
-    return ""
+    return None
 
 
 @check("7.3", 3, "12 heads of 64 dimensions (output equals your 12-head MultiHeadAttention on the same weights)")
@@ -241,13 +249,10 @@ def full_context(sub):
 
 
 STAGE = StageParts(
-    stage=Stage(7, "gpt2", "A GPT-2-size attention module", ("build_gpt2_small_mha",)),
-    error_hints=ERROR_HINTS["gpt2"],
+    Stage(7, "gpt2", "A GPT-2-size attention module", ("build_gpt2_small_mha",)),
+    error_hints=ERROR_HINTS,
     # charged only for calls the student's own MultiHeadAttention (stage 6) does not make
-    call_policy=policy.no_library_attention(
+    call_policy=no_library_attention(
         (lambda sub: sub.call_for_module("build_gpt2_small_mha"), (1, 4, 768)),
         parts=(lambda sub: sub.build(MHA.name, 768, 768, 1024, 0.0, num_heads=12, seed=0), (1, 4, 768))),
-    exhibit=Without("twelve heads of 1,024 tokens make no readable picture; stage 6 draws the same module"),
-    programs=Without("the builder only chooses sizes: stage 6's program is its computation"),
-    book=(book.GPT2_SMALL, book.GPT2_SMALL_PARAMS),
 )

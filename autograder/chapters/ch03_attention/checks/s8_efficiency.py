@@ -1,14 +1,6 @@
-"""Stage 8 (efficiency), a bonus outside the 100 points: the efficiency lab.
-
-(a) ``softmax_stable(x)``: exp(x - row maximum) / sum, finite where ``softmax_naive`` overflows.
-(b) ``FusedQKVAttention``: one ``nn.Linear(d_in, 3 * d_out)`` makes queries, keys and values
-    (GPT-2's ``c_attn``), split in three; with MultiHeadAttention's weights stacked into it,
-    it computes exactly what MultiHeadAttention computes.
-(c) ``attn_weights_bytes(...)``: the memory of the attention weights, batch x heads x tokens^2
-    values: 48 MiB per sequence for GPT-2 small at its full context of 1,024 tokens.
-(d) ``SDPAMultiHeadAttention``: MultiHeadAttention's weights, with the attention itself done by
-    PyTorch's fused ``scaled_dot_product_attention``, which never stores those weights.
-"""
+"""Stage 8 (efficiency), a bonus: ``softmax_stable`` (finite where exp overflows), ``FusedQKVAttention``
+(one ``nn.Linear(d_in, 3 * d_out)``, as GPT-2's ``c_attn``), ``attn_weights_bytes`` (the memory of the
+attention weights) and ``SDPAMultiHeadAttention`` (PyTorch's fused attention, which never stores them)."""
 
 from dataclasses import replace
 from itertools import permutations
@@ -21,13 +13,12 @@ from autograder.chapters.ch03_attention.checks import s6_mha
 from autograder.chapters.ch03_attention.checks.diagnosis import expect_function, expect_reference
 from autograder.chapters.ch03_attention.checks.properties import dropout_behaviour
 from autograder.chapters.ch03_attention.checks.spec import load_grader_weights, named_weights, require
-from autograder.chapters.ch03_attention.checks.structure import linear_structure
+from autograder.chapters.ch03_attention.checks.structure import linear_structure, out_proj_structure
 from autograder.chapters.ch03_attention.examples import attention_sizes
-from autograder.core.chapter import Stage, StageParts, Without
+from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import EXACT, FLOAT32, close
-from autograder.core.failures import CheckFailure
-from autograder.core.hints import fix
+from autograder.core.failures import CheckFailure, Hint
 from autograder.core.strategies import EXAMPLES, distinct_shape, float_arrays, run_property, tensor
 
 QKV = ["W_query", "W_key", "W_value"]
@@ -48,27 +39,23 @@ def _shifted(x, shift):
 
 STABLE_MISTAKES: R.FunctionMistakes = {
     "no_shift": (_in_float32(lambda x: _shifted(x, 0.0)),
-                 "exp overflows: in float32 exp(x) is inf above x = 88.7, and inf / inf is NaN. Subtract "
-                 "each row's maximum first" + fix(": x - x.max(dim=-1, keepdim=True).values")),
+                 Hint("exp overflows: in float32 exp(x) is inf above x = 88.7, and inf / inf is NaN. Subtract each "
+                      "row's maximum first", "x - x.max(dim=-1, keepdim=True).values")),
     "global_max": (_in_float32(lambda x: _shifted(x, x.max())),
-                   "the maximum of the whole tensor is subtracted, so a row far below it underflows to "
-                   "0 / 0 = NaN: subtract each row's own maximum" + fix(", x.max(dim=-1, keepdim=True).values")),
+                   Hint("the maximum of the whole tensor is subtracted, so a row far below it underflows to 0 / 0 = "
+                        "NaN: subtract each row's own maximum", "x.max(dim=-1, keepdim=True).values")),
     "min_shift": (_in_float32(lambda x: _shifted(x, x.min(dim=-1, keepdim=True).values)),
                   "subtract the maximum, not the minimum: exp(x - max) is at most 1 and cannot overflow"),
 }
-STABLE_HINT = "subtract each row's maximum m before the exponential; the shift cancels in the quotient" + \
-    fix(": exp(x - m) / exp(x - m).sum(dim=-1, keepdim=True) with m = x.max(dim=-1, keepdim=True).values")
-# Rows far apart, one of them 200 wide, and one of moderate values: the naive formula gives NaN
-# in the first three rows (inf / inf, 0 / 0), subtracting the global maximum in the second and
-# the fourth, subtracting the minimum in the third. Each mistake leaves its own pattern (an
-# output that is NaN everywhere would identify no mistake).
+STABLE_HINT = Hint("subtract each row's maximum m before the exponential; the shift cancels in the quotient",
+                   "exp(x - m) / exp(x - m).sum(dim=-1, keepdim=True) with m = x.max(dim=-1, keepdim=True).values")
+# rows far apart, one 200 wide, one moderate: each mistake leaves its own pattern of NaN rows
 LARGE_EXAMPLE = torch.tensor([[1000.0, 1001.0, 1002.0, 1003.0], [-1000.0, -999.0, -998.0, -997.0],
                               [900.0, 1000.0, 1100.0, 1050.0], [0.0, 1.0, 2.0, 3.0]])
 
 
 def large_input(shape: tuple, seed: int) -> torch.Tensor:
-    """Rows spread over +-60 around offsets up to +-10^4; the first row's offset is 1000, so
-    exp overflows there in float32 whatever the draw."""
+    """Rows spread over +-60 around offsets up to +-10^4; the first row's offset, 1000, overflows exp."""
     offsets = tensor((*shape[:-1], 1), seed + 1, -1e4, 1e4)
     offsets.view(-1)[0] = 1000.0
     return tensor(shape, seed, -60, 60) + offsets
@@ -119,8 +106,7 @@ def _blocks(weight: torch.Tensor, sizes, layout: str) -> list[torch.Tensor]:
 
 
 def mha_weights(state: dict, sizes, layout: str = "012") -> dict:
-    """MultiHeadAttention's weight names for a FusedQKVAttention's weights: the first d_out rows
-    of qkv are W_query's, the next W_key's, the last W_value's; proj is out_proj."""
+    """MultiHeadAttention's weights from a FusedQKVAttention's: qkv's row blocks are W_query's, W_key's, W_value's."""
     found = {f"{name}.weight": w for name, w in zip(QKV, _blocks(state["qkv.weight"], sizes, layout))}
     if "qkv.bias" in state:
         found.update({f"{name}.bias": b for name, b in zip(QKV, _blocks(state["qkv.bias"], sizes, layout))})
@@ -158,13 +144,12 @@ def _fused_reference(state, x, sizes, mistake):
 FUSED = replace(
     s6_mha.SPEC, name="FusedQKVAttention", reference=_fused_reference,
     mistakes={**FUSED_LAYOUTS, **SDPA_TRAPS, **s6_mha.MISTAKES}, value_heads=lambda s: [],
-    structure_hint="one nn.Linear qkv from d_in to 3 * d_out and a projection proj from d_out to d_out" +
-    fix(": self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias) and self.proj = nn.Linear(d_out, d_out)"))
+    structure_hint=Hint("one nn.Linear qkv from d_in to 3 * d_out and a projection proj from d_out to d_out",
+                        "self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias) and self.proj = nn.Linear(d_out, d_out)"))
 
 
 def _dropout_in_training(spec, sub, sizes) -> None:
-    """In training mode, dropout=0.5 changes the output from one pass to the next (a module that
-    never applies dropout passes every eval-mode check)."""
+    """In training mode, dropout=0.5 changes the output from one pass to the next."""
     module = spec.build(sub, sizes, dropout=0.5)
     load_grader_weights(module, sizes.seed)
     samples = module.samples(spec.input(sizes), 8, seed=sizes.seed)
@@ -176,8 +161,7 @@ def _dropout_in_training(spec, sub, sizes) -> None:
 
 
 def _equals_reference(spec, sub, sizes, dropout_hint: str) -> None:
-    """The module's output in eval mode, built with dropout=0.5, equals the reference on its own
-    weights (so dropout must be off in eval mode)."""
+    """Built with dropout=0.5, the module in eval mode equals the reference on its own weights."""
     module = spec.build(sub, sizes, dropout=0.5)
     x = spec.input(sizes)
     state = load_grader_weights(module, sizes.seed)
@@ -197,8 +181,8 @@ def fused_structure(sub):
     separate = [n for n in QKV if f"{n}.weight" in info["params"]]
     if separate:
         raise CheckFailure(f"FusedQKVAttention still has {', '.join(separate)}",
-                           "the point is one matrix multiplication for all three, and no W_query, W_key, W_value" +
-                           fix(": self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)"))
+                           Hint("the point is one matrix multiplication for all three, and no W_query, W_key, W_value",
+                                "self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)"))
     for name, shape, bias in (("qkv", [18, 5], False), ("proj", [6, 6], True)):
         entry = info["modules"].get(name)
         if entry is None or entry["class"] != "Linear" or info["params"].get(f"{name}.weight") != shape \
@@ -229,8 +213,7 @@ GPT2_FULL_CONTEXT = (1, 12, 1024, 4)  # one sequence, 12 heads, 1,024 tokens, fl
 
 
 def weights_nbytes(batch_size: int, num_heads: int, num_tokens: int, bytes_per_value: int) -> int:
-    """What PyTorch says a (batch, heads, tokens, tokens) tensor takes (on the meta device, so
-    nothing is allocated)."""
+    """The bytes of a (batch, heads, tokens, tokens) tensor, on the meta device (nothing allocated)."""
     shape = (batch_size, num_heads, num_tokens, num_tokens)
     return torch.empty(shape, dtype=_DTYPES[bytes_per_value], device="meta").nbytes
 
@@ -251,8 +234,8 @@ def attention_memory(sub):
                expected / 2**20: "return bytes, not MiB"}
         raise CheckFailure(f"attn_weights_bytes({b}, {h}, {n}, {size}) returned {got:,}, expected {expected:,} "
                            f"bytes ({expected / 2**20:g} MiB)",
-                           why.get(got, "one weight per batch, head, query and key, each bytes_per_value bytes" +
-                                   fix(": batch_size * num_heads * num_tokens * num_tokens * bytes_per_value")))
+                           why.get(got, Hint("one weight per batch, head, query and key, each bytes_per_value bytes",
+                                             "batch_size * num_heads * num_tokens * num_tokens * bytes_per_value")))
 
     body(*GPT2_FULL_CONTEXT)
     body(8, 12, 1024, 4)
@@ -306,11 +289,7 @@ def sdpa_is_fused(sub):
     require(sub, SDPA_SPEC.name, "class")
     module = sub.build(SDPA_SPEC.name, 5, 6, 7, 0.0, num_heads=3, seed=0)
     linear_structure(module.info, QKV, [6, 5], bias=False)
-    out_proj = module.info["modules"].get("out_proj")
-    if not out_proj or out_proj["class"] != "Linear" or module.info["params"].get("out_proj.weight") != [6, 6] \
-            or not out_proj.get("bias"):
-        raise CheckFailure("`out_proj` should be nn.Linear(d_out, d_out) with a bias, as in MultiHeadAttention",
-                           "out_proj maps d_out to d_out, with a bias" + fix(": self.out_proj = nn.Linear(d_out, d_out)"))
+    out_proj_structure(module.info, 6, ", as in MultiHeadAttention")
     calls = module.calls(tensor((2, 4, 5), 1))
     if SDPA not in calls:
         raise CheckFailure(f"{module.what}'s forward never calls {SDPA}",
@@ -323,12 +302,5 @@ def sdpa_is_fused(sub):
                            "attention: no scores, mask or softmax of your own")
 
 
-STAGE = StageParts(
-    stage=Stage(8, "efficiency", "Efficiency lab",
-                ("softmax_stable", "FusedQKVAttention", "attn_weights_bytes", "SDPAMultiHeadAttention"), bonus=True),
-    error_hints=Without("the chapter's common table (hints.COMMON_ERROR_HINTS) and core's general one cover its errors"),
-    call_policy=Without("PyTorch's fused attention is this stage's lesson"),
-    exhibit=Without("its modules are checked against stage 6's, whose exhibit shows the weights"),
-    programs=Without("its computations are stage 6's, in other code; no program of their own"),
-    book=Without("the lab goes beyond the book's printed examples"),
-)
+STAGE = StageParts(Stage(8, "efficiency", "Efficiency lab",
+                         ("softmax_stable", "FusedQKVAttention", "attn_weights_bytes", "SDPAMultiHeadAttention")))

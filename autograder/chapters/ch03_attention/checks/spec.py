@@ -1,12 +1,4 @@
-"""The module contract and the grader's weights, shared by the module stages (3-7).
-
-Owns :class:`ModuleSpec` (how to build a student's module for given sizes and what it must
-output), :func:`require` (a name the notebook must define), loading weights by their contract
-names, the weights the grader draws (:func:`grader_weights`) and the rule that the output must
-depend on them (:func:`expect_weights_matter`), whether a later stage can build on a module
-(:func:`broken`), and the perturbed book input. The lowest of the shared check modules: it
-imports none of the others.
-"""
+"""The module contract (:class:`ModuleSpec`) and the grader's weights, shared by the module stages."""
 
 from __future__ import annotations
 
@@ -18,10 +10,11 @@ from dataclasses import dataclass, field
 
 import torch
 
+from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention.examples import Sizes
+from autograder.chapters.ch03_attention.programs import Program
 from autograder.core.compare import EXACT, FLOAT32, close
-from autograder.core.failures import CheckFailure, Diagnosis, NotImplementedYet, StudentCodeError
-from autograder.core.hints import fix
+from autograder.core.failures import NAMED, CheckFailure, Hint, NotImplementedYet, StudentCodeError
 from autograder.core.strategies import tensor
 
 
@@ -30,12 +23,21 @@ def require(sub, name: str, kind: str):
     found = sub.kind(name)
     if found == "missing":
         label = f" in the {sub.stage_label} cell" if sub.stage_label else ""
-        raise CheckFailure(f"`{name}` is not defined",
-                           f"define `{name}`{label} (exact name, case matters) and run that cell")
+        raise sub.not_defined(name, f"define `{name}`{label} (exact name, case matters) and run that cell")
     if found != kind and not (kind == "function" and found == "class"):
         raise CheckFailure(f"`{name}` is a {found}, expected a {kind}",
                            f"define `{name}` with `{'def' if kind == 'function' else 'class'}`")
     return sub.function(name) if kind == "function" else name
+
+
+@dataclass(frozen=True)
+class BookCall:
+    """The book's fixed-seed call of a module, on the book's input: its constructor's arguments."""
+
+    sizes: Sizes
+    args: tuple
+    seed: int
+    num_heads: int | None = None
 
 
 @dataclass
@@ -43,28 +45,25 @@ class ModuleSpec:
     """How to build one of the student's modules for given sizes, and what it must output."""
 
     name: str
+    book: BookCall
     batched: bool
     causal: bool
     args: Callable[[Sizes], tuple]
     reference: Callable[[dict, torch.Tensor, Sizes, str | None], torch.Tensor]
-    mistakes: dict[str, str]
+    mistakes: dict[str, Hint | str]
     out_dim: Callable[[Sizes], int]
     value_heads: Callable[[Sizes], list[str]]  # weight names that produce the values
     identity_out_proj: bool = False
     v1_style: bool = False  # parameters are (d_in, d_out) matrices, not nn.Linear
     dropout_index: int | None = None  # position of `dropout` among the constructor arguments
     heads: Callable[[Sizes], int] = field(default=lambda s: 1)
-    # what to say when a weight the contract names is missing: a text, or a function of the
-    # missing name and the names present
-    structure_hint: str | Callable[[str, set], str] = \
-        "create W_query, W_key, W_value as nn.Linear layers from d_in to d_out" + \
-        fix(", nn.Linear(d_in, d_out, bias=qkv_bias)")
-    shape_hint: str = ""  # said when the output has the wrong shape
-    # the computation step by step (chapters.ch03_attention.programs), whose one-operation
-    # variants name mistakes nobody catalogued: program(state, x, context_length, num_heads)
-    program: Callable | None = None
+    # said when a weight the contract names is missing: a hint, or one of the missing name and those present
+    structure_hint: Hint | str | Callable[[str, set], Hint | str] = \
+        Hint("create W_query, W_key, W_value as nn.Linear layers from d_in to d_out", "nn.Linear(d_in, d_out, bias=qkv_bias)")
+    shape_hint: Hint | str = ""  # said when the output has the wrong shape
+    program: Program | None = None  # the computation step by step: program(state, x, context_length, num_heads)
 
-    def missing_weight_hint(self, missing: str, present: set) -> str:
+    def missing_weight_hint(self, missing: str, present: set) -> Hint | str:
         return self.structure_hint(missing, present) if callable(self.structure_hint) else self.structure_hint
 
     def build(self, sub, sizes: Sizes, *, seed: int | None = None, dropout: float | None = None, **kwargs):
@@ -72,6 +71,15 @@ class ModuleSpec:
         if dropout is not None and self.dropout_index is not None:
             args[self.dropout_index] = dropout
         return sub.build(self.name, *args, seed=sizes.seed if seed is None else seed, **kwargs)
+
+    def book_module(self, sub):
+        """The student's module as the book builds it for its printed output."""
+        heads = {} if self.book.num_heads is None else {"num_heads": self.book.num_heads}
+        return sub.build(self.name, *self.book.args, seed=self.book.seed, **heads)
+
+    @property
+    def book_input(self) -> torch.Tensor:
+        return book.BATCH if self.batched else book.INPUTS
 
     def input(self, sizes: Sizes, seed: int | None = None) -> torch.Tensor:
         shape = (sizes.batch, sizes.tokens, sizes.d_in) if self.batched else (sizes.tokens, sizes.d_in)
@@ -84,8 +92,7 @@ class ModuleSpec:
 
 @contextmanager
 def named_weights(spec: ModuleSpec, present=()):
-    """The reference reads the student's weights by their contract names: a missing one is a
-    structure mistake, said as such (not a grader error)."""
+    """A weight the reference reads by its contract name and the student's module lacks: a structure mistake."""
     try:
         yield
     except KeyError as missing:
@@ -111,9 +118,8 @@ WEIGHTS_IGNORED_HINT = ("forward must compute with the module's own weights (sel
 
 
 def grader_weights(module, seed: int) -> dict[str, torch.Tensor]:
-    """Weights the grader draws for every parameter of ``module``, by name, from ``seed``, so the
-    module is judged on weights it did not choose. Uniform in +-1/sqrt(fan_in), as nn.Linear
-    initialises (v1's plain (d_in, d_out) matrices read fan_in from their first axis)."""
+    """Weights the grader draws for every parameter of ``module`` from ``seed``: the module is
+    judged on weights it did not choose. Uniform in +-1/sqrt(fan_in), as nn.Linear initialises."""
     drawn = {}
     for name, shape in sorted(module.info["params"].items()):
         fan_in = shape[-1] if name.endswith(".weight") else shape[0]
@@ -132,10 +138,8 @@ def load_grader_weights(module, seed: int) -> dict[str, torch.Tensor]:
 
 def expect_weights_matter(module, x: torch.Tensor, out: torch.Tensor, state: dict, seed: int, *,
                           restore: bool = True) -> None:
-    """The output must change when other weights are loaded: zeros, constants and outputs looked
-    up from the input earn no points for the properties they happen to have. ``restore``: load
-    ``state`` back afterwards (a caller that no longer runs the module skips that load; at
-    GPT-2's size it is 9 MB through the worker's pipe)."""
+    """The output must change when other weights are loaded: zeros, constants and looked-up
+    outputs earn no points. ``restore``: load ``state`` back afterwards (9 MB at GPT-2's size)."""
     other = grader_weights(module, seed + 104_729)
     if other:
         module.load(other)
@@ -146,17 +150,16 @@ def expect_weights_matter(module, x: torch.Tensor, out: torch.Tensor, state: dic
             return
     if not other:
         raise CheckFailure(f"{module.what} has no registered parameters, so its output cannot depend on them",
-                           Diagnosis("layers kept in a plain Python list or dict, or created inside forward, are not "
-                                     "registered: assign them to self, or hold them in nn.ModuleList", Diagnosis.NAMED,
-                                     mistake="layers_not_registered"))
+                           Hint("layers kept in a plain Python list or dict, or created inside forward, are not "
+                                "registered: assign them to self, or hold them in nn.ModuleList", rank=NAMED,
+                                mistake='layers_not_registered'))
     raise CheckFailure(f"{module.what}(x) gave the same output with other weights loaded into it: the output "
                        "does not depend on the module's weights",
-                       Diagnosis(WEIGHTS_IGNORED_HINT, Diagnosis.NAMED, mistake="weights_ignored"))
+                       Hint(WEIGHTS_IGNORED_HINT, rank=NAMED, mistake="weights_ignored"))
 
 
 def broken(spec: ModuleSpec, sub, sizes: Sizes) -> str:
-    """How the student's ``spec`` class fails at ``sizes`` (a few words), or "" when it gives
-    the reference's output there: whether a later stage can build on it."""
+    """How the student's ``spec`` class fails at ``sizes`` (a few words), or "": whether a later stage can build on it."""
     try:
         module = spec.build(sub, sizes)
         x = spec.input(sizes)
@@ -176,7 +179,5 @@ def broken(spec: ModuleSpec, sub, sizes: Sizes) -> str:
 
 
 def perturbed(x: torch.Tensor, seed: int) -> torch.Tensor:
-    """The book's input moved by up to +-0.5 per entry: far enough that no lookup of the
-    printed values recognises it, drawn from the variation seed (nbgrader's hidden tests use
-    their own)."""
+    """The book's input moved by up to +-0.5 per entry: no lookup of the printed values recognises it."""
     return x + tensor(x.shape, 31 * seed + 17, -0.5, 0.5)

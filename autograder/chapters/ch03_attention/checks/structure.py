@@ -1,16 +1,10 @@
-"""The structure checks: what a module's description (its ``info`` dict) must hold.
-
-Owns the causal mask buffer (:func:`mask_structure`, :func:`covers_context`), the nn.Linear
-projections (:func:`linear_structure`) and the nn.Dropout (:func:`dropout_structure`). Pure
-functions of the description the worker reports: no module is run here.
-"""
+"""What a module's description (its ``info`` dict) must hold: the mask buffer, the projections, the dropout."""
 
 from __future__ import annotations
 
 import math
 
-from autograder.core.failures import CheckFailure, Diagnosis
-from autograder.core.hints import fix
+from autograder.core.failures import NAMED, CheckFailure, Hint
 
 
 def mask_structure(info: dict, context_length: int, prefix: str = "") -> None:
@@ -39,15 +33,14 @@ def linear_structure(info: dict, names: list[str], shape: list[int], bias: bool)
         if entry is None or entry["class"] != "Linear":
             found = entry["class"] if entry else ("a parameter" if name in info["params"] else "missing")
             raise CheckFailure(f"`{name}` should be an nn.Linear, found {found}",
-                               f"{name} maps d_in to d_out with an nn.Linear" +
-                               fix(f": self.{name} = nn.Linear(d_in, d_out, bias=qkv_bias)"))
+                               Hint(f"{name} maps d_in to d_out with an nn.Linear", f"self.{name} = nn.Linear(d_in, d_out, bias=qkv_bias)"))
         found = info["params"].get(f"{name}.weight")
         if found != shape:
             hint = "nn.Linear(in_features, out_features)"
             if found == shape[::-1]:
-                hint = Diagnosis(f"the sizes of {name} are swapped: nn.Linear(d_in, d_out) stores its weight as "
-                                 "(d_out, d_in), the shape expected; yours was created as nn.Linear(d_out, d_in)",
-                                 Diagnosis.NAMED, mistake="linear_sizes_swapped")
+                hint = Hint(f"the sizes of {name} are swapped: nn.Linear(d_in, d_out) stores its weight as "
+                            "(d_out, d_in), the shape expected; yours was created as nn.Linear(d_out, d_in)",
+                            rank=NAMED, mistake="linear_sizes_swapped")
             raise CheckFailure(f"`{name}.weight` has shape {found}, expected {shape}", hint)
         if entry.get("bias") != bias:
             raise CheckFailure(f"`{name}` has {'a' if entry.get('bias') else 'no'} bias with qkv_bias={bias}",
@@ -57,8 +50,16 @@ def linear_structure(info: dict, names: list[str], shape: list[int], bias: bool)
 def dropout_structure(info: dict, p: float, prefix: str = "") -> None:
     entry = info["modules"].get(f"{prefix}dropout")
     if entry is None or entry["class"] != "Dropout":
-        raise CheckFailure("no nn.Dropout named `dropout`", "the module keeps its dropout layer as self.dropout, made "
-                           "from the dropout argument" + fix(": self.dropout = nn.Dropout(dropout)"))
+        raise CheckFailure("no nn.Dropout named `dropout`", Hint("the module keeps its dropout layer as self.dropout, "
+                                                                 "made from the dropout argument", "self.dropout = nn.Dropout(dropout)"))
     if not math.isclose(entry["p"], p):
         raise CheckFailure(f"self.dropout has p={entry['p']}, expected {p}",
-                           "the dropout layer takes its rate from the dropout argument" + fix(": nn.Dropout(dropout)"))
+                           Hint("the dropout layer takes its rate from the dropout argument", "nn.Dropout(dropout)"))
+
+
+def out_proj_structure(info: dict, d_out: int, said: str = "") -> None:
+    entry = info["modules"].get("out_proj")
+    if not entry or entry["class"] != "Linear" or info["params"].get("out_proj.weight") != [d_out, d_out] \
+            or not entry.get("bias"):
+        raise CheckFailure(f"`out_proj` should be nn.Linear(d_out, d_out) with a bias{said}",
+                           Hint("out_proj maps d_out to d_out, with a bias", "self.out_proj = nn.Linear(d_out, d_out)"))
