@@ -93,3 +93,21 @@ def find_in_repository(repo: str | Path, chapter) -> tuple[Path | None, str]:
     relative = found.notebook.relative_to(repo)
     note = "" if relative == expected else f"graded {relative.as_posix()} (not at {expected.as_posix()})"
     return found.notebook, note
+
+
+def overlooked(graded: str | Path, scored_nothing: bool) -> str | None:
+    """A note naming the folder's other notebooks a student may have meant to hand in: those saved
+    after the graded one, or any at all when it scored nothing (a "Copy of" finished beside it)."""
+    graded = Path(graded)
+    if graded.suffix != ".ipynb" or not graded.is_file():
+        return None
+    when = graded.stat().st_mtime
+    others = [p for p in sorted(graded.parent.glob("*.ipynb"))
+              if p != graded and _counts(p, graded.parent, False, "follow") and
+              (scored_nothing or p.stat().st_mtime > when)]
+    if not others:
+        return None
+    names = ", ".join(f'"{p.name}"' for p in others)
+    return (f"only {graded.name} is graded, but {names} {'is' if len(others) == 1 else 'are'} beside it"
+            f"{'' if scored_nothing else ' and newer'}: to hand in another notebook, move {graded.name} "
+            f"out of the folder and rename that one to {graded.name}")

@@ -376,6 +376,19 @@ def test_make_test_grades_a_renamed_notebook_or_names_the_candidates(tmp_path):
         proc.stdout
 
 
+def test_a_finished_copy_beside_the_untouched_original_is_named(tmp_path):
+    import shutil
+
+    original = tmp_path / "ch03_attention.ipynb"
+    shutil.copy(REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb", original)
+    _notebook_of(PARTIAL, tmp_path / "Copy of ch03_attention.ipynb")
+    for target in ("test", "ci-grade"):
+        proc = _make(target, f"NOTEBOOK={original}", "STAGE=1", "DEVICE=cpu", f"CI_REPORTS={tmp_path / 'ci'}")
+        assert f"0/{S1}" in proc.stdout, proc.stdout + proc.stderr
+        assert '"Copy of ch03_attention.ipynb" is beside it' in proc.stdout, proc.stdout
+        assert "rename that one to ch03_attention.ipynb" in proc.stdout
+
+
 def test_make_test_reports_an_edited_test_cell(tmp_path):
     nb = nbformat.read(REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb", as_version=4)
     cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_stage1_softmax")

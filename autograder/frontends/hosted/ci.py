@@ -275,7 +275,8 @@ def _grade_and_report(args, chapter, verdict: Verdict) -> tuple[GradeReport, boo
             print(f"warning: could not write the step summary to {args.summary}: {exc}", file=sys.stderr)
     print_console(report)
     stale = cli.stale_points_note(args.submission, chapter)  # a stale copy: the instructor's points grade it
-    for note in [*notes, *([stale] if stale else [])]:
+    overlooked = finder.overlooked(args.submission, report.score == 0 and not report.bonus_score)
+    for note in [*notes, *([stale] if stale else []), *([overlooked] if overlooked else [])]:
         print(f"note: {note}")
     print(verdict.words if verdict.status != "modified" else f"WARNING: {verdict.words}")
     return report, output_failed

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from autograder import CHECKOUT
-from autograder.frontends import commands
+from autograder.frontends import commands, finder
 from autograder.sandbox import timings
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.settings import Settings
@@ -302,6 +302,9 @@ def _grade(args, settings, worker) -> int:
     print_console(report, verbose=args.verbose)
     for note in notes:
         print(f"note: {note}")
+    overlooked = finder.overlooked(args.submission, report.score == 0 and not report.bonus_score)
+    if overlooked:
+        print(f"warning: {overlooked}")
     for late in late_name_warnings(args.submission):
         print(f"warning: {late}")
     stale = stale_points_note(args.submission, chapter)

@@ -79,3 +79,19 @@ def test_links_are_refused_where_asked(tmp_path):
     assert refused.notebook is None and refused.problem == "link"
     followed = finder.find_notebook(repo, A, below=True, expected=expected)
     assert followed.notebook == repo / expected
+
+
+def test_overlooked_names_a_newer_notebook_or_any_beside_a_zero(tmp_path):
+    graded = tmp_path / "ch03_attention.ipynb"
+    graded.write_text("{}")
+    copy = tmp_path / "Copy of ch03_attention.ipynb"
+    copy.write_text("{}")
+    (tmp_path / "._Copy of ch03_attention.ipynb").write_text("{}")  # macOS debris never counts
+    os.utime(copy, (1_000, 1_000))  # older than the graded one
+    assert finder.overlooked(graded, scored_nothing=False) is None
+    note = finder.overlooked(graded, scored_nothing=True)
+    assert '"Copy of ch03_attention.ipynb" is beside it:' in note and "._" not in note
+    assert "rename that one to ch03_attention.ipynb" in note
+    os.utime(copy, (graded.stat().st_mtime + 60,) * 2)
+    assert "beside it and newer" in finder.overlooked(graded, scored_nothing=False)
+    assert finder.overlooked(tmp_path / "missing.ipynb", scored_nothing=True) is None
