@@ -6,6 +6,8 @@ student never saw; a check keeps its points only if it passes both (:func:`with_
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 
 from autograder.core.engine import HIDDEN_FAILURE, checks_hidden_examples_could_fail, with_hidden
@@ -139,7 +141,44 @@ def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None
     bench-grader times too)."""
     from autograder.core.engine import run_in_kernel
 
-    return run_in_kernel(chapter, stage, namespace, device, examples_seed, only, settings=settings)
+    printed = CappedOutput()
+    try:
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            return run_in_kernel(chapter, stage, namespace, device, examples_seed, only, settings=settings)
+    finally:
+        printed.show()
+
+
+class CappedOutput(io.TextIOBase):
+    """What the student's code prints while the checks call it: the first lines, then a count,
+    so that a print inside forward cannot bury the report under thousands of lines."""
+
+    LINES = 20
+
+    def __init__(self):
+        self.kept: list[str] = []
+        self.cut = 0
+        self.partial = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        *lines, self.partial = (self.partial + text).split("\n")
+        for line in lines:
+            if len(self.kept) < self.LINES:
+                self.kept.append(line[:500])
+            else:
+                self.cut += 1
+        return len(text)
+
+    def show(self) -> None:
+        if self.partial:
+            self.write("\n")
+        if self.kept:
+            print("Your code printed, while the checks ran it:", *self.kept, sep="\n")
+        if self.cut:
+            print(f"... and {self.cut} more line{'s' if self.cut > 1 else ''} (cut)")
 
 
 def hidden_text(result) -> str:

@@ -3,6 +3,8 @@ and a test cell under nbgrader autograde."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from support import every_declared_stage
 
@@ -17,6 +19,7 @@ DECLARED = every_declared_stage(CHAPTER)
 STAGES = DECLARED.stages
 # A test cell grades with the course in force: full marks are stage 1's points there.
 STAGE1_POINTS = CHAPTER.points(CHAPTER.stage(1))
+STAGE1_LABEL = CHAPTER.stage(1).label
 
 
 def test_with_hidden_keeps_a_check_only_if_both_runs_pass():
@@ -172,3 +175,19 @@ def test_a_test_cell_grades_in_ieee_precision_and_leaves_the_notebooks_fp32_prec
     assert torch.backends.cuda.matmul.fp32_precision == "tf32"
     assert torch.backends.fp32_precision == "tf32"
     assert torch.backends.mkldnn.matmul.fp32_precision == "tf32"
+
+
+def test_a_test_cell_shows_the_students_prints_capped(capsys):
+    import torch
+
+    def softmax_naive(x):
+        for _ in range(1_000):
+            print("scores", x.shape)
+        return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
+
+    score = notebook.grade_stage(CHAPTER.id, 1, {"torch": torch, "softmax_naive": softmax_naive})
+    out = capsys.readouterr().out
+    assert score == STAGE1_POINTS, out
+    report = out.index("Your code printed, while the checks ran it:")
+    assert out.count("scores torch.Size") == notebook.CappedOutput.LINES
+    assert re.search(r"\.\.\. and \d{4,} more lines \(cut\)", out) and out.index(STAGE1_LABEL) > report
