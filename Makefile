@@ -72,7 +72,7 @@ check-fast: $(STAMP)
 # A course repository's CI: what an instructor's edit of the source notebook, nbgrader_config.py
 # or the docs can break; not the mistake catalog nor the nbgrader-equals-CLI test (the grader's
 # own checks, which no such edit touches). The one list: tests/e2e/test_ci.py checks each entry.
-COURSE_TESTS := tests/unit tests/e2e/test_foundation.py \
+COURSE_TESTS := tests/unit tests/with_nbgrader tests/e2e/test_foundation.py \
 	tests/e2e/test_nbgrader.py::test_every_stage_has_hidden_tests_that_the_release_lacks \
 	tests/e2e/test_nbgrader.py::test_hidden_tests_catch_a_submission_fitted_to_the_visible_examples \
 	tests/e2e/test_nbgrader.py::test_export_has_each_students_stage_scores_and_total \

@@ -1,7 +1,7 @@
 """make export LMS_ROSTER=... BONUS=...: the Makefile's variables reach nbgrader's export (one
 graded student in a gradebook built with nbgrader's API, no notebook run), and a roster that
 cannot be read is a one-line message, never a traceback. The files' contents:
-tests/unit/frontends/test_nbgrader_export.py; a whole class: tests/e2e/test_instructor_class.py."""
+tests/with_nbgrader/test_nbgrader_export.py; a whole class: tests/e2e/test_instructor_class.py."""
 
 from __future__ import annotations
 

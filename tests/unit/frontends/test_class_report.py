@@ -277,12 +277,3 @@ def test_cell_stages_of_an_unreadable_notebook(tmp_path):
     assert cell_stages(tmp_path / "missing.ipynb") == {}
     (tmp_path / "bad.ipynb").write_text("{")
     assert cell_stages(tmp_path / "bad.ipynb") == {}
-
-
-def test_the_nbgrader_record_path_takes_one_folder_name_each(tmp_path):
-    pytest.importorskip("nbgrader", reason="nbgrader is not installed (make check-torch grades without it)")
-    from autograder.frontends.instructors.nbgrader.outcome import diagnosis_path
-
-    assert diagnosis_path(tmp_path, "ada", "ch03_attention") == tmp_path / "ada" / "ch03_attention.json"
-    for student in ("", ".", "..", "a/b", "../x", "a\\b"):
-        assert diagnosis_path(tmp_path, student, "ch03_attention") is None

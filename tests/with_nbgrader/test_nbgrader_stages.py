@@ -17,7 +17,7 @@ from autograder.frontends.instructors.nbgrader.extra_credit import extra_credit_
 from autograder.frontends.instructors.nbgrader.feedback import math_as_mathml, once  # noqa: E402
 from autograder.frontends.instructors.nbgrader.stages import by_grade_id, cells_key, chapter_of, csv_column, hidden_seeds, stage_cells  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 CHAPTER = load("ch03_attention")
 
 

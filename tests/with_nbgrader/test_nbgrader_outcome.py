@@ -7,6 +7,7 @@ import pytest
 pytest.importorskip("nbgrader", reason="nbgrader is not installed (make check-torch grades without it)")
 from autograder.frontends.instructors.nbgrader.outcome import (  # noqa: E402
     UNFINISHED,
+    diagnosis_path,
     fail_outcome,
     finish_outcome,
     outcome_path,
@@ -30,3 +31,9 @@ def test_an_id_that_is_not_one_folder_name_has_no_record(tmp_path):
     assert outcome_path("../x", "ch03", tmp_path) is None and outcome_path("ada", "", tmp_path) is None
     fail_outcome("../x", "ch03", "boom", tmp_path)  # written nowhere
     assert not any(tmp_path.rglob("*.json"))
+
+
+def test_the_nbgrader_record_path_takes_one_folder_name_each(tmp_path):
+    assert diagnosis_path(tmp_path, "ada", "ch03_attention") == tmp_path / "ada" / "ch03_attention.json"
+    for student in ("", ".", "..", "a/b", "../x", "a\\b"):
+        assert diagnosis_path(tmp_path, student, "ch03_attention") is None
