@@ -77,19 +77,6 @@ def _claim_channels(debug: bool) -> tuple[int, int]:
     return proto_in, proto_out
 
 
-def _claim_lane(handshake: dict) -> tuple[int, int] | None:
-    """A second channel's pipes, (IN, OUT), passed at start: a lane (sandbox.lanes, open_lane
-    below). Kept from what the worker starts: its file descriptors and the handshake's entry."""
-    try:
-        fds = tuple(int(fd) for fd in handshake.pop("lane", ()))
-        os.environ[HANDSHAKE] = json.dumps(handshake)
-        for fd in fds:
-            os.set_inheritable(fd, False)
-    except (ValueError, OSError):
-        return None
-    return fds if len(fds) == 2 else None
-
-
 FILE_SIZE_LIMIT = 2**30  # bytes per file the submission writes (in its scratch folder)
 PROCESS_ROOM = 64        # processes the worker may start beyond what its user already runs
 
@@ -218,24 +205,6 @@ def imports_uncollected():
             gc.enable()
 
 
-def _warm_up_meta_device() -> None:
-    """Import what PyTorch imports on the first forward pass on the 'meta' device
-    (torch._dynamo and symbolic shapes: about 1.3 s of CPU, as much as ``import torch``). The
-    checks of stages 4 to 6 run the submission there, each stage in a copy of this process:
-    imported here once, every later copy has it. The loaded worker imports it right after it
-    forked the first stage's copy, while it would only wait for that copy: the import overlaps
-    the first stages' checks instead of delaying them, and no thread is ever running when the
-    worker forks (a fork in the middle of an import would leave the child's import locks
-    held). A worker forked from the fork server has it already. Importing changes no random
-    state."""
-    try:
-        with imports_uncollected():
-            import torch._dynamo
-            import torch.fx.experimental.symbolic_shapes  # noqa: F401
-    except BaseException:  # the submission's import hooks may raise anything: its stages then import lazily
-        pass
-
-
 # What the course's notebooks import besides torch (pyproject's "notebook" extra): imported
 # before the fences and before any cell, while the grader still imports its own modules (or
 # once, in the fork server), instead of inside the first cell (about 0.5 s of CPU). A worker
@@ -288,7 +257,6 @@ def main() -> None:
     oslayer.force_portable(handshake.get("portable"))
     _follow_grader(handshake.get("grader_pid"))
     proto_in, proto_out = _claim_channels(bool(handshake.get("debug")))
-    lane = _claim_lane(handshake)
     limits = _limit_resources(int(handshake.get("memory_bytes") or 0))
     os.environ.setdefault("MPLBACKEND", "Agg")
     with imports_uncollected():
@@ -305,12 +273,11 @@ def main() -> None:
     startup["notebook_imports"] = time.monotonic()
     reader = wire.Reader(proto_in, deadlines=False)
     write = os.write  # the submission may patch os.write; the protocol keeps its own
-    channel = {"out": proto_out}  # a lane's loader answers on the lane's pipe (open_lane)
 
     def send_raw(data) -> None:
         data = memoryview(data)
         while data:
-            data = data[write(channel["out"], data):]
+            data = data[write(proto_out, data):]
 
     def send(obj) -> None:
         send_raw(_frame(obj, wire))
@@ -335,9 +302,7 @@ def main() -> None:
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__,
                        "display": lambda *a, **k: None}
     workspace: Workspace | None = None
-    warmed_up = False
     stage_copy = False  # True in a stage's copy of the loaded worker
-    lane_loader = False  # True in the lane's loader (open_lane), a copy made before any stage
     startup["fenced"] = time.monotonic()
     send({"event": "ready", "confinement": fences, "startup": startup})
     while True:
@@ -346,8 +311,6 @@ def main() -> None:
         except wire.WireError:
             request = None
         if not isinstance(request, dict):
-            if lane_loader:  # the grader closed the lane: the student's exit handlers stay unrun
-                os._exit(0)
             return
         op = request.get("op")
         if op == "load_submission":
@@ -358,44 +321,14 @@ def main() -> None:
             send({"event": "loaded", "cells": statuses, "output": CAPTURED.take() + CAPTURED_ERR.take()})
         elif workspace is None:
             send({"error": {"kind": "protocol", "type": "", "message": "load first", "where": ""}})
-        elif op == "open_lane":
-            # A second loaded copy, made before any stage's, forks the stages sent through the
-            # lane's pipes while this process forks the others: two stages at once, alike.
-            if lane is None or stage_copy or lane_loader or not stages_fork():
-                send({"event": "no_lane"})
-                continue
-            gc.freeze()
-            pid = os.fork()
-            if pid == 0:
-                oslayer.die_with_parent()
-                os.close(proto_in)
-                os.close(proto_out)
-                reader, channel["out"] = wire.Reader(lane[0], deadlines=False), lane[1]
-                proto_in, proto_out, lane, lane_loader = lane[0], lane[1], None, True
-                if request.get("warm_up") and not warmed_up:  # before its first stage, beside the other's
-                    _warm_up_meta_device()
-                    warmed_up = True
-                send({"event": "lane", "pid": os.getpid()})
-                continue
-            for fd in lane:
-                os.close(fd)
-            lane = None
-            send({"event": "lane_opened", "pid": pid})
         elif op == "fork_stage":
             # Each stage runs in a copy of the loaded worker: a stage that exits, crashes or
             # runs out of time ends its copy only, and no cell ever runs twice.
             if not stages_fork():
                 # The portable fallback (oslayer): this process answers the stage itself, and
                 # reseeds for it as a copy would; a stage that ends it costs that stage only.
-                if not warmed_up:
-                    _warm_up_meta_device()
-                    warmed_up = True
-                stage_copy = False
                 send({"event": "stage", "pid": os.getpid(), "in_place": True})
                 continue
-            for fd in lane or ():  # no lane was opened: no stage's copy holds its pipes
-                os.close(fd)
-            lane = None
             # Objects that exist now are never collected in a copy: a collection there
             # would touch (and so copy) every page of the loaded worker's heap.
             gc.freeze()
@@ -405,9 +338,6 @@ def main() -> None:
                 _fence_stage_process(handshake)
                 send({"event": "stage", "pid": os.getpid()})
                 continue  # this copy answers the stage's requests, until "end_stage"
-            if not warmed_up and request.get("warm_up", True):
-                _warm_up_meta_device()
-                warmed_up = True
             try:
                 os.waitpid(pid, 0)
             except ChildProcessError:

@@ -126,17 +126,17 @@ class ForkServer:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def spawn(self, env: dict, cwd: str, stderr_fd: int, lane_fds: tuple[int, ...] = ()) -> ForkedProcess:
+    def spawn(self, env: dict, cwd: str, stderr_fd: int) -> ForkedProcess:
         """A fresh worker in ``cwd`` with exactly ``env`` (its handshake naming the server as its
-        grader), its stderr to ``stderr_fd``, talking over two new pipes (and the lane's two,
-        ``lane_fds``, when given); raises :class:`ForkServerError` when the server does not answer."""
+        grader), its stderr to ``stderr_fd``, talking over two new pipes; raises
+        :class:`ForkServerError` when the server does not answer."""
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         fds: list[int] = []  # what the server sent back: the new worker's pidfd
         try:
             request = json.dumps({"env": env, "cwd": cwd}).encode()
             with self._asking:  # one request and its answer at a time
-                socket.send_fds(self._sock, [request], [to_worker_r, from_worker_w, stderr_fd, *lane_fds])
+                socket.send_fds(self._sock, [request], [to_worker_r, from_worker_w, stderr_fd])
                 answer, fds, _, _ = socket.recv_fds(self._sock, _REQUEST_LIMIT, 1)
             for received in fds:
                 os.set_inheritable(received, False)
@@ -220,9 +220,6 @@ def _import_what_workers_use(threads: int) -> None:
     from autograder.sandbox import confinement, loader, oslayer, wire, workspace  # noqa: F401
 
     torch.set_num_threads(threads)
-    # What the first forward pass on the meta device imports (child._warm_up_meta_device).
-    import torch._dynamo
-    import torch.fx.experimental.symbolic_shapes  # noqa: F401
 
     from autograder.sandbox.child import preload_notebook_imports
 
@@ -245,24 +242,21 @@ def _become_worker(sock: socket.socket, request: bytes, fds: list[int]) -> None:
     the server's, and the worker's own main runs (fences first, as in a fresh worker)."""
     import tempfile
 
-    from autograder.sandbox.child import HANDSHAKE, main
+    from autograder.sandbox.child import main
 
     sock.close()  # the copy must not be able to ask the server for anything
     os.setsid()
     asked = json.loads(request)
-    if len(fds) not in (3, 5):
+    if len(fds) != 3:
         os._exit(71)
-    streams, lane = fds[:3], fds[3:]
-    for target, received in enumerate(streams):
+    for target, received in enumerate(fds):
         os.dup2(received, target)
-    for received in streams:
-        if received > 2 and received not in lane:
+    for received in fds:
+        if received > 2:
             os.close(received)
     os.chdir(asked["cwd"])
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in asked["env"].items()})
-    # the lane's pipes keep the numbers they were received with
-    os.environ[HANDSHAKE] = json.dumps({**json.loads(os.environ.get(HANDSHAKE, "{}")), "lane": lane})
     tempfile.tempdir = None  # computed again from TMPDIR, the worker's scratch folder
     main()
     os._exit(0)

@@ -23,10 +23,10 @@ _PASSED_ON_PREFIXES = ("LC_", "CUDA_", "NVIDIA_")
 
 
 def worker_environment(scratch: str, device: str, settings: Settings, grader_pid: int | None = None,
-                       token: str = "", lane: tuple[int, ...] = ()) -> dict:
+                       token: str = "") -> dict:
     """The whole environment of a worker (and of the fork server its copies come from). Its
     handshake is all the worker learns of the grader: the process it dies with (this one by
-    default), its device, threads and memory, the mark of its processes, its lane's pipes, and
+    default), its device, threads and memory, the mark of its processes, and
     whether it fences itself in, keeps its stderr and takes the portable path."""
     limits = settings.limits
     env = {k: v for k, v in os.environ.items() if k in _PASSED_ON or k.startswith(_PASSED_ON_PREFIXES)}
@@ -38,7 +38,7 @@ def worker_environment(scratch: str, device: str, settings: Settings, grader_pid
         env["CUDA_VISIBLE_DEVICES"] = ""
     env[HANDSHAKE] = json.dumps({
         "grader_pid": grader_pid or os.getpid(), "device": device, "threads": limits.threads,
-        "memory_bytes": limits.memory_bytes if device == "cpu" else 0, "token": token, "lane": list(lane),
+        "memory_bytes": limits.memory_bytes if device == "cpu" else 0, "token": token,
         "fences": settings.fences, "debug": settings.debug, "portable": settings.portable})
     return env
 

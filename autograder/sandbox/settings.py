@@ -51,7 +51,7 @@ class Settings:
                 value = None if text is None else _value(text, defaults[name])
                 if value is not None and (name != "hint_level" or value in HINT_LEVELS):
                     chosen[name] = value
-        limits = {**{n: chosen.pop(n) for n in ("lanes", "scratch_bytes") if n in chosen},
+        limits = {**{n: chosen.pop(n) for n in ("scratch_bytes",) if n in chosen},
                   **{n: v for n, v in limits.items() if v is not None}}
         return cls(**chosen, limits=Limits(**limits))
 
@@ -62,7 +62,6 @@ SOURCES = {
     "allow_library_attention": ("allow-library-attention", "AUTOGRADER_ALLOW_LIBRARY_ATTENTION"),
     "require_confinement": ("require-confinement", "AUTOGRADER_REQUIRE_CONFINEMENT"),
     "scratch_bytes": ("scratch-limit", "AUTOGRADER_SCRATCH_LIMIT"),
-    "lanes": ("lanes", "AUTOGRADER_LANES"),
     "portable": ("portable", "AUTOGRADER_PORTABLE"),
     "timings": ("timings", "AUTOGRADER_TIMINGS"),
     "debug": ("debug", None),

@@ -11,15 +11,12 @@ measures: nothing here decides a grade.
 
 from __future__ import annotations
 
-import threading
 import time
 
 _file = ""  # where write() puts them, once started
 _marks: dict[str, float] = {}
 _totals: dict[str, float] = {}
 _stages: list[dict] = []
-_lock = threading.Lock()  # two lanes grade at once, each on its thread
-_own = threading.local()  # each thread's totals (a stage's figures are its lane's)
 
 
 def start(file: str) -> None:
@@ -41,28 +38,17 @@ def mark(name: str, when: float | None = None) -> None:
 def add(name: str, amount: float = 1.0) -> None:
     """Add ``amount`` (seconds, or a count) to the total ``name``."""
     if _file:
-        with _lock:
-            _totals[name] = _totals.get(name, 0.0) + amount
-        own = _thread_totals()
-        own[name] = own.get(name, 0.0) + amount
-
-
-def _thread_totals() -> dict[str, float]:
-    if not hasattr(_own, "totals"):
-        _own.totals = {}
-    return _own.totals
+        _totals[name] = _totals.get(name, 0.0) + amount
 
 
 def totals() -> dict[str, float]:
-    """The totals this thread added (a lane's: engine.run_stage takes a stage's figures from them)."""
-    return dict(_thread_totals())
+    return dict(_totals)
 
 
 def stage(record: dict) -> None:
     """One stage's figures (its id, seconds, round trips, ...), in grading order."""
     if _file:
-        with _lock:
-            _stages.append(dict(record))
+        _stages.append(dict(record))
 
 
 def write() -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from autograder.sandbox import fontcache
-from autograder.sandbox.limits import Limits
 from autograder.sandbox.loader import Cell
 from autograder.sandbox.settings import Settings
 from autograder.sandbox.worker import Worker
@@ -21,13 +20,13 @@ def scratch_files():
 
 
 def _worker(cells):
-    return Worker(cells, "cpu", Settings(limits=Limits(lanes=1)))
+    return Worker(cells, "cpu", Settings())
 
 
 def _listing(worker) -> list:
     worker.begin_stage(1)
     try:
-        return eval(worker.main_lane.request({"op": "call", "name": "scratch_files", "args": []})["ok"]["repr"])
+        return eval(worker.request({"op": "call", "name": "scratch_files", "args": []})["ok"]["repr"])
     finally:
         worker.end_stage()
 
