@@ -1,12 +1,6 @@
-"""The worker: the only process that runs the student's code.
-
-It loads the submission's cells, then answers requests from the grader (build this module,
-run it on this input, hand over its weights). It never sees an expected answer and never
-judges: the grader compares in its own process. So nothing the submission does here
-(patching torch or the grader's modules, printing, exiting) can change how it is judged;
-at most it changes the outputs it sends, which are then judged like any other outputs.
-Started by :mod:`autograder.sandbox.worker` as ``python -I``; talks over two private pipes.
-"""
+"""The worker's main: the only process that runs the student's code. It loads the cells, then
+answers the grader's requests (build, call, hand over weights); it never sees an expected answer,
+so nothing the submission does here can change how its outputs are judged."""
 
 from __future__ import annotations
 
@@ -18,13 +12,8 @@ import os
 import sys
 import time
 
-# When this module was imported (the interpreter's start-up done): the first of the start-up
-# moments "ready" reports, for make bench-grader (autograder.sandbox.timings)
-BOOTED = time.monotonic()
-
-# The grader's handshake, the one variable of the worker's environment that comes from it: a JSON
-# object (autograder.sandbox.launch.worker_environment says what it holds).
-HANDSHAKE = "AUTOGRADER_WORKER"
+BOOTED = time.monotonic()  # the interpreter's start-up done (make bench-grader)
+HANDSHAKE = "AUTOGRADER_WORKER"  # the one variable the grader sets (launch.worker_environment)
 OUTPUT_LIMIT = 20_000          # characters of the student's printed output kept for the report
 ANSWER_LIMIT = 256 * 2**20     # bytes of tensors in one answer; the largest real one is ~10 MB
 
@@ -93,17 +82,14 @@ def _processes_of(uid: int) -> int:
 
 
 def _limit_resources(limit: int) -> dict:
-    """Resource limits, returned for the report. Memory: the address space of each process
-    (a worker and each child it starts get the same budget; cgroup v2 would make it one
-    budget, docs/security.md). Processes: RLIMIT_NPROC counts every process of the user, so the limit
-    is what the user already runs plus :data:`PROCESS_ROOM` (the kernel exempts root)."""
+    """Per-process limits, for the report. RLIMIT_NPROC counts all the user's processes, hence
+    what the user already runs plus :data:`PROCESS_ROOM` (the kernel exempts root)."""
     from autograder.sandbox import oslayer
 
     applied = {}
     if limit > 0 and oslayer.set_resource_limit("AS", limit):
         applied["memory"] = f"{limit / 2**30:g} GiB per process"
-    # A file that grows without end fills the disk of every grader on the machine; past the
-    # limit a write fails with "File too large" (Python ignores SIGXFSZ).
+    # past it a write fails with "File too large" (Python ignores SIGXFSZ)
     if oslayer.set_resource_limit("FSIZE", FILE_SIZE_LIMIT):
         applied["file size"] = f"{FILE_SIZE_LIMIT / 2**30:g} GiB"
     if oslayer.is_linux() and os.getuid() != 0:
@@ -132,8 +118,7 @@ def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = Fal
     for cell in cells:
         index, source = int(cell["index"]), str(cell["source"])
         name = str(cell.get("name") or f"cell {index}")
-        # the cell's text for tracebacks, as IPython keeps it: an error names the line of code
-        # (an entry without mtime survives linecache.checkcache)
+        # the cell's text for tracebacks, as IPython keeps it (no mtime: survives checkcache)
         linecache.cache[f"<{name}>"] = (len(source), None, source.splitlines(True), f"<{name}>")
         send({"event": "cell", "index": index})
         status = {"index": index, "status": "ok"}
@@ -173,8 +158,7 @@ def _tensor_bytes(obj) -> int:
 
 
 def _frame(answer, wire) -> bytes:
-    """The answer as a frame; an output that is too large or cannot be encoded (a tensor
-    type the wire does not know) becomes an error the grader shows, instead of a crash."""
+    """The answer as a frame; one too large or that cannot be encoded becomes an error to show."""
     try:
         size = _tensor_bytes(answer)
         if size > ANSWER_LIMIT:
@@ -190,11 +174,8 @@ def _frame(answer, wire) -> bytes:
 
 @contextlib.contextmanager
 def imports_uncollected():
-    """No garbage collection while importing: what an import makes lives as long as the
-    process, yet the collector walks it again and again as it grows (about 0.3 s of CPU in
-    ``import torch`` and matplotlib's, 0.1 s in the meta device's modules). Afterwards it is
-    frozen (never walked again, here or in a copy forked later) and collection resumes as it
-    was (the submission may have turned it off)."""
+    """No garbage collection while importing (what imports make lives as long as the process,
+    and each pass walked it again); then it is frozen and collection resumes as it was."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -205,11 +186,8 @@ def imports_uncollected():
             gc.enable()
 
 
-# What the course's notebooks import besides torch (pyproject's "notebook" extra): imported
-# before the fences and before any cell, while the grader still imports its own modules (or
-# once, in the fork server), instead of inside the first cell (about 0.5 s of CPU). A worker
-# without it (a plain install) imports nothing here; the notebook's own import then fails as
-# it would anywhere.
+# What the course's notebooks import besides torch, imported while the grader still imports its
+# own modules, instead of in the first cell (a plain install without it imports nothing here).
 NOTEBOOK_IMPORTS = ("matplotlib.pyplot",)
 
 
@@ -224,30 +202,24 @@ def preload_notebook_imports() -> None:
 
 
 def pin_threads(threads: int) -> None:
-    """PyTorch's thread count back to the worker's (the handshake's), whatever the
-    notebook set: the same speed for every submission, and no hang in a stage's copy. A copy
-    forked after the notebook ran parallel work on several threads inherits a thread pool
-    whose threads it does not have, and its first parallel region would wait for them
-    forever; on one thread PyTorch never enters the pool."""
+    """PyTorch's thread count back to the handshake's, whatever the notebook set: the same speed
+    for all, and no hang in a stage's copy, which inherits a thread pool without its threads."""
     import torch
 
     torch.set_num_threads(threads)
 
 
 def _fence_stage_process(handshake: dict) -> None:
-    """A stage's copy leads a process group of its own and signals only itself: the seccomp
-    filter it inherits names the loaded worker's pid as "itself", so a second filter (filters
-    stack, each must allow) names its own. It dies with the loaded worker, and computes on the
-    worker's thread count (:func:`pin_threads`)."""
+    """A stage's copy leads its own process group, dies with the loaded worker, and signals only
+    itself: the inherited seccomp filter names the loaded worker, so a second one names the copy."""
     from autograder.sandbox.confinement import refilter_signals
-    from autograder.sandbox.oslayer import die_with_parent, keep_freed_memory
+    from autograder.sandbox.oslayer import die_with_parent
 
     os.setpgid(0, 0)
     die_with_parent()
     if handshake.get("fences", True):
         refilter_signals()
     pin_threads(handshake.get("threads", 1))
-    keep_freed_memory()
 
 
 def main() -> None:
@@ -329,9 +301,6 @@ def main() -> None:
                 # reseeds for it as a copy would; a stage that ends it costs that stage only.
                 send({"event": "stage", "pid": os.getpid(), "in_place": True})
                 continue
-            # Objects that exist now are never collected in a copy: a collection there
-            # would touch (and so copy) every page of the loaded worker's heap.
-            gc.freeze()
             pid = os.fork()
             if pid == 0:
                 stage_copy = True

@@ -1,24 +1,8 @@
-"""Fresh workers without the start-up: a clean process that has imported PyTorch and the
-worker's modules once forks one worker per submission.
-
-A worker started as ``python -I`` spends about 4 s of CPU on imports: the interpreter,
-``import torch``, what the notebook imports (:data:`autograder.sandbox.child.NOTEBOOK_IMPORTS`)
-and the PyTorch internals its first forward pass on the ``meta`` device imports
-(:func:`autograder.sandbox.child._warm_up_meta_device`). A process
-that grades many notebooks (``make autograde``'s pool workers) starts a :class:`ForkServer`
-once (:mod:`autograder.sandbox.forkpool`); each :class:`~autograder.sandbox.worker.Worker` it
-then starts is a fork of the server, ready at once, that fences itself in exactly as a fresh worker does (it runs the same
-:func:`autograder.sandbox.child.main`).
-
-The server is no less clean than a fresh worker: it is started like one (``python -I``, the
-worker's minimal environment, no grading data ever reaches it) and runs no student code; it
-only imports and forks. It holds no thread when it forks (it checks, and refuses to serve
-otherwise), so each copy starts with consistent locks. Each worker it forks leads a session
-of its own, dies with the server, and the server dies with the grading process. The grader
-watches a forked worker through a pidfd (``os.pidfd_open``: no pid reuse race), as it would
-watch its own child. Linux only (fork, pidfds, ``SCM_RIGHTS``); elsewhere, or if the server
-cannot start, workers start as before.
-"""
+"""Fresh workers without the start-up (``make autograde``'s pool): a clean process that imported
+PyTorch and the worker's modules once forks one worker per submission, which fences itself in as a
+fresh one does (the same :func:`autograder.sandbox.child.main`). Started like a worker, it never
+runs student code and holds no thread when it forks; it dies with the grader, each worker with it.
+The grader watches a forked worker through a pidfd. Linux only; elsewhere workers start afresh."""
 
 from __future__ import annotations
 
@@ -49,10 +33,8 @@ def available() -> bool:
 
 
 class ForkedProcess:
-    """A worker forked by the server, with the part of ``subprocess.Popen``'s interface that
-    :class:`~autograder.sandbox.worker.Worker` uses: ``pid``, ``stdin``, ``stdout``, ``poll``,
-    ``wait``, ``kill``. It is not our child (the server reaps it), so its exit status is unknown: ``returncode`` is -9 once it
-    has ended, whatever ended it."""
+    """A worker forked by the server, with the part of ``subprocess.Popen`` a Worker uses. The
+    server reaps it, so ``returncode`` is -9 once it ended, whatever ended it."""
 
     def __init__(self, pid: int, pidfd: int, stdin, stdout):
         self.pid, self._pidfd, self.stdin, self.stdout = pid, pidfd, stdin, stdout
@@ -83,8 +65,7 @@ class ForkedProcess:
                 signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
 
     def release(self) -> None:
-        """Close the pidfd, once the process has ended and nothing will signal it again (closed
-        earlier, its number could be reused for another file that a late ``kill`` would hit)."""
+        """Close the pidfd once nothing will signal it again (its number could be reused)."""
         pidfd, self._pidfd = self._pidfd, -1
         if pidfd >= 0:
             os.close(pidfd)
@@ -238,8 +219,8 @@ def _reap() -> None:
 
 
 def _become_worker(sock: socket.socket, request: bytes, fds: list[int]) -> None:
-    """In the fork: the pipes become fds 0-2, the requested folder and environment replace
-    the server's, and the worker's own main runs (fences first, as in a fresh worker)."""
+    """In the fork: the pipes become fds 0-2, the request's folder and environment replace the
+    server's, and the worker's own main runs."""
     import tempfile
 
     from autograder.sandbox.child import main

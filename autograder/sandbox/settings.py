@@ -1,11 +1,7 @@
-"""The grader's settings: one frozen value (:class:`Settings`), read once where a program starts
-(:meth:`Settings.read`) and handed down to all it runs: the engine, the worker, the reports.
-
-Each setting is its default, unless the course's ``[tool.autograder]`` in pyproject.toml sets
-it, unless the grader's environment does, unless the command's options do (the time limits).
-docs/grading.md's table ("Settings") lists them. Only the grading process reads them: the
-worker gets what it needs in its handshake (:mod:`autograder.sandbox.launch`).
-"""
+"""The grader's settings (:class:`Settings`), read once where a program starts and handed down:
+each is its default, unless pyproject.toml's ``[tool.autograder]`` sets it, unless the environment
+does, unless the command's options do. docs/grading.md's table lists them; the worker gets only
+its handshake."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""Where a grading's time goes, measured in the grading process for ``make bench-grader``.
-
-With the ``timings`` setting (``AUTOGRADER_TIMINGS=FILE``), ``python -m autograder`` starts
-measuring (:func:`start`), notes when each phase ends (:func:`mark`) and adds up the repeated
-ones (:func:`add`: each stage, the round trips to the worker, hypothesis's examples), and
-writes them to FILE as JSON when it ends (:func:`write`). Times are ``time.monotonic()``
-seconds, the clock every process of the machine shares, so the benchmark sets them against the
-moment it started ``make test``. Until started every call here returns at once. It only
-measures: nothing here decides a grade.
-"""
+"""Where a grading's time goes, for ``make bench-grader`` (the ``timings`` setting): marks of
+when each phase ended and totals of what repeats, written as JSON at the end. ``time.monotonic()``
+seconds, which every process shares. It only measures: nothing here decides a grade."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from autograder.sandbox import fontcache, forkpool, oslayer, timings
+from autograder.sandbox import forkpool, oslayer, timings
 from autograder.sandbox.errors import StageAborted, ended_the_stage, over_the_stage_time_limit
 from autograder.sandbox.forkserver import ForkServerError
 from autograder.sandbox.launch import BOOT, confinement_refusal, worker_environment
@@ -65,7 +65,6 @@ class Worker:
         self._sessions: set[int] = set()  # each worker leads a session its children stay in
         self._filters = seccomp_filters("self")
         self._prestarted = False  # a process is running but has not loaded the submission yet
-        self._scratch_pristine = True  # no cell was sent yet: the scratch folder is ours (fontcache)
         self.scratch_full: str | None = None  # why the watch ended a process, until reported
         # The stage being graded: its copy of the loaded worker, its clock, why it ended early.
         self.stage_pid: int | None = None
@@ -83,7 +82,6 @@ class Worker:
     # -- life cycle ---------------------------------------------------------------------
     def _spawn(self) -> None:
         scratch = self._workdir.name
-        fontcache.copy_in(scratch)
         self._stderr.seek(0)
         self._stderr.truncate()
         become_subreaper()
@@ -161,12 +159,9 @@ class Worker:
             refusal = confinement_refusal(self.confinement, self.settings)
             if refusal:
                 raise RuntimeError(refusal)
-            if self._scratch_pristine:  # matplotlib's font list, written before any cell could run
-                fontcache.keep_from(self._workdir.name)
             cells = [{"index": c.index, "name": c.name, "source": c.source}
                      for c in self.cells if c.index not in self.fatal]
             running = None
-            self._scratch_pristine = False
             try:
                 self._send({"op": "load_submission", "cells": cells, "device": self.device,
                             "outputs": self.keep_outputs}, time.monotonic() + 120)

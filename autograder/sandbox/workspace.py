@@ -1,9 +1,5 @@
-"""Operations on the student's namespace: build modules, call them, read their weights.
-
-This module runs where the student's code runs (the worker process, or the notebook's
-kernel). It only *produces outputs*; it never judges them. Every judgement is made by the
-checks in the grading process, from the tensors these operations return.
-"""
+"""Operations on the student's namespace (build, call, forward, weights), where the student's code
+runs: the worker, or the notebook's kernel. They produce outputs and never judge them."""
 
 from __future__ import annotations
 
