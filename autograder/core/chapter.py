@@ -66,18 +66,6 @@ class Chapter:
     title: str
     # one module per stage, in the chapter's order: its checks (@check) and its STAGE
     stage_modules: tuple[str, ...]
-    # Stage ids graded before the others, whatever their number (reports keep the chapter's
-    # order): the stage that keeps the worker busiest. A freshly started worker imports what
-    # the meta device needs (sandbox.child._warm_up_meta_device) while the first stage runs,
-    # so that import overlaps a long stage instead of holding up the next one. Each stage runs
-    # in a fresh copy of the loaded worker, reseeded for it, so the order changes no grade.
-    run_first: tuple[str, ...] = ()
-    # Stage ids graded beside the others where the grader has two cores (sandbox.worker.Lane):
-    # a second copy of the loaded worker imports what the meta device needs, then grades these
-    # while the loaded worker grades the rest. They are the stages whose checks run the
-    # submission on the meta device; the others need no such import. Each stage still runs in a
-    # fresh copy of the loaded state, reseeded for it, so the lane changes no grade.
-    run_beside: tuple[str, ...] = ()
     # the course file make release writes (None: every stage, out of its checks' weights); a test's own course
     course_path: Path | None = None
     course_override: Course | None = None
@@ -149,15 +137,6 @@ class Chapter:
             return list(self.stages)
         wanted = {self.stage(k).number for k in keys}
         return [s for s in self.stages if s.number in wanted]
-
-    def grading_order(self, stages: list[Stage]) -> list[Stage]:
-        """``stages`` in the order they are graded: :attr:`run_first` first, then the others."""
-        first = [s for key in self.run_first for s in stages if key in (s.id, s.number)]
-        return first + [s for s in stages if s not in first]
-
-    def graded_beside(self, stages: list[Stage]) -> list[Stage]:
-        """The ones of ``stages`` a second lane grades (:attr:`run_beside`), in grading order."""
-        return [s for s in self.grading_order(stages) if s.id in self.run_beside or s.number in self.run_beside]
 
     @property
     def graded_stages(self) -> list[Stage]:

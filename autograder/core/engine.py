@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import threading
 import time
 import warnings
 from collections.abc import Sequence
@@ -117,7 +116,6 @@ def _time_stage(stage: Stage, started: float, before: dict) -> None:
     if timings.enabled():
         now = timings.totals()
         timings.stage({"id": stage.id, "number": stage.number, "seconds": time.monotonic() - started,
-                       "lane": "beside" if threading.current_thread().name == LANE_THREAD else "main",
                        **{name: now.get(name, 0.0) - before.get(name, 0.0) for name in _STAGE_TOTALS}})
 
 
@@ -171,102 +169,30 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
     elif preload is not None:  # a prestarted worker (the CLI's, made before torch was imported)
         worker.preload = tuple(preload)
     threads = _one_thread()
-
-    def grade(stage: Stage, lane, warm_up: bool = True) -> StageResult:
-        if lane is None:  # the main lane: the loaded worker, started (again) when it is not running
-            if worker.needs_start:
+    try:
+        for stage in stages:
+            if worker.needs_start:  # not yet, or the last stage ended it: load (again)
                 worker.start()
             if worker.report is not None:
                 load = worker.report
                 report.cells, report.output, report.confinement = load.cells, report.output or load.output, load.confinement
-            lane = worker.main_lane
-        lane.begin_stage(stage.number, warm_up)
-        sub = Submission(lane, stage.label, chapter.error_hints.get(stage.id, ()), report.cell_errors)
-        result = run_stage(chapter, stage, sub, examples_seed=examples_seed,
-                           only=None if only is None else only.get(stage.number, frozenset()), settings=settings)
-        lane.end_stage()
-        return result
-
-    try:
-        order = chapter.grading_order(stages)
-        beside = chapter.graded_beside(order)
-        if beside and len(beside) < len(order):
-            if worker.needs_start:
-                worker.start()
-            _grade_on_two_lanes(worker, [s for s in order if s not in beside], beside, grade, report.stages)
-        else:
-            for stage in order:
-                report.stages.append(grade(stage, None))
+            worker.begin_stage(stage.number)
+            sub = Submission(worker, stage.label, chapter.error_hints.get(stage.id, ()), report.cell_errors)
+            result = run_stage(chapter, stage, sub, examples_seed=examples_seed,
+                               only=None if only is None else only.get(stage.number, frozenset()), settings=settings)
+            worker.end_stage()
+            report.stages.append(result)
     except RuntimeError as exc:  # the worker could not start at all
         report.error = str(exc)
         done = {r.stage.number for r in report.stages}
         report.stages += [_not_graded(chapter, s, report.error) for s in stages if s.number not in done]
     finally:
-        report.stages.sort(key=lambda result: stages.index(result.stage))
         report.confinement = report.confinement or dict(getattr(worker, "confinement", None) or {})
         if close:
             worker.close()
         torch.set_num_threads(threads)
     report.seconds = time.monotonic() - started
     return report
-
-
-LANE_THREAD = "autograder-lane"  # the thread that grades the side lane's stages
-
-
-def _grade_on_two_lanes(worker, first: list[Stage], beside: list[Stage], grade, results: list[StageResult]) -> None:
-    """``first`` on the worker's main lane and ``beside`` on a second one, at once (two cores:
-    the grader waits on one stage's copy while it judges the other's answers); all on the main
-    lane when the worker has no second lane. The main lane takes ``first`` from the front; the
-    second lane, once ``beside`` is done, takes what is left of ``first`` from the back, so that
-    neither waits while the other still has stages (each stage runs in a copy of the same
-    loaded state: which lane grades it changes nothing). A stage the copy of which was stopped
-    (time, memory, the scratch folder, a crash) while the other lane was still grading is graded
-    again alone, so that the two lanes never change a grade; so is every stage a lane could not grade."""
-    lane = worker.open_lane(warm_up=True)
-    if lane is None:
-        for stage in first + beside:
-            results.append(grade(stage, None))
-        return
-    waiting = list(first)  # the main lane's stages not started yet
-    taking = threading.Lock()
-    # stage number -> (result, when it ended, whether the second lane graded it)
-    done: dict[int, tuple[StageResult, float, bool]] = {}
-    lane_ended: list[float] = []
-
-    def take(front: bool) -> Stage | None:
-        with taking:
-            return (waiting.pop(0) if front else waiting.pop()) if waiting else None
-
-    def grade_beside() -> None:
-        try:
-            _one_thread()  # OpenMP's thread count is each thread's own: this one starts at the default
-            for stage in beside:
-                done[stage.number] = (grade(stage, lane, False), time.monotonic(), True)
-            while (stage := take(front=False)) is not None:
-                done[stage.number] = (grade(stage, lane, False), time.monotonic(), True)
-        except Exception:  # noqa: BLE001 - whatever it did not grade is graded again alone below
-            pass
-        finally:
-            lane_ended.append(time.monotonic())
-            lane.close()
-
-    stage = take(front=True)  # the main lane's first stage is its own, whichever thread runs first
-    thread = threading.Thread(target=grade_beside, name=LANE_THREAD, daemon=True)
-    thread.start()
-    try:
-        while stage is not None:
-            done[stage.number] = (grade(stage, None, False), time.monotonic(), False)
-            stage = take(front=True)
-    finally:
-        main_ended = time.monotonic()
-        thread.join()
-    for stage in first + beside:
-        result, ended, on_second_lane = done.get(stage.number, (None, 0.0, False))
-        other_ended = main_ended if on_second_lane else lane_ended[0]
-        if result is None or (ended < other_ended and any(c.status is CheckStatus.STOPPED for c in result.checks)):
-            result = grade(stage, None)
-        results.append(result)
 
 
 HIDDEN_FAILURE = "passes on the visible examples but fails on hidden ones (other sizes and seeds)"

@@ -244,15 +244,8 @@ class StudentModule:
             expect_tensor(got, f"{self.what}.forward")
         return got["out"], got["grads"]
 
-    def meta_forward(self, shape: list[int]) -> list[int]:
-        got = self.sub._ask({"op": "meta_forward", "handle": self.handle, "shape": list(shape)},
-                            f"{self.what} moved to another device")
-        if "shape" not in got:
-            expect_tensor(got, f"{self.what}.forward")
-        return got["shape"]
-
     def device_forward(self, shape: list[int]) -> list[int]:
-        """``meta_forward`` that also fails on a CPU tensor created inside forward, in place or not."""
+        """The output shape of one forward pass as if on a GPU (workspace._OnDevice)."""
         got = self.sub._ask({"op": "device_forward", "handle": self.handle, "shape": list(shape)},
                             f"{self.what} moved to another device")
         if "shape" not in got:

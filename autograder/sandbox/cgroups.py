@@ -1,15 +1,7 @@
-"""One memory budget and one process limit for a worker and every process it starts.
-
-``RLIMIT_AS`` bounds each process on its own, and ``RLIMIT_NPROC`` does not apply to root; a
-control group bounds them all together, root included. The grader (never the worker) creates
-one group per worker beside its own, with cgroup v2 where the memory and pids controllers are
-delegated to its group, else in cgroup v1's memory and pids hierarchies; it moves the worker
-in before the worker runs any student code (everything the worker starts, stage copies and
-daemons included, is born inside) and removes the group once the worker has ended. The worker
-cannot leave it: Landlock lets it write only in its scratch folder. Where no group can be
-made (not Linux, no cgroup file system, not root and nothing delegated), nothing changes and
-the per-process limits are the fallback (docs/security.md: the fences).
-"""
+"""One memory budget and process limit for a worker and all it starts (``RLIMIT_AS`` is per process,
+``RLIMIT_NPROC`` spares root). The grader makes one control group per worker (cgroup v2 where
+delegated, else v1), moves the worker in before any student code runs and removes it afterwards;
+where none can be made the per-process limits remain (docs/security.md: the fences)."""
 
 from __future__ import annotations
 
@@ -21,14 +13,11 @@ from pathlib import Path
 
 from autograder.sandbox import oslayer
 
-# Tasks (processes and threads) the worker and everything it starts may have at once: the
-# worker, a stage's copy and their few threads, with room for a notebook that starts a few.
-TASKS = 128
+TASKS = 128  # processes and threads of the worker and all it starts, with room for a few of the notebook's
 
 
 def _own_groups() -> dict[str, str]:
-    """This process's group per hierarchy, from /proc/self/cgroup: "0" for cgroup v2, else the
-    v1 controller names ("memory", "pids")."""
+    """This process's group per hierarchy: "0" for cgroup v2, else the v1 controller names."""
     groups: dict[str, str] = {}
     with contextlib.suppress(OSError):
         for line in Path("/proc/self/cgroup").read_text().splitlines():
@@ -60,8 +49,7 @@ def _inside(mount: str, path: str) -> Path:
 
 
 def _clear_stale(parent: Path) -> None:
-    """Remove the empty groups that graders which no longer run left in ``parent`` (a grader
-    killed from outside cannot remove its own); rmdir takes only empty groups."""
+    """Remove the empty groups left in ``parent`` by graders that no longer run (killed from outside)."""
     with contextlib.suppress(OSError):
         for group in parent.glob("autograder-*-*"):
             owner = group.name.split("-")[1]
@@ -71,13 +59,10 @@ def _clear_stale(parent: Path) -> None:
 
 
 class Budget:
-    """The control group(s) of one worker; :meth:`add` moves a process in, :meth:`close`
-    ends whatever is left inside and removes them. ``groups`` is empty where none could be
-    made: every method then does nothing."""
+    """The control group(s) of one worker (none where none could be made: then nothing happens)."""
 
     def __init__(self, memory_bytes: int | None, tasks: int = TASKS):
-        """``memory_bytes``: None for no memory budget (a GPU worker: CUDA's host memory is the
-        driver's business), the process limit still applies."""
+        # memory_bytes None: no memory budget (a GPU worker: CUDA's host memory is the driver's)
         self.memory_bytes, self.tasks = memory_bytes, tasks
         self.version = ""
         self.held: dict[str, str] = {}  # what the groups limit, in words (describe)
@@ -153,10 +138,8 @@ class Budget:
         return found
 
     def close(self, belongs=None, seconds: float = 2.0) -> None:
-        """End what is left in the groups and remove them. Only processes for which
-        ``belongs(pid)`` holds (the worker's, as :class:`~autograder.sandbox.worker.Worker` tells
-        them apart) are ended; any other, which a worker without Landlock could have written
-        into the group (the grader, pid 1), is put back into the group's parent instead and left running."""
+        """End what is left in the groups and remove them: only processes for which ``belongs(pid)``
+        holds; any other (written in by a worker without Landlock) goes back to the parent group."""
         give_up = time.monotonic() + seconds
         for group in list(reversed(self.groups)):
             while group.exists() and time.monotonic() < give_up:

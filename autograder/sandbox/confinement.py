@@ -1,35 +1,7 @@
-"""Fences around the worker, applied after it has imported PyTorch and before it runs any
-of the student's code. Linux only; elsewhere the worker runs unconfined (docs/security.md: macOS,
-Windows and containers), and the report says so.
-
-* **Files** (Landlock, Linux 5.13+): the worker may *read* only the Python install, the
-  installed packages (not the grader's own modules beyond ``autograder/__init__.py`` and
-  ``autograder/sandbox/``), system libraries and a few device files, and may *write* only
-  beneath its scratch folder. The repository (``solutions/``, ``tests/``, ``grading/``),
-  ``$HOME``, the submission's folder and the grader's modules are out of reach, for reading
-  as for writing. Landlock also keeps the worker from tracing (or reading ``/proc/PID/environ``
-  of) processes outside its sandbox and, since ABI 6, from signalling them.
-* **Network**: seccomp refuses ``socket()`` (every family: TCP, UDP, raw, UNIX sockets such
-  as a Docker socket); ``socketpair`` stays allowed. Landlock ABI 4+ also refuses TCP
-  connect and bind.
-* **Signals and ownership**: seccomp lets the worker signal only itself, refuses ``ptrace``,
-  ``process_vm_readv/writev``, ``pidfd_getfd``, another process's resource limits, and
-  ``fcntl(F_SETOWN/F_SETOWN_EX/F_SETSIG)`` and ``ioctl(FIOSETOWN/SIOCSPGRP)`` (which would
-  let I/O readiness signal the grader on kernels without Landlock's signal scope).
-* **Capabilities**: a worker started as root drops every capability, so it cannot raise its
-  resource limits back or bypass file permissions.
-* **Processes** (root, Linux 5.8+, with Landlock): the worker gets a mount namespace of its
-  own with a private ``/proc`` mounted ``hidepid=invisible``. The kernel then shows a process
-  there only to a reader that may trace it, and Landlock lets a sandboxed process trace only
-  its own domain: the worker, its stage copies and what they start. The grader, its parent,
-  pid 1 and every other process are absent (no listing, no ``cmdline``), while ``/proc/self``
-  and ``/proc/cpuinfo`` work for PyTorch. PIDs do not change (no PID namespace), so the
-  grader tracks its processes as before. Without root the kernel refuses the mount (a private
-  ``/proc`` needs a PID namespace of one's own): the report then says ``processes visible``.
-
-Both Landlock and seccomp are inherited by every process the worker starts and cannot be
-lifted afterwards. :func:`describe` turns the result into the words every report shows.
-"""
+"""The worker's fences, applied after it imported PyTorch and before any student code: Landlock
+(files, TCP, signals), seccomp (sockets, signals and ptrace beyond itself), no capabilities, a
+private ``/proc`` as root. Linux only; both fences are inherited and cannot be lifted
+(docs/security.md: the fences). :func:`describe` puts them in the reports' words."""
 
 from __future__ import annotations
 
@@ -150,11 +122,8 @@ def _landlock_abi(libc) -> int:
 
 
 def readable_paths(package_parent: str) -> list[str]:
-    """What the worker may read: the system's libraries, the Python install and every folder
-    on ``sys.path`` (the venv's packages), but never the folder that holds the grader's
-    package whole: there only :data:`PACKAGE_VISIBLE` of the package is readable, and, when
-    that folder is site-packages (a pip-installed grader), the other packages in it. So
-    ``autograder/chapters``, ``solutions/``, ``tests/`` and ``grading/`` beside it are not."""
+    """The system's libraries, the Python install and ``sys.path``, but of the folder holding the
+    grader's package only :data:`PACKAGE_VISIBLE` (and, in site-packages, the other packages)."""
     parent = os.path.realpath(package_parent)
 
     def holds_parent(path: str) -> bool:  # the folder itself, or one above it
@@ -228,11 +197,8 @@ _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 
 
 
 def _private_proc() -> bool:
-    """A mount namespace of the worker's own, with a ``/proc`` that shows only the processes
-    the worker may trace (``hidepid=invisible``; with Landlock, its own). Needs CAP_SYS_ADMIN
-    (root) and Linux 5.8+ (one ``/proc`` instance per mount: on older kernels the options
-    would reach the machine's ``/proc``, and ``invisible`` is refused there). Must run before
-    Landlock (which forbids mounting, and whose rule on ``/proc`` must name this instance)."""
+    """A mount namespace of its own with a ``/proc`` showing only what the worker may trace
+    (``hidepid=invisible``). Root and Linux 5.8+ only; before Landlock, which forbids mounting."""
     if os.geteuid() != 0:
         return False
     libc = _libc()
@@ -251,8 +217,7 @@ def _private_proc() -> bool:
 
 
 def _drop_capabilities() -> bool:
-    """Root keeps its capabilities under no_new_privs: drop them all (bounding set, then the
-    effective, permitted and inheritable sets), so the worker is an ordinary process."""
+    """Root keeps its capabilities under no_new_privs: drop them all."""
     if os.geteuid() != 0:
         return True
     libc = _libc()
@@ -264,31 +229,23 @@ def _drop_capabilities() -> bool:
     return libc.capset(header, data) == 0
 
 
-def confine(writable: str | None, package_parent: str | None = None, devices: tuple[str, ...] = (),
-            fences: bool = True) -> dict:
-    """Apply every fence this system offers; returns which ones hold (for the report).
-    ``writable=None`` keeps the file system open and fences signals only (for a process,
-    such as a Jupyter kernel, that must read and write where it likes). ``fences=False``
-    (the tests' setting, Settings.fences) applies none, to show what a report says then."""
+def confine(writable: str, package_parent: str, devices: tuple[str, ...] = (), fences: bool = True) -> dict:
+    """Apply every fence this system offers (none with ``fences=False``, the tests' setting);
+    returns which ones hold, for the report."""
     from autograder.sandbox import oslayer
 
     if not fences:
         return {"platform": sys.platform, "switched_off": True}
     if not oslayer.is_linux():
         return {"platform": sys.platform, "portable": oslayer.forced_portable or None}
-    # Required to install either fence without privileges; it also stops set-uid programs
-    # from gaining rights, which the worker never needs.
+    # Required to install either fence without privileges; it also stops set-uid programs.
     if _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return {"platform": sys.platform}
-    fences: dict = {"platform": sys.platform}
-    if writable:
-        private_proc = _private_proc()
-        fences["landlock"] = _install_landlock(writable, package_parent or "/nonexistent", devices)
-        # hidepid hides what the reader may not trace; only Landlock makes that "outside its domain"
-        fences["processes"] = private_proc and bool(fences["landlock"].get("files"))
-    fences["capabilities_dropped"] = _drop_capabilities()
-    fences["seccomp"] = _install_seccomp()
-    return fences
+    private_proc = _private_proc()
+    landlock = _install_landlock(writable, package_parent, devices)
+    # hidepid hides what the reader may not trace; only Landlock makes that "outside its domain"
+    return {"platform": sys.platform, "landlock": landlock, "processes": private_proc and bool(landlock.get("files")),
+            "capabilities_dropped": _drop_capabilities(), "seccomp": _install_seccomp()}
 
 
 def refilter_signals() -> bool:

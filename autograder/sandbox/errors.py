@@ -1,9 +1,5 @@
-"""What the grader raises when the worker cannot go on with a stage, and its standard words.
-
-The sandbox is the lowest layer and the one that finds out (a time limit, an exit, a lie
-about a pid), so it owns the exception; :mod:`autograder.core.failures` re-exports it
-for the checks and the engine.
-"""
+"""What the sandbox raises when a stage cannot go on (:class:`StageAborted`); core.failures
+re-exports it for the checks and the engine."""
 
 from __future__ import annotations
 
@@ -18,8 +14,7 @@ class StageAborted(Exception):
 
 
 def ended_the_stage(why: str | None = None) -> StageAborted:
-    """The stop to report when the stage's process is gone: ``why`` when the grader ended it
-    (the scratch folder's limit), else an exit or a crash of the submission's making."""
+    """The stop when the stage's process is gone: ``why`` when the grader ended it, else the submission did."""
     if why:
         return StageAborted(why, "write large files nowhere, or far smaller ones; nothing needs more than a few MB")
     return StageAborted(
@@ -29,8 +24,7 @@ def ended_the_stage(why: str | None = None) -> StageAborted:
 
 
 def over_the_stage_time_limit(seconds: float) -> StageAborted:
-    """The stop when a stage's checks ran past their time limit: the same words from the
-    sandboxed worker (make test, CI, nbgrader) and from the notebook's test cell."""
+    """The stop when a stage's checks ran past their time limit, in the worker and the test cell alike."""
     return StageAborted(
         f"stopped after {seconds:g} s, the time limit of a stage",
         "an endless loop, or code far slower than it should be (Python loops over "

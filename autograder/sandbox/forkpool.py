@@ -8,7 +8,7 @@ import atexit
 import subprocess
 import tempfile
 
-from autograder.sandbox import fontcache, forkserver, oslayer
+from autograder.sandbox import forkserver, oslayer
 from autograder.sandbox.launch import worker_environment
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.settings import Settings
@@ -32,7 +32,6 @@ def start_fork_server(settings: Settings | None = None) -> bool:
         return False
     _fork_server_scratch = tempfile.TemporaryDirectory(prefix="autograder-forkserver-", ignore_cleanup_errors=True)
     env = worker_environment(_fork_server_scratch.name, "cpu", settings)
-    fontcache.copy_in(_fork_server_scratch.name)
     oslayer.become_subreaper()
     try:
         _fork_server = forkserver.ForkServer(env, _fork_server_scratch.name,
@@ -40,7 +39,6 @@ def start_fork_server(settings: Settings | None = None) -> bool:
     except forkserver.ForkServerError:
         _fork_server = None
         return False
-    fontcache.keep_from(_fork_server_scratch.name)  # the server runs no student code
     atexit.register(stop_fork_server)
     return True
 

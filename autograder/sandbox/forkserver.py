@@ -1,24 +1,8 @@
-"""Fresh workers without the start-up: a clean process that has imported PyTorch and the
-worker's modules once forks one worker per submission.
-
-A worker started as ``python -I`` spends about 4 s of CPU on imports: the interpreter,
-``import torch``, what the notebook imports (:data:`autograder.sandbox.child.NOTEBOOK_IMPORTS`)
-and the PyTorch internals its first forward pass on the ``meta`` device imports
-(:func:`autograder.sandbox.child._warm_up_meta_device`). A process
-that grades many notebooks (``make autograde``'s pool workers) starts a :class:`ForkServer`
-once (:mod:`autograder.sandbox.forkpool`); each :class:`~autograder.sandbox.worker.Worker` it
-then starts is a fork of the server, ready at once, that fences itself in exactly as a fresh worker does (it runs the same
-:func:`autograder.sandbox.child.main`).
-
-The server is no less clean than a fresh worker: it is started like one (``python -I``, the
-worker's minimal environment, no grading data ever reaches it) and runs no student code; it
-only imports and forks. It holds no thread when it forks (it checks, and refuses to serve
-otherwise), so each copy starts with consistent locks. Each worker it forks leads a session
-of its own, dies with the server, and the server dies with the grading process. The grader
-watches a forked worker through a pidfd (``os.pidfd_open``: no pid reuse race), as it would
-watch its own child. Linux only (fork, pidfds, ``SCM_RIGHTS``); elsewhere, or if the server
-cannot start, workers start as before.
-"""
+"""Fresh workers without the start-up (``make autograde``'s pool): a clean process that imported
+PyTorch and the worker's modules once forks one worker per submission, which fences itself in as a
+fresh one does (the same :func:`autograder.sandbox.child.main`). Started like a worker, it never
+runs student code and holds no thread when it forks; it dies with the grader, each worker with it.
+The grader watches a forked worker through a pidfd. Linux only; elsewhere workers start afresh."""
 
 from __future__ import annotations
 
@@ -49,10 +33,8 @@ def available() -> bool:
 
 
 class ForkedProcess:
-    """A worker forked by the server, with the part of ``subprocess.Popen``'s interface that
-    :class:`~autograder.sandbox.worker.Worker` uses: ``pid``, ``stdin``, ``stdout``, ``poll``,
-    ``wait``, ``kill``. It is not our child (the server reaps it), so its exit status is unknown: ``returncode`` is -9 once it
-    has ended, whatever ended it."""
+    """A worker forked by the server, with the part of ``subprocess.Popen`` a Worker uses. The
+    server reaps it, so ``returncode`` is -9 once it ended, whatever ended it."""
 
     def __init__(self, pid: int, pidfd: int, stdin, stdout):
         self.pid, self._pidfd, self.stdin, self.stdout = pid, pidfd, stdin, stdout
@@ -83,8 +65,7 @@ class ForkedProcess:
                 signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
 
     def release(self) -> None:
-        """Close the pidfd, once the process has ended and nothing will signal it again (closed
-        earlier, its number could be reused for another file that a late ``kill`` would hit)."""
+        """Close the pidfd once nothing will signal it again (its number could be reused)."""
         pidfd, self._pidfd = self._pidfd, -1
         if pidfd >= 0:
             os.close(pidfd)
@@ -126,17 +107,17 @@ class ForkServer:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def spawn(self, env: dict, cwd: str, stderr_fd: int, lane_fds: tuple[int, ...] = ()) -> ForkedProcess:
+    def spawn(self, env: dict, cwd: str, stderr_fd: int) -> ForkedProcess:
         """A fresh worker in ``cwd`` with exactly ``env`` (its handshake naming the server as its
-        grader), its stderr to ``stderr_fd``, talking over two new pipes (and the lane's two,
-        ``lane_fds``, when given); raises :class:`ForkServerError` when the server does not answer."""
+        grader), its stderr to ``stderr_fd``, talking over two new pipes; raises
+        :class:`ForkServerError` when the server does not answer."""
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         fds: list[int] = []  # what the server sent back: the new worker's pidfd
         try:
             request = json.dumps({"env": env, "cwd": cwd}).encode()
             with self._asking:  # one request and its answer at a time
-                socket.send_fds(self._sock, [request], [to_worker_r, from_worker_w, stderr_fd, *lane_fds])
+                socket.send_fds(self._sock, [request], [to_worker_r, from_worker_w, stderr_fd])
                 answer, fds, _, _ = socket.recv_fds(self._sock, _REQUEST_LIMIT, 1)
             for received in fds:
                 os.set_inheritable(received, False)
@@ -220,9 +201,6 @@ def _import_what_workers_use(threads: int) -> None:
     from autograder.sandbox import confinement, loader, oslayer, wire, workspace  # noqa: F401
 
     torch.set_num_threads(threads)
-    # What the first forward pass on the meta device imports (child._warm_up_meta_device).
-    import torch._dynamo
-    import torch.fx.experimental.symbolic_shapes  # noqa: F401
 
     from autograder.sandbox.child import preload_notebook_imports
 
@@ -241,28 +219,25 @@ def _reap() -> None:
 
 
 def _become_worker(sock: socket.socket, request: bytes, fds: list[int]) -> None:
-    """In the fork: the pipes become fds 0-2, the requested folder and environment replace
-    the server's, and the worker's own main runs (fences first, as in a fresh worker)."""
+    """In the fork: the pipes become fds 0-2, the request's folder and environment replace the
+    server's, and the worker's own main runs."""
     import tempfile
 
-    from autograder.sandbox.child import HANDSHAKE, main
+    from autograder.sandbox.child import main
 
     sock.close()  # the copy must not be able to ask the server for anything
     os.setsid()
     asked = json.loads(request)
-    if len(fds) not in (3, 5):
+    if len(fds) != 3:
         os._exit(71)
-    streams, lane = fds[:3], fds[3:]
-    for target, received in enumerate(streams):
+    for target, received in enumerate(fds):
         os.dup2(received, target)
-    for received in streams:
-        if received > 2 and received not in lane:
+    for received in fds:
+        if received > 2:
             os.close(received)
     os.chdir(asked["cwd"])
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in asked["env"].items()})
-    # the lane's pipes keep the numbers they were received with
-    os.environ[HANDSHAKE] = json.dumps({**json.loads(os.environ.get(HANDSHAKE, "{}")), "lane": lane})
     tempfile.tempdir = None  # computed again from TMPDIR, the worker's scratch folder
     main()
     os._exit(0)

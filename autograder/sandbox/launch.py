@@ -11,23 +11,19 @@ from autograder.sandbox.child import HANDSHAKE
 from autograder.sandbox.settings import Settings
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
-# -I: no user site, no PYTHONPATH, no current directory on sys.path, so a stray torch.py
-# beside the submission cannot shadow the real module. The package's own folder goes
-# last on the path, for a checkout that is not pip-installed.
+# -I: no user site, PYTHONPATH or current directory, so a torch.py beside the submission cannot
+# shadow the real one; the package's folder goes last, for a checkout that is not installed.
 BOOT = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
         "from autograder.sandbox.child import main; main()")
-# Variables of the grader's environment the worker gets (the rest, tokens and secrets
-# included, stays out); CUDA's and the locale's by prefix.
+# The grader's variables the worker gets (tokens and secrets stay out); CUDA's and the locale's by prefix.
 _PASSED_ON = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH")
 _PASSED_ON_PREFIXES = ("LC_", "CUDA_", "NVIDIA_")
 
 
 def worker_environment(scratch: str, device: str, settings: Settings, grader_pid: int | None = None,
-                       token: str = "", lane: tuple[int, ...] = ()) -> dict:
-    """The whole environment of a worker (and of the fork server its copies come from). Its
-    handshake is all the worker learns of the grader: the process it dies with (this one by
-    default), its device, threads and memory, the mark of its processes, its lane's pipes, and
-    whether it fences itself in, keeps its stderr and takes the portable path."""
+                       token: str = "") -> dict:
+    """The whole environment of a worker (or fork server). The handshake is all it learns of the
+    grader: whom it dies with, its device, threads, memory, the mark of its processes, its switches."""
     limits = settings.limits
     env = {k: v for k, v in os.environ.items() if k in _PASSED_ON or k.startswith(_PASSED_ON_PREFIXES)}
     # Caches and temporary files go to the scratch folder, the only place the worker may write.
@@ -38,14 +34,13 @@ def worker_environment(scratch: str, device: str, settings: Settings, grader_pid
         env["CUDA_VISIBLE_DEVICES"] = ""
     env[HANDSHAKE] = json.dumps({
         "grader_pid": grader_pid or os.getpid(), "device": device, "threads": limits.threads,
-        "memory_bytes": limits.memory_bytes if device == "cpu" else 0, "token": token, "lane": list(lane),
+        "memory_bytes": limits.memory_bytes if device == "cpu" else 0, "token": token,
         "fences": settings.fences, "debug": settings.debug, "portable": settings.portable})
     return env
 
 
 def confinement_refusal(fences, settings: Settings) -> str | None:
-    """Why grading must not go on, when the settings require confinement and the worker
-    could not fence itself in (no Landlock or seccomp, not Linux, or switched off)."""
+    """Why grading must not go on: confinement is required and the worker could not fence itself in."""
     from autograder.sandbox.confinement import describe, is_confined
 
     fences = fences if isinstance(fences, dict) else None

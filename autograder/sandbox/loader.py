@@ -1,9 +1,5 @@
-"""Read a submission into a list of code cells, without running any of it.
-
-A notebook is read as plain JSON (nbformat's validation is slow to import and adds
-nothing here); a ``.py`` file is one cell. Problems become a :class:`SubmissionError` with
-a message a student can act on.
-"""
+"""Read a submission into code cells without running any of it: a notebook as plain JSON, a
+``.py`` file as one cell; problems become a :class:`SubmissionError` a student can act on."""
 
 from __future__ import annotations
 

@@ -1,18 +1,7 @@
-"""Everything the sandbox needs from the operating system beyond portable Python, in one place.
-
-Linux gives the grader its full leash: ``prctl`` (the worker dies with the grader, orphans
-come back to it), ``resource`` limits, process groups (``os.killpg``), ``/proc`` (stray
-processes), ``select`` on pipes (deadlines) and ``fork`` (each stage in a copy of the loaded
-worker); :mod:`autograder.sandbox.confinement` adds seccomp and Landlock. macOS has all of
-these but ``prctl`` and ``/proc``; Windows has none. Where a piece is missing, the portable
-fallback below keeps grading correct and deterministic, with less isolation: the stages run
-one after another in the loaded worker itself (a stage that ends it costs that stage, and the
-next one loads the notebook again), deadlines are kept by a reader thread, and the report
-says ``unconfined`` (docs/security.md: the fences, known limits).
-
-The ``portable`` setting (:mod:`autograder.sandbox.settings`) forces the fallback on Linux too,
-so the repository's tests grade through the code path Windows takes (tests/e2e/test_platforms.py).
-"""
+"""Everything the sandbox needs from the operating system beyond portable Python. Where a Linux
+piece is missing (macOS, Windows, or the ``portable`` setting, which the tests use), the fallback
+keeps grading correct with less isolation: stages run in place, a thread keeps the deadlines, and
+the report says ``unconfined`` (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -24,9 +13,7 @@ import sys
 import threading
 import time
 
-# The fallback forced on this whole process: by a Worker or fork server whose settings ask for
-# it (the grader), or by the handshake (the worker). Never switched back.
-forced_portable = False
+forced_portable = False  # the fallback, forced on this whole process by the settings; never switched back
 
 
 def force_portable(wanted: bool) -> None:
@@ -46,38 +33,16 @@ def is_posix() -> bool:
 
 def stages_fork() -> bool:
     """Each stage in a forked copy of the loaded worker: Linux only (macOS forbids forking a
-    process that has started Apple's frameworks, which PyTorch does; Windows has no fork)."""
+    process that started Apple's frameworks, as PyTorch does; Windows has no fork)."""
     return is_linux() and hasattr(os, "fork")
 
 
 def die_with_parent(signal_number: int = 9) -> None:
-    """The kernel kills this process when the grader dies (even by SIGKILL), so a worker
-    stuck in an endless loop never outlives a grader that was stopped from outside. Linux
-    only; elsewhere the worker checks on its parent when it reads a request."""
+    """The kernel kills this process when its parent dies, even by SIGKILL (Linux only)."""
     if is_linux():
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(1, signal_number, 0, 0, 0)  # PR_SET_PDEATHSIG
-
-
-# glibc's mallopt parameters (malloc.h)
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-
-
-def keep_freed_memory() -> None:
-    """For a stage's copy (child.py): what the stage's tensors free stays with the process for its next
-    tensors (glibc's malloc: below 1 GiB from the heap, never given back). Otherwise each of
-    the tens of megabytes of a 1,024-token forward pass is mapped afresh and the kernel zeroes
-    it page by page: a third of each of stage 7's passes after the first. The copy ends with
-    its stage, so it holds nothing longer than the stage, and its limits are the same."""
-    try:
-        import ctypes
-
-        mallopt = ctypes.CDLL(None).mallopt
-        mallopt(_M_TRIM_THRESHOLD, 2**31 - 1)
-        mallopt(_M_MMAP_THRESHOLD, 2**30)
-    except (AttributeError, OSError):  # not glibc: its allocator as it is
-        pass
 
 
 def become_subreaper() -> None:
@@ -147,13 +112,12 @@ def set_nonblocking(fd: int) -> None:
 
 
 class Pump:
-    """The portable way to wait on a pipe with a deadline (``select`` takes only sockets on
-    Windows): a daemon thread reads the pipe and hands the chunks over through a queue."""
+    """A pipe read with a deadline where ``select`` takes sockets only (Windows): a daemon thread
+    reads and hands the chunks over through a queue."""
 
     def __init__(self, fd: int):
         self.chunks: queue.Queue = queue.Queue()
-        # Its own copy of the descriptor: once the worker's pipe is closed, its number may be
-        # reused for the next worker's, which this thread must never read from.
+        # its own descriptor: a closed pipe's number may be reused by the next worker's
         threading.Thread(target=self._run, args=(os.dup(fd),), name="autograder-pipe", daemon=True).start()
 
     def _run(self, fd: int) -> None:
@@ -180,9 +144,8 @@ class Pump:
 
 
 def write_with_deadline(fd: int, data: bytes, deadline: float) -> bool:
-    """The portable deadline on a blocking write: the write runs in a daemon thread; False
-    when it has not finished by ``deadline`` (the reader stopped reading; it is then killed,
-    which ends the write)."""
+    """A blocking write in a daemon thread; False when it has not finished by ``deadline`` (the
+    reader is then killed, which ends the write)."""
     failure: list[BaseException] = []
     own = os.dup(fd)  # as in Pump: a number reused after a close is never written to
 

@@ -1,5 +1,4 @@
-"""The total size of the worker's scratch folder, the only place it may write: measured
-(:func:`scratch_usage`), watched (:class:`ScratchWatch`) and emptied (:func:`empty_folder`)."""
+"""The total size of the worker's scratch folder, the only place it may write."""
 
 from __future__ import annotations
 
@@ -7,15 +6,12 @@ import contextlib
 import os
 import threading
 
-# Entries of the scratch folder past which it counts as full: no honest notebook writes
-# thousands of files, and counting a larger tree four times a second would cost the grader.
-SCRATCH_MOST_ENTRIES = 10_000
+SCRATCH_MOST_ENTRIES = 10_000  # past this it counts as full: counting more would cost the grader
 
 
 def scratch_usage(folder: str, stop_above: int, most_entries: int = SCRATCH_MOST_ENTRIES) -> int | None:
-    """Bytes the files beneath ``folder`` take on disk (sparse holes are free), counted until
-    the total passes ``stop_above``; ``None`` for a tree of more than ``most_entries`` entries
-    (counting it would itself be slow)."""
+    """Bytes the files beneath ``folder`` take on disk, counted until past ``stop_above``; ``None``
+    for a tree of more than ``most_entries`` entries."""
     total, entries, folders = 0, 0, [folder]
     while folders and total <= stop_above:
         try:
@@ -38,11 +34,8 @@ def scratch_usage(folder: str, stop_above: int, most_entries: int = SCRATCH_MOST
 
 
 class ScratchWatch:
-    """The total size of the worker's scratch folder: Landlock keeps its writes there and
-    RLIMIT_FSIZE bounds each file, this bounds them all. A thread of the grading process
-    measures the folder four times a second and, past the limit, calls ``over(why)`` (which
-    ends the process that writes); a fast writer may pass the limit by what it writes
-    meanwhile. Files deleted while still open no longer count (docs/security.md: Known limits)."""
+    """A thread that measures the folder four times a second and, past the limit, calls ``over(why)``
+    (RLIMIT_FSIZE bounds each file, this all of them; docs/security.md: Known limits)."""
 
     def __init__(self, folder: str, limit: int, over, every: float = 0.25):
         self.folder, self.limit, self.over, self.every = folder, limit, over, every

@@ -1,11 +1,7 @@
-"""The grader's settings: one frozen value (:class:`Settings`), read once where a program starts
-(:meth:`Settings.read`) and handed down to all it runs: the engine, the worker, the reports.
-
-Each setting is its default, unless the course's ``[tool.autograder]`` in pyproject.toml sets
-it, unless the grader's environment does, unless the command's options do (the time limits).
-docs/grading.md's table ("Settings") lists them. Only the grading process reads them: the
-worker gets what it needs in its handshake (:mod:`autograder.sandbox.launch`).
-"""
+"""The grader's settings (:class:`Settings`), read once where a program starts and handed down:
+each is its default, unless pyproject.toml's ``[tool.autograder]`` sets it, unless the environment
+does, unless the command's options do. docs/grading.md's table lists them; the worker gets only
+its handshake."""
 
 from __future__ import annotations
 
@@ -51,7 +47,7 @@ class Settings:
                 value = None if text is None else _value(text, defaults[name])
                 if value is not None and (name != "hint_level" or value in HINT_LEVELS):
                     chosen[name] = value
-        limits = {**{n: chosen.pop(n) for n in ("lanes", "scratch_bytes") if n in chosen},
+        limits = {**{n: chosen.pop(n) for n in ("scratch_bytes",) if n in chosen},
                   **{n: v for n, v in limits.items() if v is not None}}
         return cls(**chosen, limits=Limits(**limits))
 
@@ -62,7 +58,6 @@ SOURCES = {
     "allow_library_attention": ("allow-library-attention", "AUTOGRADER_ALLOW_LIBRARY_ATTENTION"),
     "require_confinement": ("require-confinement", "AUTOGRADER_REQUIRE_CONFINEMENT"),
     "scratch_bytes": ("scratch-limit", "AUTOGRADER_SCRATCH_LIMIT"),
-    "lanes": ("lanes", "AUTOGRADER_LANES"),
     "portable": ("portable", "AUTOGRADER_PORTABLE"),
     "timings": ("timings", "AUTOGRADER_TIMINGS"),
     "debug": ("debug", None),

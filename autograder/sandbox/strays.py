@@ -1,5 +1,5 @@
-"""No stray processes after a grading: the worker's orphans (daemons it forked, even after
-``setsid``) become this process's children (:func:`become_subreaper`) and are ended."""
+"""No stray processes after a grading: the worker's orphans become this process's children
+(:func:`become_subreaper`) and are ended."""
 
 from __future__ import annotations
 
@@ -31,9 +31,8 @@ def children_of(pid: int) -> set[int]:
 
 
 def seccomp_filters(pid: int | str) -> int | None:
-    """How many seccomp filters the process carries (``None``: unknown). A filter cannot be
-    removed, and the worker installs one: more filters than the grader has means the
-    process comes from the worker, whatever it did since (setsid, a fresh environment)."""
+    """How many seccomp filters the process carries (``None``: unknown): more than the grader's
+    means it comes from a worker, whatever it did since (a filter cannot be removed)."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("Seccomp_filters:"):
@@ -53,9 +52,8 @@ def is_alive(pid: int) -> bool:
 
 
 def descends_from_worker(pid: int, sessions: set[int], filters: int | None, token: str) -> bool:
-    """Whether the process ``pid`` comes from a worker: it is in one of the worker's
-    ``sessions``, carries more seccomp filters than the grader's ``filters``, or has the
-    worker's ``token`` in its environment."""
+    """Whether ``pid`` comes from a worker: in one of its ``sessions``, with more seccomp filters
+    than the grader's ``filters``, or the worker's ``token`` in its environment."""
     try:
         if os.getsid(pid) in sessions:
             return True
@@ -71,10 +69,8 @@ def descends_from_worker(pid: int, sessions: set[int], filters: int | None, toke
 
 
 def end_stray_processes(known: set[int] | None = None, seconds: float = 5.0, belongs=None) -> None:
-    """Kill the children of this process (but ``known`` ones and the fork server, and only
-    those for which ``belongs(pid)`` holds, when given): with :func:`become_subreaper` they
-    include every orphaned descendant of the worker (a daemon it forked, even after
-    ``setsid``). Repeats until none is left, because a dying process may have forked again."""
+    """Kill this process's children (but ``known`` ones and the fork server; only those ``belongs``
+    accepts), orphans included, until none is left (a dying process may have forked again)."""
     known = (known or set()) | forkpool.fork_server_pids()
     give_up = time.monotonic() + seconds
     while time.monotonic() < give_up:

@@ -1,25 +1,15 @@
-"""Where a grading's time goes, measured in the grading process for ``make bench-grader``.
-
-With the ``timings`` setting (``AUTOGRADER_TIMINGS=FILE``), ``python -m autograder`` starts
-measuring (:func:`start`), notes when each phase ends (:func:`mark`) and adds up the repeated
-ones (:func:`add`: each stage, the round trips to the worker, hypothesis's examples), and
-writes them to FILE as JSON when it ends (:func:`write`). Times are ``time.monotonic()``
-seconds, the clock every process of the machine shares, so the benchmark sets them against the
-moment it started ``make test``. Until started every call here returns at once. It only
-measures: nothing here decides a grade.
-"""
+"""Where a grading's time goes, for ``make bench-grader`` (the ``timings`` setting): marks of
+when each phase ended and totals of what repeats, written as JSON at the end. ``time.monotonic()``
+seconds, which every process shares. It only measures: nothing here decides a grade."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 _file = ""  # where write() puts them, once started
 _marks: dict[str, float] = {}
 _totals: dict[str, float] = {}
 _stages: list[dict] = []
-_lock = threading.Lock()  # two lanes grade at once, each on its thread
-_own = threading.local()  # each thread's totals (a stage's figures are its lane's)
 
 
 def start(file: str) -> None:
@@ -41,28 +31,17 @@ def mark(name: str, when: float | None = None) -> None:
 def add(name: str, amount: float = 1.0) -> None:
     """Add ``amount`` (seconds, or a count) to the total ``name``."""
     if _file:
-        with _lock:
-            _totals[name] = _totals.get(name, 0.0) + amount
-        own = _thread_totals()
-        own[name] = own.get(name, 0.0) + amount
-
-
-def _thread_totals() -> dict[str, float]:
-    if not hasattr(_own, "totals"):
-        _own.totals = {}
-    return _own.totals
+        _totals[name] = _totals.get(name, 0.0) + amount
 
 
 def totals() -> dict[str, float]:
-    """The totals this thread added (a lane's: engine.run_stage takes a stage's figures from them)."""
-    return dict(_thread_totals())
+    return dict(_totals)
 
 
 def stage(record: dict) -> None:
     """One stage's figures (its id, seconds, round trips, ...), in grading order."""
     if _file:
-        with _lock:
-            _stages.append(dict(record))
+        _stages.append(dict(record))
 
 
 def write() -> None:

@@ -1,8 +1,5 @@
-"""The framing between the grader and the worker that runs the student's code.
-
-JSON plus raw tensor bytes, never pickle: the grader decodes what an untrusted process
-wrote, so decoding must not be able to run code. Every header field is validated.
-"""
+"""The framing between the grader and the worker: JSON plus raw tensor bytes, never pickle (the
+grader decodes what an untrusted process wrote); every header field is validated."""
 
 from __future__ import annotations
 
@@ -39,8 +36,7 @@ class FrameTooLarge(WireError):
 
 
 def _tensor_bytes(t: torch.Tensor) -> tuple[dict, memoryview | bytes]:
-    """The tensor's header and its bytes: a view of its own memory (no copy; the frame is
-    written or joined before anyone could change the tensor)."""
+    """The tensor's header and a view of its bytes (the frame is joined at once)."""
     t = t.detach().to("cpu").contiguous()
     if t.dtype not in _NAMES:  # complex and exotic dtypes travel as float64
         t = t.real.double() if t.is_complex() else t.double()
@@ -49,12 +45,6 @@ def _tensor_bytes(t: torch.Tensor) -> tuple[dict, memoryview | bytes]:
 
 
 def encode(obj) -> bytes:
-    return b"".join(encode_parts(obj))
-
-
-def encode_parts(obj) -> list:
-    """The frame of ``obj`` as the buffers that make it up, in order (:func:`encode` joins
-    them): a tensor's bytes stay in the tensor's memory until they are written."""
     blobs: list = []
 
     def walk(o):
@@ -73,15 +63,7 @@ def encode_parts(obj) -> list:
     parts = [struct.pack("<Q", len(header)), header, struct.pack("<I", len(blobs))]
     for raw in blobs:
         parts += [struct.pack("<Q", len(raw)), raw]
-    return parts
-
-
-# A part of a frame at least this large is written from its own memory; smaller ones are joined
-# and written at once (one write per small frame, as the round trips want).
-_DIRECT = 1 << 16
-# The largest tensor read straight into a buffer of its size; a larger one (no real answer is)
-# is read as it arrives, so a header alone cannot make the reader set aside that much memory.
-_READ_INTO = 64 * 1024 * 1024
+    return b"".join(parts)
 
 
 def _decode_tensor(meta: dict, blobs: list[bytes]) -> torch.Tensor:
@@ -106,8 +88,7 @@ def _decode_tensor(meta: dict, blobs: list[bytes]) -> torch.Tensor:
             return torch.empty(shape, dtype=dtype)
         except RuntimeError as exc:  # "Storage size calculation overflowed" for sizes like [2**40, 2**40, 0]
             raise WireError(f"bad tensor shape {shape}") from exc
-    # a buffer the reader filled for this tensor alone becomes the tensor's memory; bytes are copied
-    return torch.frombuffer(raw if type(raw) is bytearray else bytearray(raw), dtype=dtype).reshape(shape)
+    return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(shape)  # its own writable memory
 
 
 def decode(header: bytes, blobs: list[bytes]):
@@ -177,24 +158,7 @@ class Reader:
                 return at + len(marker) == len(seen) and not self._buffer
         return False
 
-    def _into(self, n: int, deadline: float | None) -> bytearray:
-        """``n`` bytes read straight into one buffer of that size (a large tensor: no copies)."""
-        buffer = bytearray(n)
-        view, got = memoryview(buffer), 0
-        while got < n:
-            if deadline is not None:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([self.fd], [], [], left)[0]:
-                    raise WireTimeout("no answer before the time limit")
-            count = os.readv(self.fd, [view[got:]])
-            if not count:
-                raise WireError("the other side closed the channel")
-            got += count
-        return buffer
-
-    def _exact(self, n: int, deadline: float | None) -> bytes | bytearray:
-        if _DIRECT <= n <= _READ_INTO and self._pump is None and not self._buffer and hasattr(os, "readv"):
-            return self._into(n, deadline)
+    def _exact(self, n: int, deadline: float | None) -> bytes:
         chunks, got = [], 0
         while got < n:
             chunk = self.read_some(deadline, min(n - got, 1 << 20))
@@ -225,30 +189,11 @@ class Reader:
 def write(fd: int, obj, deadline: float | None = None) -> None:
     """Write one frame. With a ``deadline`` the fd must be non-blocking: a reader that stops
     reading (a worker stuck in student code) then raises :class:`WireTimeout`, not a hang."""
+    data = memoryview(encode(obj))
     if deadline is not None and not oslayer.is_posix():
-        if not oslayer.write_with_deadline(fd, memoryview(encode(obj)), deadline):
+        if not oslayer.write_with_deadline(fd, data, deadline):
             raise WireTimeout("the other side stopped reading before the time limit")
         return
-    for part in _coalesced(encode_parts(obj)):
-        _write_all(fd, memoryview(part).cast("B"), deadline)
-
-
-def _coalesced(parts: list):
-    """The frame's parts, the small ones between two large ones joined into one write."""
-    small: list = []
-    for part in parts:
-        if len(part) >= _DIRECT:
-            if small:
-                yield b"".join(small)
-                small = []
-            yield part
-        else:
-            small.append(part)
-    if small:
-        yield b"".join(small)
-
-
-def _write_all(fd: int, data: memoryview, deadline: float | None) -> None:
     while data:
         if deadline is not None:
             left = deadline - time.monotonic()

@@ -1,15 +1,10 @@
-"""Runs the worker process and keeps it on a leash: :class:`Worker`, the grader's side of one
-submission's worker.
+"""The grader's side of one submission's worker (:class:`Worker`): started, loaded once, and kept
+on a leash (time per cell, per stage and in all, memory, the scratch folder, no stray processes).
 
-Time limits per cell (while loading), per stage and for the whole grading, a memory limit,
-and no stray processes afterwards. A cell that ends or hangs the worker while loading is
-recorded and skipped on the next start, so the rest of the notebook still runs. The
-submission is loaded once; each stage runs in a copy of the loaded worker (forked), so a
-stage that exits, crashes or runs out of time costs only that stage, and no cell runs twice.
-The worker fences itself in before it runs any student code (:mod:`autograder.sandbox.confinement`);
-where the settings require confinement a worker without fences is refused before it runs any
-(:mod:`autograder.sandbox.launch`). What the grading process imports before the first cell
-runs is the caller's to say (``preload``, :mod:`autograder.sandbox.preload`).
+A cell that ends or hangs the worker while loading is skipped on the next start. Each stage runs
+in a forked copy of the loaded worker, so a stage that exits, crashes or runs out of time costs
+that stage only, and no cell runs twice. Where the settings require confinement, a worker
+without fences is refused before any student code runs (:mod:`autograder.sandbox.launch`).
 """
 
 from __future__ import annotations
@@ -25,11 +20,10 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from autograder.sandbox import fontcache, forkpool, oslayer, timings
+from autograder.sandbox import forkpool, oslayer, timings
+from autograder.sandbox.errors import StageAborted, ended_the_stage, over_the_stage_time_limit
 from autograder.sandbox.forkserver import ForkServerError
-from autograder.sandbox.lanes import Lane
 from autograder.sandbox.launch import BOOT, confinement_refusal, worker_environment
-from autograder.sandbox.limits import cores
 from autograder.sandbox.loader import Cell
 from autograder.sandbox.preload import Preload, run_preloads
 from autograder.sandbox.scratch import ScratchWatch, empty_folder
@@ -38,6 +32,7 @@ from autograder.sandbox.strays import (
     become_subreaper,
     descends_from_worker,
     end_stray_processes,
+    is_alive,
     seccomp_filters,
 )
 
@@ -56,9 +51,7 @@ class Worker:
                  preload: Sequence[Preload] = ()):
         self.cells, self.device, self.settings, self.limits = cells, device, settings, settings.limits
         oslayer.force_portable(settings.portable)  # the whole process's path, the grader's as the worker's
-        # Run in this process before the submission's first cell (run_preloads); the caller's to
-        # name, and to change until start()
-        self.preload: tuple[Preload, ...] = tuple(preload)
+        self.preload: tuple[Preload, ...] = tuple(preload)  # run here before the first cell (preload.py)
         self.keep_outputs = keep_outputs  # each cell's printed output in the load report (nbgrader)
         self.give_up_at = time.monotonic() + self.limits.total_seconds
         self.confinement: dict = {}  # the fences the worker reported (confinement.py)
@@ -67,59 +60,44 @@ class Worker:
         self.report: LoadReport | None = None
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self._workdir = tempfile.TemporaryDirectory(prefix="autograder-", ignore_cleanup_errors=True)
-        # Marks of the worker's processes, so that only they are ended: this process may have
-        # other children (a test runner's, a notebook server's) that are none of our business.
+        # Marks of the worker's processes, so that only they are ended (this process may have others).
         self._token = uuid.uuid4().hex  # in the environment of everything the worker starts
         self._sessions: set[int] = set()  # each worker leads a session its children stay in
         self._filters = seccomp_filters("self")
         self._prestarted = False  # a process is running but has not loaded the submission yet
-        self._scratch_pristine = True  # no cell was sent yet: what is in the scratch folder is ours (fontcache)
         self.scratch_full: str | None = None  # why the watch ended a process, until reported
-        # Where stages are graded: the loaded worker's own pipes, and a second loaded copy's
-        # (open_lane) when the grader grades two stages at once
-        self.main_lane = Lane(self)
-        self.side_lane: Lane | None = None
-        self._lane_pipes: tuple[int, int] | None = None  # the grader's ends of the lane's pipes
-        # The scratch watch's thread (and a second lane's) ends processes too: they take turns on
-        # ``proc`` and each lane's ``stage_pid``, so that none signals a process another has let go.
+        # The stage being graded: its copy of the loaded worker, its clock, why it ended early.
+        self.stage_pid: int | None = None
+        self.stage_in_place = False  # the portable fallback: the loaded worker answers the stage itself
+        self.stage_over_time = False
+        self.stage_deadline: float | None = None
+        self._stage_over_read = False  # the loader's "stage over" frame was read as an answer
+        self._stage_failure: StageAborted | None = None
+        # The scratch watch's thread ends processes too: both take turns on proc and stage_pid.
         self._processes = threading.Lock()
         self._watch = ScratchWatch(self._workdir.name, self.limits.scratch_bytes, self._scratch_over)
-        # One memory budget and process limit for the worker and all it starts (cgroups.py),
-        # made at the first start; ``_budgeted``: the running worker was moved into it.
-        self._budget = None
-        self._budgeted = False
+        self._budget = None  # the control groups (cgroups.py), made at the first start
+        self._budgeted = False  # the running worker was moved into them
 
     # -- life cycle ---------------------------------------------------------------------
     def _spawn(self) -> None:
         scratch = self._workdir.name
-        fontcache.copy_in(scratch)
         self._stderr.seek(0)
         self._stderr.truncate()
         become_subreaper()
-        self._close_lane_pipes()
-        # The lane's pipes (grader -> worker, worker -> grader): the worker's ends go with it
-        lane_in, lane_out = (os.pipe(), os.pipe()) if self.lanes_possible else ((-1, -1), (-1, -1))
-        theirs = (lane_in[0], lane_out[1]) if self.lanes_possible else ()
         proc = None
-        try:
-            server = forkpool.fork_server_for(self.device, self.limits)
-            if server is not None:
-                try:
-                    env = worker_environment(scratch, self.device, self.settings, server.pid, self._token)
-                    proc = server.spawn(env, scratch, self._stderr.fileno(), theirs)
-                except ForkServerError:
-                    forkpool.stop_fork_server()  # workers start afresh from now on
-            if proc is None:
-                env = worker_environment(scratch, self.device, self.settings, os.getpid(), self._token, theirs)
-                proc = subprocess.Popen(
-                    [sys.executable, "-I", "-c", BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                    stderr=self._stderr, cwd=scratch, env=env, start_new_session=True, pass_fds=theirs)
-        finally:
-            for fd in theirs:
-                os.close(fd)
-        if theirs:
-            oslayer.set_nonblocking(lane_in[1])
-            self._lane_pipes = (lane_in[1], lane_out[0])
+        server = forkpool.fork_server_for(self.device, self.limits)
+        if server is not None:
+            try:
+                env = worker_environment(scratch, self.device, self.settings, server.pid, self._token)
+                proc = server.spawn(env, scratch, self._stderr.fileno())
+            except ForkServerError:
+                forkpool.stop_fork_server()  # workers start afresh from now on
+        if proc is None:
+            env = worker_environment(scratch, self.device, self.settings, os.getpid(), self._token)
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-c", BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=self._stderr, cwd=scratch, env=env, start_new_session=True)
         self._sessions.add(proc.pid)
         self._budgeted = self._join_budget(proc.pid)
         # Requests are written with a deadline: a worker that stops reading cannot block us.
@@ -138,10 +116,9 @@ class Worker:
         return self._budget.add(pid)
 
     def prestart(self) -> None:
-        """Start the process now and load the submission later, in :meth:`start`. Its Python
-        and torch start-up (about 1.5 s) then runs while the grader imports its own torch and
-        checks, instead of after them. (This module imports ``wire``, and so torch, only inside
-        the methods that talk to the worker, so that importing it stays cheap.)"""
+        """Start the process now and load the submission later (:meth:`start`): its start-up
+        overlaps the grader's own imports. (``wire``, and so torch, is imported only inside the
+        methods that talk to the worker, so that importing this module stays cheap.)"""
         self.kill()
         self._spawn()
         self._prestarted = True
@@ -166,8 +143,7 @@ class Worker:
                 self._spawn()
             self._prestarted = False
             self.reader = wire.Reader(self.proc.stdout.fileno())
-            # while the worker still imports (it is ready later than this process, make bench-grader)
-            run_preloads(self.preload)
+            run_preloads(self.preload)  # while the worker still imports
             timings.mark("preloads_done")
             try:
                 ready = self.reader.read(time.monotonic() + 120)
@@ -183,12 +159,9 @@ class Worker:
             refusal = confinement_refusal(self.confinement, self.settings)
             if refusal:
                 raise RuntimeError(refusal)
-            if self._scratch_pristine:  # matplotlib's font list, written before any cell could run
-                fontcache.keep_from(self._workdir.name)
             cells = [{"index": c.index, "name": c.name, "source": c.source}
                      for c in self.cells if c.index not in self.fatal]
             running = None
-            self._scratch_pristine = False
             try:
                 self._send({"op": "load_submission", "cells": cells, "device": self.device,
                             "outputs": self.keep_outputs}, time.monotonic() + 120)
@@ -221,8 +194,7 @@ class Worker:
 
     @staticmethod
     def _note_startup(startup) -> None:
-        """The worker's own start-up moments, sent with "ready" before any student code ran
-        (child.main): for make bench-grader's breakdown only, never for a grade."""
+        """The worker's start-up moments, for make bench-grader only."""
         if not timings.enabled() or not isinstance(startup, dict):
             return
         for name in ("booted", "torch", "notebook_imports", "fenced"):
@@ -250,57 +222,9 @@ class Worker:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    @property
-    def lanes_possible(self) -> bool:
-        """Whether a second lane can be opened: stages run in forked copies (Linux), on the CPU
-        (a process that started CUDA cannot fork a working copy), and more than one core."""
-        return self.device == "cpu" and oslayer.stages_fork() and self.limits.lanes > 1 and cores() > 1
-
-    def open_lane(self, warm_up: bool = False) -> Lane | None:
-        """A second lane: a copy of the loaded worker, made before any stage's copy, that forks
-        the stages graded through it while the loaded worker forks the others (so two stages
-        are graded at once, each in a copy of the same loaded state). ``warm_up``: it imports
-        the meta device's modules before its first stage (child._warm_up_meta_device). Call it
-        after :meth:`start` and before the first stage; None when the worker has no lane
-        (another system, CUDA, one core, or it could not be opened): grade on the main lane."""
-        from autograder.sandbox import wire
-
-        if self.side_lane is not None and self.side_lane.alive:
-            return self.side_lane
-        pipes, self._lane_pipes = self._lane_pipes, None
-        if pipes is None or not self.alive or self.needs_start:
-            return None
-        try:
-            self._send({"op": "open_lane", "warm_up": bool(warm_up)}, time.monotonic() + 10)
-            opened = self.reader.read(time.monotonic() + 10)
-        except (wire.WireError, OSError):
-            opened = None
-        loader = opened.get("pid") if isinstance(opened, dict) and opened.get("event") == "lane_opened" else None
-        found = oslayer.parent_and_group(loader) if type(loader) is int and loader > 1 else None
-        if found is None or found[0] != self.proc.pid:
-            for fd in pipes:
-                os.close(fd)
-            if opened is not None and not (isinstance(opened, dict) and opened.get("event") == "no_lane"):
-                self.kill()  # the loaded worker answered something else: it loads afresh for the next stage
-            return None
-        self.side_lane = Lane(self, pipes, loader)
-        return self.side_lane
-
-    def _close_lane_pipes(self) -> None:
-        """The lane's pipes no lane took, closed; an open lane is ended (its loader dies with the
-        loaded worker), and its pipes are closed by whoever grades through it (Lane.close), so
-        that no file descriptor it may still read is closed under it and reused."""
-        pipes, self._lane_pipes = self._lane_pipes, None
-        for fd in pipes or ():
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        if self.side_lane is not None:
-            self.side_lane.end()
-
     def kill(self) -> None:
         with self._processes:
-            proc, self.proc, self.main_lane.stage_pid = self.proc, None, None
-        self._close_lane_pipes()
+            proc, self.proc, self.stage_pid = self.proc, None, None
         if proc is None:
             return
         oslayer.kill_process_tree(proc)
@@ -318,16 +242,12 @@ class Worker:
         return descends_from_worker(pid, self._sessions, self._filters, self._token)
 
     def _scratch_over(self, why: str) -> None:
-        """The watch's action (its thread): end the stages' copies when stages run (the loaded
-        worker stays for the next stage), else the worker, and empty the folder."""
+        """The watch's action (its thread): end the stage's copy, else the worker; empty the folder."""
         with self._processes:
             self.scratch_full = why
-            running = [lane for lane in (self.main_lane, self.side_lane)
-                       if lane is not None and lane.stage_pid is not None and not lane.stage_in_place]
-            for lane in running:
-                lane.scratch_full = why
-                lane.kill_stage_copy(lane.stage_pid)
-            if not running and self.proc is not None:
+            if self.stage_pid is not None and not self.stage_in_place:
+                self.kill_stage_copy(self.stage_pid)
+            elif self.proc is not None:
                 oslayer.kill_process_tree(self.proc)
         empty_folder(self._workdir.name)
 
@@ -338,26 +258,149 @@ class Worker:
     def close(self) -> None:
         self._watch.stop()
         self.kill()
-        lane, self.side_lane = self.side_lane, None
-        if lane is not None:
-            lane.close()
         if self._budget is not None:
             self._budget.close(belongs=self._from_worker)
         self._stderr.close()
         self._workdir.cleanup()
 
-    # -- requests -----------------------------------------------------------------------
+    # -- stages -------------------------------------------------------------------------
     def _send(self, obj, deadline: float) -> None:
         from autograder.sandbox import wire
 
         wire.write(self.proc.stdin.fileno(), obj, deadline)
 
-    # A stage on the main lane (the loaded worker's own pipes): what the engine and the tests call
-    def begin_stage(self, number: int, warm_up: bool = True) -> None:
-        self.main_lane.begin_stage(number, warm_up)
+    def is_stage_copy(self, pid) -> bool:
+        """Whether ``pid`` (the worker's word) is a child of the loaded worker leading its own
+        process group, as a stage's copy does: checked in ``/proc`` before it is ever signalled."""
+        loader = self.proc.pid if self.proc is not None else None
+        return type(pid) is int and pid > 1 and loader is not None and oslayer.parent_and_group(pid) == (loader, pid)
+
+    def kill_stage_copy(self, pid: int) -> None:
+        """Kill the stage's copy and its group, if it is still the loaded worker's child (an
+        ended one's pid may be another process's by now)."""
+        loader = self.proc.pid if self.proc is not None else None
+        found = oslayer.parent_and_group(pid) if loader is not None else None
+        if found is None or found[0] != loader:
+            return
+        if found[1] == pid:
+            oslayer.kill_group(pid)
+        oslayer.kill_pid(pid)
+
+    def begin_stage(self, number: int) -> None:
+        """Start a stage's clock in a fresh copy of the loaded worker, reseeded so that a stage
+        gets the same grade alone (``make test STAGE=4``) or after others."""
+        from autograder.sandbox import wire
+
+        self.end_stage()
+        began = time.monotonic()
+        self._stage_failure = None
+        self.stage_over_time = began >= self.give_up_at
+        if self.stage_over_time or not self.alive:
+            return
+        forking = min(began + 120, self.give_up_at)  # a fork may wait on a busy machine: not the stage's time
+        stage, forked = None, None
+        try:
+            self._send({"op": "fork_stage"}, forking)
+            forked = self.reader.read(forking)
+            if isinstance(forked, dict) and forked.get("event") == "stage":
+                in_place = forked.get("in_place") is True
+                if (forked.get("pid") == self.proc.pid) if in_place else self.is_stage_copy(forked.get("pid")):
+                    stage, self.stage_in_place = forked["pid"], in_place
+        except (wire.WireError, OSError):
+            forked = None
+        finally:
+            timings.add("fork_seconds", time.monotonic() - began)
+        if stage is None:
+            self.kill()  # the next stage loads afresh
+            if forked is not None:
+                self._stage_failure = StageAborted(
+                    "the grading process named a process that is not its stage's copy",
+                    "the notebook changed what os.getpid (or the grader's channel) reports; leave os alone")
+            return
+        with self._processes:
+            self.stage_pid, self.scratch_full = stage, None
+        self.stage_deadline = min(time.monotonic() + self.limits.stage_seconds, self.give_up_at)
+        try:
+            self.request({"op": "reseed", "seed": int(number)})
+        except StageAborted as exc:
+            self._stage_failure = exc  # what the stage's first check reports
 
     def end_stage(self, ask: bool = True) -> None:
-        self.main_lane.end_stage(ask)
+        """End the stage's copy (asked to exit when ``ask``, else killed), every process it
+        started, and skip what it left half-written in the channel. The loaded worker stays for
+        the next stage, unless it cannot be reached."""
+        from autograder.sandbox import wire
+
+        began = time.monotonic()
+        with self._processes:
+            pid, self.stage_pid = self.stage_pid, None
+        synced, self._stage_over_read = self._stage_over_read, False
+        if pid is None or not self.alive:
+            return
+        try:
+            if self.stage_in_place:  # the loaded worker itself: it stays unless it stopped answering
+                try:
+                    in_step = ask and (self._send({"op": "end_stage"}, time.monotonic() + 2)
+                                       or self.reader.skip_to(wire.STAGE_OVER, time.monotonic() + 10))
+                except (wire.WireError, OSError):
+                    in_step = False
+                if not in_step:
+                    self.kill()
+                return
+            if ask:  # the loader ignores this request, should the copy have died meanwhile
+                try:
+                    self._send({"op": "end_stage"}, time.monotonic() + 2)
+                except (wire.WireError, OSError):
+                    ask = False
+            give_up = time.monotonic() + (2 if ask else 0)
+            while is_alive(pid) and time.monotonic() < give_up:
+                time.sleep(0.002)
+            with self._processes:
+                self.kill_stage_copy(pid)
+            proc = self.proc
+            if proc is not None:
+                end_stray_processes(known={proc.pid}, belongs=self._from_worker)
+            # The loaded worker says the stage is over once it has collected the copy.
+            if not synced and not self.reader.skip_to(wire.STAGE_OVER, min(time.monotonic() + 120, self.give_up_at)):
+                self.kill()
+        finally:
+            timings.add("end_stage_seconds", time.monotonic() - began)
 
     def request(self, req: dict) -> dict:
-        return self.main_lane.request(req)
+        from autograder.sandbox import wire
+
+        if self.stage_over_time:
+            raise StageAborted(self._over_time("grading"), "the stages before this one took the time")
+        if not self.alive or self.stage_pid is None:
+            if self._stage_failure is not None:
+                raise self._stage_failure
+            full = self._scratch_note()
+            raise ended_the_stage(full) if full else StageAborted(
+                "the grading process for this stage had already stopped")
+        deadline = self.stage_deadline or (time.monotonic() + self.limits.stage_seconds)
+        sent = time.monotonic()
+        try:
+            self._send(req, deadline)
+            answer = self.reader.read(deadline)
+            timings.add("round_trips")
+            timings.add("round_trip_seconds", time.monotonic() - sent)
+        except wire.WireTimeout:
+            self.end_stage(ask=False)
+            if time.monotonic() >= self.give_up_at:
+                raise StageAborted(self._over_time("grading"), "look for slow code in this stage") from None
+            raise over_the_stage_time_limit(self.limits.stage_seconds) from None
+        except wire.FrameTooLarge as exc:
+            self.end_stage(ask=False)
+            raise StageAborted(f"the submission sent an output far too large to check ({exc})",
+                               "return tensors of the documented shape") from None
+        except (wire.WireError, OSError):
+            self.end_stage(ask=False)
+            raise ended_the_stage(self._scratch_note()) from None
+        if answer == wire.STAGE_OVER_EVENT:  # the stage's process died between two frames
+            self._stage_over_read = True
+            self.end_stage(ask=False)
+            raise ended_the_stage(self._scratch_note())
+        if not isinstance(answer, dict):
+            self.end_stage(ask=False)
+            raise StageAborted("the grading process sent a malformed answer")
+        return answer

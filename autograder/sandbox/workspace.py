@@ -1,14 +1,9 @@
-"""Operations on the student's namespace: build modules, call them, read their weights.
-
-This module runs where the student's code runs (the worker process, or the notebook's
-kernel). It only *produces outputs*; it never judges them. Every judgement is made by the
-checks in the grading process, from the tensors these operations return.
-"""
+"""Operations on the student's namespace (build, call, forward, weights), where the student's code
+runs: the worker, or the notebook's kernel. They produce outputs and never judge them."""
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import os
 import random
 import re
@@ -17,6 +12,8 @@ import traceback
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode, resolve_name
+from torch.utils._pytree import tree_flatten
 
 # Code that is not the student's: the interpreter, installed packages, this package.
 _NOT_STUDENT = tuple(sorted({sys.prefix, sys.base_prefix, sys.exec_prefix,
@@ -381,83 +378,84 @@ class Workspace:
         grads = {n: p.grad.detach() for n, p in module.named_parameters() if p.grad is not None}
         return {"out": out.detach(), "grads": grads}
 
-    def op_meta_forward(self, handle: int, shape: list):
-        """Run a copy of the module on the ``meta`` device: a mask kept as a plain attribute,
-        or a tensor created on the CPU inside ``forward``, breaks there just as on a GPU."""
-        module = copy.deepcopy(self.modules[handle]).to("meta").eval()
-        out = module(torch.empty(shape, device="meta"))
+    def op_device_forward(self, handle: int, shape: list):
+        """One forward pass (eval mode) as if the module sat on a GPU (:class:`_OnDevice`)."""
+        module = self.modules[handle]
+        module.train(False)
+        x = self._to_device(torch.rand(shape, generator=torch.Generator().manual_seed(0)))
+        device = _OnDevice([x, *module.parameters(), *module.buffers()])
+        with torch.no_grad(), device:
+            out = module(x)
         if not isinstance(out, torch.Tensor):
             return self._result(out)
-        return {"shape": list(out.shape), "device": str(out.device)}
+        if id(out) not in device.on:
+            raise RuntimeError("the output is not on the input's device: keep every step on x.device")
+        return {"shape": list(out.shape)}
 
     def op_calls(self, handle: int, x):
         """The PyTorch functions one forward pass calls (eval mode), by name: for checks that
         ask *how* a module computes, such as "built on scaled_dot_product_attention"."""
-        from torch.overrides import TorchFunctionMode, resolve_name
-
-        names: set[str] = set()
-
-        class Record(TorchFunctionMode):
-            def __torch_function__(self, func, types, args=(), kwargs=None):
-                names.add(resolve_name(func) or getattr(func, "__name__", "?"))
-                return func(*args, **(kwargs or {}))
-
         module = self.modules[handle]
         module.train(False)
-        with torch.no_grad(), Record():
-            out = module(self._to_device(x))
-        if not isinstance(out, torch.Tensor):
-            return self._result(out)
-        return {"calls": sorted(names)[:1000]}
-
-
-    def op_device_forward(self, handle: int, shape: list):
-        """``meta_forward`` with every tensor operation watched: a CPU tensor (other than a 0-d
-        scalar, which CUDA accepts too) meeting the module's tensors fails here as it would on a
-        GPU, in place or not (the meta device alone lets ``masked_fill_`` take a CPU mask)."""
-        from torch.utils._python_dispatch import TorchDispatchMode
-        from torch.utils._pytree import tree_flatten
-
-        class SameDevice(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                tensors = [t for t in tree_flatten((args, kwargs or {}))[0] if isinstance(t, torch.Tensor)]
-                if any(t.device.type == "meta" for t in tensors):
-                    stray = next((t for t in tensors if t.device.type == "cpu" and t.dim() > 0), None)
-                    if stray is not None:
-                        raise RuntimeError(
-                            f"Expected all tensors to be on the same device, but {func} got a tensor of shape "
-                            f"{list(stray.shape)} created on the CPU inside forward")
-                try:
-                    return func(*args, **(kwargs or {}))
-                except NotImplementedError as exc:  # meta tensors cannot be copied to the CPU
-                    raise RuntimeError(f"a tensor left the module's device inside forward ({exc})") from None
-
-        module = copy.deepcopy(self.modules[handle]).to("meta").eval()
-        x = torch.empty(shape, device="meta")
-        with SameDevice():
-            out = module(x)
-        if not isinstance(out, torch.Tensor):
-            return self._result(out)
-        return {"shape": list(out.shape), "device": str(out.device)}
+        return self._calls(module, self._to_device(x))
 
     def op_function_calls(self, name: str, args: list):
         """The PyTorch functions one call of the function ``name`` makes, by name (the call
         policy: what a stage teaches may not be delegated to PyTorch)."""
-        from torch.overrides import TorchFunctionMode, resolve_name
+        return self._calls(self._lookup(name), *self._to_device(args))
 
-        fn = self._lookup(name)
-        names: set[str] = set()
-
-        class Record(TorchFunctionMode):
-            def __torch_function__(self, func, types, args=(), kwargs=None):
-                names.add(resolve_name(func) or getattr(func, "__name__", "?"))
-                return func(*args, **(kwargs or {}))
-
-        with torch.no_grad(), Record():
-            out = fn(*self._to_device(args))
+    def _calls(self, fn, *args) -> dict:
+        with torch.no_grad(), _Calls() as calls:
+            out = fn(*args)
         if not isinstance(out, torch.Tensor):
             return self._result(out)
-        return {"calls": sorted(names)[:1000]}
+        return {"calls": sorted(calls.names)[:1000]}
+
+
+class _Calls(TorchFunctionMode):
+    """Names every PyTorch function called inside."""
+
+    def __init__(self):
+        super().__init__()
+        self.names: set[str] = set()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.names.add(resolve_name(func) or getattr(func, "__name__", "?"))
+        return func(*args, **(kwargs or {}))
+
+
+class _OnDevice(TorchFunctionMode):
+    """The CPU standing in for a GPU, at the cost of a forward pass. The tensors given (the input,
+    the module's parameters and buffers) are "on the device", and so is what a call makes from one
+    of them, or with a device (``device=``, ``.to(device)``, ``.cuda()``). A call that mixes one
+    with any other tensor but a 0-d scalar (which a GPU takes from the CPU too) fails, as on a
+    GPU: a mask kept as a plain attribute, heads in a Python list, ``torch.ones(n, n)`` in forward."""
+
+    def __init__(self, tensors):
+        super().__init__()
+        self.on = {id(t): t for t in tensors}  # held, so that no id is reused
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        tensors = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+        on = any(id(t) in self.on for t in tensors)
+        if on and func not in _MOVES:
+            stray = next((t for t in tensors if id(t) not in self.on and t.dim() > 0), None)
+            if stray is not None:
+                raise RuntimeError(
+                    f"Expected all tensors to be on the same device, but {resolve_name(func) or func} got a tensor "
+                    f"of shape {list(stray.shape)} that stays on the CPU when the module moves")
+        out = func(*args, **kwargs)
+        if func is torch.Tensor.cpu:
+            return out.view_as(out)  # another tensor than the one "on the device", even on the CPU
+        moved = kwargs.get("device") is not None or func is torch.Tensor.cuda or (
+            func is torch.Tensor.to and any(isinstance(a, (torch.device, str)) or type(a) is int for a in args[1:]))
+        if on or moved:
+            self.on.update((id(t), t) for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor))
+        return out
+
+
+_MOVES = (torch.Tensor.to, torch.Tensor.type_as)  # they take a CPU tensor to the device
 
 
 class _Missing(Exception):

@@ -292,9 +292,9 @@ GPU_ONLY = ["s4_mask_plain_attribute.py", "s4_mask_built_in_forward_on_cpu.py", 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(),
-                    reason="no CUDA device here; on the CPU the meta device stands in for it (stage 4.7)")
+                    reason="no CUDA device here; on the CPU the device check stands in for it (stage 4.7)")
 def test_on_cuda_the_book_style_is_right_and_the_device_mistakes_break(tmp_path):
-    """The mistakes the meta device predicts on the CPU really break on a GPU, with the same hint."""
+    """The mistakes the device check predicts on the CPU really break on a GPU, with the same hint."""
     from autograder.core.engine import grade_notebook_file
 
     report = grade_notebook_file(str(CATALOG / "correct" / "book_style.py"), CHAPTER, GRADED, "cuda")

@@ -12,11 +12,6 @@ CHAPTER = Chapter(
     stage_modules=tuple(f"{__name__}.checks.{name}" for name in (
         "s1_softmax", "s2_scores", "s3_self_attention", "s4_causal", "s5_wrapper", "s6_mha", "s7_gpt2",
         "s8_efficiency")),
-    # GPT-2-size forward passes at 1,024 tokens: the worker's longest stage
-    run_first=("gpt2",),
-    # the stages that check the submission on the meta device (a device check each): graded
-    # beside the others, in a copy of the loaded worker that imports what the meta device needs
-    run_beside=("causal", "wrapper", "mha"),
     # which stages are graded, their points, the bonus: make release, from the source notebook
     course_path=Path(__file__).with_name("course.json"),
     common_error_hints=COMMON_ERROR_HINTS,

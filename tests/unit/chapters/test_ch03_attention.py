@@ -142,12 +142,6 @@ def test_select_keeps_the_chapters_order():
     assert [s.number for s in CHAPTER.select(None)] == STAGE_IDS
 
 
-def test_grading_order_puts_run_first_stages_first_and_keeps_the_rest_in_order():
-    gpt2 = CHAPTER.stage("gpt2").number
-    assert [s.number for s in CHAPTER.grading_order(CHAPTER.select(None))] == [gpt2] + [n for n in STAGE_IDS if n != gpt2]
-    assert [s.number for s in CHAPTER.grading_order(CHAPTER.select([2, 4]))] == [2, 4]  # gpt2 not selected
-
-
 def test_check_ids_must_be_stage_dot_number():
     for bad in ("4", "4.", "a.1", "4.3.1", " 4.3"):
         with pytest.raises(ValueError):

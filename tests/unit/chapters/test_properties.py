@@ -12,7 +12,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
     causality,
     dropout_behaviour,
     gradients,
-    meta_device,
+    moves_to_device,
     row_sums,
 )
 from autograder.chapters.ch03_attention.examples import Sizes
@@ -62,7 +62,7 @@ def test_dropout_behaviour(right):
         dropout_behaviour(SPEC, wrong("dropout_on_output"), SIZES, head_blocks=1)
 
 
-def test_meta_device(right):
-    meta_device(SPEC, right, SIZES)
+def test_moves_to_device(right):
+    moves_to_device(SPEC, right, SIZES)
     with pytest.raises(CheckFailure, match=r"after module.to\(device\) the forward pass fails"):
-        meta_device(SPEC, wrong("mask_made_on_cpu"), SIZES)
+        moves_to_device(SPEC, wrong("mask_made_on_cpu"), SIZES)

@@ -38,9 +38,9 @@ def test_the_environment_wins_when_it_names_a_level(clean, value, level):
 
 def test_the_course_section_is_read_and_the_environment_overrides_it(clean):
     clean.setattr(module, "_course_section", lambda: {"hint-level": "2", "allow-library-attention": "true",
-                                                      "lanes": "1", "debug": "yes"})
+                                                      "scratch-limit": "4096", "debug": "yes"})
     read = Settings.read()
-    assert (read.hint_level, read.allow_library_attention, read.limits.lanes, read.debug) == (2, True, 1, True)
+    assert (read.hint_level, read.allow_library_attention, read.limits.scratch_bytes, read.debug) == (2, True, 4096, True)
     clean.setenv("AUTOGRADER_HINT_LEVEL", "1")
     clean.setenv("AUTOGRADER_ALLOW_LIBRARY_ATTENTION", "0")
     assert (Settings.read().hint_level, Settings.read().allow_library_attention) == (1, False)
@@ -48,11 +48,11 @@ def test_the_course_section_is_read_and_the_environment_overrides_it(clean):
 
 def test_the_environment_sets_each_documented_setting(clean):
     for name, value in {"AUTOGRADER_ALLOW_LIBRARY_ATTENTION": "yes", "AUTOGRADER_REQUIRE_CONFINEMENT": "1",
-                        "AUTOGRADER_SCRATCH_LIMIT": str(48 * 2**20), "AUTOGRADER_LANES": "1",
+                        "AUTOGRADER_SCRATCH_LIMIT": str(48 * 2**20),
                         "AUTOGRADER_PORTABLE": "true", "AUTOGRADER_TIMINGS": "/tmp/t.json"}.items():
         clean.setenv(name, value)
     assert Settings.read() == Settings(allow_library_attention=True, require_confinement=True, portable=True,
-                                       timings="/tmp/t.json", limits=Limits(scratch_bytes=48 * 2**20, lanes=1))
+                                       timings="/tmp/t.json", limits=Limits(scratch_bytes=48 * 2**20))
 
 
 @pytest.mark.parametrize("value", ["", "0", "-5", "lots", "1.5"])
@@ -62,9 +62,9 @@ def test_an_unusable_size_falls_back_to_the_default(clean, value):
 
 
 def test_the_commands_options_win_and_none_is_not_given(clean):
-    clean.setenv("AUTOGRADER_LANES", "1")
-    read = Settings.read(cell_seconds=5.0, stage_seconds=None, lanes=2)
-    assert read.limits == Limits(cell_seconds=5.0, lanes=2)
+    clean.setenv("AUTOGRADER_SCRATCH_LIMIT", "4096")
+    read = Settings.read(cell_seconds=5.0, stage_seconds=None, scratch_bytes=8192)
+    assert read.limits == Limits(cell_seconds=5.0, scratch_bytes=8192)
 
 
 def test_settings_are_read_once_and_never_change(clean):

@@ -118,18 +118,13 @@ def test_write_then_read_through_a_pipe():
             os.close(write_end)
 
 
-def test_large_tensors_are_written_from_their_memory_and_read_into_their_own(monkeypatch):
-    """A GPT-2-size load (four 768x768 weights, 9 MB) goes through the pipe without being copied
-    into one frame first, and each tensor is read into a buffer of its own that it keeps
-    (writable, not shared); small parts still go in one write."""
+def test_a_large_load_crosses_a_pipe_and_each_tensor_gets_memory_of_its_own():
+    """A GPT-2-size load (four 768x768 weights, 9 MB) through a pipe: each tensor arrives in a
+    writable buffer of its own (not shared with the others)."""
     import threading
 
     weights = {f"w{i}": torch.randn(768, 768) for i in range(4)} | {"b": torch.randn(768), "n": torch.arange(3)}
     message = {"op": "load_weights", "handle": 1, "tensors": weights}
-    parts = list(wire._coalesced(wire.encode_parts(message)))
-    assert sum(len(part) for part in parts) == len(wire.encode(message))
-    assert [len(part) for part in parts if len(part) >= wire._DIRECT] == [768 * 768 * 4] * 4
-    assert wire._coalesced(wire.encode_parts({"op": "describe"})).__next__() == wire.encode({"op": "describe"})
     read_end, write_end = os.pipe()
     writer = threading.Thread(target=wire.write, args=(write_end, message))
     try:

@@ -31,3 +31,67 @@ def test_seeding_for_another_device_is_torch_manual_seed(monkeypatch):
     monkeypatch.setattr(torch, "manual_seed", lambda seed: seeded.append(seed))
     seed_generators(7, torch.device("meta"))
     assert seeded == [7]
+
+
+# -- the device check (Workspace.op_device_forward): the CPU standing in for a GPU ---------------
+
+class _Attention(nn.Module):
+    """A causal attention head whose mask is made or kept as ``how`` says."""
+
+    def __init__(self, how: str):
+        super().__init__()
+        self.how, self.W = how, nn.Linear(3, 3, bias=False)
+        mask = torch.triu(torch.ones(6, 6), diagonal=1).bool()
+        if how == "plain_attribute":
+            self.mask = mask
+        else:
+            self.register_buffer("mask", mask)
+
+    def forward(self, x):
+        n = x.shape[1]
+        scores = self.W(x) @ x.transpose(1, 2) / torch.tensor(3.0) ** 0.5  # a 0-d CPU scalar: fine on a GPU
+        made = {
+            "ones_in_forward": lambda: torch.triu(torch.ones(n, n), diagonal=1).bool(),
+            "arange_in_forward": lambda: torch.arange(n).unsqueeze(0) > torch.arange(n).unsqueeze(1),
+            "device_given": lambda: torch.triu(torch.ones(n, n, device=x.device), diagonal=1).bool(),
+            "moved": lambda: torch.triu(torch.ones(n, n), diagonal=1).bool().to(x.device),
+            "type_as": lambda: torch.triu(torch.ones(n, n), diagonal=1).type_as(x).bool(),
+            "like": lambda: torch.triu(torch.ones_like(scores[0]), diagonal=1).bool(),
+        }.get(self.how, lambda: self.mask[:n, :n])
+        if self.how == "in_place_cpu_mask":
+            scores.masked_fill_(torch.triu(torch.ones(n, n), diagonal=1).bool(), -torch.inf)
+        else:
+            scores = scores.masked_fill(made(), -torch.inf)
+        out = torch.softmax(scores, dim=-1) @ x
+        return out.cpu() if self.how == "output_to_cpu" else out
+
+
+class _ListOfHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = [_Attention("buffer"), _Attention("buffer")]
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+
+
+def _device_forward(module: nn.Module) -> dict:
+    from autograder.sandbox.workspace import Workspace
+
+    workspace = Workspace({"Module": lambda: module})
+    handle = workspace.dispatch({"op": "build", "name": "Module", "args": []})["ok"]["module"]
+    return workspace.dispatch({"op": "device_forward", "handle": handle, "shape": [2, 4, 3]})
+
+
+def test_the_device_check_passes_what_moves_with_the_module():
+    for how in ("buffer", "device_given", "moved", "type_as", "like"):
+        assert _device_forward(_Attention(how)) == {"ok": {"shape": [2, 4, 3]}}, how
+
+
+def test_the_device_check_fails_what_stays_on_the_cpu_as_a_gpu_would():
+    for module in (*(_Attention(how) for how in ("plain_attribute", "ones_in_forward", "arange_in_forward",
+                                                 "in_place_cpu_mask", "output_to_cpu")), _ListOfHeads()):
+        error = _device_forward(module)["error"]
+        assert error["type"] == "RuntimeError", (module, error)
+        assert "device" in error["message"], (module, error)
+        assert "forward" in error["where"] or getattr(module, "how", "") == "output_to_cpu", (module, error)

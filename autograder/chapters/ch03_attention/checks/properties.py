@@ -287,8 +287,8 @@ def dropout_behaviour(spec: ModuleSpec, sub, sizes: Sizes, head_blocks: int) -> 
             "rescales the kept weights by 1/(1-p)")
 
 
-def meta_device(spec: ModuleSpec, sub, sizes: Sizes) -> None:
-    """Runs on another device: the ``meta`` device stands in for a GPU on a CPU machine."""
+def moves_to_device(spec: ModuleSpec, sub, sizes: Sizes) -> None:
+    """Runs on a GPU: the CPU stands in for one (``device_forward``), so GPU-only bugs cost points anywhere."""
     # a forward pass that fails on the CPU too has another mistake: that one is named first
     module, _, _, _ = judged(spec, sub, sizes)
     try:
@@ -298,8 +298,7 @@ def meta_device(spec: ModuleSpec, sub, sizes: Sizes) -> None:
             f"after module.to(device) the forward pass fails: {failure.message}",
             "everything forward uses must move with the module: register the mask with "
             "self.register_buffer('mask', ...) instead of a plain attribute, and create any new "
-            "tensor inside forward with device=x.device (this breaks on a GPU; the grader "
-            "detects it with PyTorch's 'meta' device)") from None
+            "tensor inside forward with device=x.device (this breaks on a GPU)") from None
     if tuple(shape) != spec.out_shape(sizes):
         raise CheckFailure(f"on another device the output has shape {shape}, expected "
                            f"{list(spec.out_shape(sizes))}", spec.shape_hint)

@@ -13,7 +13,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
     expect_uses_weights,
     gradients,
     judged,
-    meta_device,
+    moves_to_device,
     positions,
     row_sums,
 )
@@ -142,7 +142,7 @@ def dropout(sub):
 @check("4.7", 1, "moves to another device with .to() (mask is a buffer, no tensors created on the CPU)")
 def device(sub):
     require(sub, SPEC.name, "class")
-    run_property(lambda sizes: meta_device(SPEC, sub, sizes), attention_sizes(), examples=2)
+    run_property(lambda sizes: moves_to_device(SPEC, sub, sizes), attention_sizes(), examples=2)
 
 
 @check("4.8", 2, "gradients reach W_query, W_key and W_value")

@@ -15,7 +15,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
     expect_uses_weights,
     fails_alike,
     judged,
-    meta_device,
+    moves_to_device,
     positions,
 )
 from autograder.chapters.ch03_attention.checks.s4_causal import BOOK_SIZES as CAUSAL_BOOK_SIZES
@@ -303,7 +303,7 @@ def causal_and_batch(sub):
 def device(sub):
     require(sub, NAME, "class")
     working_heads(sub)
-    run_property(_wrapper_property(sub, meta_device), attention_sizes(heads=True), examples=2)
+    run_property(_wrapper_property(sub, moves_to_device), attention_sizes(heads=True), examples=2)
 
 
 STAGE = StageParts(

@@ -13,7 +13,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
     expect_uses_weights,
     gradients,
     judged,
-    meta_device,
+    moves_to_device,
     positions,
     row_sums,
 )
@@ -254,7 +254,7 @@ def grads_and_device(sub):
     require(sub, NAME, "class")
     run_property(lambda sizes: gradients(SPEC, sub, sizes, [f"{n}.weight" for n in QKV + ["out_proj"]]),
                  attention_sizes(heads=True), examples=3, show_input=SPEC.input)
-    run_property(lambda sizes: meta_device(SPEC, sub, sizes), attention_sizes(heads=True), examples=2)
+    run_property(lambda sizes: moves_to_device(SPEC, sub, sizes), attention_sizes(heads=True), examples=2)
 
 
 STAGE = StageParts(
