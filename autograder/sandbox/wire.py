@@ -186,6 +186,13 @@ class Reader:
         return decode(header, blobs)
 
 
+def loads(frame: bytes):
+    """One whole frame already in memory, read as from a pipe (the notebook's local transport)."""
+    reader = Reader(-1, deadlines=False)
+    reader._buffer += frame
+    return reader.read()
+
+
 def write(fd: int, obj, deadline: float | None = None) -> None:
     """Write one frame. With a ``deadline`` the fd must be non-blocking: a reader that stops
     reading (a worker stuck in student code) then raises :class:`WireTimeout`, not a hang."""
