@@ -132,15 +132,14 @@ def breakdown_lines(runs: list[dict]) -> list[str]:
     lines.append(f"  {exit_words:<60} {'':6}  ({fmt(_median(runs, lambda r: r['wall'] - r['marks']['end'])).strip()} s)")
     lines.append(f"  {'whole `make test` (wall clock)':<60} {fmt(_median(runs, lambda r: r['wall']))}"
                  f"  (CPU of all its processes {fmt(_median(runs, lambda r: r['cpu'])).strip()} s)")
-    # stages may end in any order: each is found by its id
+    # each stage is found by its id
     order = [s["id"] for s in runs[0]["stages"]] if runs and runs[0].get("stages") else []
-    lines.append("  the stages, in the order the first run graded them, and the lane that graded them (seconds; "
+    lines.append("  the stages, in the order the first run graded them (seconds; "
                  "round trips to the worker and the seconds waiting on them; hypothesis properties/examples):")
     for stage_id in order:
         def of(key, stage_id=stage_id):
             return _median(runs, lambda r: next((s.get(key) for s in r["stages"] if s["id"] == stage_id), None))
-        lane = runs[0]["stages"][order.index(stage_id)].get("lane", "main")
-        lines.append(f"    {stage_id:<16} {lane:<7} {fmt(of('seconds'))} s   {of('round_trips') or 0:5.0f} round trips "
+        lines.append(f"    {stage_id:<16} {fmt(of('seconds'))} s   {of('round_trips') or 0:5.0f} round trips "
                      f"{fmt(of('round_trip_seconds')).strip():>6} s   {of('properties') or 0:3.0f} properties "
                      f"{of('examples') or 0:4.0f} examples")
     trips, waiting = total("round_trips"), total("round_trip_seconds")
