@@ -58,3 +58,16 @@ def test_make_test_hints_sets_the_hint_level_and_the_courses_stays_the_default(h
 
     args = commands.parse("grade", ["x.ipynb", *(["--hints", str(hints)] if hints else [])])
     assert settings_from(args).hint_level == (hints or Settings.read().hint_level)
+
+
+def test_a_syntax_error_is_told_in_its_own_words(monkeypatch):
+    """Not its str(), which repeats the cell's long name: cut to fit a hint, it ended in "line)"."""
+    import sys
+
+    from autograder.sandbox.child import run_cells
+
+    monkeypatch.setattr(sys, "stdout", sys.stdout)  # run_cells captures the prints: given back after the test
+    monkeypatch.setattr(sys, "stderr", sys.stderr)
+    name = 'cell "def softmax_naive(x)" under "Stage 1 (softmax): Naive softmax"'
+    [status] = run_cells([{"index": 8, "name": name, "source": "def softmax_naive(x)\n    return x\n"}], {}, lambda _: None)
+    assert status["error"]["message"] == "expected ':'" and status["error"]["where"] == f"{name}, line 1"

@@ -76,8 +76,8 @@ def print_console(report: GradeReport, verbose: bool = False) -> None:
     console.print(table)
     console.print(f"[bold]{total_line(report)}[/bold]  [dim]({report.seconds:.1f} s)[/dim]")
     if report.score < report.max_score and not report.error:
-        console.print("[dim]Run `make test STAGE=N` to grade one stage; each stage's test cell in the "
-                      "notebook prints every check of that stage.[/dim]")
+        console.print("[dim]`make test STAGE=N` grades one stage, `V=1` shows every failed check with its hint, `HINTS=2` "
+                      "the code that fixes it; each stage's test cell in the notebook prints every check of that stage.[/dim]")
 
 
 # Errors that are the expected echo of an unfinished stage (a stub raising, then a demo cell

@@ -105,7 +105,8 @@ def equals_torch(sub):
         x = torch.from_numpy(array.copy())
         expect_function(softmax_naive(x), torch.softmax(x.double(), -1), f"softmax_naive(x) for x of shape "
                         f"{list(x.shape)}", R.softmax_mistakes(x), (x,), tol=FLOAT32,
-                        default_hint="exp(x) / exp(x).sum(dim=-1, keepdim=True)", program=PROGRAM)
+                        default_hint=Hint("each value's exponential divided by the sum of its row's exponentials",
+                                          "exp(x) / exp(x).sum(dim=-1, keepdim=True)"), program=PROGRAM)
 
     run_property(body, float_arrays(bound=10.0), examples=EXAMPLES["function"])
 

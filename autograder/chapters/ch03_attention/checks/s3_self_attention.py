@@ -99,7 +99,8 @@ def v2_book(sub):
     require(sub, V2.name, "class")
     expect_book(V2, sub, SELF_ATTENTION_V2,
                 weights_hint=Hint("the attention is right but the weights are not the book's: create W_query, W_key, "
-                                  "W_value in this order, each an nn.Linear from d_in to d_out", "nn.Linear(d_in, d_out, bias=qkv_bias)"),
+                                  "W_value in this order, each an nn.Linear from d_in to d_out with a bias only when "
+                                  "qkv_bias is True", "nn.Linear(d_in, d_out, bias=qkv_bias)"),
                 default_hint=ATTENTION_HINT)
 
 

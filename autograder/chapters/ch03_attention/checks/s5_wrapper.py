@@ -223,9 +223,9 @@ def structure(sub):
     heads = [n for n in info["modules"] if n.count(".") == 1 and n.startswith("heads.")]
     if len(heads) != 3:
         # named_modules() lists a module once however often it is repeated
-        raise seen(f"num_heads=3 gave {len(heads)} distinct head{'s' * (len(heads) != 1)}", "create a new "
-                   "CausalAttention for each head, in a loop ([CausalAttention(...)] * num_heads repeats one head, "
-                   "with the same weights)")
+        raise seen(f"num_heads=3 gave {len(heads)} distinct head{'s' * (len(heads) != 1)}", "the heads share one set "
+                   "of weights: create a new CausalAttention for each head, in a loop ([CausalAttention(...)] * "
+                   "num_heads repeats one head)")
     for name in heads:
         if info["modules"][name]["class"] != "CausalAttention":
             raise seen(f"`{name}` is a {info['modules'][name]['class']}, expected CausalAttention",
