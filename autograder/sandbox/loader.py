@@ -85,8 +85,8 @@ def read_cells(path: str | Path) -> list[Cell]:
         elif cell.get("cell_type") == "code":
             code.append((position, _join(cell.get("source", "")), heading, cell.get("execution_count")))
     # cells that begin alike (three `torch.manual_seed(123)`) are told apart by their second line
-    firsts = Counter(_lines(source)[:1] for _, source, _, _ in code)
-    cells = [Cell(position, source, cell_label(source, heading, count, 1 + (firsts[_lines(source)[:1]] > 1)))
+    firsts = Counter(source.strip().split("\n")[0].strip() for _, source, _, _ in code)
+    cells = [Cell(position, source, cell_label(source, heading, count, 1 + (firsts[source.strip().split("\n")[0].strip()] > 1)))
              for position, source, heading, count in code]
     if not cells:
         raise SubmissionError(f"{path} has no code cells, so there is nothing to grade: is it the "
@@ -104,15 +104,11 @@ def _last_heading(markdown: str) -> str:
     return found[-1] if found else ""
 
 
-def _lines(source: str) -> tuple[str, ...]:
-    return tuple(line.strip() for line in source.splitlines() if line.strip())
-
-
 def cell_label(source: str, heading: str = "", execution_count=None, lines: int = 1) -> str:
     """A code cell named as the student sees it: ``cell [12] "class CausalAttention(nn.Module):"
     under "Stage 4 (causal): ..."`` (its first ``lines`` lines). Never a position: JupyterLab
     shows none, and a position would count Markdown cells too."""
-    first = " / ".join(_lines(source)[:lines])
+    first = " / ".join([line.strip() for line in source.splitlines() if line.strip()][:lines])
     label = "cell"
     if type(execution_count) is int and execution_count > 0:
         label += f" [{execution_count}]"

@@ -71,3 +71,13 @@ def test_a_syntax_error_is_told_in_its_own_words(monkeypatch):
     name = 'cell "def softmax_naive(x)" under "Stage 1 (softmax): Naive softmax"'
     [status] = run_cells([{"index": 8, "name": name, "source": "def softmax_naive(x)\n    return x\n"}], {}, lambda _: None)
     assert status["error"]["message"] == "expected ':'" and status["error"]["where"] == f"{name}, line 1"
+
+
+def test_make_test_names_every_cell_of_the_notebook_apart():
+    """A cell is named by its first line (and the heading above it); three cells beginning with
+    `torch.manual_seed(123)` under one heading are told apart by their second line."""
+    from autograder.sandbox.loader import read_cells
+
+    names = [cell.name for cell in read_cells(RELEASE)]
+    assert len(set(names)) == len(names), sorted(n for n in names if names.count(n) > 1)
+    assert 'cell "torch.manual_seed(123) / ca = CausalAttention(3, 2, 6, 0.0)" under "Stage 4' in " ".join(names)

@@ -43,8 +43,7 @@ BOOK_MULTI_HEAD_ATTENTION = "import math\nimport torch\nfrom torch import nn\n\n
 '''
 
 ERROR_HINTS = [
-    # MultiHeadAttention(768, 768, 1024, 12, 0.0): num_heads 0.0, and d_out % 0.0 divides by zero
-    (r"ZeroDivisionError|'float' object cannot be interpreted as an integer",
+    (r"ZeroDivisionError|'float' object cannot be interpreted as an integer",  # MultiHeadAttention(768, 768, 1024, 12, 0.0)
      Hint("MultiHeadAttention got a number in another argument's place: it takes d_in, d_out, context_length, "
           "dropout, num_heads, in this order", "MultiHeadAttention(768, 768, 1024, 0.0, num_heads=12)")),
     (r"AssertionError|ValueError", Hint("MultiHeadAttention rejected the sizes: compare d_in, d_out and num_heads "
