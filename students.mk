@@ -34,7 +34,8 @@ endef
 .PHONY: help venv test lab ci-grade clean
 help::
 	@echo "make lab        open the notebook in JupyterLab (sets up .venv on first use)"
-	@echo "make test [STAGE=4] [V=1]  grade your notebook (STAGE: one stage; V=1: every failed check)"
+	@echo "make test [STAGE=4] [V=1] [HINTS=2]  grade your notebook (STAGE: one stage; V=1: every failed check;"
+	@echo "                HINTS=2: hints that also show the code that fixes the mistake)"
 	@echo "make ci-grade   what CI runs on a push: the grade, reports in build/ci/"
 	@echo "make venv       set up .venv"
 	@echo "make clean      remove .venv and build/ (your notebook stays)"
@@ -48,7 +49,7 @@ $(STUDENT_STAMP): pyproject.toml $(CONSTRAINTS)
 # A grade is not a failure: make test exits 0 whenever it printed one (STRICT=1: the grader's
 # own status, 0 full marks, 1 a check failed, 2 could not grade).
 test: $(STUDENT_STAMP)
-	@$(BIN)/python -m autograder grade $(call quote,$(NOTEBOOK)) --chapter $(CHAPTER) --device $(DEVICE) $(if $(STAGE),--stage $(STAGE)) $(if $(V),--verbose) $(if $(STRICT),,|| true)
+	@$(BIN)/python -m autograder grade $(call quote,$(NOTEBOOK)) --chapter $(CHAPTER) --device $(DEVICE) $(if $(STAGE),--stage $(STAGE)) $(if $(V),--verbose) $(if $(HINTS),--hints $(HINTS)) $(if $(STRICT),,|| true)
 
 # One grading, every CI output: the table, a Grade annotation, results.json, junit.xml; exit 1
 # below PASS_MARK when one is given, 2 when the notebook could not be graded.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -156,6 +157,19 @@ def code_text(text: str) -> str:
     import re
 
     return re.sub(r"\s+", "", text).replace("'", '"').replace("`", "")
+
+
+# What no student-facing text holds (issue 46): the instructor's commands and paths, the grader's own
+# words, malformed code, a line without its number, a traceback
+NOT_FOR_STUDENTS = re.compile("|".join((
+    r"make student-repo", r"make bench\b", r"make gradescope", r"HIDDEN_EXAMPLES", r"(?<![\w.])solutions/",
+    r"fingerprinted", r"the release's", r"a modified grader", r"'meta' device", r"the other stages were still graded",
+    r"same report row", r"\[:num_tokens:num_tokens\]", r"\bline\)", r"Traceback \(most recent call last\)")))
+
+# The values that fix a mistake: a hint at the default level says what is wrong, never these
+FIXING_VALUES = re.compile(r"(?<![\w.])(dim\s*=\s*-1|keepdim\s*=\s*True|bias\s*=\s*qkv_bias|diagonal\s*=\s*1\b|"
+                           r"dropout(_p)?\s*=\s*(0\.0|self\.)|context_length\s*=\s*1024|num_heads\s*=\s*12|"
+                           r"d_in\s*=\s*d_out\s*=\s*768|is_causal\s*=\s*True)")
 
 
 def pasted_solution(hint: str, fragments: set[str]) -> list[str]:

@@ -103,9 +103,15 @@ def stale_points(notebook: dict, chapter) -> str | None:
     if not differ or not theirs:
         return None
 
+    cells = {(c.get("metadata", {}).get("nbgrader") or {}).get("grade_id") for c in notebook.get("cells", [])}
+    missing = [str(s.number) for s in chapter.declared_stages if s.number in differ and s.grade_id not in cells]
+    if missing:
+        return (f"the test cell of stage {', '.join(missing)} is missing from this notebook: restore the test cell (copy "
+                "it from the notebook you were given) to see the stage's checks there; the stage is graded all the same")
+
     def said(stages: dict[int, StagePoints]) -> str:
         return ", ".join(f"stage {n} {f'{stages[n].points:g}' if n in stages else 'none'}" for n in differ)
 
     return (f"this notebook's test cells state other points than the instructor's course ({said(theirs)} "
-            f"against {said(course.stages)}, from {course.source}): it is graded with the instructor's")
+            f"against {said(course.stages)}): it is graded with the instructor's")
 

@@ -94,10 +94,9 @@ def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed:
                 except StageAborted as stop:
                     aborted = stop
                     result = CheckResult(chk, CheckStatus.STOPPED, stop.message, stop.hint)
-                except Exception as exc:  # an output the check did not foresee
-                    result = CheckResult(
-                        chk, CheckStatus.FAILED,
-                        f"the output could not be checked ({type(exc).__name__}: {str(exc)[:300]})",
+                except Exception as exc:  # an output the check did not foresee: the grader's error is not the student's
+                    result = CheckResult(chk, CheckStatus.FAILED, "the output could not be checked" + (
+                        f" ({type(exc).__name__}: {str(exc)[:300]})" if settings.debug else ""),
                         "compare the output's type and shape with the docstring")
             result.seed_dependent = bool(seed_reads)
             results.append(result)

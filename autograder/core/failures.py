@@ -7,11 +7,12 @@ from dataclasses import dataclass
 # the sandbox finds out that a stage cannot go on, and owns the exception
 from autograder.sandbox.errors import StageAborted
 
-__all__ = ["AMBIGUOUS", "GENERIC", "NAMED", "POLICY", "CheckFailure", "Hint", "NotImplementedYet", "StageAborted",
+__all__ = ["AMBIGUOUS", "GENERIC", "NAMED", "POLICY", "SEEN", "CheckFailure", "Hint", "NotImplementedYet", "StageAborted",
            "StudentCodeError", "as_hint", "hint_rank"]
 
-# how sure a hint is of the mistake it names: a stage's row shows the surest (GENERIC: an observation, advice)
-GENERIC, AMBIGUOUS, NAMED, POLICY = 0, 1, 2, 3
+# how sure a hint is of the mistake it names: a stage's row shows the surest (GENERIC: an observation, advice;
+# SEEN: read off the module itself, its layers and buffers, surer than a mistake deduced from outputs)
+GENERIC, AMBIGUOUS, NAMED, SEEN, POLICY = 0, 1, 2, 3, 4
 
 
 @dataclass(frozen=True)

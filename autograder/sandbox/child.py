@@ -112,7 +112,7 @@ def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = Fal
     import linecache
 
     from autograder.sandbox.loader import strip_magics
-    from autograder.sandbox.workspace import describe_error
+    from autograder.sandbox.workspace import describe_error, printable
 
     statuses = []
     for cell in cells:
@@ -134,7 +134,8 @@ def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = Fal
             exec(code, namespace)
         except BaseException as exc:
             status = {"index": index, "status": "error", "error": describe_error(exc)}
-            if isinstance(exc, SyntaxError):
+            if isinstance(exc, SyntaxError):  # its str() repeats the cell's name, and a cut one ends in "line)"
+                status["error"]["message"] = printable(str(exc.msg)[:600])
                 status["error"]["where"] = f"{name}, line {exc.lineno}"
                 status["error"]["code"] = (exc.text or "").strip()[:120]
         _capture_prints()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,15 +72,18 @@ def read_cells(path: str | Path) -> list[Cell]:
             "an editor. Open it in Jupyter to check, or restore it from git") from None
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise SubmissionError(f"{path} is JSON but not a notebook (no list of cells)")
-    cells, heading = [], ""
+    code, heading = [], ""
     for position, cell in enumerate(notebook["cells"], start=1):
         if not isinstance(cell, dict):
             continue
         if cell.get("cell_type") == "markdown":
             heading = _last_heading(_join(cell.get("source", ""))) or heading
         elif cell.get("cell_type") == "code":
-            source = _join(cell.get("source", ""))
-            cells.append(Cell(position, source, cell_label(source, heading, cell.get("execution_count"))))
+            code.append((position, _join(cell.get("source", "")), heading, cell.get("execution_count")))
+    # cells that begin alike (three `torch.manual_seed(123)`) are told apart by their second line
+    firsts = Counter(source.strip().split("\n")[0].strip() for _, source, _, _ in code)
+    cells = [Cell(position, source, cell_label(source, heading, count, 1 + (firsts[source.strip().split("\n")[0].strip()] > 1)))
+             for position, source, heading, count in code]
     if not cells:
         raise SubmissionError(f"{path} has no code cells, so there is nothing to grade: is it the "
                               "right notebook? (a code cell turned into Markdown shows as text)")
@@ -96,15 +100,15 @@ def _last_heading(markdown: str) -> str:
     return found[-1] if found else ""
 
 
-def cell_label(source: str, heading: str = "", execution_count=None) -> str:
+def cell_label(source: str, heading: str = "", execution_count=None, lines: int = 1) -> str:
     """A code cell named as the student sees it: ``cell [12] "class CausalAttention(nn.Module):"
-    under "Stage 4 (causal): ..."``. Never a position: JupyterLab shows none, and a position
-    would count Markdown cells too."""
-    first = next((line.strip() for line in source.splitlines() if line.strip()), "")
+    under "Stage 4 (causal): ..."`` (its first ``lines`` lines). Never a position: JupyterLab
+    shows none, and a position would count Markdown cells too."""
+    first = " / ".join([line.strip() for line in source.splitlines() if line.strip()][:lines])
     label = "cell"
     if type(execution_count) is int and execution_count > 0:
         label += f" [{execution_count}]"
-    label += f' "{_shorten(first)}"' if first else " (empty)"
+    label += f' "{_shorten(first, 24 + 24 * lines)}"' if first else " (empty)"
     if heading:
         label += f' under "{_shorten(heading)}"'
     return label

@@ -4,9 +4,11 @@ show the hint that names their mistake; correct submissions in other styles must
 Layout (tests/catalog/):
 - correct/*.py: complete submissions, each defining every stage's names in its own style.
 - mistakes/*.py: small files that declare the stage they break (``STAGE``) and words the
-  stage's hint must contain at the level that names the fix (``HINT``), and redefine only that
-  stage's names. At the default level the hint holds no code of the solution notebook's answers. Each is graded
-  appended to correct/book_style.py, so the submission is right everywhere else.
+  stage row's hint (the one ``make test`` shows) must contain at the level that names the fix
+  (``HINT``), and redefine only that stage's names. At the default level no hint of the stage
+  holds code of the solution notebook's answers, a fixing value (``dim=-1``) or words that are
+  not the student's (support.NOT_FOR_STUDENTS). Each is graded appended to
+  correct/book_style.py, so the submission is right everywhere else.
 - policy/*.py: correct submissions that call what a stage teaches (a library softmax, PyTorch's
   fused attention): the call policy refuses those stages, and relaxed it gives full marks.
 
@@ -32,7 +34,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from support import TESTS, pasted_solution, solution_fragments
+from support import FIXING_VALUES, NOT_FOR_STUDENTS, TESTS, pasted_solution, solution_fragments
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.failures import Hint
@@ -239,6 +241,11 @@ def test_mistake_is_caught_with_its_hint(path, catalog_grades, record_property):
     assert not pasted_solution(default, SOLUTION_CODE), (
         f"{path.name}: the default-level hint holds the solution's code {pasted_solution(default, SOLUTION_CODE)}:"
         f" {default!r}")
+    # nor does any failed check's (the test cell shows them all): no fixing value, no words not the student's
+    for text in [default] + [at_level(h, Settings.hint_level) for check_id, passed, h, _ in graded.checks
+                             if not passed and check_id.split(".")[0] == str(number)]:
+        found = FIXING_VALUES.search(text) or NOT_FOR_STUDENTS.search(text)
+        assert not found, f"{path.name}: a default-level hint holds {found.group(0)!r}: {text!r}"
     assert mistake.hint.lower() in hint.lower(), (
         f"{path.name} ({mistake.about}) lost points in stage {number}, but the hint does not say "
         f"{mistake.hint!r}:\n{graded.describe()}")

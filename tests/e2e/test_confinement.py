@@ -315,8 +315,8 @@ def test_the_worker_environment_is_the_one_security_md_lists():
 
 @needs_landlock
 def test_reports_name_the_fences(tmp_path):
-    """results.json and JUnit: the fences in force, or 'unconfined'; the console only when
-    one is missing (or with -v): a student need not read them on every run."""
+    """results.json and JUnit: the fences in force, or 'unconfined'; the console only with -v:
+    a student need not read them on every run."""
     submission = REPO / "tests" / "hostile" / "blank_stub.py"
     proc = subprocess.run([sys.executable, "-m", "autograder.frontends.hosted.ci", str(submission), "--stage", "1",
                            "--results", str(tmp_path / "results.json"), "--junit", str(tmp_path / "junit.xml")],

@@ -41,7 +41,7 @@ def test_the_portable_fallback_grades_like_linux_and_says_unconfined(tmp_path, s
     results = proc.results
     assert proc.returncode == code, proc.stdout + proc.stderr
     assert total_words(CHAPTER, score, bonus) in proc.stdout, proc.stdout
-    assert "confinement: unconfined" in proc.stdout
+    assert "confinement:" not in proc.stdout  # the fences are named with -v only (make test V=1)
     assert results["score"] == (CHAPTER.max_score if score is None else score)
     assert results["extra_data"]["confinement"] == "unconfined"
 

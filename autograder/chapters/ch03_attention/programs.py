@@ -59,7 +59,7 @@ STEPS: dict[str, tuple[str, str]] = {
     "scores": ("scores", "the attention scores, queries @ keys transposed (every query with every key)"),
     "masked": ("mask", "the causal mask: the scores above the diagonal (the future) filled with -inf"),
     "scaled": ("scale", "the scaling of the scores by 1/sqrt(d_k)"),
-    "weights": ("softmax", "the softmax over the keys (dim=-1), which makes each query's weights sum to 1"),
+    "weights": ("softmax", "the softmax over the keys (the last axis), which makes each query's weights sum to 1"),
     "context": ("context", "the context vectors, the weights times the values"),
     "d_out": ("split_sizes", "d_out, the width of the queries"),
     "head_dim": ("split_sizes", "head_dim, the width of one head (d_out split evenly over num_heads, a whole number)"),

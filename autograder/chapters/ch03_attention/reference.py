@@ -49,8 +49,8 @@ def softmax_mistakes(x: torch.Tensor) -> FunctionMistakes:
         which = "the first dimension (dim=0)" if dim == 0 else f"dimension {dim}"
         found[f"sum_dim_{dim}"] = (
             lambda x, dim=dim: _exp_normalised(x, dim),
-            f"the values sum to 1 along {which}: sum along the last dimension, dim=-1, which is "
-            "right for inputs with any number of dimensions")
+            Hint(f"the values sum to 1 along {which}: sum along the last dimension, which is right for inputs with "
+                 "any number of dimensions", "exp_x.sum(dim=-1, keepdim=True)"))
     return found
 
 
@@ -75,8 +75,8 @@ def scores_mistakes(x: torch.Tensor) -> FunctionMistakes:
 
 WEIGHTS_MISTAKES: FunctionMistakes = {
     "columns": (lambda s: torch.softmax(s, dim=0),
-                "softmax over the wrong dimension: the columns sum to 1; use dim=-1 so the weights "
-                "of each query (each row) sum to 1"),
+                Hint("softmax over the wrong dimension: the columns sum to 1; the weights of each query (each row) must",
+                     "torch.softmax(attn_scores, dim=-1)")),
     "divide_by_sum": (lambda s: s / s.sum(dim=-1, keepdim=True),
                       Hint("dividing by the row sum normalises but is not a softmax: exponentiate first",
                            "torch.softmax(attn_scores, dim=-1)")),
@@ -188,13 +188,12 @@ ATTENTION_MISTAKES: dict[str, Hint | str] = {
                           "width", "d_k = keys.shape[-1]"),
     "scale_after_softmax": "the weights are divided by sqrt(d_k) after the softmax, so they no longer "
                            "sum to 1: scale the scores before the softmax",
-    "softmax_wrong_dim": "softmax over the wrong dimension: the weights of each query (each row) "
-                         "must sum to 1, so use dim=-1",
-    "softmax_over_batch": "softmax over the wrong dimension: dim=0 is the batch, so the sequences "
-                          "mix; use dim=-1 (over the keys)",
+    "softmax_wrong_dim": Hint("softmax over the wrong dimension: the weights of each query (each row) must sum to 1",
+                              "softmax(..., dim=-1)"),
+    "softmax_over_batch": Hint("softmax over the wrong dimension: dim=0 is the batch, so the sequences mix; the "
+                               "softmax runs over the keys", "softmax(..., dim=-1)"),
     "keys_queries_swapped": Hint("queries and keys are swapped: the scores have one row per query token", "queries @ keys.T"),
-    "mask_hides_diagonal": "the mask hides the diagonal too: a token must see itself "
-                           "(torch.triu(..., diagonal=1))",
+    "mask_hides_diagonal": Hint("the mask hides the diagonal too: a token must see itself", "torch.triu(..., diagonal=1)"),
     "mask_zero_fill": "masked scores are set to 0, which still gets weight after the softmax: "
                       "fill them with -inf",
     "mask_after_softmax": "the mask is applied after the softmax without renormalising: "
@@ -210,8 +209,8 @@ ATTENTION_MISTAKES: dict[str, Hint | str] = {
                             "vectors are the weights times the values", "attn_weights @ values"),
     "no_softmax": Hint("the scores are used as weights without a softmax: each query's weights must be positive and "
                        "sum to 1", "attn_weights = torch.softmax(attn_scores / sqrt(d_k), dim=-1)"),
-    "mask_off_by_one": "the mask starts one diagonal too high, so each token also sees the next one: "
-                       "torch.triu(..., diagonal=1) hides everything above the diagonal",
+    "mask_off_by_one": Hint("the mask starts one diagonal too high, so each token also sees the next one: hide "
+                            "everything above the diagonal", "torch.triu(..., diagonal=1)"),
     # last: at small sizes an axis often has the size of a likelier culprit, and the first match is named
     "scale_by_keys_axis_0": Hint("the scale uses another axis of the keys (keys.shape[0]); d_k is the last one",
                                  "divide by sqrt(keys.shape[-1])"),
@@ -288,8 +287,8 @@ MHA_MISTAKES: dict[str, Hint | str] = {
                                       "the projections are (b, num_tokens, d_out), split their last axis into "
                                       "(num_heads, head_dim), then move the head axis before the tokens",
                                       ".view(b, num_tokens, num_heads, head_dim).transpose(1, 2)"),
-    "softmax_over_heads": "softmax over the head axis (dim=1): each query's weights must sum to 1 over the keys, "
-                          "softmax(..., dim=-1)",
+    "softmax_over_heads": Hint("softmax over the head axis (dim=1): each query's weights must sum to 1 over the keys",
+                               "softmax(..., dim=-1)"),
     "single_head": Hint("all of d_out attends as one head: split queries, keys and values into num_heads heads of "
                         "head_dim features each", "head_dim = d_out // num_heads"),
 }

@@ -51,12 +51,10 @@ def print_console(report: GradeReport, verbose: bool = False) -> None:
     from rich.markup import escape  # messages quote the submission: "[/red]" in it is text, not markup
     from rich.table import Table
 
-    from autograder.sandbox.confinement import is_confined
-
     console = _console()
     console.print(f"[bold]Grading[/bold] {escape(report.submission)} [dim](device: {report.device})[/dim]")
-    # the fences are the instructor's concern: named with V=1, or when one is missing
-    if verbose or not is_confined(report.confinement):
+    # the fences are the instructor's concern: named with V=1 only
+    if verbose:
         console.print(f"[dim]confinement: {escape(confinement_text(report))}[/dim]")
     if report.error:
         console.print(f"[bold red]Could not grade:[/bold red] {escape(report.error)}")
@@ -68,18 +66,18 @@ def print_console(report: GradeReport, verbose: bool = False) -> None:
     table.add_column("Hint")
     for result in report.stages:
         style = STATUS_STYLE[result.status]
-        summary = result.summary
-        if verbose and result.status is not CheckStatus.PASSED:
-            summary = "\n".join(f"{c.status.mark} {c.check.id} {c.message or c.check.title}"
-                                for c in result.failures)
+        summary, hint = result.summary, result.hint
+        if verbose and result.status is not CheckStatus.PASSED:  # every failed check, each with its hint
+            summary = "\n".join(f"{c.status.mark} {c.check.id} {c.message or c.check.title}" for c in result.failures)
+            hint = "\n".join(f"{c.check.id} {c.hint}" for c in result.failures if c.hint) or hint
         table.add_row(f"{result.stage.number} {result.stage.id}" + (" (bonus)" if result.stage.bonus else ""),
                       f"{format_points(result.score)}/{format_points(result.max_score)}",
-                      f"[{style}]{escape(summary)}[/{style}]", escape(result.hint))
+                      f"[{style}]{escape(summary)}[/{style}]", escape(hint))
     console.print(table)
     console.print(f"[bold]{total_line(report)}[/bold]  [dim]({report.seconds:.1f} s)[/dim]")
     if report.score < report.max_score and not report.error:
-        console.print("[dim]Run `make test STAGE=N` to grade one stage; each stage's test cell in the "
-                      "notebook prints every check of that stage.[/dim]")
+        console.print("[dim]`make test STAGE=N` grades one stage, `V=1` shows every failed check with its hint, `HINTS=2` "
+                      "the code that fixes it; each stage's test cell in the notebook prints every check of that stage.[/dim]")
 
 
 # Errors that are the expected echo of an unfinished stage (a stub raising, then a demo cell

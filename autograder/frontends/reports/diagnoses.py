@@ -23,13 +23,13 @@ import re
 from pathlib import Path
 
 from autograder.core.checks import CheckStatus
-from autograder.core.failures import AMBIGUOUS, GENERIC, NAMED, POLICY, Hint
+from autograder.core.failures import AMBIGUOUS, GENERIC, NAMED, POLICY, SEEN, Hint
 from autograder.core.results import CheckResult, GradeReport, StageResult
 
 FORMAT = "autograder-diagnosis/1"
 # nbgrader's route: each graded notebook's record, <student>/<assignment>.json, from the course root
 DIAGNOSES = "grading/diagnoses"
-RANKS = {GENERIC: "generic", AMBIGUOUS: "ambiguous", NAMED: "named", POLICY: "policy"}
+RANKS = {GENERIC: "generic", AMBIGUOUS: "ambiguous", NAMED: "named", SEEN: "named", POLICY: "policy"}
 STAGE_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*Stage\s+(\d+)\b", re.IGNORECASE | re.MULTILINE)
 MESSAGE_CHARS = 300
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from autograder import CHECKOUT
 from autograder.frontends import commands, finder
 from autograder.sandbox import timings
 from autograder.sandbox.limits import Limits
-from autograder.sandbox.settings import Settings
+from autograder.sandbox.settings import HINT_LEVELS, Settings
 
 # The printed time is the student's whole wait, imports included.
 _STARTED = time.monotonic()
@@ -29,10 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Grade a submission of a chapter's exercises (default: 'Coding Attention Mechanisms'). "
                           "Exit status: 0 full marks, 1 some check failed, 2 could not grade.")
     add_grading_arguments(parser)
-    parser.add_argument("--verbose", "-v", action="store_true", help="list every failed check")
+    parser.add_argument("--verbose", "-v", action="store_true", help="list every failed check, each with its hint")
+    parser.add_argument("--hints", type=int, choices=HINT_LEVELS, metavar="LEVEL",
+                        help="how much a hint says: 1 what is wrong, 2 also the code that fixes it (default: your course's)")
     parser.add_argument("--hidden-examples-seed", type=int, metavar="SEED",
-                        help="grade again on examples drawn from this secret seed; only results.json has them, "
-                             "as tests visible after the due date (Gradescope's bundle: make gradescope HIDDEN_EXAMPLES=1)")
+                        help="grade again on examples drawn from this secret seed; only results.json has them")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -56,7 +58,8 @@ def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
-    return Settings.read(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout)
+    settings = Settings.read(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout)
+    return replace(settings, hint_level=args.hints) if getattr(args, "hints", None) else settings
 
 
 class NoDevice(Exception):
@@ -312,9 +315,9 @@ def _grade(args, settings, worker) -> int:
         print(f"note: {stale}")
     edited = edited_test_cells(args.submission, chapter)
     if edited:
-        print(f"warning: test cell{'s' if len(edited) > 1 else ''} {', '.join(edited)} differ{'' if len(edited) > 1 else 's'} "
-              "from the release's (a modified grader): this grade comes from the course's own checks, not from the "
-              "cells; CI reports the edit to the course staff")
+        print(f"warning: the test cell{'s' if len(edited) > 1 else ''} {', '.join(edited)} {'were' if len(edited) > 1 else 'was'} "
+              "edited: restore the test cell as you were given it; this grade comes from the course's own checks, not "
+              "from the cells, and CI reports the edit to the course staff")
     timings.mark("printed")
     return report.exit_code
 

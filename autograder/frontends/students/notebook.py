@@ -1,7 +1,8 @@
 """The notebook's test cells: ``grade_stage("ch03_attention", 4, globals())`` runs the stage's
-checks on the kernel's objects, prints them with their hints and returns the points (nbgrader's
-partial credit). The instructor's hidden block (``hidden_seed=...``) grades again on examples the
-student never saw; a check keeps its points only if it passes both (:func:`with_hidden`).
+checks on the kernel's objects, prints them with their hints (at the level a cell's ``HINTS = 2``
+asks) and returns the points (nbgrader's partial credit). The instructor's hidden block
+(``hidden_seed=...``) grades again on examples the student never saw; a check keeps its points
+only if it passes both (:func:`with_hidden`).
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+from dataclasses import replace
 
 from autograder.core.engine import HIDDEN_FAILURE, checks_hidden_examples_could_fail, with_hidden
-from autograder.sandbox.settings import Settings
+from autograder.sandbox.settings import HINT_LEVELS, Settings
 
 # The visible result of each stage, kept for the hidden call in the same cell just below.
 _last_visible: dict[tuple[str, int], object] = {}
@@ -40,6 +42,8 @@ def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu"
 
     key = (chapter.id, stage.number)
     settings = Settings.read(stage_seconds=stage_seconds)
+    if type(namespace.get("HINTS")) is int and namespace["HINTS"] in HINT_LEVELS:  # the student's `HINTS = 2`
+        settings = replace(settings, hint_level=namespace["HINTS"])
     try:
         if hidden_seed is None:
             result = _run(chapter, stage, namespace, device, None, settings=settings)

@@ -41,7 +41,7 @@ def test_row_sums(right):
     row_sums(SPEC, right, SIZES)
     with pytest.raises(CheckFailure, match="a row of weights sums to") as failure:
         row_sums(SPEC, wrong("softmax_wrong_dim"), SIZES)
-    assert failure.value.hint.text() == R.ATTENTION_MISTAKES["softmax_wrong_dim"]
+    assert failure.value.hint.text() == R.ATTENTION_MISTAKES["softmax_wrong_dim"].text()
 
 
 def test_batch_independence(right):

@@ -105,8 +105,14 @@ def test_a_stale_notebook_is_named_beside_the_instructors_numbers():
     stale = notebook(cell(ONE, 10, True), cell(TWO, 10, True), cell(EXTRA, 4, False))
     note = stale_points(stale, toy)
     assert note.count(".") <= 1 and "stage 1 10, stage 3 4 against stage 1 5, stage 3 none" in note
-    assert "solutions/toy.ipynb" in note and "instructor's" in note
+    assert "solutions/" not in note and "instructor's" in note  # a student has no solutions/
     assert stale_points(notebook(cell(ONE, 5, True), cell(TWO, 10, True)), toy) is None
+
+
+def test_a_deleted_test_cell_is_named_with_what_to_do():
+    toy = chapter(Course({1: StagePoints(5.0, False), 2: StagePoints(10.0, False)}, "solutions/toy.ipynb"))
+    note = stale_points(notebook(cell(ONE, 5, True)), toy)
+    assert "test cell of stage 2 is missing" in note and "restore the test cell" in note and "solutions/" not in note
 
 
 def test_a_stale_note_survives_a_damaged_cell():

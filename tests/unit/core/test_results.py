@@ -7,7 +7,7 @@ from support import chapter_of, every_declared_stage
 from autograder.chapters.ch03_attention import CHAPTER as COURSE_CH03
 from autograder.core.chapter import Stage
 from autograder.core.checks import Check, CheckStatus
-from autograder.core.failures import NAMED, Hint
+from autograder.core.failures import NAMED, SEEN, Hint
 from autograder.core.results import CheckResult, GradeReport, StageResult
 
 ONE = Stage(1, "one", "Stage one", ("f",))
@@ -79,6 +79,16 @@ def test_the_stage_row_shows_the_most_specific_hint_of_the_attempted_failures():
     assert result.summary == "1.3 is off"
     assert _stage(ONE, (1, P), (1, P)).summary == "all 2 checks passed"
     assert "fill in the Stage 1 (one) cell" in _stage(ONE, (1, N)).hint
+
+
+def test_a_structure_finding_outranks_a_mistake_deduced_from_outputs():
+    """The book example's guess ("not the book's weights: create them in this order") or a mistake
+    read from outputs loses to what the structure check saw in the module ("W_query has a bias")."""
+    result = _stage(ONE, (1, F), (1, F), (1, F))
+    result.checks[0].diagnosis = Hint("the weights are not the book's")
+    result.checks[1].diagnosis = Hint("forward ignores the weights", rank=NAMED)
+    result.checks[2].diagnosis = Hint("W_query has a bias", rank=SEEN)
+    assert result.hint == "W_query has a bias"
 
 
 # the real chapter's checks: graded stages and a bonus stage beside them, whatever the course

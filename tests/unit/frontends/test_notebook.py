@@ -45,6 +45,19 @@ def test_the_kernel_defers_to_the_sandbox_while_nbgrader_autogrades(monkeypatch,
     assert "separate process" in capsys.readouterr().out
 
 
+def test_a_student_asks_for_the_fixing_code_with_hints_2_in_a_cell(capsys):
+    """The instructor's level stays the default; ``HINTS = 2`` in the notebook shows the fix too."""
+    def softmax_naive(x):  # the sums lose their axis
+        return x.exp() / x.exp().sum(dim=-1)
+
+    notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": softmax_naive})
+    default = capsys.readouterr().out
+    notebook.grade_stage(CHAPTER.id, 1, {"softmax_naive": softmax_naive, "HINTS": 2})
+    more = capsys.readouterr().out
+    assert "keep their dimension" in default and "keepdim=True" not in default
+    assert "keepdim=True" in more
+
+
 def test_a_test_cell_grades_on_one_thread_and_gives_the_kernel_its_threads_back():
     """The sandboxed worker computes on one thread (Limits.threads); so do the test cells,
     where tiny tensors on a thread pool cost more than they compute."""

@@ -9,6 +9,7 @@ from support import REPO, every_declared_stage
 
 from autograder.chapters import load
 from autograder.core.checks import CheckStatus
+from autograder.core.failures import Hint
 from autograder.core.results import CheckResult, GradeReport, StageResult
 from autograder.frontends.reports import safe_write
 from autograder.frontends.reports.results_json import gradescope_json
@@ -118,3 +119,18 @@ def test_gradescope_score_is_out_of_100_and_the_bonus_is_reported_apart():
     assert sum(t["score"] for t in graded) == CHAPTER.max_score == sum(t["max_score"] for t in graded)
     most, extra = format_points(CHAPTER.max_score), format_points(bonus)
     assert f"Total: {most}/{most} (+{extra}/{extra} bonus)" in data["output"]
+
+
+def test_the_table_shows_one_hint_a_row_and_with_verbose_every_failed_checks(capsys):
+    """make test: the row's hint; make test V=1: each failed check with its own hint. The sandbox's
+    fences are named with V=1 only."""
+    from autograder.frontends.reports.console import print_console
+
+    report = _report(1)
+    report.stages[0].checks[2].diagnosis = Hint("keep the axis")
+    print_console(report)
+    plain = capsys.readouterr().out
+    assert "sum over the last axis" in plain and "keep the axis" not in plain and "confinement" not in plain
+    print_console(report, verbose=True)
+    verbose = " ".join(capsys.readouterr().out.split())
+    assert "1.2 sum over the last axis" in verbose and "1.3 keep the axis" in verbose and "confinement" in verbose

@@ -138,7 +138,7 @@ def row_sums(spec: ModuleSpec, sub, sizes: Sizes) -> None:
     else:
         # no known mistake gives this output: say what is observed, not a guess at its cause
         hint = Hint(f"the attention weights of a token sum to {value:.4g}, not 1: the softmax must run over "
-                    "the keys (dim=-1) and nothing may change the weights after it but dropout",
+                    "the keys (the last axis) and nothing may change the weights after it but dropout",
                     mistake="observed_rows_not_summing_to_1")
     raise CheckFailure(
         f"with every value vector equal to ones the output must be all ones (the attention weights "
@@ -160,8 +160,8 @@ def causality(spec: ModuleSpec, sub, sizes: Sizes, position: int) -> None:
         raise CheckFailure(
             f"output at token {token} changed when only tokens {t + 1}..{sizes.tokens - 1} "
             "changed", known or Hint(f"the output of token {token} depends on later tokens (only tokens {t + 1}.. changed): every "
-                                     "score above the diagonal must be -inf before the softmax (torch.triu(..., diagonal=1), sliced "
-                                     "to [:num_tokens, :num_tokens]), and no other step may move values between tokens",
+                                     "score above the diagonal must be -inf before the softmax, and no other step may move values "
+                                     "between tokens", "torch.triu(..., diagonal=1), sliced to [:num_tokens, :num_tokens]",
                                      mistake="observed_future_dependence"))
 
 
@@ -230,8 +230,9 @@ def dropout_behaviour(spec: ModuleSpec, sub, sizes: Sizes, head_blocks: int) -> 
     expect_shape(samples[0], reference.shape, f"{dropped.what} in training mode")
     if close(samples.std(0).sum(), torch.tensor(0.0), EXACT):
         raise CheckFailure(f"dropout={p} in training mode never changed the output",
-                           "apply self.dropout to the attention weights in forward (with "
-                           "scaled_dot_product_attention: dropout_p=self.dropout.p if self.training else 0.0)")
+                           Hint("apply self.dropout to the attention weights in forward (or pass its rate to "
+                                "scaled_dot_product_attention in training mode)",
+                                "dropout_p=self.dropout.p if self.training else 0.0"))
     eval_out = reference.double()
     block = samples.shape[-1] // head_blocks
 
@@ -296,9 +297,9 @@ def moves_to_device(spec: ModuleSpec, sub, sizes: Sizes) -> None:
     except CheckFailure as failure:
         raise CheckFailure(
             f"after module.to(device) the forward pass fails: {failure.message}",
-            "everything forward uses must move with the module: register the mask with "
-            "self.register_buffer('mask', ...) instead of a plain attribute, and create any new "
-            "tensor inside forward with device=x.device (this breaks on a GPU)") from None
+            Hint("everything forward uses must move with the module, or it breaks on a GPU: the mask as a registered "
+                 "buffer, not a plain attribute, and any new tensor inside forward made on the input's device",
+                 "self.register_buffer('mask', ...); torch.ones(..., device=x.device)")) from None
     if tuple(shape) != spec.out_shape(sizes):
         raise CheckFailure(f"on another device the output has shape {shape}, expected "
                            f"{list(spec.out_shape(sizes))}", spec.shape_hint)

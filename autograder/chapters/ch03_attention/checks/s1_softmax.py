@@ -29,8 +29,8 @@ def softmax_steps(x):
 PROGRAM = Program(softmax_steps)
 
 ERROR_HINTS = [
-    (r"[Dd]imension out of range", "the input may have any number of dimensions (the book's scores "
-     "are 1-d): take the sum along dim=-1, the last dimension, which every tensor has"),
+    (r"[Dd]imension out of range", Hint("the input may have any number of dimensions (the book's scores are 1-d): "
+                                        "take the sum along the last dimension, which every tensor has", "dim=-1")),
     (SHAPE_ERROR, Hint("the sums must keep their dimension to broadcast against each row", "exp_x.sum(dim=-1, keepdim=True)")),
 ]
 SOFTMAXES = {"softmax", "_softmax", "log_softmax", "softmin"}
@@ -61,7 +61,7 @@ def book_example(sub):
                     default_hint="exp(x) divided by the sum of exp(x), computed for any input", program=PROGRAM)
 
 
-def _known_mistake(out: torch.Tensor, x: torch.Tensor, default: str) -> Hint | str:
+def _known_mistake(out: torch.Tensor, x: torch.Tensor, default: Hint | str) -> Hint | str:
     if not explaining():
         return default
     variants, hints = R.function_variants(R.softmax_mistakes(x), x)
@@ -77,13 +77,13 @@ def sums_to_one(sub):
         x = torch.from_numpy(array.copy())
         out = softmax_naive(x)
         what = f"softmax_naive(x) for x of shape {list(x.shape)}"
-        expect_shape(out, x.shape, what, "the output has the shape of the input; sum with keepdim=True")
+        expect_shape(out, x.shape, what, Hint("the output has the shape of the input: the sums keep their axis", "keepdim=True"))
         sums = out.double().sum(-1)
         if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
             worst = sums.flatten()[(sums.flatten() - 1).abs().argmax()].item()
             raise CheckFailure(f"{what}: a slice along the last dimension sums to {worst:.4g}, not 1",
-                               _known_mistake(out, x, "divide by the sum along the last dimension, with "
-                                              "keepdim=True so it broadcasts per row"))
+                               _known_mistake(out, x, Hint("divide by the sum along the last dimension, kept as an axis so "
+                                                           "it broadcasts per row", "keepdim=True")))
         if (out < 0).any():
             raise CheckFailure(f"{what} has negative entries",
                                _known_mistake(out, x, "exp() is never negative: use torch.exp"))
@@ -105,7 +105,8 @@ def equals_torch(sub):
         x = torch.from_numpy(array.copy())
         expect_function(softmax_naive(x), torch.softmax(x.double(), -1), f"softmax_naive(x) for x of shape "
                         f"{list(x.shape)}", R.softmax_mistakes(x), (x,), tol=FLOAT32,
-                        default_hint="exp(x) / exp(x).sum(dim=-1, keepdim=True)", program=PROGRAM)
+                        default_hint=Hint("each value's exponential divided by the sum of its row's exponentials",
+                                          "exp(x) / exp(x).sum(dim=-1, keepdim=True)"), program=PROGRAM)
 
     run_property(body, float_arrays(bound=10.0), examples=EXAMPLES["function"])
 

@@ -127,7 +127,7 @@ def weights_random(sub):
         sums = out.double().sum(-1)
         if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
             worst = sums[(sums - 1).abs().nan_to_num(1e9).argmax()].item()
-            hint = ("the columns sum to 1: softmax over the wrong dimension? use dim=-1"
+            hint = (Hint("the columns sum to 1: softmax over the wrong dimension?", "dim=-1")
                     if close(out.double().sum(0), torch.ones(n, dtype=torch.float64), FLOAT32)
                     else Hint("normalise each row with a softmax", "torch.softmax(attn_scores, dim=-1)"))
             raise CheckFailure(f"{what}: rows sum to {worst:.4g}, not 1", hint)

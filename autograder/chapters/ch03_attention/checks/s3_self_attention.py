@@ -15,7 +15,7 @@ from autograder.chapters.ch03_attention.reference import linear
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close
-from autograder.core.failures import NAMED, CheckFailure, Hint
+from autograder.core.failures import SEEN, CheckFailure, Hint
 from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import EXAMPLES, run_property, variation_seed
 
@@ -99,7 +99,8 @@ def v2_book(sub):
     require(sub, V2.name, "class")
     expect_book(V2, sub, SELF_ATTENTION_V2,
                 weights_hint=Hint("the attention is right but the weights are not the book's: create W_query, W_key, "
-                                  "W_value in this order, each an nn.Linear from d_in to d_out", "nn.Linear(d_in, d_out, bias=qkv_bias)"),
+                                  "W_value in this order, each an nn.Linear from d_in to d_out with a bias only when "
+                                  "qkv_bias is True", "nn.Linear(d_in, d_out, bias=qkv_bias)"),
                 default_hint=ATTENTION_HINT)
 
 
@@ -111,11 +112,11 @@ def structure(sub):
         if v1.info["params"].get(name) != [4, 3]:
             found = v1.info["params"].get(name) or ("an nn.Linear" if f"{name}.weight" in v1.info["params"]
                                                     else "missing")
-            hint = Hint(f"{name} must be a (d_in, d_out) parameter", f"self.{name} = nn.Parameter(torch.rand(d_in, d_out))")
+            hint = Hint(f"{name} must be a (d_in, d_out) parameter", f"self.{name} = nn.Parameter(torch.rand(d_in, d_out))", rank=SEEN)
             if found == [3, 4]:
                 hint = Hint(f"{name} is (d_out, d_in), the sizes swapped: v1 computes x @ {name}, so create it "
                             "as a (d_in, d_out) parameter", "nn.Parameter(torch.rand(d_in, d_out))",
-                            rank=NAMED, mistake="v1_weights_transposed")
+                            rank=SEEN, mistake="v1_weights_transposed")
             raise CheckFailure(f"SelfAttention_v1(4, 3).{name} should be a parameter of shape [4, 3]; found {found}",
                                hint)
     require(sub, "SelfAttention_v2", "class")

@@ -90,9 +90,10 @@ def book_example(sub):
     require(sub, SPEC.name, "class")
     expect_book(SPEC, sub, torch.stack((CAUSAL, CAUSAL)),
                 weights_hint=Hint("the attention is right but the weights are not the book's: create W_query, W_key, "
-                                  "W_value in this order, before anything else random", "each nn.Linear(d_in, d_out, bias=qkv_bias)"),
-                default_hint="scores masked above the diagonal with -inf, softmax(scores / sqrt(d_k), "
-                             "dim=-1), then @ values")
+                                  "W_value in this order, before anything else random, with a bias only when qkv_bias is "
+                                  "True", "each nn.Linear(d_in, d_out, bias=qkv_bias)"),
+                default_hint=Hint("scores masked above the diagonal with -inf, a softmax over the keys of the scaled "
+                                  "scores, then the weights times the values", "softmax(scores / sqrt(d_k), dim=-1) @ values"))
 
 
 @check("4.2", 2, "structure: nn.Linear weights, nn.Dropout, mask registered as a (context_length, context_length) buffer")

@@ -31,6 +31,7 @@ from autograder.chapters.ch03_attention.checks.spec import (
     perturbed,
     require,
 )
+from autograder.chapters.ch03_attention.checks.structure import seen
 from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
@@ -214,25 +215,25 @@ def structure(sub):
     info = sub.build(NAME, 4, 2, 5, 0.0, num_heads=3, seed=0).info
     container = info["module_containers"].get("heads")
     if container:
-        raise CheckFailure(f"`heads` is a plain Python {container}, so its weights are not registered",
-                           "use nn.ModuleList([...]) so .parameters(), .to() and .eval() reach every head")
+        raise seen(f"`heads` is a plain Python {container}, so its weights are not registered", "hold the heads in an "
+                   "nn.ModuleList so .parameters(), .to() and .eval() reach every head", "nn.ModuleList([...])")
     if info["modules"].get("heads", {}).get("class") != "ModuleList":
-        raise CheckFailure("no nn.ModuleList named `heads`",
-                           Hint("the heads live in an nn.ModuleList named heads, one CausalAttention per head",
-                                "self.heads = nn.ModuleList([CausalAttention(...) for _ in range(num_heads)])"))
+        raise seen("no nn.ModuleList named `heads`", "the heads live in an nn.ModuleList named heads, one "
+                   "CausalAttention per head", "self.heads = nn.ModuleList([CausalAttention(...) for _ in range(num_heads)])")
     heads = [n for n in info["modules"] if n.count(".") == 1 and n.startswith("heads.")]
     if len(heads) != 3:
         # named_modules() lists a module once however often it is repeated
-        raise CheckFailure(f"num_heads=3 gave {len(heads)} distinct head{'s' * (len(heads) != 1)}",
-                           "create a new CausalAttention for each head, in a loop "
-                           "([CausalAttention(...)] * num_heads repeats one head, with the same weights)")
+        raise seen(f"num_heads=3 gave {len(heads)} distinct head{'s' * (len(heads) != 1)}", "the heads share one set "
+                   "of weights: create a new CausalAttention for each head, in a loop ([CausalAttention(...)] * "
+                   "num_heads repeats one head)")
     for name in heads:
         if info["modules"][name]["class"] != "CausalAttention":
-            raise CheckFailure(f"`{name}` is a {info['modules'][name]['class']}, expected CausalAttention",
-                               "reuse your CausalAttention class for each head")
+            raise seen(f"`{name}` is a {info['modules'][name]['class']}, expected CausalAttention",
+                       "reuse your CausalAttention class for each head")
         if info["params"].get(f"{name}.W_query.weight") != [2, 4]:
-            raise CheckFailure(f"`{name}.W_query.weight` has shape {info['params'].get(f'{name}.W_query.weight')}, "
-                               "expected [2, 4]", "each head is CausalAttention(d_in, d_out, ...)")
+            raise seen(f"`{name}.W_query.weight` has shape {info['params'].get(f'{name}.W_query.weight')}, expected "
+                       "[2, 4]", "each head is as wide as the wrapper's d_out, which is not split among the heads: "
+                       "the output has num_heads * d_out features", "CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)")
     # dropout and qkv_bias reach every head, as far as the student's own CausalAttention honours them
     info = sub.build(NAME, 4, 2, 5, 0.25, num_heads=2, qkv_bias=True, seed=0).info
     own = sub.build(CAUSAL.name, 4, 2, 5, 0.25, qkv_bias=True, seed=0).info["modules"]

@@ -43,10 +43,14 @@ BOOK_MULTI_HEAD_ATTENTION = "import math\nimport torch\nfrom torch import nn\n\n
 '''
 
 ERROR_HINTS = [
-    (r"AssertionError|ValueError", "MultiHeadAttention rejected the sizes: GPT-2 small has d_in = d_out = 768 "
-     "and num_heads = 12 (head_dim = 768 // 12 = 64 is computed inside)"),
-    (SHAPE_ERROR, "GPT-2 small takes 768-wide inputs of up to 1024 tokens: d_in = d_out = 768, "
-     "context_length = 1024"),
+    (r"ZeroDivisionError|'float' object cannot be interpreted as an integer",  # MultiHeadAttention(768, 768, 1024, 12, 0.0)
+     Hint("MultiHeadAttention got a number in another argument's place: it takes d_in, d_out, context_length, "
+          "dropout, num_heads, in this order", "MultiHeadAttention(768, 768, 1024, 0.0, num_heads=12)")),
+    (r"AssertionError|ValueError", Hint("MultiHeadAttention rejected the sizes: compare d_in, d_out and num_heads "
+                                        "with GPT-2 small's (head_dim is computed inside)",
+                                        "d_in = d_out = 768 and num_heads = 12 (head_dim = 768 // 12 = 64)")),
+    (SHAPE_ERROR, Hint("GPT-2 small takes 768-wide inputs of up to 1024 tokens: compare d_in, d_out and "
+                       "context_length with these", "d_in = d_out = 768, context_length = 1024")),
 ]
 
 
@@ -145,8 +149,10 @@ def _params_hint(mine: dict, own: dict) -> Hint | str:
     differ = [f"{name} has shape {mine[name]}, expected {shape}" for name, shape in own.items()
               if name in mine and mine[name] != shape]
     if differ:
-        return Hint("; ".join(differ[:2]) + ": GPT-2 small has d_in = d_out = 768", rank=NAMED, mistake="gpt2_wrong_sizes")
-    return "d_in = d_out = 768, context_length = 1024, num_heads = 12, dropout 0.0, qkv_bias False"
+        return Hint("; ".join(differ[:2]) + ": d_in and d_out are GPT-2 small's embedding width", "d_in = d_out = 768",
+                    rank=NAMED, mistake="gpt2_wrong_sizes")
+    return Hint("compare each size with GPT-2 small's", "d_in = d_out = 768, context_length = 1024, num_heads = 12, "
+                "dropout 0.0, qkv_bias False")
 
 
 def _dropout_rates(info: dict) -> list[float]:
@@ -160,24 +166,25 @@ def sizes(sub):
     for name in ("W_query", "W_key", "W_value", "out_proj"):
         shape = info["params"].get(f"{name}.weight")
         if shape != [768, 768] and shape != own["params"].get(f"{name}.weight"):
-            raise CheckFailure(f"{name}.weight has shape {shape}, expected [768, 768]", "d_in = d_out = 768")
+            raise CheckFailure(f"{name}.weight has shape {shape}, expected [768, 768]",
+                               Hint("d_in and d_out are GPT-2 small's embedding width", "d_in = d_out = 768"))
     # the buffers and dropout layers the student's own class has (a misnamed one is stage 6's)
     for name, entry in own["buffers"].items():
         mine = info["buffers"].get(name, {}).get("shape")
         if mine != entry["shape"]:
             raise CheckFailure(f"the buffer {name} has shape {mine}, expected {entry['shape']}",
-                               "context_length = 1024")
+                               Hint("the mask covers GPT-2 small's whole context", "context_length = 1024"))
     rates = _dropout_rates(info)
     if any(p != 0.0 for p in rates):
-        raise CheckFailure(f"dropout is {max(rates)}, expected 0.0", "pass dropout=0.0")
+        raise CheckFailure(f"dropout is {max(rates)}, expected 0.0", Hint("the module is built with dropout", "pass dropout=0.0"))
     _expect_uses_weights(sub, module)
 
 
-def _expect_same_as_own(sub, x, what: str, default_hint: str) -> None:
+def _expect_same_as_own(sub, x, what: str, default_hint: Hint) -> None:
     _excusing_own_errors(sub, x, lambda module: _judge_same_as_own(sub, module, x, what, default_hint))
 
 
-def _judge_same_as_own(sub, module, x, what: str, default_hint: str) -> torch.Tensor:
+def _judge_same_as_own(sub, module, x, what: str, default_hint: Hint) -> torch.Tensor:
     """The module's output on ``x`` with the grader's weights equals the student's own 12-head
     MultiHeadAttention's on them, and depends on them; when it differs, say which other head
     count it matches (cheap, on a few tokens) before paying for the weights' pass at full size."""
@@ -190,7 +197,8 @@ def _judge_same_as_own(sub, module, x, what: str, default_hint: str) -> torch.Te
                            f"sizes ({differ})", _params_hint(module.info["params"], own.info["params"]))
     state = load_grader_weights(module, 7)
     out = module(x)
-    expect_shape(out, x.shape, what, "d_in = d_out = 768: the output has the input's shape")
+    expect_shape(out, x.shape, what, Hint("the output has the input's shape: d_in and d_out are GPT-2 small's "
+                                          "embedding width", "d_in = d_out = 768"))
     own.load(state)
     expected = own(x)
     if close(out, expected, FLOAT32):
@@ -228,7 +236,7 @@ def _head_count_hint(sub, module, state: dict, x: torch.Tensor, out: torch.Tenso
         other.load(state)
         key = f"gpt2_num_heads_{n}"
         hint = diagnose(out, {key: other(x)},
-                        {key: f"the output{where} matches {n} heads: GPT-2 small has num_heads=12"})
+                        {key: Hint(f"the output{where} matches {n} heads, not GPT-2 small's head count", "num_heads=12")})
         if hint:
             return hint
     return None
@@ -237,7 +245,8 @@ def _head_count_hint(sub, module, state: dict, x: torch.Tensor, out: torch.Tenso
 @check("7.3", 3, "12 heads of 64 dimensions (output equals your 12-head MultiHeadAttention on the same weights)")
 def heads(sub):
     _expect_same_as_own(sub, tensor((2, 5, 768), 7, -1, 1), f"{NAME}()(x)",
-                        "num_heads=12, head_dim = 768 // 12 = 64")
+                        Hint("the output differs from your MultiHeadAttention's with GPT-2 small's heads",
+                             "num_heads=12, head_dim = 768 // 12 = 64"))
 
 
 @check("7.4", 2, "runs at the full context of 1024 tokens")
@@ -245,7 +254,8 @@ def full_context(sub):
     x = tensor((1, 1024, 768), 11, -1, 1)
     with sub.full_size():
         _expect_same_as_own(sub, x, f"{NAME}()(x) with 1024 tokens",
-                            "context_length = 1024, the mask sliced to [:num_tokens, :num_tokens]")
+                            Hint("the output at GPT-2 small's full context differs from your MultiHeadAttention's",
+                                 "context_length = 1024, the mask sliced to [:num_tokens, :num_tokens]"))
 
 
 STAGE = StageParts(

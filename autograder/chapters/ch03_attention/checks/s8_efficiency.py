@@ -115,20 +115,20 @@ def mha_weights(state: dict, sizes, layout: str = "012") -> dict:
 
 
 SDPA_TRAPS = {
-    "sdpa_mask_inverted": "the causal mask is inverted: in scaled_dot_product_attention a boolean attn_mask "
-                          "is True where a token MAY attend, the opposite of the triu mask (True = hidden). "
-                          "Pass is_causal=True instead (or attn_mask=~mask)",
-    "sdpa_float_mask": "a float attn_mask is ADDED to the scores, so a 0/1 triu mask only nudges them: pass "
-                       "is_causal=True (or a boolean mask, True where a token may attend)",
+    "sdpa_mask_inverted": Hint("the causal mask is inverted: in scaled_dot_product_attention a boolean attn_mask is "
+                               "True where a token MAY attend, the opposite of the triu mask (True = hidden)",
+                               "pass is_causal=True instead (or attn_mask=~mask)"),
+    "sdpa_float_mask": Hint("a float attn_mask is ADDED to the scores, so a 0/1 triu mask only nudges them",
+                            "pass is_causal=True (or a boolean mask, True where a token may attend)"),
 }
 
-_ORDER_HINT = ("qkv's three blocks of d_out outputs are the queries, the keys and the values, in this order: "
-               "queries, keys, values = qkv.split(d_out, dim=-1)")
+_ORDER_HINT = Hint("qkv's three blocks of d_out outputs are the queries, the keys and the values, in this order",
+                  "queries, keys, values = qkv.split(d_out, dim=-1)")
 FUSED_LAYOUTS = {
-    "per_head": "qkv is read per head, as (num_heads, 3 * head_dim): the whole block of queries comes "
-                "first, then the keys, then the values: qkv.split(d_out, dim=-1), then split each into heads",
-    "strided": "qkv is read as (d_out, 3), taking every third output: split it into three blocks of d_out "
-               "outputs instead, qkv.split(d_out, dim=-1), as GPT-2's c_attn",
+    "per_head": Hint("qkv is read per head, as (num_heads, 3 * head_dim): the whole block of queries comes first, "
+                     "then the keys, then the values, each split into heads after", "qkv.split(d_out, dim=-1)"),
+    "strided": Hint("qkv is read as (d_out, 3), taking every third output: split it into three blocks of d_out "
+                    "outputs instead, as GPT-2's c_attn", "qkv.split(d_out, dim=-1)"),
     **{"".join(map(str, p)): _ORDER_HINT for p in permutations(range(3)) if p != (0, 1, 2)},
 }
 
@@ -156,11 +156,12 @@ def _dropout_in_training(spec, sub, sizes) -> None:
     if close(samples.std(0).sum(), torch.tensor(0.0), EXACT):
         raise CheckFailure(f"[{sizes}] {module.what} with dropout=0.5 gave the same output in 8 training passes: "
                            "dropout is never applied",
-                           "pass dropout_p=self.dropout.p if self.training else 0.0 to "
-                           "scaled_dot_product_attention (or apply self.dropout to the attention weights)")
+                           Hint("dropout is never applied: scaled_dot_product_attention takes the rate in training "
+                                "mode (or apply self.dropout to the attention weights)",
+                                "pass dropout_p=self.dropout.p if self.training else 0.0"))
 
 
-def _equals_reference(spec, sub, sizes, dropout_hint: str) -> None:
+def _equals_reference(spec, sub, sizes, dropout_hint: Hint) -> None:
     """Built with dropout=0.5, the module in eval mode equals the reference on its own weights."""
     module = spec.build(sub, sizes, dropout=0.5)
     x = spec.input(sizes)
@@ -191,7 +192,8 @@ def fused_structure(sub):
                                f"with weight {shape} and {'a' if bias else 'no'} bias", FUSED.structure_hint)
     with_bias = sub.build(FUSED.name, 5, 6, 7, 0.25, num_heads=3, qkv_bias=True, seed=0).info
     if not with_bias["modules"].get("qkv", {}).get("bias"):
-        raise CheckFailure("with qkv_bias=True, qkv has no bias", "pass bias=qkv_bias to nn.Linear")
+        raise CheckFailure("with qkv_bias=True, qkv has no bias", Hint("qkv's bias must follow the qkv_bias argument",
+                                                                        "nn.Linear(d_in, 3 * d_out, bias=qkv_bias)"))
 
 
 @check("8.4", 2, "FusedQKVAttention equals MultiHeadAttention with W_query, W_key, W_value stacked into qkv "
@@ -275,8 +277,8 @@ SDPA_SPEC = replace(s6_mha.SPEC, name="SDPAMultiHeadAttention", reference=_sdpa_
 def sdpa_equals_mha(sub):
     require(sub, SDPA_SPEC.name, "class")
     run_property(lambda sizes: _equals_reference(
-        SDPA_SPEC, sub, sizes, "scaled_dot_product_attention applies dropout_p whatever the module's mode: "
-                               "pass dropout_p=self.dropout if self.training else 0.0"),
+        SDPA_SPEC, sub, sizes, Hint("scaled_dot_product_attention applies dropout_p whatever the module's mode",
+                                    "pass dropout_p=self.dropout if self.training else 0.0")),
         attention_sizes(heads=True), examples=EXAMPLES["module"] // 2)
     # training mode: dropout on each head's attention weights, rescaled (the checks of stage 6)
     run_property(lambda sizes: dropout_behaviour(SDPA_SPEC, sub, sizes, head_blocks=sizes.num_heads),
@@ -293,8 +295,9 @@ def sdpa_is_fused(sub):
     calls = module.calls(tensor((2, 4, 5), 1))
     if SDPA not in calls:
         raise CheckFailure(f"{module.what}'s forward never calls {SDPA}",
-                           "replace the scores, mask, softmax and weights @ values by one call: "
-                           "F.scaled_dot_product_attention(queries, keys, values, is_causal=True, dropout_p=...)")
+                           Hint("replace the scores, mask, softmax and weights @ values by one call of "
+                                "scaled_dot_product_attention",
+                                "F.scaled_dot_product_attention(queries, keys, values, is_causal=True, dropout_p=...)"))
     own = sorted(c for c in calls if c.rsplit(".", 1)[-1] == "softmax")
     if own:
         raise CheckFailure(f"{module.what}'s forward still computes a softmax itself ({own[0]}), so it still "

@@ -4,21 +4,27 @@ from __future__ import annotations
 
 import math
 
-from autograder.core.failures import NAMED, CheckFailure, Hint
+from autograder.core.failures import SEEN, CheckFailure, Hint
+
+
+def seen(message: str, what: str, fix: str = "", mistake: str = "") -> CheckFailure:
+    """A fact read off the module itself: the stage's row shows it before a mistake guessed from outputs."""
+    return CheckFailure(message, Hint(what, fix, mistake, SEEN))
 
 
 def mask_structure(info: dict, context_length: int, prefix: str = "") -> None:
     name = f"{prefix}mask"
     if name.split(".")[-1] in info.get("plain_tensors", {}) and name not in info["buffers"]:
-        raise CheckFailure("`mask` is a plain tensor attribute, not a registered buffer",
-                           "use self.register_buffer('mask', torch.triu(...)) so it moves with .to(device)")
+        raise seen("`mask` is a plain tensor attribute, not a registered buffer",
+                     "the mask must be a registered buffer so that it moves with .to(device)",
+                     "self.register_buffer('mask', torch.triu(...))")
     if name not in info["buffers"]:
-        raise CheckFailure(f"no buffer named `{name}`",
-                           "register the causal mask with self.register_buffer('mask', ...)")
+        raise seen(f"no buffer named `{name}`", "the causal mask must be a registered buffer named mask",
+                     "self.register_buffer('mask', ...)")
     shape = info["buffers"][name]["shape"]
     if not covers_context(shape, context_length):
-        raise CheckFailure(f"the mask buffer has shape {shape}, expected {[context_length, context_length]}",
-                           "build it for the full context_length and slice it in forward")
+        raise seen(f"the mask buffer has shape {shape}, expected {[context_length, context_length]}",
+                     "build it for the full context_length and slice it in forward")
 
 
 def covers_context(shape: list[int], context_length: int) -> bool:
@@ -32,34 +38,35 @@ def linear_structure(info: dict, names: list[str], shape: list[int], bias: bool)
         entry = info["modules"].get(name)
         if entry is None or entry["class"] != "Linear":
             found = entry["class"] if entry else ("a parameter" if name in info["params"] else "missing")
-            raise CheckFailure(f"`{name}` should be an nn.Linear, found {found}",
-                               Hint(f"{name} maps d_in to d_out with an nn.Linear", f"self.{name} = nn.Linear(d_in, d_out, bias=qkv_bias)"))
+            raise seen(f"`{name}` should be an nn.Linear, found {found}", f"{name} maps d_in to d_out with an nn.Linear",
+                         f"self.{name} = nn.Linear(d_in, d_out, bias=qkv_bias)")
         found = info["params"].get(f"{name}.weight")
         if found != shape:
-            hint = "nn.Linear(in_features, out_features)"
             if found == shape[::-1]:
-                hint = Hint(f"the sizes of {name} are swapped: nn.Linear(d_in, d_out) stores its weight as "
-                            "(d_out, d_in), the shape expected; yours was created as nn.Linear(d_out, d_in)",
-                            rank=NAMED, mistake="linear_sizes_swapped")
-            raise CheckFailure(f"`{name}.weight` has shape {found}, expected {shape}", hint)
+                raise seen(f"`{name}.weight` has shape {found}, expected {shape}", f"the sizes of {name} are swapped: "
+                             "nn.Linear(d_in, d_out) stores its weight as (d_out, d_in), the shape expected; yours was "
+                             "created as nn.Linear(d_out, d_in)", mistake="linear_sizes_swapped")
+            raise seen(f"`{name}.weight` has shape {found}, expected {shape}",
+                         f"{name} maps d_in to d_out: nn.Linear(in_features, out_features)")
         if entry.get("bias") != bias:
-            raise CheckFailure(f"`{name}` has {'a' if entry.get('bias') else 'no'} bias with qkv_bias={bias}",
-                               "pass bias=qkv_bias to nn.Linear")
+            raise seen(f"`{name}` has {'a' if entry.get('bias') else 'no'} bias with qkv_bias={bias}",
+                         f"{name}'s bias must follow the qkv_bias argument (nn.Linear has one unless told otherwise)",
+                         "nn.Linear(d_in, d_out, bias=qkv_bias)", "bias_ignores_qkv_bias")
 
 
 def dropout_structure(info: dict, p: float, prefix: str = "") -> None:
     entry = info["modules"].get(f"{prefix}dropout")
     if entry is None or entry["class"] != "Dropout":
-        raise CheckFailure("no nn.Dropout named `dropout`", Hint("the module keeps its dropout layer as self.dropout, "
-                                                                 "made from the dropout argument", "self.dropout = nn.Dropout(dropout)"))
+        raise seen("no nn.Dropout named `dropout`", "the module keeps its dropout layer as self.dropout, made from the "
+                     "dropout argument", "self.dropout = nn.Dropout(dropout)")
     if not math.isclose(entry["p"], p):
-        raise CheckFailure(f"self.dropout has p={entry['p']}, expected {p}",
-                           Hint("the dropout layer takes its rate from the dropout argument", "nn.Dropout(dropout)"))
+        raise seen(f"self.dropout has p={entry['p']}, expected {p}", "the dropout layer takes its rate from the dropout "
+                     "argument", "nn.Dropout(dropout)")
 
 
 def out_proj_structure(info: dict, d_out: int, said: str = "") -> None:
     entry = info["modules"].get("out_proj")
     if not entry or entry["class"] != "Linear" or info["params"].get("out_proj.weight") != [d_out, d_out] \
             or not entry.get("bias"):
-        raise CheckFailure(f"`out_proj` should be nn.Linear(d_out, d_out) with a bias{said}",
-                           Hint("out_proj maps d_out to d_out, with a bias", "self.out_proj = nn.Linear(d_out, d_out)"))
+        raise seen(f"`out_proj` should be nn.Linear(d_out, d_out) with a bias{said}", "out_proj maps d_out to d_out, "
+                     "with a bias", "self.out_proj = nn.Linear(d_out, d_out)")
