@@ -272,6 +272,18 @@ def test_a_stage_built_on_a_broken_class_runs_with_the_books_and_says_so(name, c
     assert score == top and f"graded with {words}" in summary, graded.describe()
 
 
+# One slip costs one check: these mistakes fail that check alone and keep the rest of their stage
+ONE_SLIP = {"s4_mask_as_parameter.py": "4.2"}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_SLIP))
+def test_one_slip_costs_one_check(name, catalog_grades):
+    graded = catalog_grades[CATALOG / "mistakes" / name]
+    assert [check_id for check_id, passed, _, _ in graded.checks if not passed] == [ONE_SLIP[name]], graded.describe()
+    _, score, top, _, _ = next(row for row in graded.stages if row[0] == read_mistake(CATALOG / "mistakes" / name).stage)
+    assert score >= top / 2, graded.describe()
+
+
 @pytest.mark.parametrize("path", CORRECT, ids=lambda p: p.stem)
 def test_correct_variant_gets_full_marks(path, catalog_grades, record_property):
     record_property("catalog", "correct")

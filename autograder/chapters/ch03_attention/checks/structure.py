@@ -12,6 +12,11 @@ def mask_structure(info: dict, context_length: int, prefix: str = "") -> None:
     if name.split(".")[-1] in info.get("plain_tensors", {}) and name not in info["buffers"]:
         raise CheckFailure("`mask` is a plain tensor attribute, not a registered buffer",
                            "use self.register_buffer('mask', torch.triu(...)) so it moves with .to(device)")
+    if name in info.get("params", ()):
+        raise CheckFailure(f"`{name}` is an nn.Parameter, not a registered buffer",
+                           Hint("the mask is held as an nn.Parameter, a weight to train: a constant the module "
+                                "keeps is a buffer", "self.register_buffer('mask', torch.triu(...))",
+                                rank=NAMED, mistake="mask_as_parameter"))
     if name not in info["buffers"]:
         raise CheckFailure(f"no buffer named `{name}`",
                            "register the causal mask with self.register_buffer('mask', ...)")
