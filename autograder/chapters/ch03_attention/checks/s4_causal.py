@@ -14,6 +14,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
     gradients,
     judged,
     meta_device,
+    module_side_effects,
     positions,
     row_sums,
 )
@@ -106,7 +107,7 @@ def structure(sub):
     expect_uses_weights(SPEC, sub)
 
 
-@check("4.3", 4, "equals causal scaled dot-product attention on its own weights, inputs shorter than the context")
+@check("4.3", 3, "equals causal scaled dot-product attention on its own weights, inputs shorter than the context")
 def oracle(sub):
     require(sub, SPEC.name, "class")
 
@@ -150,6 +151,12 @@ def grads(sub):
     require(sub, SPEC.name, "class")
     run_property(lambda sizes: gradients(SPEC, sub, sizes, [f"{n}.weight" for n in QKV]),
                  attention_sizes(), examples=3, show_input=SPEC.input)
+
+
+@check("4.9", 1, "forward leaves its input and the mask buffer unchanged; two calls give the same output")
+def side_effects(sub):
+    require(sub, SPEC.name, "class")
+    module_side_effects(SPEC, sub)
 
 
 STAGE = StageParts(

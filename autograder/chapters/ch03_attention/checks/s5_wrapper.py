@@ -16,6 +16,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
     fails_alike,
     judged,
     meta_device,
+    module_side_effects,
     positions,
 )
 from autograder.chapters.ch03_attention.checks.s4_causal import BOOK_SIZES as CAUSAL_BOOK_SIZES
@@ -230,9 +231,12 @@ def structure(sub):
         if info["modules"][name]["class"] != "CausalAttention":
             raise CheckFailure(f"`{name}` is a {info['modules'][name]['class']}, expected CausalAttention",
                                "reuse your CausalAttention class for each head")
-        if info["params"].get(f"{name}.W_query.weight") != [2, 4]:
-            raise CheckFailure(f"`{name}.W_query.weight` has shape {info['params'].get(f'{name}.W_query.weight')}, "
-                               "expected [2, 4]", "each head is CausalAttention(d_in, d_out, ...)")
+        shape = info["params"].get(f"{name}.W_query.weight")
+        if shape != [2, 4]:
+            raise CheckFailure(f"`{name}.W_query.weight` has shape {shape}, expected [2, 4]", Hint(
+                "each head is d_out wide, and the wrapper outputs num_heads * d_out features: the heads were built with "
+                "d_out // num_heads, as MultiHeadAttention splits d_out", "CausalAttention(d_in, d_out, ...)",
+                rank=NAMED, mistake="wrapper_heads_split_d_out") if shape == [0, 4] else "each head is CausalAttention(d_in, d_out, ...)")
     # dropout and qkv_bias reach every head, as far as the student's own CausalAttention honours them
     info = sub.build(NAME, 4, 2, 5, 0.25, num_heads=2, qkv_bias=True, seed=0).info
     own = sub.build(CAUSAL.name, 4, 2, 5, 0.25, qkv_bias=True, seed=0).info["modules"]
@@ -248,7 +252,7 @@ def structure(sub):
     _excusing_head_errors(sub, STRUCTURE_SIZES, SPEC.input(STRUCTURE_SIZES), lambda: expect_uses_weights(SPEC, sub))
 
 
-@check("5.4", 3, "head i fills columns [i*d_out, (i+1)*d_out) and equals causal attention on its weights")
+@check("5.4", 2, "head i fills columns [i*d_out, (i+1)*d_out) and equals causal attention on its weights")
 def oracle(sub):
     require(sub, NAME, "class")
     working_heads(sub)
@@ -304,6 +308,13 @@ def device(sub):
     require(sub, NAME, "class")
     working_heads(sub)
     run_property(_wrapper_property(sub, meta_device), attention_sizes(heads=True), examples=2)
+
+
+@check("5.7", 1, "forward leaves its input and its heads' buffers unchanged; two calls give the same output")
+def side_effects(sub):
+    require(sub, NAME, "class")
+    working_heads(sub)
+    _wrapper_property(sub, module_side_effects)(STRUCTURE_SIZES)
 
 
 STAGE = StageParts(

@@ -42,7 +42,13 @@ BOOK_MULTI_HEAD_ATTENTION = "import math\nimport torch\nfrom torch import nn\n\n
         return self.out_proj((weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out))
 '''
 
+SWAPPED = ("MultiHeadAttention takes (d_in, d_out, context_length, dropout, num_heads), dropout before num_heads: "
+           "check the argument order of your call")
 ERROR_HINTS = [
+    (r"ZeroDivisionError", Hint(f"num_heads came out as 0 (a division by zero). {SWAPPED}",
+                                rank=NAMED, mistake="gpt2_arguments_swapped")),
+    (r"dropout probability has to be between 0 and 1", Hint(f"a dropout rate outside 0..1 reached nn.Dropout. {SWAPPED}",
+                                                            rank=NAMED, mistake="gpt2_arguments_swapped")),
     (r"AssertionError|ValueError", "MultiHeadAttention rejected the sizes: GPT-2 small has d_in = d_out = 768 "
      "and num_heads = 12 (head_dim = 768 // 12 = 64 is computed inside)"),
     (SHAPE_ERROR, "GPT-2 small takes 768-wide inputs of up to 1024 tokens: d_in = d_out = 768, "

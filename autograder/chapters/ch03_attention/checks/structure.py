@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from autograder.core.failures import NAMED, CheckFailure, Hint
+from autograder.core.failures import GENERIC, NAMED, CheckFailure, Hint
 
 
 def mask_structure(info: dict, context_length: int, prefix: str = "") -> None:
@@ -66,5 +66,8 @@ def out_proj_structure(info: dict, d_out: int, said: str = "") -> None:
     entry = info["modules"].get("out_proj")
     if not entry or entry["class"] != "Linear" or info["params"].get("out_proj.weight") != [d_out, d_out] \
             or not entry.get("bias"):
+        no_bias = entry and entry["class"] == "Linear" and not entry.get("bias")
         raise CheckFailure(f"`out_proj` should be nn.Linear(d_out, d_out) with a bias{said}",
-                           Hint("out_proj maps d_out to d_out, with a bias", "self.out_proj = nn.Linear(d_out, d_out)"))
+                           Hint(f"out_proj maps d_out to d_out, with a bias{': yours has none' if no_bias else ''}",
+                                "self.out_proj = nn.Linear(d_out, d_out)", rank=NAMED if no_bias else GENERIC,
+                                mistake="out_proj_without_bias" if no_bias else ""))
