@@ -314,8 +314,7 @@ def _in_place(calls: list[str]) -> list[str]:
 
 
 def no_side_effects(what: str, call, args: dict, calls, state=dict) -> torch.Tensor:
-    """Two calls on ``args`` leave them (and ``state()``: a module's weights and buffers) as they
-    were and give the same output, which is returned. ``calls()``: the PyTorch functions one call makes."""
+    """Two calls leave ``args`` and ``state()`` (weights, buffers) as they were and give the same output."""
     before = state()
     first, seen = call(*args.values())
     second, _ = call(*args.values())
@@ -325,12 +324,10 @@ def no_side_effects(what: str, call, args: dict, calls, state=dict) -> torch.Ten
     if changed:
         target, ops = changed[0], _in_place(calls())
         said = target if target.startswith("self.") else f"its argument {target}"
-        fix = f"{target}.{ops[0][:-1]}(...) returns a new tensor where {target}.{ops[0]}(...) overwrites {target}" \
-            if len(ops) == 1 and ops[0].endswith("_") else \
-            f"use the operations without a trailing _, which return a new tensor, or {target}.clone() first"
-        raise CheckFailure(f"{what} changed {said} during the call",
-                           Hint(f"{what} changed {said} in place{' (' + ', '.join(ops[:3]) + ')' if ops else ''}: "
-                                "work on a new tensor", fix, rank=NAMED, mistake="changed_in_place"))
+        raise CheckFailure(f"{what} changed {said} during the call", Hint(
+            f"{what} changed {said} in place{' (' + ', '.join(ops[:3]) + ')' if ops else ''}: work on a new tensor",
+            f"the operations without a trailing _ return a new tensor, or {target}.clone() first",
+            rank=NAMED, mistake="changed_in_place"))
     if not close(second, first, EXACT):
         raise CheckFailure(f"two calls of {what} on the same input gave different outputs",
                            Hint(f"{what} gave another output on its second call: with dropout off, nothing random may "
@@ -339,8 +336,7 @@ def no_side_effects(what: str, call, args: dict, calls, state=dict) -> torch.Ten
 
 
 def function_side_effects(sub, name: str, **args: torch.Tensor) -> None:
-    """:func:`no_side_effects` for the student's function ``name``, which earns the points only
-    where its output depends on the arguments: a constant answer has no side effects to find."""
+    """:func:`no_side_effects`, counted only where the output depends on the arguments (no constant)."""
     fn = sub.function(name)
     out = no_side_effects(name, fn.echo, args, lambda: fn.calls(*args.values()))
     if close(fn(*(tensor(a.shape, 99 + i) for i, a in enumerate(args.values()))), out, EXACT):
@@ -349,10 +345,7 @@ def function_side_effects(sub, name: str, **args: torch.Tensor) -> None:
 
 
 def module_side_effects(spec: ModuleSpec, sub, sizes: Sizes = STRUCTURE_SIZES) -> None:
-    """:func:`no_side_effects` for ``forward`` (eval mode, no dropout), earning its points only
-    where the output depends on the weights."""
-    module = spec.build(sub, sizes)
-    load_grader_weights(module, sizes.seed)
-    x = spec.input(sizes)
+    """:func:`no_side_effects` of ``forward`` (eval mode, no dropout), counted only where the output uses the weights."""
+    module, x = spec.build(sub, sizes), spec.input(sizes)
     no_side_effects(f"{spec.name}.forward", module.echo, {"x": x}, lambda: module.calls(x), module.state)
     expect_uses_weights(spec, sub, sizes)
