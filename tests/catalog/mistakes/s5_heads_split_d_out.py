@@ -1,7 +1,7 @@
 """The wrapper splits d_out over the heads (d_out // num_heads each), as MultiHeadAttention does."""
 STAGE = 5
-HINT = "d_out // num_heads"
-CHECK_HINTS = {"5.3": "d_out // num_heads"}
+HINT = "split d_out among them"
+CHECK_HINTS = {"5.3": "split d_out among them"}
 
 
 class MultiHeadAttentionWrapper(nn.Module):

@@ -234,8 +234,8 @@ def structure(sub):
         shape = info["params"].get(f"{name}.W_query.weight")
         if shape != [2, 4]:
             raise CheckFailure(f"`{name}.W_query.weight` has shape {shape}, expected [2, 4]", Hint(
-                "each head is d_out wide, and the wrapper outputs num_heads * d_out features: the heads were built with "
-                "d_out // num_heads, as MultiHeadAttention splits d_out", "CausalAttention(d_in, d_out, ...)",
+                "each head is d_out wide, and the wrapper outputs num_heads * d_out features: your heads split d_out "
+                "among them, as MultiHeadAttention does", "CausalAttention(d_in, d_out, ...)",
                 rank=NAMED, mistake="wrapper_heads_split_d_out") if shape == [0, 4] else "each head is CausalAttention(d_in, d_out, ...)")
     # dropout and qkv_bias reach every head, as far as the student's own CausalAttention honours them
     info = sub.build(NAME, 4, 2, 5, 0.25, num_heads=2, qkv_bias=True, seed=0).info
