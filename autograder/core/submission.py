@@ -192,16 +192,22 @@ class StudentFunction:
         what = f"{self.name}(...)"
         return expect_tensor(self.sub._ask({"op": "call", "name": self.name, "args": list(args)}, what), what)
 
-    def integer(self, *args: int) -> int:
-        """Call a function that returns a Python int (a count, a number of bytes)."""
+    def echo(self, *args: torch.Tensor) -> tuple[torch.Tensor, list]:
+        """One call, and its arguments as the call left them."""
+        what = f"{self.name}(...)"
+        got = self.sub._ask({"op": "call", "name": self.name, "args": list(args), "echo": True}, what)
+        return expect_tensor(got, what), got.get("args") or []
+
+    def number(self, *args: int) -> int | float:
+        """Call a function that returns a Python number (a count, a number of bytes)."""
         what = f"{self.name}({', '.join(repr(a) for a in args)})"
         got = self.sub._ask({"op": "call", "name": self.name, "args": list(args)}, what)
-        if isinstance(got, dict) and type(got.get("integer")) is int:
-            return got["integer"]
+        if isinstance(got, dict) and type(got.get("number")) in (int, float):
+            return got["number"]
         got = got if isinstance(got, dict) else {}
         kind = "a tensor" if "tensor" in got else "a module" if "module" in got else got.get("value_type", "?")
         raise CheckFailure(f"{what} returned {kind} {got.get('repr', '')}".rstrip() + ", expected a Python int",
-                           "return a whole number of bytes, an int (use //, or int(...) around a product)")
+                           f"return a Python int, not {kind}")
 
     def calls(self, *args: torch.Tensor) -> list[str]:
         """Names of the PyTorch functions one call makes."""
@@ -220,6 +226,12 @@ class StudentModule:
         what = f"{self.what}.forward"
         return expect_tensor(self.sub._ask({"op": "forward", "handle": self.handle, "x": x,
                                             "train": train, "seed": seed}, what), what)
+
+    def echo(self, x: torch.Tensor) -> tuple[torch.Tensor, list]:
+        """One forward pass (eval mode), and its input as the pass left it."""
+        what = f"{self.what}.forward"
+        got = self.sub._ask({"op": "forward", "handle": self.handle, "x": x, "echo": True}, what)
+        return expect_tensor(got, what), got.get("args") or []
 
     def samples(self, x: torch.Tensor, n: int, *, seed: int) -> torch.Tensor:
         """``n`` forward passes in training mode (dropout active), stacked."""

@@ -211,8 +211,8 @@ class Workspace:
         if isinstance(value, nn.Module):
             return self._register(value)
         found = {"value_type": printable(type(value).__name__), "repr": _short_repr(value)}
-        if type(value) is int:  # a count such as attn_weights_bytes(...) travels as a JSON number
-            found["integer"] = value
+        if type(value) in (int, float):  # a count such as attn_weights_bytes(...) travels as a JSON number
+            found["number"] = value
         return found
 
     def _register(self, module: nn.Module) -> dict:
@@ -307,17 +307,19 @@ class Workspace:
                 else:
                     self.namespace[name] = value
 
-    def op_call(self, name: str, args: list, kwargs: dict | None = None, seed=None, substitute=None):
+    def op_call(self, name: str, args: list, kwargs: dict | None = None, seed=None, substitute=None, echo=False):
+        """``echo``: the arguments come back too, as the call left them (the grader compares)."""
         with self._substituted(substitute):
             fn = self._lookup(name)
             if not callable(fn):
                 raise _NotAModule(f"`{name}` is a {type(fn).__name__}, not a function")
             self._seed(seed)
-            value = fn(*self._to_device(args), **(kwargs or {}))
+            args = self._to_device(args)
+            value = fn(*args, **(kwargs or {}))
         if isinstance(fn, type) and isinstance(value, fn):
             raise _NotAModule(f"`{name}` is a class, not a function: calling it built a {type(value).__name__} "
                               f"object instead of returning a result; define it with `def {name}(...)`")
-        return self._result(value)
+        return {**self._result(value), "args": args} if echo else self._result(value)
 
     def op_build(self, name: str, args: list, kwargs: dict | None = None, seed=None, substitute=None):
         with self._substituted(substitute):
@@ -330,14 +332,14 @@ class Workspace:
             raise _NotAModule(f"`{name}(...)` gave a {type(module).__name__}, not an nn.Module")
         return self._register(module)
 
-    def op_forward(self, handle: int, x, train: bool = False, seed=None, repeat: int = 0):
+    def op_forward(self, handle: int, x, train: bool = False, seed=None, repeat: int = 0, echo=False):
         module = self.modules[handle]
         module.train(bool(train))
         x = self._to_device(x)
         self._seed(seed)
         with torch.no_grad():
             if not repeat:
-                return self._result(module(x))
+                return {**self._result(module(x)), "args": [x]} if echo else self._result(module(x))
             outs = []
             for _ in range(int(repeat)):
                 out = module(x)

@@ -232,6 +232,8 @@ def test_mistake_is_caught_with_its_hint(path, catalog_grades, record_property):
         pytest.skip(f"stage {mistake.stage} is not in this course (the source notebook has no cells for it)")
     graded = catalog_grades[path]
     assert not graded.error, f"could not grade {path.name}: {graded.error}"
+    # the grader's own exceptions never reach a student: each failing check says what is wrong
+    assert not [c for c in graded.checks if "could not be checked" in c[3]], graded.describe()
     rows = {row[0]: row for row in graded.stages}
     number, score, top, summary, diagnosis = rows.pop(mistake.stage)
     assert score < top, f"{path.name} ({mistake.about}) got full marks in stage {number}"
@@ -277,6 +279,18 @@ def test_a_stage_built_on_a_broken_class_runs_with_the_books_and_says_so(name, c
     graded = catalog_grades[CATALOG / "mistakes" / name]
     _, score, top, summary, _ = next(row for row in graded.stages if row[0] == number)
     assert score == top and f"graded with {words}" in summary, graded.describe()
+
+
+# One slip costs one check: these mistakes fail that check alone and keep the rest of their stage
+ONE_SLIP = {"s4_mask_as_parameter.py": "4.2", "s1_exp_in_place.py": "1.4", "s4_additive_mask_in_buffer.py": "4.9"}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_SLIP))
+def test_one_slip_costs_one_check(name, catalog_grades):
+    graded = catalog_grades[CATALOG / "mistakes" / name]
+    assert [check_id for check_id, passed, _, _ in graded.checks if not passed] == [ONE_SLIP[name]], graded.describe()
+    _, score, top, _, _ = next(row for row in graded.stages if row[0] == read_mistake(CATALOG / "mistakes" / name).stage)
+    assert score >= top / 2, graded.describe()
 
 
 @pytest.mark.parametrize("path", CORRECT, ids=lambda p: p.stem)

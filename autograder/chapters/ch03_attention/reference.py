@@ -235,21 +235,21 @@ def mistakes_for(causal: bool, batched: bool | None = None) -> list[str]:
 def self_attention_v1(state: dict, x: torch.Tensor, mistake: str | None = None) -> torch.Tensor:
     x = d(x)
     q, k, v = (x @ d(state[n]) for n in ("W_query", "W_key", "W_value"))
-    return attention_variant(q, k, v, scale=1 / math.sqrt(k.shape[-1]), causal=False, mistake=mistake,
+    return attention_variant(q, k, v, scale=1 / math.sqrt(max(1, k.shape[-1])), causal=False, mistake=mistake,
                              d_in=x.shape[-1])
 
 
 def self_attention_v2(state: dict, x: torch.Tensor, mistake: str | None = None) -> torch.Tensor:
     x = d(x)
     q, k, v = (linear(state, n, x) for n in ("W_query", "W_key", "W_value"))
-    return attention_variant(q, k, v, scale=1 / math.sqrt(k.shape[-1]), causal=False, mistake=mistake,
+    return attention_variant(q, k, v, scale=1 / math.sqrt(max(1, k.shape[-1])), causal=False, mistake=mistake,
                              d_in=x.shape[-1])
 
 
 def causal_attention(state: dict, x: torch.Tensor, mistake: str | None = None, prefix: str = "") -> torch.Tensor:
     x = d(x)
     q, k, v = (linear(state, prefix + n, x) for n in ("W_query", "W_key", "W_value"))
-    return attention_variant(q, k, v, scale=1 / math.sqrt(k.shape[-1]), causal=True, mistake=mistake,
+    return attention_variant(q, k, v, scale=1 / math.sqrt(max(1, k.shape[-1])), causal=True, mistake=mistake,
                              d_in=x.shape[-1])
 
 

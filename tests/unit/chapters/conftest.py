@@ -36,6 +36,10 @@ class CausalAttention(nn.Module):
 
     def forward(self, x):
         b, num_tokens, d_in = x.shape
+        if self.mistake == "input_changed":
+            x.mul_(2.0)
+        if self.mistake == "mask_changed":  # the same mask to .bool(), another buffer
+            self.mask.mul_(2.0)
         keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
         if self.mistake == "detached_keys":
             keys = keys.detach()
@@ -51,6 +55,8 @@ class CausalAttention(nn.Module):
         out = self.dropout(weights) @ values
         if self.mistake == "batch_mixed":
             out = out + out.mean(0, keepdim=True)
+        if self.mistake == "random_output":
+            out = out + torch.rand_like(out)
         return out
 
 

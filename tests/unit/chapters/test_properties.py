@@ -4,6 +4,7 @@ passes the right module and fails the module with the mistake it is there to cat
 from __future__ import annotations
 
 import pytest
+import torch
 
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks import s4_causal
@@ -11,7 +12,9 @@ from autograder.chapters.ch03_attention.checks.properties import (
     batch_independence,
     causality,
     dropout_behaviour,
+    function_side_effects,
     gradients,
+    module_side_effects,
     moves_to_device,
     row_sums,
 )
@@ -66,3 +69,24 @@ def test_moves_to_device(right):
     moves_to_device(SPEC, right, SIZES)
     with pytest.raises(CheckFailure, match=r"after module.to\(device\) the forward pass fails"):
         moves_to_device(SPEC, wrong("mask_made_on_cpu"), SIZES)
+
+
+@pytest.mark.parametrize("mistake, said", [("input_changed", "CausalAttention.forward changed its argument x in place (mul_)"),
+                                           ("mask_changed", "CausalAttention.forward changed self.mask in place (mul_)"),
+                                           ("random_output", "gave another output on its second call")])
+def test_module_side_effects(right, mistake, said):
+    module_side_effects(SPEC, right, SIZES)
+    with pytest.raises(CheckFailure) as failure:
+        module_side_effects(SPEC, wrong(mistake), SIZES)
+    assert said in failure.value.hint.text(1)
+
+
+def test_function_side_effects_name_the_argument_and_count_only_for_an_output_that_depends_on_it():
+    x = torch.randn(3, 4)
+    function_side_effects(submission(softmax_naive=lambda x: torch.softmax(x, -1)), "softmax_naive", x=x)
+    with pytest.raises(CheckFailure) as failure:
+        function_side_effects(submission(softmax_naive=lambda x: x.exp_() / x.sum(-1, keepdim=True)), "softmax_naive", x=x)
+    assert failure.value.hint.text(1) == "softmax_naive changed its argument x in place (exp_): work on a new tensor"
+    assert "x.clone() first" in failure.value.hint.text(2)
+    with pytest.raises(CheckFailure, match="gave the same output for other arguments"):
+        function_side_effects(submission(softmax_naive=torch.zeros_like), "softmax_naive", x=x)

@@ -74,6 +74,15 @@ def test_grader_weights_of_v1_read_fan_in_from_the_first_axis():
     assert drawn.abs().max() <= 1 / math.sqrt(20) and drawn.abs().max() > 0.1
 
 
+def test_grader_weights_go_only_into_the_contracts_layers_unless_none_is_named_so():
+    class Module:
+        info = {"params": {"W_query.weight": [2, 3], "heads.0.W_key.weight": [2, 3], "mask": [4, 4]}}
+
+    assert sorted(grader_weights(Module(), seed=0)) == ["W_query.weight", "heads.0.W_key.weight"]
+    Module.info = {"params": {"query.weight": [2, 3]}}  # misnamed: the reference then names the missing one
+    assert sorted(grader_weights(Module(), seed=0)) == ["query.weight"]
+
+
 def test_load_grader_weights_loads_them(right):
     module = SPEC.build(right, SIZES)
     drawn = load_grader_weights(module, seed=4)

@@ -96,6 +96,12 @@ def test_a_mask_as_a_plain_attribute_fails():
         mask_structure(info, 4)
 
 
+def test_a_mask_held_as_a_parameter_is_named():
+    with pytest.raises(CheckFailure, match="`mask` is an nn.Parameter") as failed:
+        mask_structure({"buffers": {}, "params": {"mask": [4, 4]}}, 4)
+    assert failed.value.hint.mistake == "mask_as_parameter" and "nn.Parameter" in failed.value.hint.text(1)
+
+
 def test_a_mask_under_a_prefix():
     info = {"buffers": {"heads.0.mask": {"shape": [4, 4]}}}
     mask_structure(info, 4, prefix="heads.0.")

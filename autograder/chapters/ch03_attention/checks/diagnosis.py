@@ -322,6 +322,9 @@ def shape_named(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, sizes: S
     if not isinstance(actual, torch.Tensor) or tuple(actual.shape) == tuple(spec.out_shape(sizes)):
         return None
     with named_weights(spec, state):
+        if close(actual, spec.reference(state, x, sizes, None), FLOAT32):  # no mistake in forward: in the layers
+            return Hint("the output is right for the module's own layers, but they were built with other sizes than "
+                        "its arguments ask for: compare each layer's shape with them", mistake="observed_layer_sizes")
         return diagnose_module(spec, actual, state, x, sizes)
 
 
@@ -342,7 +345,7 @@ def mistake_outputs(spec: ModuleSpec, state: dict, x: torch.Tensor, sizes: Sizes
     for mistake in spec.mistakes:
         try:
             found[mistake] = spec.reference(state, x, sizes, mistake)
-        except (RuntimeError, ZeroDivisionError):  # a mistake that cannot run at these sizes (or on zero-width heads)
+        except (RuntimeError, ArithmeticError):  # a mistake that cannot even run at these sizes
             continue
     return found
 

@@ -303,3 +303,49 @@ def moves_to_device(spec: ModuleSpec, sub, sizes: Sizes) -> None:
     if tuple(shape) != spec.out_shape(sizes):
         raise CheckFailure(f"on another device the output has shape {shape}, expected "
                            f"{list(spec.out_shape(sizes))}", spec.shape_hint)
+
+
+# -- side effects ------------------------------------------------------------------------------
+
+def _in_place(calls: list[str]) -> list[str]:
+    """The in-place PyTorch methods among ``calls``: exp_, masked_fill_, x /= s (div_), x[i] = v."""
+    names = [call.rsplit(".", 1)[-1] for call in calls]
+    return [n for n in dict.fromkeys(names) if (n.endswith("_") and not n.endswith("__")) or n == "__setitem__"]
+
+
+def no_side_effects(what: str, call, args: dict, calls, state=dict) -> torch.Tensor:
+    """Two calls leave ``args`` and ``state()`` (weights, buffers) as they were and give the same output."""
+    before = state()
+    first, seen = call(*args.values())
+    second, _ = call(*args.values())
+    after = state()
+    changed = [name for (name, given), got in zip(args.items(), seen) if not close(got, given, EXACT)]
+    changed += [f"self.{name}" for name, value in before.items() if not close(after.get(name), value, EXACT)]
+    if changed:
+        target, ops = changed[0], _in_place(calls())
+        said = target if target.startswith("self.") else f"its argument {target}"
+        raise CheckFailure(f"{what} changed {said} during the call", Hint(
+            f"{what} changed {said} in place{' (' + ', '.join(ops[:3]) + ')' if ops else ''}: work on a new tensor",
+            f"the operations without a trailing _ return a new tensor, or {target}.clone() first",
+            rank=NAMED, mistake="changed_in_place"))
+    if not close(second, first, EXACT):
+        raise CheckFailure(f"two calls of {what} on the same input gave different outputs",
+                           Hint(f"{what} gave another output on its second call: with dropout off, nothing random may "
+                                "run and nothing may carry over from one call to the next", mistake="calls_differ"))
+    return first
+
+
+def function_side_effects(sub, name: str, **args: torch.Tensor) -> None:
+    """:func:`no_side_effects`, counted only where the output depends on the arguments (no constant)."""
+    fn = sub.function(name)
+    out = no_side_effects(name, fn.echo, args, lambda: fn.calls(*args.values()))
+    if close(fn(*(tensor(a.shape, 99 + i) for i, a in enumerate(args.values()))), out, EXACT):
+        raise CheckFailure(f"{name} gave the same output for other arguments",
+                           Hint(f"{name} must compute its output from its arguments"))
+
+
+def module_side_effects(spec: ModuleSpec, sub, sizes: Sizes = STRUCTURE_SIZES) -> None:
+    """:func:`no_side_effects` of ``forward`` (eval mode, no dropout), counted only where the output uses the weights."""
+    module, x = spec.build(sub, sizes), spec.input(sizes)
+    no_side_effects(f"{spec.name}.forward", module.echo, {"x": x}, lambda: module.calls(x), module.state)
+    expect_uses_weights(spec, sub, sizes)

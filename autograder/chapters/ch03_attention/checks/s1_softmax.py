@@ -6,6 +6,7 @@ from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, diagnose_steps, expect_function
 from autograder.chapters.ch03_attention.checks.policy import Refused, library_calls, only_refusals
+from autograder.chapters.ch03_attention.checks.properties import function_side_effects
 from autograder.chapters.ch03_attention.checks.spec import perturbed, require
 from autograder.chapters.ch03_attention.programs import Program
 from autograder.core.chapter import Stage, StageParts
@@ -69,7 +70,7 @@ def _known_mistake(out: torch.Tensor, x: torch.Tensor, default: Hint | str) -> H
         default
 
 
-@check("1.2", 4, "sums to 1 along the last dimension, positive, same shape (1-, 2- and 3-d inputs)")
+@check("1.2", 3, "sums to 1 along the last dimension, positive, same shape (1-, 2- and 3-d inputs)")
 def sums_to_one(sub):
     softmax_naive = require(sub, "softmax_naive", "function")
 
@@ -109,6 +110,12 @@ def equals_torch(sub):
                                           "exp(x) / exp(x).sum(dim=-1, keepdim=True)"), program=PROGRAM)
 
     run_property(body, float_arrays(bound=10.0), examples=EXAMPLES["function"])
+
+
+@check("1.4", 1, "leaves its input unchanged; two calls give the same output")
+def side_effects(sub):
+    require(sub, "softmax_naive", "function")
+    function_side_effects(sub, "softmax_naive", x=tensor((3, 5), 1))
 
 
 STAGE = StageParts(Stage(1, "softmax", "Naive softmax", ("softmax_naive",)), error_hints=ERROR_HINTS,

@@ -5,6 +5,7 @@ import torch
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks.diagnosis import expect_function
+from autograder.chapters.ch03_attention.checks.properties import function_side_effects
 from autograder.chapters.ch03_attention.checks.spec import perturbed, require
 from autograder.chapters.ch03_attention.examples import Tokens, token_matrices
 from autograder.chapters.ch03_attention.programs import Program
@@ -90,7 +91,7 @@ def scores_book(sub):
                     R.scores_mistakes(x), (x,), default_hint=SCORES_HINT, program=SCORES)
 
 
-@check("2.2", 3, "all pairwise dot products on random inputs (num_tokens != d)")
+@check("2.2", 2, "all pairwise dot products on random inputs (num_tokens != d)")
 def scores_random(sub):
     compute_attn_scores = require(sub, "compute_attn_scores", "function")
 
@@ -169,6 +170,16 @@ def context_random(sub):
                         default_hint=CONTEXT_HINT, program=CONTEXT)
 
     run_property(body, token_matrices, examples=EXAMPLES["function"])
+
+
+@check("2.7", 1, "the three functions leave their inputs unchanged; two calls give the same output")
+def side_effects(sub):
+    for name in STAGE.stage.names:
+        require(sub, name, "function")
+    case = Tokens(num_tokens=5, d=3, seed=1)
+    function_side_effects(sub, "compute_attn_scores", inputs=_inputs(case))
+    function_side_effects(sub, "compute_attn_weights", attn_scores=_scores(case))
+    function_side_effects(sub, "compute_context_vecs", attn_weights=torch.softmax(_scores(case), -1), inputs=_inputs(case))
 
 
 STAGE = StageParts(Stage(2, "scores", "Attention scores, weights and context vectors",

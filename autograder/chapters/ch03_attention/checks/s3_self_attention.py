@@ -6,7 +6,13 @@ from autograder.chapters.ch03_attention import book, exhibits
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module, expect_book, expect_reference
 from autograder.chapters.ch03_attention.checks.policy import no_library_attention
-from autograder.chapters.ch03_attention.checks.properties import expect_uses_weights, judged, permutation_equivariance, row_sums
+from autograder.chapters.ch03_attention.checks.properties import (
+    expect_uses_weights,
+    judged,
+    module_side_effects,
+    permutation_equivariance,
+    row_sums,
+)
 from autograder.chapters.ch03_attention.checks.spec import BookCall, ModuleSpec, load_grader_weights, load_weights, named_weights, require
 from autograder.chapters.ch03_attention.checks.structure import linear_structure
 from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
@@ -153,7 +159,7 @@ def weight_transfer(sub):
     expect_close(out_v1, expected, "SelfAttention_v1 with v2's transposed weights", hint=hint)
 
 
-@check("3.5", 3, "equals scaled dot-product attention on its own weights (random sizes)")
+@check("3.5", 2, "equals scaled dot-product attention on its own weights (random sizes)")
 def oracle(sub):
     for spec in (V1, V2):
         require(sub, spec.name, "class")
@@ -173,6 +179,13 @@ def properties(sub):
                      examples=EXAMPLES["cheap_module"] // 3)
         run_property(lambda sizes, spec=spec: permutation_equivariance(spec, sub, sizes),
                      attention_sizes(min_tokens=2), examples=EXAMPLES["cheap_module"] // 3, show_input=spec.input)
+
+
+@check("3.7", 1, "forward leaves its input unchanged; two calls give the same output")
+def side_effects(sub):
+    for spec in (V1, V2):
+        require(sub, spec.name, "class")
+        module_side_effects(spec, sub)
 
 
 STAGE = StageParts(

@@ -13,6 +13,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
     expect_uses_weights,
     gradients,
     judged,
+    module_side_effects,
     moves_to_device,
     positions,
     row_sums,
@@ -107,7 +108,7 @@ def structure(sub):
     expect_uses_weights(SPEC, sub)
 
 
-@check("4.3", 4, "equals causal scaled dot-product attention on its own weights, inputs shorter than the context")
+@check("4.3", 3, "equals causal scaled dot-product attention on its own weights, inputs shorter than the context")
 def oracle(sub):
     require(sub, SPEC.name, "class")
 
@@ -151,6 +152,12 @@ def grads(sub):
     require(sub, SPEC.name, "class")
     run_property(lambda sizes: gradients(SPEC, sub, sizes, [f"{n}.weight" for n in QKV]),
                  attention_sizes(), examples=3, show_input=SPEC.input)
+
+
+@check("4.9", 1, "forward leaves its input and the mask buffer unchanged; two calls give the same output")
+def side_effects(sub):
+    require(sub, SPEC.name, "class")
+    module_side_effects(SPEC, sub)
 
 
 STAGE = StageParts(

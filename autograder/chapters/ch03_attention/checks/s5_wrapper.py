@@ -15,6 +15,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
     expect_uses_weights,
     fails_alike,
     judged,
+    module_side_effects,
     moves_to_device,
     positions,
 )
@@ -230,10 +231,15 @@ def structure(sub):
         if info["modules"][name]["class"] != "CausalAttention":
             raise seen(f"`{name}` is a {info['modules'][name]['class']}, expected CausalAttention",
                        "reuse your CausalAttention class for each head")
-        if info["params"].get(f"{name}.W_query.weight") != [2, 4]:
-            raise seen(f"`{name}.W_query.weight` has shape {info['params'].get(f'{name}.W_query.weight')}, expected "
-                       "[2, 4]", "each head is as wide as the wrapper's d_out, which is not split among the heads: "
-                       "the output has num_heads * d_out features", "CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)")
+        shape = info["params"].get(f"{name}.W_query.weight")
+        if shape == [0, 4]:
+            raise seen(f"`{name}.W_query.weight` has shape {shape}, expected [2, 4]", "each head is d_out wide, and "
+                       "the wrapper outputs num_heads * d_out features: your heads split d_out among them, as "
+                       "MultiHeadAttention does", "CausalAttention(d_in, d_out, ...)", "wrapper_heads_split_d_out")
+        if shape != [2, 4]:
+            raise seen(f"`{name}.W_query.weight` has shape {shape}, expected [2, 4]", "each head is as wide as the "
+                       "wrapper's d_out, which is not split among the heads: the output has num_heads * d_out "
+                       "features", "CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)")
     # dropout and qkv_bias reach every head, as far as the student's own CausalAttention honours them
     info = sub.build(NAME, 4, 2, 5, 0.25, num_heads=2, qkv_bias=True, seed=0).info
     own = sub.build(CAUSAL.name, 4, 2, 5, 0.25, qkv_bias=True, seed=0).info["modules"]
@@ -249,7 +255,7 @@ def structure(sub):
     _excusing_head_errors(sub, STRUCTURE_SIZES, SPEC.input(STRUCTURE_SIZES), lambda: expect_uses_weights(SPEC, sub))
 
 
-@check("5.4", 3, "head i fills columns [i*d_out, (i+1)*d_out) and equals causal attention on its weights")
+@check("5.4", 2, "head i fills columns [i*d_out, (i+1)*d_out) and equals causal attention on its weights")
 def oracle(sub):
     require(sub, NAME, "class")
     working_heads(sub)
@@ -305,6 +311,13 @@ def device(sub):
     require(sub, NAME, "class")
     working_heads(sub)
     run_property(_wrapper_property(sub, moves_to_device), attention_sizes(heads=True), examples=2)
+
+
+@check("5.7", 1, "forward leaves its input and its heads' buffers unchanged; two calls give the same output")
+def side_effects(sub):
+    require(sub, NAME, "class")
+    working_heads(sub)
+    _wrapper_property(sub, module_side_effects)(STRUCTURE_SIZES)
 
 
 STAGE = StageParts(

@@ -13,6 +13,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
     expect_uses_weights,
     gradients,
     judged,
+    module_side_effects,
     moves_to_device,
     positions,
     row_sums,
@@ -169,7 +170,7 @@ def invalid_heads(sub):
                             "assert d_out % num_heads == 0, \"d_out must be divisible by num_heads\""))
 
 
-@check("6.4", 4, "equals multi-head causal attention on its own weights (random sizes and head counts)")
+@check("6.4", 3, "equals multi-head causal attention on its own weights (random sizes and head counts)")
 def oracle(sub):
     require(sub, NAME, "class")
 
@@ -255,6 +256,12 @@ def grads_and_device(sub):
     run_property(lambda sizes: gradients(SPEC, sub, sizes, [f"{n}.weight" for n in QKV + ["out_proj"]]),
                  attention_sizes(heads=True), examples=3, show_input=SPEC.input)
     run_property(lambda sizes: moves_to_device(SPEC, sub, sizes), attention_sizes(heads=True), examples=2)
+
+
+@check("6.11", 1, "forward leaves its input and the mask buffer unchanged; two calls give the same output")
+def side_effects(sub):
+    require(sub, NAME, "class")
+    module_side_effects(SPEC, sub)
 
 
 STAGE = StageParts(

@@ -42,10 +42,13 @@ BOOK_MULTI_HEAD_ATTENTION = "import math\nimport torch\nfrom torch import nn\n\n
         return self.out_proj((weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out))
 '''
 
+SWAPPED = ("MultiHeadAttention takes (d_in, d_out, context_length, dropout, num_heads), dropout before num_heads: "
+           "check the argument order of your call")
 ERROR_HINTS = [
-    (r"ZeroDivisionError|'float' object cannot be interpreted as an integer",  # MultiHeadAttention(768, 768, 1024, 12, 0.0)
-     Hint("MultiHeadAttention got a number in another argument's place: it takes d_in, d_out, context_length, "
-          "dropout, num_heads, in this order", "MultiHeadAttention(768, 768, 1024, 0.0, num_heads=12)")),
+    (r"ZeroDivisionError", Hint(f"num_heads came out as 0 (a division by zero). {SWAPPED}",
+                                rank=NAMED, mistake="gpt2_arguments_swapped")),
+    (r"dropout probability has to be between 0 and 1", Hint(f"a dropout rate outside 0..1 reached nn.Dropout. {SWAPPED}",
+                                                            rank=NAMED, mistake="gpt2_arguments_swapped")),
     (r"AssertionError|ValueError", Hint("MultiHeadAttention rejected the sizes: compare d_in, d_out and num_heads "
                                         "with GPT-2 small's (head_dim is computed inside)",
                                         "d_in = d_out = 768 and num_heads = 12 (head_dim = 768 // 12 = 64)")),

@@ -2,6 +2,7 @@
 (one ``nn.Linear(d_in, 3 * d_out)``, as GPT-2's ``c_attn``), ``attn_weights_bytes`` (the memory of the
 attention weights) and ``SDPAMultiHeadAttention`` (PyTorch's fused attention, which never stores them)."""
 
+import math
 from dataclasses import replace
 from itertools import permutations
 
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks import s6_mha
 from autograder.chapters.ch03_attention.checks.diagnosis import expect_function, expect_reference
-from autograder.chapters.ch03_attention.checks.properties import dropout_behaviour
+from autograder.chapters.ch03_attention.checks.properties import dropout_behaviour, function_side_effects, module_side_effects
 from autograder.chapters.ch03_attention.checks.spec import load_grader_weights, named_weights, require
 from autograder.chapters.ch03_attention.checks.structure import linear_structure, out_proj_structure
 from autograder.chapters.ch03_attention.examples import attention_sizes
@@ -19,6 +20,7 @@ from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import EXACT, FLOAT32, close
 from autograder.core.failures import CheckFailure, Hint
+from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import EXAMPLES, distinct_shape, float_arrays, run_property, tensor
 
 QKV = ["W_query", "W_key", "W_value"]
@@ -225,19 +227,22 @@ def attention_memory(sub):
     attn_weights_bytes = require(sub, "attn_weights_bytes", "function")
 
     def body(b, h, n, size):
-        got = attn_weights_bytes.integer(b, h, n, size)
+        got = attn_weights_bytes.number(b, h, n, size)
         expected = weights_nbytes(b, h, n, size)
-        if got == expected:
+        if got == expected and type(got) is int:
             return
-        why = {expected // b: "multiply by batch_size too: every sequence has its own weights",
-               expected // n: "each head holds a num_tokens x num_tokens matrix: num_tokens squared",
-               expected // size: "multiply the number of values by bytes_per_value",
-               expected // h: "every head has its own matrix: multiply by num_heads",
-               expected / 2**20: "return bytes, not MiB"}
+        why = [(expected, "the count is right but a float: return a whole number of bytes, an int"),
+               (expected // b, "multiply by batch_size too: every sequence has its own weights"),
+               (expected // n, "each head holds a num_tokens x num_tokens matrix: num_tokens squared"),
+               (expected // size, "multiply the number of values by bytes_per_value"),
+               (expected // h, "every head has its own matrix: multiply by num_heads"),
+               (expected / 2**20, "the unit is wrong: that is the size in MiB; return it in bytes"),
+               (expected / 10**6, "the unit is wrong: that is the size in MB; return it in bytes")]
         raise CheckFailure(f"attn_weights_bytes({b}, {h}, {n}, {size}) returned {got:,}, expected {expected:,} "
                            f"bytes ({expected / 2**20:g} MiB)",
-                           why.get(got, Hint("one weight per batch, head, query and key, each bytes_per_value bytes",
-                                             "batch_size * num_heads * num_tokens * num_tokens * bytes_per_value")))
+                           next((said for value, said in why if math.isclose(got, value, rel_tol=1e-9)),
+                                Hint("one weight per batch, head, query and key, each bytes_per_value bytes",
+                                     "batch_size * num_heads * num_tokens * num_tokens * bytes_per_value")))
 
     body(*GPT2_FULL_CONTEXT)
     body(8, 12, 1024, 4)
@@ -272,7 +277,7 @@ SDPA_SPEC = replace(s6_mha.SPEC, name="SDPAMultiHeadAttention", reference=_sdpa_
                     mistakes={**SDPA_TRAPS, **s6_mha.MISTAKES})
 
 
-@check("8.6", 2, "SDPAMultiHeadAttention equals MultiHeadAttention on the same weights: causal (the boolean-mask "
+@check("8.6", 1, "SDPAMultiHeadAttention equals MultiHeadAttention on the same weights: causal (the boolean-mask "
               "trap), no dropout in eval mode")
 def sdpa_equals_mha(sub):
     require(sub, SDPA_SPEC.name, "class")
@@ -305,5 +310,17 @@ def sdpa_is_fused(sub):
                            "attention: no scores, mask or softmax of your own")
 
 
+@check("8.8", 1, "softmax_stable and forward leave their inputs (and buffers) unchanged; two calls give the same output")
+def side_effects(sub):
+    require(sub, "softmax_stable", "function")
+    function_side_effects(sub, "softmax_stable", x=tensor((3, 5), 1))
+    for spec in (FUSED, SDPA_SPEC):
+        require(sub, spec.name, "class")
+        module_side_effects(spec, sub)
+
+
 STAGE = StageParts(Stage(8, "efficiency", "Efficiency lab",
-                         ("softmax_stable", "FusedQKVAttention", "attn_weights_bytes", "SDPAMultiHeadAttention")))
+                         ("softmax_stable", "FusedQKVAttention", "attn_weights_bytes", "SDPAMultiHeadAttention")),
+                   error_hints=[(SHAPE_ERROR, "a shape mismatch: in softmax_stable the maximum and the sum must keep "
+                                 "their dimension to broadcast against each row; in a module, print the shape of each "
+                                 "intermediate tensor (queries, keys, attn_scores, ...)")])

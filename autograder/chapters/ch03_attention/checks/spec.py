@@ -117,11 +117,18 @@ WEIGHTS_IGNORED_HINT = ("forward must compute with the module's own weights (sel
                         "self.W_value, ...): no fixed or looked-up outputs, no weights replaced inside forward")
 
 
+# the contract's layers: a parameter of another name (a mask held as a Parameter) keeps its values
+WEIGHT_NAMES = {"W_query", "W_key", "W_value", "out_proj", "qkv", "proj"}
+
+
 def grader_weights(module, seed: int) -> dict[str, torch.Tensor]:
-    """Weights the grader draws for every parameter of ``module`` from ``seed``: the module is
-    judged on weights it did not choose. Uniform in +-1/sqrt(fan_in), as nn.Linear initialises."""
+    """Weights the grader draws for the contract's parameters of ``module`` (all of them where none
+    is named so: the reference then names the missing one) from ``seed``: the module is judged on
+    weights it did not choose. Uniform in +-1/sqrt(fan_in), as nn.Linear initialises."""
+    params = module.info["params"]
     drawn = {}
-    for name, shape in sorted(module.info["params"].items()):
+    for name in sorted(n for n in params if WEIGHT_NAMES & set(n.split("."))) or sorted(params):
+        shape = params[name]
         fan_in = shape[-1] if name.endswith(".weight") else shape[0]
         bound = 1.0 / math.sqrt(max(1, fan_in))
         drawn[name] = tensor(shape, seed * 7919 + zlib.crc32(name.encode()) % 100_003, -bound, bound)

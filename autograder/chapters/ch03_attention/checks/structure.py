@@ -16,8 +16,12 @@ def mask_structure(info: dict, context_length: int, prefix: str = "") -> None:
     name = f"{prefix}mask"
     if name.split(".")[-1] in info.get("plain_tensors", {}) and name not in info["buffers"]:
         raise seen("`mask` is a plain tensor attribute, not a registered buffer",
-                     "the mask must be a registered buffer so that it moves with .to(device)",
-                     "self.register_buffer('mask', torch.triu(...))")
+                   "the mask must be a registered buffer so that it moves with .to(device)",
+                   "self.register_buffer('mask', torch.triu(...))")
+    if name in info.get("params", ()):
+        raise seen(f"`{name}` is an nn.Parameter, not a registered buffer",
+                   "the mask is held as an nn.Parameter, a weight to train: a constant the module keeps is a buffer",
+                   "self.register_buffer('mask', torch.triu(...))", "mask_as_parameter")
     if name not in info["buffers"]:
         raise seen(f"no buffer named `{name}`", "the causal mask must be a registered buffer named mask",
                      "self.register_buffer('mask', ...)")
@@ -68,5 +72,7 @@ def out_proj_structure(info: dict, d_out: int, said: str = "") -> None:
     entry = info["modules"].get("out_proj")
     if not entry or entry["class"] != "Linear" or info["params"].get("out_proj.weight") != [d_out, d_out] \
             or not entry.get("bias"):
-        raise seen(f"`out_proj` should be nn.Linear(d_out, d_out) with a bias{said}", "out_proj maps d_out to d_out, "
-                     "with a bias", "self.out_proj = nn.Linear(d_out, d_out)")
+        no_bias = entry and entry["class"] == "Linear" and not entry.get("bias")
+        raise seen(f"`out_proj` should be nn.Linear(d_out, d_out) with a bias{said}",
+                   f"out_proj maps d_out to d_out, with a bias{': yours has none' if no_bias else ''}",
+                   "self.out_proj = nn.Linear(d_out, d_out)", "out_proj_without_bias" if no_bias else "")

@@ -1,0 +1,24 @@
+"""forward turns the mask buffer itself into an additive -inf mask with masked_fill_: the
+outputs are right, but the module's buffer changes on the first call."""
+STAGE = 4
+HINT = "changed self.mask in place"
+CHECK_HINTS = {"4.9": "masked_fill_"}
+
+
+class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        mask = self.mask[:num_tokens, :num_tokens]
+        mask.masked_fill_(mask.bool(), -torch.inf)
+        attn_scores = queries @ keys.transpose(1, 2) + mask
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        return self.dropout(attn_weights) @ values
