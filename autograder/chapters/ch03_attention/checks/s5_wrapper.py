@@ -74,8 +74,8 @@ BOOK_CAUSAL_ATTENTION = "import math\nimport torch\nfrom torch import nn\n\n\n" 
 '''
 
 ERROR_HINTS = [
-    (SHAPE_ERROR, "each head maps (batch, num_tokens, d_in) to (batch, num_tokens, d_out); "
-     "concatenate the heads' outputs along dim=-1, the features"),
+    (SHAPE_ERROR, Hint("each head maps (batch, num_tokens, d_in) to (batch, num_tokens, d_out), and the heads' "
+                       "outputs are concatenated along the features", "torch.cat(..., dim=-1)")),
 ]
 
 SPEC = ModuleSpec(
