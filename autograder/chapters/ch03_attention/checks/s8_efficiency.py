@@ -282,7 +282,8 @@ SDPA_SPEC = replace(s6_mha.SPEC, name="SDPAMultiHeadAttention", reference=_sdpa_
 def sdpa_equals_mha(sub):
     require(sub, SDPA_SPEC.name, "class")
     run_property(lambda sizes: _equals_reference(
-        SDPA_SPEC, sub, sizes, Hint("scaled_dot_product_attention applies dropout_p whatever the module's mode",
+        SDPA_SPEC, sub, sizes, Hint("scaled_dot_product_attention applies dropout_p whatever the module's mode: "
+                                    "give it the rate only in training mode (self.training)",
                                     "pass dropout_p=self.dropout if self.training else 0.0")),
         attention_sizes(heads=True), examples=EXAMPLES["module"] // 2)
     # training mode: dropout on each head's attention weights, rescaled (the checks of stage 6)
