@@ -17,6 +17,7 @@ from autograder.core.failures import AMBIGUOUS, NAMED, CheckFailure, NotImplemen
 from autograder.core.results import CheckResult, GradeReport, StageResult
 from autograder.core.submission import Submission
 from autograder.sandbox import timings
+from autograder.sandbox.errors import over_the_stage_time_limit
 from autograder.sandbox.preload import Preload
 from autograder.sandbox.settings import Settings
 
@@ -168,6 +169,7 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
     elif preload is not None:  # a prestarted worker (the CLI's, made before torch was imported)
         worker.preload = tuple(preload)
     threads = _one_thread()
+    late, timed_out = over_the_stage_time_limit(settings.limits.stage_seconds).message, {}
     try:
         for stage in stages:
             if worker.needs_start:  # not yet, or the last stage ended it: load (again)
@@ -177,9 +179,12 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
                 report.cells, report.output, report.confinement = load.cells, report.output or load.output, load.confinement
             worker.begin_stage(stage.number)
             sub = Submission(worker, stage.label, chapter.error_hints.get(stage.id, ()), report.cell_errors)
+            sub.timed_out = dict(timed_out)  # a later stage builds on the book's class instead, not calling it
             result = run_stage(chapter, stage, sub, examples_seed=examples_seed,
                                only=None if only is None else only.get(stage.number, frozenset()), settings=settings)
             worker.end_stage()
+            if any(c.message == late for c in result.checks):
+                timed_out.update(dict.fromkeys(stage.names, stage.number))
             report.stages.append(result)
     except RuntimeError as exc:  # the worker could not start at all
         report.error = str(exc)

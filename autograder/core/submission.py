@@ -96,6 +96,7 @@ class Submission:
         self.substitute: dict[str, str] = {}
         self.notes: list[str] = []
         self.verified: set[str] = set()  # names of the student's classes found to work (no substitute)
+        self.timed_out: dict[str, int] = {}  # the student's names whose stage ran past its time limit -> that stage
         # what one check's diagnosis worked out that another check of the stage would ask again
         # (the student's module run at the sizes a failure names), by the asker's key
         self.memo: dict = {}

@@ -9,6 +9,7 @@ without fences is refused before any student code runs (:mod:`autograder.sandbox
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import subprocess
@@ -24,7 +25,7 @@ from autograder.sandbox import forkpool, oslayer, timings
 from autograder.sandbox.errors import StageAborted, ended_the_stage, over_the_stage_time_limit
 from autograder.sandbox.forkserver import ForkServerError
 from autograder.sandbox.launch import BOOT, confinement_refusal, worker_environment
-from autograder.sandbox.loader import Cell
+from autograder.sandbox.loader import Cell, strip_magics
 from autograder.sandbox.preload import Preload, run_preloads
 from autograder.sandbox.scratch import ScratchWatch, empty_folder
 from autograder.sandbox.settings import Settings
@@ -42,6 +43,41 @@ class LoadReport:
     cells: list[dict] = field(default_factory=list)  # per cell: index, status, error, seconds
     output: str = ""
     confinement: dict = field(default_factory=dict)  # which fences held (see confinement.py)
+
+
+def _loops_alike(cells: list[Cell], looped: int) -> dict[int, str]:
+    """The later cells that would run the loop again, each with why it is skipped: those that use a
+    function or class of the notebook that cell ``looped`` used, or one whose code uses such a
+    name. Cells that only define (def, class, import, assignments without calls) still run."""
+    trees = {}
+    for cell in cells:
+        with contextlib.suppress(SyntaxError, ValueError):
+            trees[cell.index] = ast.parse(strip_magics(cell.source))
+
+    def used(node) -> set[str]:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+    defined = {d.name: d for tree in trees.values() for d in tree.body
+               if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    label = next(c.name for c in cells if c.index == looped)
+    roots = used(trees[looped]) & defined.keys() if looped in trees else set()
+    via = {name: name for name in roots}  # a tainted name -> the name the looping cell used
+    while more := {n: via[next(iter(sorted(used(d) & via.keys())))] for n, d in defined.items()
+                   if n not in via and used(d) & via.keys()}:
+        via.update(more)
+    notes = {}
+    for cell in cells:
+        tree = trees.get(cell.index)
+        if cell.index <= looped or tree is None or all(
+                isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))
+                or isinstance(s, (ast.Assign, ast.AnnAssign)) and not any(isinstance(n, ast.Call) for n in ast.walk(s))
+                for s in tree.body):
+            continue
+        name = min(used(tree) & via.keys(), default=None)
+        if name is not None:
+            chain = name if via[name] == name else f"{name}, which uses {via[name]}"
+            notes[cell.index] = f"skipped: it uses {chain}, which ran past the time limit in {label}"
+    return notes
 
 
 class Worker:
@@ -184,6 +220,9 @@ class Worker:
                 if running is None or running in self.fatal:
                     raise self._startup_failure(str(exc)) from None
                 full = self._scratch_note()
+                if isinstance(exc, wire.WireTimeout) and not full:
+                    for index, why in _loops_alike(self.cells, running).items():
+                        self.fatal.setdefault(index, why)
                 self.fatal[running] = (
                     f"{full}; skipped, the other cells still ran" if full
                     else f"stopped after {self.limits.cell_seconds:g} s (an endless loop?); skipped, the "

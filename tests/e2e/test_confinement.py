@@ -22,7 +22,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from support import REPO
+from support import REPO, SOLUTION
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import grade_notebook_file
@@ -383,6 +383,34 @@ def test_slow_cells_run_once_whatever_the_stages_do(tmp_path):
     assert "stopped after 3 s" in by_stage[2].checks[0].message, by_stage[2].checks[0].message
     assert by_stage[3].status.name == "NOT_IMPLEMENTED" or "not defined" in by_stage[3].checks[0].message
     assert seconds < 5 * cell_limit, f"graded in {seconds:.1f} s"
+
+
+def test_an_endless_loop_in_causal_attention_costs_stage_4_only(tmp_path):
+    """Issue 46: the later cells that would loop again are skipped at once, and stage 5 is graded
+    with the book's CausalAttention, not left to wait out its own time limit."""
+    limit = 15.0
+    notebook = json.loads(SOLUTION.read_text())
+    cell = next(c for c in notebook["cells"] if "".join(c["source"]).startswith("class CausalAttention"))
+    source = "".join(cell["source"])
+    cell["source"] = source.replace("    def forward(self, x):\n", "    def forward(self, x):\n        while True:\n"
+                                    "            pass\n", 1)
+    assert cell["source"] != source
+    path = tmp_path / "ch03_attention.ipynb"
+    path.write_text(json.dumps(notebook))
+    started = time.monotonic()
+    report = grade_notebook_file(str(path), CHAPTER, None, "cpu",
+                                 Settings(limits=Limits(cell_seconds=limit, stage_seconds=limit)))
+    seconds = time.monotonic() - started
+    skipped = [c for c in report.cells if "skipped: it uses MultiHeadAttentionWrapper, which uses CausalAttention"
+               in str(c.get("error", {}).get("message"))]
+    assert len(skipped) == 3, report.cells  # the wrapper's three example cells
+    by_stage = {s.stage.number: s for s in report.stages}
+    assert by_stage[4].score == 0 and "the time limit of a stage" in by_stage[4].checks[0].message
+    assert by_stage[5].score == by_stage[5].max_score, [c.message for c in by_stage[5].checks]
+    assert any("yours ran past the time limit in stage 4" in note for note in by_stage[5].notes), by_stage[5].notes
+    assert all(by_stage[n].score == by_stage[n].max_score for n in (1, 2, 3, 6, 7))
+    # one cell limit and one stage limit, not one per later cell and stage 5's too
+    assert seconds < 2 * limit + 50, f"graded in {seconds:.1f} s"
 
 
 def test_the_overall_deadline_bounds_a_grading(tmp_path):

@@ -325,7 +325,7 @@ STAGE = StageParts(
     error_hints=ERROR_HINTS,
     # charged only for calls its heads (stage 4's CausalAttention) do not make
     call_policy=no_library_attention(
-        (lambda sub: sub.build(NAME, 3, 2, 6, 0.0, num_heads=2, seed=0), (2, 4, 3)),
+        (lambda sub: working_heads(sub) or sub.build(NAME, 3, 2, 6, 0.0, num_heads=2, seed=0), (2, 4, 3)),
         parts=(lambda sub: sub.build(CAUSAL.name, 3, 2, 6, 0.0, seed=0), (2, 4, 3))),
     exhibit=exhibits.attention_weights(SPEC),
 )

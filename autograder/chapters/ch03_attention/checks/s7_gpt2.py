@@ -63,8 +63,9 @@ GPT2_PROBE = Sizes(batch=1, tokens=5, d_in=SIZE["d_in"], d_out=SIZE["d_out"], co
 
 
 def _book_mha(sub, why: str) -> None:
-    sub.substituting(MHA.name, BOOK_MULTI_HEAD_ATTENTION, f"graded with the book's MultiHeadAttention: {why} at "
-                     "GPT-2 small's sizes (stage 6 grades it)")
+    where = "" if MHA.name in sub.timed_out else " at GPT-2 small's sizes"
+    sub.substituting(MHA.name, BOOK_MULTI_HEAD_ATTENTION,
+                     f"graded with the book's MultiHeadAttention: {why}{where} (stage 6 grades it)")
 
 
 def _working_mha(sub) -> None:
@@ -266,6 +267,6 @@ STAGE = StageParts(
     error_hints=ERROR_HINTS,
     # charged only for calls the student's own MultiHeadAttention (stage 6) does not make
     call_policy=no_library_attention(
-        (lambda sub: sub.call_for_module("build_gpt2_small_mha"), (1, 4, 768)),
+        (lambda sub: _working_mha(sub) or sub.call_for_module("build_gpt2_small_mha"), (1, 4, 768)),
         parts=(lambda sub: sub.build(MHA.name, 768, 768, 1024, 0.0, num_heads=12, seed=0), (1, 4, 768))),
 )
