@@ -326,7 +326,7 @@ def test_on_cuda_the_book_style_is_right_and_the_device_mistakes_break(tmp_path)
         path.write_text(mistake_submission(mistake))
         [result] = grade_notebook_file(str(path), CHAPTER, [mistake.stage], "cuda").stages
         assert result.score < result.max_score, name
-        assert mistake.hint.lower() in " ".join(c.hint.lower() for c in result.failures), (name, result.hint)
+        assert mistake.hint.lower() in " ".join(at_level(c.diagnosis, 2).lower() for c in result.failures), (name, result.hint)
 
 
 # -- the call policy -----------------------------------------------------------------------------
