@@ -3,9 +3,16 @@ cells, nbgrader and CI all run the same checks.
 """
 
 import os
+import sys
 from pathlib import Path
 
-from autograder.sandbox.child import HANDSHAKE
+# `python -m autograder` puts the working directory first on sys.path, where a student's torch.py
+# or json.py (in their repository) would run inside the grader: it goes before anything is imported.
+_ARGV = sys.orig_argv
+if "-m" in _ARGV and _ARGV[_ARGV.index("-m") + 1:][:1] == ["autograder"] and sys.path[:1] in ([""], [os.getcwd()]):
+    del sys.path[0]
+
+from autograder.sandbox.child import HANDSHAKE  # noqa: E402
 
 # The instructor's checkout (solutions/, tests/, the Makefile), or site-packages.
 CHECKOUT = Path(__file__).resolve().parent.parent

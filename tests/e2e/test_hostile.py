@@ -27,7 +27,7 @@ from unittest import mock
 
 import jsonschema
 import pytest
-from support import REPO, TESTS
+from support import REPO, SOLUTION, TESTS
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import run_stage
@@ -364,3 +364,14 @@ def test_a_notebook_that_raises_torchs_thread_count_loses_nothing(tmp_path):
                           + "\ntorch.set_num_threads(2)\n_big = torch.rand(1500, 1500) @ torch.rand(1500, 1500)\n")
     report = grade_notebook_file(str(submission), CHAPTER, [7], "cpu", Settings(limits=Limits(stage_seconds=30)))
     assert report.score == CHAPTER.points(stage(7)), [(c.check.id, c.message) for c in report.checks]
+
+
+def test_modules_beside_the_grader_command_do_not_run_in_the_grader(tmp_path):
+    """`python -m autograder` run in a student's repository: a torch.py or json.py there is not imported."""
+    for name in ("torch", "json", "hypothesis"):
+        (tmp_path / f"{name}.py").write_text("raise SystemExit('the grader imported a student file')\n")
+    shutil.copyfile(SOLUTION, tmp_path / "ch03_attention.ipynb")
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "ch03_attention.ipynb", "--stage", "1"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert "imported a student file" not in proc.stdout + proc.stderr
+    assert "Total: 10/10" in proc.stdout
