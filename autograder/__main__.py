@@ -6,8 +6,9 @@ import sys
 # collection back on.
 gc.disable()
 
-from autograder.frontends.commands import main  # noqa: E402
+from autograder.frontends.commands import main, restart_clean  # noqa: E402
 
+restart_clean(sys.argv[1:])
 code = main()
 # Everything is written and closed: Python's final collection of torch's objects (0.7 to 1 s on
 # 2 busy cores) is left to the process's end.

@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 
 from autograder.sandbox import forkserver, oslayer
-from autograder.sandbox.launch import worker_environment
+from autograder.sandbox.launch import environment_is_clean, worker_environment
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.settings import Settings
 
@@ -17,11 +17,10 @@ _fork_server: forkserver.ForkServer | None = None  # once start_fork_server() ha
 _fork_server_scratch: tempfile.TemporaryDirectory | None = None
 
 
-def start_fork_server(settings: Settings | None = None) -> bool:
-    """Start the fork server for this process's CPU workers: each Worker then starts as a
-    fork of it, without Python's and PyTorch's start-up (for processes that grade many
-    notebooks, such as make autograde's pool workers). False where it cannot run (not Linux,
-    no pidfds) or did not start; workers then start as before."""
+def start_fork_server(settings: Settings | None = None, here: bool = False) -> bool:
+    """Start the fork server for this process's CPU workers: each Worker then starts as a fork
+    of it, without Python's and PyTorch's start-up. ``here``: the server is a fork of this
+    process (see :func:`fork_server_here`). False where it cannot run (not Linux, no pidfds)."""
     global _fork_server, _fork_server_scratch
 
     settings = settings or Settings()
@@ -34,13 +33,26 @@ def start_fork_server(settings: Settings | None = None) -> bool:
     env = worker_environment(_fork_server_scratch.name, "cpu", settings)
     oslayer.become_subreaper()
     try:
-        _fork_server = forkserver.ForkServer(env, _fork_server_scratch.name,
-                                             None if settings.debug else subprocess.DEVNULL, settings.limits.threads)
-    except forkserver.ForkServerError:
+        _fork_server = forkserver.ForkServer(env, _fork_server_scratch.name, None if settings.debug else subprocess.DEVNULL,
+                                             settings.limits.threads, here)
+    except OSError:
         _fork_server = None
         return False
     atexit.register(stop_fork_server)
     return True
+
+
+def fork_server_here(settings: Settings) -> bool:
+    """The server as a fork of this process once it imported PyTorch, so that a grading imports it
+    once. Only where a worker may see all this process holds: its environment is the clean one
+    (launch.restart_clean), it runs one thread, and it has read no check, reference or secret yet."""
+    if not (forkserver.available() and environment_is_clean()):
+        return False
+    import torch
+
+    if torch.cuda.is_initialized() or oslayer.thread_count() != 1:
+        return False  # a fork copies one thread: another's locks would stay held in the server
+    return start_fork_server(settings, here=True)
 
 
 def stop_fork_server() -> None:

@@ -1,8 +1,10 @@
-"""Fresh workers without the start-up (``make autograde``'s pool): a clean process that imported
-PyTorch and the worker's modules once forks one worker per submission, which fences itself in as a
-fresh one does (the same :func:`autograder.sandbox.child.main`). Started like a worker, it never
-runs student code and holds no thread when it forks; it dies with the grader, each worker with it.
-The grader watches a forked worker through a pidfd. Linux only; elsewhere workers start afresh."""
+"""Workers without the start-up: a clean process that imported PyTorch and the worker's modules
+once forks one worker per submission, which fences itself in as a fresh one does (the same
+:func:`autograder.sandbox.child.main`). The server is either started like a worker (``make
+autograde``'s pool) or forked from a grader whose environment holds no secret (``make test``,
+CI, Gradescope: :func:`autograder.sandbox.forkpool.fork_server_here`), so that PyTorch is
+imported once per grading. It never runs student code, holds no thread when it forks, and dies
+with the grader, each worker with it. Linux only; elsewhere workers start afresh."""
 
 from __future__ import annotations
 
@@ -74,30 +76,32 @@ class ForkedProcess:
 class ForkServer:
     """The grader's side: starts the server and asks it for workers."""
 
-    def __init__(self, env: dict, cwd: str, stderr, threads: int, start_seconds: float = 120):
-        """``env``: a worker's, its handshake naming this process as the grader."""
-        self.threads = threads
+    def __init__(self, env: dict, cwd: str, stderr, threads: int, here: bool = False):
+        """``env``: a worker's, its handshake naming this process as the grader. ``here``: fork
+        this process (single-threaded, its environment clean) instead of starting a new one."""
+        self.threads, self.here = threads, here
         self._asking = threading.Lock()
+        self._ready = False  # the server's first message, read before the first request
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         boot = (f"import sys; sys.path.append({_package_parent()!r}); "
                 f"from autograder.sandbox.forkserver import serve; serve({theirs.fileno()})")
         try:
-            self.proc = subprocess.Popen([sys.executable, "-I", "-c", boot], stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=stderr, cwd=cwd, env=env,
-                                         pass_fds=(theirs.fileno(),), start_new_session=True)
+            if here:
+                pid = os.fork()
+                if pid == 0:
+                    try:
+                        _serve_here(theirs, env, cwd, stderr)
+                    finally:
+                        os._exit(70)
+                self.proc = ForkedProcess(pid, os.pidfd_open(pid), None, None)
+            else:
+                self.proc = subprocess.Popen([sys.executable, "-I", "-c", boot], stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=stderr, cwd=cwd, env=env,
+                                             pass_fds=(theirs.fileno(),), start_new_session=True)
         finally:
             theirs.close()
         self._sock = ours
-        self._sock.settimeout(start_seconds)
-        try:
-            first = self._sock.recv(_REQUEST_LIMIT)
-        except OSError as exc:
-            self.close()
-            raise ForkServerError(f"the fork server did not start ({exc})") from None
-        if first != READY:
-            self.close()
-            raise ForkServerError(f"the fork server did not start ({first[:200].decode('utf-8', 'replace')})")
-        self._sock.settimeout(30)
+        self._sock.settimeout(120)  # the server's imports, on a busy machine
 
     @property
     def pid(self) -> int:
@@ -117,6 +121,12 @@ class ForkServer:
         try:
             request = json.dumps({"env": env, "cwd": cwd}).encode()
             with self._asking:  # one request and its answer at a time
+                if not self._ready:
+                    first = self._sock.recv(_REQUEST_LIMIT)
+                    if first != READY:
+                        raise ValueError(f"it did not start: {first[:200].decode('utf-8', 'replace')}")
+                    self._sock.settimeout(30)
+                    self._ready = True
                 socket.send_fds(self._sock, [request], [to_worker_r, from_worker_w, stderr_fd])
                 answer, fds, _, _ = socket.recv_fds(self._sock, _REQUEST_LIMIT, 1)
             for received in fds:
@@ -135,12 +145,19 @@ class ForkServer:
                              os.fdopen(from_worker_r, "rb", buffering=0))
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self._sock.close()
+        """Let the server reap its ended workers (their time counts as this process's), then end it."""
         from autograder.sandbox import oslayer
 
+        with contextlib.suppress(OSError):
+            self._sock.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(5)
         oslayer.kill_process_tree(self.proc)
         self.proc.wait()
+        if self.here:  # this process's own child: reaped here
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.proc.pid, 0)
+            self.proc.release()
 
 
 def _package_parent() -> str:
@@ -151,10 +168,9 @@ def _package_parent() -> str:
 
 def serve(fd: int) -> None:
     """The server's loop (``python -I -c``): import once, then fork a worker per request."""
-    from autograder.sandbox import child  # imported here once, for every fork
-    from autograder.sandbox.oslayer import die_with_parent
+    from autograder.sandbox import child, oslayer  # imported here once, for every fork
 
-    die_with_parent()
+    oslayer.die_with_parent()
     sock = socket.socket(fileno=fd)
     handshake = json.loads(os.environ.get(child.HANDSHAKE, "{}"))
     if os.getppid() != handshake.get("grader_pid"):
@@ -164,20 +180,22 @@ def serve(fd: int) -> None:
     except Exception as exc:
         sock.send(f"imports failed: {type(exc).__name__}: {exc}".encode()[:4000])
         os._exit(1)
-    threads = len(os.listdir("/proc/self/task"))
+    threads = oslayer.thread_count()
     if threads != 1:  # a fork copies one thread: another's locks would stay held in every copy
         sock.send(f"the server runs {threads} threads; forking it would not be safe".encode())
         os._exit(1)
     gc.freeze()  # as child.py does before a stage's fork: no copy touches the server's pages to collect them
+    gc.enable()  # a server forked from the grader inherits its collection switched off
     sock.send(READY)
     while True:
         try:
             request, fds, _, _ = socket.recv_fds(sock, _REQUEST_LIMIT, 5)
         except OSError:
             os._exit(0)
-        if not request:  # the grading process closed its end
+        if not request:  # the grading process closed its end, once its workers ended
+            _reap(0)
             os._exit(0)
-        _reap()
+        _reap(os.WNOHANG)
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -195,6 +213,28 @@ def serve(fd: int) -> None:
             os.close(pidfd)
 
 
+def _serve_here(sock: socket.socket, env: dict, cwd: str, stderr) -> None:
+    """A server forked from the grader keeps none of its files, streams or variables (a fence
+    applies to files opened after it), then serves as a started one does."""
+    import tempfile
+
+    os.setsid()
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) > 2 and int(name) != sock.fileno():
+            with contextlib.suppress(OSError):
+                os.close(int(name))
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1) if stderr is None else (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    tempfile.tempdir = None
+    sys.argv = ["-c"]  # as a started worker's
+    serve(sock.fileno())
+
+
 def _import_what_workers_use(threads: int) -> None:
     import torch
 
@@ -207,11 +247,11 @@ def _import_what_workers_use(threads: int) -> None:
     preload_notebook_imports()
 
 
-def _reap() -> None:
-    """Collect the workers that ended (they are the server's children)."""
+def _reap(options: int) -> None:
+    """Collect the workers that ended (they are the server's children); with 0, all of them."""
     while True:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            pid, _ = os.waitpid(-1, options)
         except ChildProcessError:
             return
         if pid == 0:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 from autograder.sandbox.child import HANDSHAKE
-from autograder.sandbox.settings import Settings
+from autograder.sandbox.settings import SOURCES, Settings
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 # -I: no user site, PYTHONPATH or current directory, so a torch.py beside the submission cannot
@@ -18,6 +19,39 @@ BOOT = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
 # The grader's variables the worker gets (tokens and secrets stay out); CUDA's and the locale's by prefix.
 _PASSED_ON = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH")
 _PASSED_ON_PREFIXES = ("LC_", "CUDA_", "NVIDIA_")
+# What a grading command keeps of its caller's environment (restart_clean): the worker's, its
+# settings', the console's and CI's summary file. OMP_NUM_THREADS is set to 1: the grader computes
+# on one thread, and torch then starts none, so the grader can fork the workers' server.
+_GRADER_KEEPS = (*_PASSED_ON, "HOME", "TMPDIR", "TERM", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR",
+                 "GITHUB_STEP_SUMMARY", "OMP_NUM_THREADS", *(variable for _, variable in SOURCES.values() if variable))
+RESTART = (f"import runpy, sys; sys.path.append({PACKAGE_PARENT!r}); "
+           "runpy.run_module('autograder', run_name='__main__', alter_sys=True)")
+
+
+def _kept(name: str) -> bool:
+    return name in _GRADER_KEEPS or name.startswith(_PASSED_ON_PREFIXES)
+
+
+def environment_is_clean() -> bool:
+    """Whether this process started isolated (``python -I``) with only the variables a grading
+    command keeps, so that a process forked from it holds no secret of its caller's."""
+    from autograder.sandbox.oslayer import started_environment
+
+    names = started_environment()
+    return (names is not None and bool(sys.flags.isolated) and os.environ.get("OMP_NUM_THREADS") == "1"
+            and all(map(_kept, names | set(os.environ))))
+
+
+def restart_clean(argv: list[str]) -> None:
+    """Run this command again (``python -m autograder ARGV``) in a process that starts isolated with
+    only the variables it needs, unless this one did; only where the grader can fork its workers."""
+    from autograder.sandbox.forkserver import available
+
+    if not available() or environment_is_clean():
+        return
+    env = {name: value for name, value in os.environ.items() if _kept(name)}
+    env["OMP_NUM_THREADS"] = "1"
+    os.execve(sys.executable, [sys.executable, "-I", "-c", RESTART, *argv], env)
 
 
 def worker_environment(scratch: str, device: str, settings: Settings, grader_pid: int | None = None,

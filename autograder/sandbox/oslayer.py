@@ -72,6 +72,20 @@ def set_resource_limit(name: str, value: int) -> bool:
     return True
 
 
+def thread_count() -> int:
+    """This process's threads (Linux)."""
+    return len(os.listdir("/proc/self/task"))
+
+
+def started_environment() -> set[str] | None:
+    """The names of the variables this process started with (Linux), whatever it changed since."""
+    try:
+        with open("/proc/self/environ", "rb") as block:
+            return {entry.split(b"=", 1)[0].decode("utf-8", "replace") for entry in block.read().split(b"\0") if entry}
+    except OSError:
+        return None
+
+
 def kill_process_tree(proc) -> None:
     """End the worker (a ``subprocess.Popen``) and, where process groups exist, its session."""
     if is_posix():

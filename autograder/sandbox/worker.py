@@ -100,7 +100,6 @@ class Worker:
         self._token = uuid.uuid4().hex  # in the environment of everything the worker starts
         self._sessions: set[int] = set()  # each worker leads a session its children stay in
         self._filters = seccomp_filters("self")
-        self._prestarted = False  # a process is running but has not loaded the submission yet
         self.scratch_full: str | None = None  # why the watch ended a process, until reported
         # The stage being graded: its copy of the loaded worker, its clock, why it ended early.
         self.stage_pid: int | None = None
@@ -151,18 +150,10 @@ class Worker:
             self._budget = cgroups.Budget(self.limits.memory_bytes if self.device == "cpu" else None)
         return self._budget.add(pid)
 
-    def prestart(self) -> None:
-        """Start the process now and load the submission later (:meth:`start`): its start-up
-        overlaps the grader's own imports. (``wire``, and so torch, is imported only inside the
-        methods that talk to the worker, so that importing this module stays cheap.)"""
-        self.kill()
-        self._spawn()
-        self._prestarted = True
-
     @property
     def needs_start(self) -> bool:
-        """No process with the submission loaded: none yet, a prestarted one, or it died."""
-        return self._prestarted or not self.alive
+        """No process with the submission loaded: none yet, or it died."""
+        return not self.alive
 
     def _startup_failure(self, why: str) -> RuntimeError:
         self._stderr.seek(0)
@@ -174,10 +165,8 @@ class Worker:
         from autograder.sandbox import wire
 
         for _ in range(len(self.cells) + 1):
-            if not (self._prestarted and self.alive):
-                self.kill()
-                self._spawn()
-            self._prestarted = False
+            self.kill()
+            self._spawn()
             self.reader = wire.Reader(self.proc.stdout.fileno())
             run_preloads(self.preload)  # while the worker still imports
             timings.mark("preloads_done")

@@ -329,6 +329,58 @@ def test_reports_name_the_fences(tmp_path):
     assert f'name="confinement" value="{words}"' in (tmp_path / "junit.xml").read_text()
 
 
+LEAK_PROBE = """
+import ctypes, hashlib, os, posix, re, sys
+import torch
+
+def _secret(data):  # the test's secret value, known to this cell by its hash alone
+    return any(hashlib.sha256(m.group(0)).hexdigest() == {digest!r}
+               for m in re.finditer(rb"leak-[0-9a-f]{{32}}", data))
+
+def _memory():  # every writable region of this process (the heap, the stack and its environment block)
+    for line in open("/proc/self/maps"):
+        fields = line.split()
+        span, perms, path = fields[0], fields[1], fields[5] if len(fields) > 5 else ""
+        if perms.startswith("rw") and not path.startswith(("[vvar", "[vsys")):
+            start, end = (int(x, 16) for x in span.split("-"))
+            yield (ctypes.c_char * (end - start)).from_address(start)
+
+FOUND = [where for where, data in [
+    ("/proc/self/environ", open("/proc/self/environ", "rb").read()),
+    ("posix.environ", b" ".join(v for v in posix.environ.values())),
+    ("os.environ", " ".join(os.environ.values()).encode())] if _secret(data)]
+FOUND += ["memory"] if any(_secret(region) for region in _memory()) else []
+if "autograder.frontends.students.cli" not in sys.modules:
+    raise LookupError("this worker is no fork of the grading process")
+if FOUND:
+    raise LookupError(f"the secret is in {{FOUND}}")
+
+def softmax_naive(x):  # full marks for stage 1 only when the grader's secret is nowhere
+    return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
+"""
+
+
+@pytest.mark.parametrize("front_end", ["grade", "ci"])
+def test_a_worker_forked_from_the_grader_holds_none_of_its_secrets(front_end, tmp_path):
+    """``python -m autograder`` forks its workers' server from itself after importing torch: it
+    first starts again with the few variables it needs, so a token in the caller's environment is
+    neither in the worker's environment nor anywhere in its memory."""
+    import hashlib
+    import uuid
+
+    import nbformat
+
+    value = f"leak-{uuid.uuid4().hex}"
+    notebook = tmp_path / "leak.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        LEAK_PROBE.format(digest=hashlib.sha256(value.encode()).hexdigest()))]), notebook)
+    proc = subprocess.run([sys.executable, "-m", "autograder", front_end, str(notebook), "--stage", "1", "--device",
+                           "cpu", "--results", str(tmp_path / "results.json")], cwd=REPO, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, SECRET: value, "GITHUB_TOKEN": value})
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert data["score"] == CHAPTER.points(CHAPTER.stages[0]), proc.stdout + data.get("output", "")
+
+
 @pytest.mark.parametrize("front_end", ["cli", "ci"])
 def test_required_confinement_refuses_an_unfenced_worker(front_end, tmp_path):
     """A worker without fences (the portable path's): with AUTOGRADER_REQUIRE_CONFINEMENT=1 nothing

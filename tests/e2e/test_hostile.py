@@ -125,14 +125,18 @@ def _sha256(path: Path) -> str:
 
 def _processes_marked(token: str) -> dict[int, str]:
     """Processes whose environment carries ``token``: the worker's scratch folder, which is its
-    HOME and TMPDIR, so everything it started inherits it."""
+    HOME and TMPDIR, so everything it started inherits it; or that run in such a folder (a worker
+    forked from the grader shows the grader's environment in /proc). Each with its command line
+    and folder."""
     found = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and int(entry.name) != os.getpid():
             try:
-                if token.encode() in (entry / "environ").read_bytes():
+                cwd = os.readlink(entry / "cwd")
+                if token.encode() in (entry / "environ").read_bytes() or cwd.startswith(token):
                     # Whole: the worker's command line holds the checkout's path twice, of any length.
-                    found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                    command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                    found[int(entry.name)] = f"{command} (in {cwd})"
             except OSError:
                 continue
     return found
@@ -330,7 +334,8 @@ def test_a_grader_killed_from_outside_leaves_a_valid_zero_and_no_worker(tmp_path
         env=_environment(tmp_path), start_new_session=True)
     try:
         give_up = time.monotonic() + 60
-        while not (results.exists() and any("autograder.sandbox.child" in cmd for cmd in _processes_marked(token).values())):
+        while not (results.exists() and any(f"(in {token}" in cmd and "forkserver" not in cmd
+                                             for cmd in _processes_marked(token).values())):
             assert time.monotonic() < give_up and grader.poll() is None, "grading never started"
             time.sleep(0.2)
         time.sleep(2.0)  # the worker is loading the submission or already looping in stage 1

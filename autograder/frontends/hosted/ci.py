@@ -205,13 +205,7 @@ def write_junit(path: str | Path, report: GradeReport, verdict: Verdict | None =
 
 def grade(args: argparse.Namespace, chapter) -> tuple[GradeReport, list[str]]:
     """Grade as ``python -m autograder`` does; a grader failure's traceback goes to the CI log."""
-    settings = cli.settings_from(args)
-    worker = cli.prestart_worker(args, settings)
-    try:
-        return cli.grade_report(args, chapter, settings, worker, args.stage, show_traceback=True)
-    finally:
-        if worker is not None:
-            worker.close()
+    return cli.grade_report(args, chapter, cli.settings_from(args), args.stage, show_traceback=True)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -227,6 +221,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    cli.fork_workers_here(args.device, cli.settings_from(args))
     chapter = cli.load_chapter(args)
     if chapter is None:
         return 2

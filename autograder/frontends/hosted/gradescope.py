@@ -19,6 +19,7 @@ from autograder.frontends.fingerprint import grader_files
 from autograder.frontends.reports.results_json import gradescope_json
 from autograder.frontends.reports.safe_write import overwrite_refusal, write_json
 from autograder.frontends.students import cli
+from autograder.sandbox.settings import Settings
 
 ASSIGNMENT = DEFAULT  # the chapter the bundle grades
 NOTEBOOK_NAME = f"{ASSIGNMENT}.ipynb"
@@ -125,6 +126,7 @@ def hidden_examples_seed(source: Path) -> int | None:
 
 
 def run_inside(root: Path) -> int:
+    cli.fork_workers_here("cpu", Settings.read())  # before the hidden seed is read
     from autograder.core.engine import not_graded_report  # these two import torch
     from autograder.frontends.reports.console import print_console
 

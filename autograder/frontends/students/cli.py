@@ -1,6 +1,6 @@
 """``make test``: grade one submission and print the table (and results.json with ``--results``).
 
-Owns what every grading front end shares: the arguments, the device, the early worker start
+Owns what every grading front end shares: the arguments, the device, the workers' fork server
 and :func:`grade_report`, the one grading CI and Gradescope also use.
 """
 
@@ -124,20 +124,16 @@ def save_results(path: str, data: dict) -> bool:
     return False
 
 
-def prestart_worker(args, settings):
-    """The worker, started before this process imports torch so that both start-ups overlap
-    (CPU only: a GPU build imports torch first to pick the device); None: grading starts it."""
-    from autograder.sandbox.loader import SubmissionError, read_cells
-    from autograder.sandbox.worker import Worker
+def fork_workers_here(device: str, settings) -> None:
+    """CPU workers start as forks of this process once it imported PyTorch (one import for both),
+    where this process may fork them: call it before any check, chapter or secret is read."""
+    from autograder.sandbox.forkpool import fork_server_here
 
-    if args.device in ("cuda", "mps") or (args.device == "auto" and _torch_may_use_a_gpu()):
-        return None
     try:
-        worker = Worker(read_cells(args.submission), "cpu", settings)
-    except (SubmissionError, OSError):
-        return None
-    worker.prestart()
-    return worker
+        if resolve_device(device) == "cpu":
+            fork_server_here(settings)
+    except NoDevice:
+        pass  # the grading says so
 
 
 def find_renamed(args) -> list[str]:
@@ -220,17 +216,16 @@ def run(args: argparse.Namespace) -> int:
     renamed = find_renamed(args)
     for line in renamed:
         print(line)
-    worker = prestart_worker(args, settings)
-    timings.mark("worker_spawned")
+    if args.hidden_examples_seed is None:  # a seed on the command line is not for the workers' memory
+        fork_workers_here(args.device, settings)
+    timings.mark("fork_server")
     try:
-        return _grade(args, settings, worker)
+        return _grade(args, settings)
     finally:
-        if worker is not None:
-            worker.close()  # grading closes it too; this covers the early returns
         timings.write()
 
 
-def grade_report(args, chapter, settings, worker, stages, *, show_traceback: bool):
+def grade_report(args, chapter, settings, stages, *, show_traceback: bool):
     """One grading: the submitted file left as it was; no device or a grader failure becomes a
     report that says so (0 points). Returns the report and notes for the student."""
     from autograder.core.engine import grade_notebook_file, grade_with_hidden_examples, not_graded_report
@@ -242,16 +237,15 @@ def grade_report(args, chapter, settings, worker, stages, *, show_traceback: boo
     seed = getattr(args, "hidden_examples_seed", None)
     try:
         device = resolve_device(args.device)
-        worker = worker if device == "cpu" else None
         with submission_kept(args.submission) as notes:
             timings.mark("grader_modules")
             if seed is None:
-                report = grade_notebook_file(args.submission, chapter, stages, device, settings, worker=worker,
+                report = grade_notebook_file(args.submission, chapter, stages, device, settings,
                                              preload=(*grader_preloads(), collect_again))
             else:
                 every_stage = {s.number: seed for s in chapter.select(stages)}
                 report, over_both = grade_with_hidden_examples(
-                    args.submission, chapter, stages, every_stage, device, settings, worker=worker,
+                    args.submission, chapter, stages, every_stage, device, settings,
                     preload=(*grader_preloads(), collect_again))
                 report.hidden_examples = over_both
     except Exception as exc:
@@ -277,7 +271,7 @@ def load_chapter(args):
     return chapter
 
 
-def _grade(args, settings, worker) -> int:
+def _grade(args, settings) -> int:
     if timings.enabled():  # the grader's own torch import, measured apart from its other modules
         import torch  # noqa: F401
         timings.mark("grader_torch")
@@ -292,7 +286,7 @@ def _grade(args, settings, worker) -> int:
                                            provisional_json(chapter, args.submission, args.stage)):
         return 2
     try:
-        report, notes = grade_report(args, chapter, settings, worker, args.stage, show_traceback=args.verbose)
+        report, notes = grade_report(args, chapter, settings, args.stage, show_traceback=args.verbose)
     except KeyboardInterrupt:
         print("\ninterrupted: nothing was graded" + (f"; {args.results} still says 0 points"
                                                      if args.results else ""), file=sys.stderr)

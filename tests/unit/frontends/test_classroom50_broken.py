@@ -23,9 +23,8 @@ def test_a_broken_grading_exits_1_and_leaves_no_result(error, broke, tmp_path, m
     notebook.write_text("{}")
     (tmp_path / classroom50.RESULT_FILE).write_text(json.dumps({"score": 100}))  # an earlier run's, or planted
     monkeypatch.setattr(finder, "find_in_repository", lambda workspace, chapter: (notebook, ""))
-    monkeypatch.setattr(cli, "prestart_worker", lambda args, settings: None)
 
-    def grade_report(args, chapter_, settings, worker, stages, show_traceback=False):
+    def grade_report(args, chapter_, settings, stages, show_traceback=False):
         report = not_graded_report(chapter_, args.submission, error or "x")
         report.error = error
         return report, []
