@@ -24,7 +24,7 @@ _PASSED_ON_PREFIXES = ("LC_", "CUDA_", "NVIDIA_")
 # on one thread, and torch then starts none, so the grader can fork the workers' server.
 _GRADER_KEEPS = (*_PASSED_ON, "HOME", "TMPDIR", "TERM", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR",
                  "GITHUB_STEP_SUMMARY", "OMP_NUM_THREADS", *(variable for _, variable in SOURCES.values() if variable))
-RESTART = (f"import runpy, sys; sys.path.append({PACKAGE_PARENT!r}); "
+RESTART = ("import runpy, sys; sys.path[:0] = {paths!r}; "
            "runpy.run_module('autograder', run_name='__main__', alter_sys=True)")
 
 
@@ -51,7 +51,9 @@ def restart_clean(argv: list[str]) -> None:
         return
     env = {name: value for name, value in os.environ.items() if _kept(name)}
     env["OMP_NUM_THREADS"] = "1"
-    os.execve(sys.executable, [sys.executable, "-I", "-c", RESTART, *argv], env)
+    # PYTHONPATH's folders (an instructor's chapter package) and this package's stay importable.
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p] + [PACKAGE_PARENT]
+    os.execve(sys.executable, [sys.executable, "-I", "-c", RESTART.format(paths=paths), *argv], env)
 
 
 def worker_environment(scratch: str, device: str, settings: Settings, grader_pid: int | None = None,
