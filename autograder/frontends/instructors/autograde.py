@@ -3,7 +3,7 @@
 Worker processes run nbgrader's Autograde up to :class:`SandboxExecute` only, each against a
 private copy of the gradebook, and send the sandboxed run back through the pool's pipe (never a
 file). nbgrader's Autograde then runs once over the class on the real gradebook, and its
-SandboxExecute takes the run computed for the very same cells (:mod:`.nbgrader.precomputed`):
+SandboxExecute takes the run computed for the very same cells (``execute.PRECOMPUTED``):
 every gradebook row is written by nbgrader's own code, as in a serial run.
 """
 
@@ -173,8 +173,8 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
     from nbgrader.api import Gradebook, MissingEntry
     from sqlalchemy.exc import SAWarning
 
-    from autograder.frontends.instructors.nbgrader import precomputed
-    from autograder.frontends.instructors.nbgrader.outcome import fail_outcome
+    from autograder.frontends.instructors.nbgrader.execute import PRECOMPUTED, REUSED
+    from autograder.frontends.instructors.nbgrader.stages import write_outcome
 
     # nbgrader 0.9 warns about its own session use with SQLAlchemy 2: harmless, it buries the progress bar
     warnings.filterwarnings("ignore", category=SAWarning)
@@ -200,7 +200,8 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
         jobs = 1
     _through_sandbox(_steps(app))  # refuses a configuration that would run a kernel
     failed: dict[str, str] = {}
-    precomputed.clear()
+    PRECOMPUTED.clear()
+    REUSED.clear()
     forget_diagnoses(Path(app.coursedir.root), students, assignment)
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
         executed = str(Path(scratch, "executed"))
@@ -218,7 +219,7 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
             else:
                 failed[student] = notes
                 # the gradebook keeps the last grades: make export must not show them as this run's
-                fail_outcome(student, assignment, last_line(notes), app.coursedir.root)
+                write_outcome(student, assignment, False, last_line(notes), root=app.coursedir.root)
             progress.advance(record_task)
 
         record_task = progress.add_task("recording in the gradebook" if jobs > 1 else "autograding serially",
@@ -247,7 +248,7 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
                         if not ok:
                             failed[futures[done]] = notes
                         if run is not None:
-                            precomputed.offer(futures[done], *run)
+                            PRECOMPUTED[futures[done]] = run
                             ran.append(futures[done])
                         progress.advance(task)
                     progress.update(task, description=running_description(len(students), jobs, running))
@@ -258,8 +259,8 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
         # everyone else, serially (a run the workers could not finish runs here, sandboxed)
         for student in waiting:
             record(student)
-    replayed = precomputed.reused_count()
-    precomputed.clear()
+    replayed = len(REUSED)
+    PRECOMPUTED.clear()
     everyone_graded = sorted(set(students) | set(refused))
     log = "".join(logs[s] for s in sorted(logs))
     summary = Summary(everyone_graded, time.monotonic() - started, failed, replayed, log,

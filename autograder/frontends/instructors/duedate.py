@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     except InstantError as exc:
         print(f"make duedate: nothing stored: {exc}", file=sys.stderr)
         return 2
-    from autograder.frontends.instructors.nbgrader.late import LatePenalty
+    from autograder.frontends.instructors.nbgrader.plugins import LatePenalty
 
     rule = LatePenalty(config=app.config)
     print(f"{args.assignment} is due {stored}; {late_rule(rule.per_day, rule.cap)} (late penalties: make autograde again)")
