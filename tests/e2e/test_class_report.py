@@ -80,7 +80,7 @@ def assert_counts(report: dict, students: int = len(STUDENTS) + 1) -> None:
 
 def class_report(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess, float]:
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.instructors.class_report", *args], cwd=cwd,
+    proc = subprocess.run([sys.executable, "-m", "autograder", "class-report", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=120)
     return proc, time.monotonic() - started
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from autograder.frontends.instructors.dates import describe
+from autograder.frontends.reports.safe_write import write_atomic
 
 
 def _git(repo: Path, *args: str, text: bool = True) -> subprocess.CompletedProcess | None:
@@ -177,10 +178,7 @@ def collect(repos: Path, students: dict[str, Path], into: Path) -> int:
         return 2
     with ThreadPoolExecutor(max_workers=8) as pool:  # at the deadline: every origin asked at once
         found = dict(zip(students, pool.map(collect_one, students.values())))
-    into.parent.mkdir(parents=True, exist_ok=True)
-    partial = into.with_name(into.name + ".partial")
-    partial.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    partial.replace(into)
+    write_atomic(into, json.dumps(found, indent=1, sort_keys=True) + "\n")
     for student, entry in found.items():
         print(f"{student}: {entry.get('commit', '')[:10] or entry['error']}")
     print(f"{len(found)} repositories collected into {into}; after the deadline: fetch, then "

@@ -42,6 +42,7 @@ from autograder.frontends.instructors.deadline import (
     git_output,
     server_refusal,
 )
+from autograder.frontends.reports.safe_write import write_atomic
 
 REPO_ROOT = CHECKOUT  # the instructor's checkout: its grader grades
 DEFAULT_OUT = Path("build") / "grade-repos"
@@ -219,9 +220,7 @@ def write_csv(path: Path, rows: list[Row], chapter) -> None:
         bonus = [f"{row.stage_points[_stage_column(s)]:g}" for s in chapter.stages if s.bonus]
         writer.writerow([row.student, *points, f"{row.total:g}", *bonus, row.commit, row.commit_date, row.fingerprint,
                          row.reason])
-    tmp = path.with_name(path.name + ".partial")
-    tmp.write_text(buffer.getvalue(), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, buffer.getvalue())
 
 
 UNFINISHED = "not graded: the run stopped before this repository was graded"

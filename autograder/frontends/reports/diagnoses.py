@@ -114,10 +114,3 @@ def extra_data_of(result: CheckResult) -> dict:
     record = check_record(result)
     return {key: record[key] for key in ("status", "mistake", "rank", "exception", "hidden_failure")}
 
-
-def write_record(path: Path, record: dict) -> None:
-    """``record`` as JSON at ``path``, whole or not at all (a reader never sees half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(record, indent=1), encoding="utf-8")
-    partial.replace(path)

@@ -16,7 +16,8 @@ from traitlets import Float, Unicode
 
 from autograder.core.chapter import Chapter
 from autograder.frontends.instructors.nbgrader.stages import cells_key, chapter_of, diagnosis_path, hidden_seeds, stage_cells
-from autograder.frontends.reports.diagnoses import DIAGNOSES, FORMAT, write_record
+from autograder.frontends.reports.diagnoses import DIAGNOSES, FORMAT
+from autograder.frontends.reports.safe_write import write_json
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.settings import Settings
 
@@ -70,7 +71,7 @@ class SandboxExecute(NbGraderPreprocessor):
             "format": FORMAT, "error": result.get("error") or "the sandboxed grader gave no diagnosis",
             "stages": [], "cell_errors": []}
         try:
-            write_record(path, {**record, "student": student, "assignment": assignment})
+            write_json(path, {**record, "student": student, "assignment": assignment})
         except OSError as exc:
             self.log.warning("could not write the diagnosis record %s: %s", path, exc)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from autograder.chapters import load
 from autograder.core.chapter import Chapter, Stage
 from autograder.frontends.finder import find_notebook
-from autograder.frontends.reports.diagnoses import write_record
+from autograder.frontends.reports.safe_write import write_json
 
 OUTCOMES = "grading/outcomes"
 UNFINISHED = "the last autograde of this submission did not finish (its log says why)"
@@ -110,4 +110,4 @@ def write_outcome(student: str, assignment: str, graded: bool, reason: str, note
     path = outcome_path(student, assignment, root)
     if path is not None:
         notes = (read_outcome(student, assignment, root) or {}).get("notes", []) if notes is None else notes
-        write_record(path, {"graded": graded, "reason": reason, "notes": notes})
+        write_json(path, {"graded": graded, "reason": reason, "notes": notes})
