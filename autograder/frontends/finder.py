@@ -1,14 +1,5 @@
-"""Which notebook of a folder is a student's submission, by one set of rules for every route
-(nbgrader's submission folders, a Gradescope upload, a student's repository):
-
-1. ``*.ipynb`` in the folder (or below it), never macOS debris, checkpoints or, below, the
-   :data:`SKIPPED_FOLDERS`;
-2. ``expected`` (default ``<assignment>.ipynb``) when it is a file;
-3. else the shallowest ``<assignment>.ipynb``;
-4. else a renamed notebook: the only one, or the shallowest (``several="shallowest"``); two
-   are refused with their names (nobody guesses which one a student meant);
-5. with ``links="refuse"``, no symbolic link on the way (it could point anywhere).
-"""
+"""Which notebook of a folder is a student's submission, by one set of rules for every route: the
+expected name, else the shallowest of that name, else the one renamed notebook (two are refused)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The grader's fingerprint: tamper evidence for CI in a student's own repository, where the
-student can edit the grader. One SHA-256 over sorted ``"<part>\\0<sha256>\\n"`` lines, a part
-per grader file, ``pyproject.toml``, ``constraints.txt``, the Makefile, the grade workflow and
-each locked cell of the notebook. ``make student-repo`` records the release's parts in
-:data:`RELEASE_FILE`; CI names the parts that differ. The grade that counts comes from ``make
-grade-repos``, which trusts nothing of the student's repository but the notebook.
-"""
+"""The grader's fingerprint: tamper evidence where the student can edit the grader. One SHA-256 over
+a part per grader file, the build files, the grade workflow and each locked cell of the notebook."""
 
 from __future__ import annotations
 

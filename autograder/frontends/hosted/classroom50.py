@@ -1,11 +1,5 @@
-"""Classroom 50: the per-assignment autograder folder (``build``), and the grading it runs (``grade``).
-
-Classroom 50's runner runs ``autograder.py`` in the student's checkout and reads
-``result.json`` (schema ``classroom50/result/v1``), ``release-body.md`` and ``$GITHUB_OUTPUT``.
-The bundle is public, so it carries no hidden-examples seed. The result files are written last,
-replacing whatever stood there: the grade comes from the grading process, never from the
-checkout. Exit 0 whenever a grade was produced; 1 when the grading itself broke.
-"""
+"""Classroom 50: the per-assignment autograder folder (``build``), and the grading it runs (``grade``),
+whose result files are written last, from the grading process, never from the checkout."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""``make grade-repos REPOS=dir [DEADLINE=...]``: the trusted regrade of a class's repositories.
-
-Each repository of the class folder (:func:`student_repos`) is one row. Only its notebook is
-read (the release's path, else a renamed copy), copied out and graded by this checkout's
-grader, never the student's copy of it; the student's grader files are only compared with the
-release's fingerprint. With a deadline, the commit the branch held then by a clock the student
-does not hold (:mod:`.deadline`) is exported and graded. Nothing in REPOS is written.
-``grades.csv`` is rewritten as each repository ends, so a run that stops leaves no earlier grade
-standing; each ``<student>/`` holds ``report.txt`` and ``results.json``.
-"""
+"""``make grade-repos``: the trusted regrade of a class's repositories. Only each notebook is read,
+and graded by this checkout's grader; nothing in REPOS is written, and grades.csv is rewritten as
+each repository ends, so a stopped run leaves no earlier grade standing."""
 
 from __future__ import annotations
 
@@ -30,16 +23,18 @@ from pathlib import Path
 from autograder import CHECKOUT
 from autograder.frontends import commands, finder, fingerprint
 from autograder.frontends.commands import default_jobs
-from autograder.frontends.instructors.dates import describe
 from autograder.frontends.instructors.deadline import (
     HOW_TO_TRUST,
     TRUSTED_DATES,
+    InstantError,
     Pick,
     _git,
     choose_commit,
     collect,
     commit_date,
+    describe,
     git_output,
+    parse_instant,
     server_refusal,
 )
 from autograder.frontends.reports.safe_write import write_atomic
@@ -285,7 +280,6 @@ class _Refused(Exception):
 
 def _run(args: argparse.Namespace) -> int:
     from autograder.chapters import load
-    from autograder.frontends.instructors.dates import InstantError, parse_instant
 
     empty = _Refused(f"{args.repos} holds no repository folders")
     if args.collect is not None:

@@ -1,7 +1,5 @@
-"""One sandboxed run of a notebook for nbgrader (started by SandboxExecute): each cell's output
-and each stage's grade, visible and hidden examples, as JSON on standard output. The hidden
-seeds come on standard input, never a command line, which every process can read.
-"""
+"""One sandboxed run of a notebook for nbgrader, as JSON on standard output. The hidden seeds come on
+standard input, never on a command line, which every process can read."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""``make student-repo DEST=dir``: the repository students get, one commit, no answers.
-
-It holds the released notebook, the grader with its release fingerprint, ``students.mk`` as the
-Makefile, the README, ``.gitignore`` and the grade workflow (every push, ``submit*`` tags only,
-or none for Classroom 50). Never the solutions, tests, gradebook or nbgrader_config.py.
-"""
+"""``make student-repo``: the repository students get, one commit: the released notebook, the grader
+and its release fingerprint, never the solutions, tests or gradebook."""
 
 from __future__ import annotations
 

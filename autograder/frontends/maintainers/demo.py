@@ -1,11 +1,5 @@
-"""``make demo``: an instructor's first command, every route on a simulated class.
-
-In a scratch folder of its own (a marker file says so; any other folder is refused, never
-deleted) a small simulated class goes through nbgrader (release, due date, autograde, feedback,
-export), then is regraded as students' repositories, and a table sets each student's expected
-total beside the actual ones. The demo is :data:`STEPS`; a new report adds its step with
-:func:`add_step`, and may add to ``demo.results`` (label -> path, listed at the end).
-"""
+"""``make demo``: a simulated class through every route, in a scratch folder of its own (any other
+folder is refused, never deleted), and each student's expected total beside the actual ones."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Simulated students, as they hand submissions in, and a course folder to grade them (for the
-demo, the benches, the screenshots and the tests).
-"""
+"""Simulated students and a course folder to grade them, for the demo, the benches and the tests."""
 
 from __future__ import annotations
 

@@ -1,20 +1,5 @@
-"""The diagnosis record of one graded submission: what each failed check found, as data, from
-which the class report counts mistakes. Gradescope and CI keep it in results.json
-(``extra_data.diagnosis``), nbgrader in ``grading/diagnoses/<student>/<assignment>.json``::
-
-    {"format": "autograder-diagnosis/1", "chapter": "ch03_attention", "error": "",
-     "score": 62.0, "max_score": 100.0, "hidden_examples": false,
-     "stages": [{"number": 4, "id": "causal", "label": "Stage 4 (causal)", "bonus": false,
-                 "score": 8.0, "max_score": 14.0, "status": "passed" | "failed" | "not_implemented" | "stopped",
-                 "mistake": "<the stage row's mistake id>", "rank": "named", "hint": "<the row's hint>",
-                 "checks": [{"check": "4.3", "status": "failed", "points": 2.0, "mistake": "sum_dim_0",
-                             "rank": "named" | "ambiguous" | "generic" | "policy" | "", "hint": "...",
-                             "exception": "RuntimeError", "hidden_failure": false}]}],
-     "cell_errors": [{"cell": 17, "stage": 2, "type": "SyntaxError", "message": "..."}]}
-
-``checks`` lists the checks that did not pass; a cell error's ``stage`` is the stage whose
-heading the cell comes under (null: before the first).
-"""
+"""The diagnosis record of one graded submission (format: docs/grading.md):
+what each failed check found, as data, from which the class report counts mistakes."""
 
 from __future__ import annotations
 

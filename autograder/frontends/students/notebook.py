@@ -1,9 +1,5 @@
-"""The notebook's test cells: ``grade_stage("ch03_attention", 4, globals())`` runs the stage's
-checks on the kernel's objects, prints them with their hints (at the level a cell's ``HINTS = 2``
-asks) and returns the points (nbgrader's partial credit). The instructor's hidden block
-(``hidden_seed=...``) grades again on examples the student never saw; a check keeps its points
-only if it passes both (:func:`with_hidden`).
-"""
+"""The notebook's test cells: ``grade_stage("ch03_attention", 4, globals())`` runs the stage's checks on
+the kernel's objects, prints them and returns the points; ``hidden_seed=`` grades hidden examples too."""
 
 from __future__ import annotations
 
@@ -113,8 +109,7 @@ def show_feedback(result, html_of) -> None:
 
 def feedback_html(chapter, result, namespace: dict, device: str) -> str:
     """The HTML report; for a failed attention check, with the heatmap of its failing example."""
-    from autograder.frontends.reports.heatmap import attention_heatmap_png
-    from autograder.frontends.reports.html import stage_html
+    from autograder.frontends.reports.html import attention_heatmap_png, stage_html
 
     exhibit = failing_exhibit(chapter, result, namespace, device)
     png = attention_heatmap_png(exhibit) if exhibit is not None else None

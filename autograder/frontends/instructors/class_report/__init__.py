@@ -1,8 +1,5 @@
-"""``make class-report``: what to re-teach, from the diagnosis records a class's grading left
-(nbgrader's, ``make grade-repos``', or a Gradescope export), never regrading anything. Writes
-``index.html`` (self-contained), ``report.json`` and ``mistakes.csv``, never over a file it did
-not write; a missing or damaged record is a student not graded, with the reason.
-"""
+"""``make class-report``: what to re-teach, from the diagnosis records a class's grading left, never
+regrading anything; a missing or damaged record is a student not graded, with the reason."""
 
 from __future__ import annotations
 

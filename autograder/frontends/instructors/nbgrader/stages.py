@@ -1,9 +1,5 @@
-"""What the nbgrader plugins share, and each autograde's outcome.
-
-nbgrader keeps a student's earlier grades when a later autograde fails, and says so nowhere; so each
-autograde leaves ``grading/outcomes/<student>/<assignment>.json``: not finished (RepairCells, the
-first step), graded (RecordOutcome, the last) or failed (make autograde). make export reads it.
-"""
+"""What the nbgrader plugins share, and each autograde's outcome in grading/outcomes/: nbgrader keeps
+the earlier grades when an autograde fails and says so nowhere, so make export reads the outcome."""
 
 from __future__ import annotations
 
