@@ -11,7 +11,6 @@ import logging
 import os
 import re
 import shutil
-import sys
 import tempfile
 import time
 import traceback
@@ -22,7 +21,6 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from autograder.chapters import DEFAULT
-from autograder.frontends import commands
 from autograder.frontends.commands import default_jobs
 
 ASSIGNMENT = DEFAULT  # the nbgrader assignment id is the chapter id
@@ -416,8 +414,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--student", nargs="+", help="only these students (make autograde STUDENT=id)")
     parser.add_argument("--verbose", "-v", action="store_true", help="whole errors (tracebacks), not their last line")
 
-
-main = commands.script("autograde")
-
-if __name__ == "__main__":
-    sys.exit(main())

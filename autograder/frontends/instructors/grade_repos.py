@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 
 from autograder import CHECKOUT
-from autograder.frontends import commands, finder, fingerprint
+from autograder.frontends import finder, fingerprint
 from autograder.frontends.commands import default_jobs
 from autograder.frontends.instructors.deadline import (
     HOW_TO_TRUST,
@@ -330,9 +330,3 @@ def _run(args: argparse.Namespace) -> int:
           f"reports in {args.out}/<student>/")
     return 0
 
-
-main = commands.script("grade-repos")
-
-
-if __name__ == "__main__":
-    sys.exit(main())
