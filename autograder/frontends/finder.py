@@ -87,8 +87,7 @@ def find_in_repository(repo: str | Path, chapter) -> tuple[Path | None, str]:
 
 
 def overlooked(graded: str | Path, scored_nothing: bool) -> str | None:
-    """A note naming the folder's other notebooks a student may have meant to hand in: those saved
-    after the graded one, or any at all when it scored nothing (a "Copy of" finished beside it)."""
+    """Names the notebooks beside the graded one a student may have meant: newer ones, or any if it scored nothing."""
     graded = Path(graded)
     if graded.suffix != ".ipynb" or not graded.is_file():
         return None

@@ -82,8 +82,7 @@ def digest(parts: Mapping[str, str]) -> str:
 
 
 def read_tree(root: Path, notebook_path: str, graded: Path | None = None) -> dict[str, bytes]:
-    """The fingerprinted files of a checkout; ``graded``, a renamed notebook, stands for the
-    release's (a rename alone changes nothing)."""
+    """The fingerprinted files of a checkout; ``graded``, a renamed notebook, stands for the release's."""
     root = Path(root)
     files = {}
     sources = {relative: root / relative for relative in [*grader_files(root), *GRADER_EXTRA, notebook_path]}

@@ -247,8 +247,7 @@ def _execute_one(student: str) -> tuple[str, bool, str, tuple[str, dict] | None]
 
 
 def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str], dict[str, str], dict[str, str]]:
-    """A copy of each submission folder with the submission under the assignment's name (the
-    student's folder is never changed): the students to grade, notes, and those refused with why."""
+    """Copies of the submission folders, each notebook under the assignment's name: the students, notes, refusals."""
     from autograder.frontends.instructors.nbgrader.stages import submitted_notebook
 
     assignment = app.coursedir.assignment_id

@@ -113,8 +113,7 @@ def _cells_by_kind(notebook) -> dict[str, set[str]]:
 
 
 def gradebook_refusal(chapter: Chapter, root: Path, db_url: str) -> str | None:
-    """Why nbgrader would refuse the release halfway, deleting the release folder: cells added to
-    or removed from a notebook with submissions (None: it will not)."""
+    """Why nbgrader would refuse the release halfway (cells added or removed once graded), or None."""
     import nbformat
     from nbgrader.api import Gradebook, MissingEntry
 

@@ -164,8 +164,7 @@ def activities(name: str, branch: str) -> list[dict]:
 
 
 def pushed_commit(repo: Path, deadline: datetime) -> Pick:
-    """The commit the branch held at the deadline by GitHub's record; a later push is named with
-    the date its commit claims."""
+    """The commit the branch held at the deadline by GitHub's record; a later push is named."""
     name, branch = github_name(repo), graded_branch(repo)
     if not name or not branch:
         return Pick(refusal=f"no push record: {'origin is not a github.com repository' if branch else 'no branch'}; "

@@ -72,9 +72,7 @@ def _folders(parent: Path) -> list[Path]:
 
 
 def student_repos(repos: Path) -> dict[str, Path]:
-    """Each repository of the class folder by its row's name: a folder that holds repositories
-    (``gh classroom clone``'s, one per section) is opened one level down, so two students never
-    become one row; any other folder is one repository. Two of a name are named by their path."""
+    """Each repository by its row's name; a folder of repositories (one per section) is opened one level down."""
     found: list[Path] = []
     for folder in _folders(repos):
         inside = _folders(folder)

@@ -33,8 +33,7 @@ def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], 
 
 
 def grade_and_end_strays(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, settings) -> dict:
-    """:func:`grade_stages`, then every process the submission started is ended (a subreaper
-    gets the orphans); earlier children are left alone. The answer as the JSON would carry it."""
+    """Then every process the submission started is ended; earlier children are left alone."""
     from autograder.chapters import load
     from autograder.sandbox.strays import children_of, end_stray_processes
 

@@ -50,8 +50,7 @@ def stage_record(result: StageResult) -> dict:
 
 
 def cell_stages(notebook: str | Path) -> dict[int, int | None]:
-    """Each cell's position (1-based, as the sandbox numbers cells) -> the stage whose heading
-    it comes under (None before the first). {} when the file is not a readable notebook."""
+    """Each cell's position (1-based) -> the stage whose heading it comes under; {} for an unreadable notebook."""
     try:
         cells = json.loads(Path(notebook).read_text(encoding="utf-8")).get("cells", [])
     except (OSError, ValueError, AttributeError, RecursionError):

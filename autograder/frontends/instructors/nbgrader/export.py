@@ -131,9 +131,7 @@ BONUS_PLACES = ("separate", "inside", "capped")
 
 
 class StageCsvExport(ExportPlugin):
-    """A row per student and assignment, a column per graded stage, nbgrader's totals and
-    ``warnings``. A submission not graded, or whose last autograde failed (the gradebook may hold
-    an earlier run's grades), is zeros with ``NOT GRADED: <reason>``."""
+    """A row per student and assignment; a submission not graded by its last autograde is zeros and NOT GRADED."""
 
     roster = Unicode("", help="the LMS's roster (a Canvas gradebook export, or a CSV with email, username or idnumber): "
                      "also write its import file beside grades.csv").tag(config=True)
