@@ -129,17 +129,14 @@ def without_notebook(parts: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in parts.items() if not name.startswith(LOCKED_CELL_PREFIX)}
 
 
-def compare(parts: Mapping[str, str], release_parts: Mapping[str, str] | None,
-            release_digest: str | None = None, *, notebook_found: bool = True) -> Verdict:
+def compare(parts: Mapping[str, str], release_parts: Mapping[str, str] | None, *, notebook_found: bool = True) -> Verdict:
     if not notebook_found:
         parts = without_notebook(parts)
-        if release_parts is not None:
-            release_parts, release_digest = without_notebook(release_parts), None
-    mine = digest(parts)
+        release_parts = None if release_parts is None else without_notebook(release_parts)
     if release_parts is None:
-        return Verdict(mine, release_digest)
+        return Verdict(digest(parts), None)
     changed = sorted(name for name in set(parts) | set(release_parts) if parts.get(name) != release_parts.get(name))
-    return Verdict(mine, release_digest or digest(release_parts), changed)
+    return Verdict(digest(parts), digest(release_parts), changed)
 
 
 def release_record(parts: Mapping[str, str]) -> dict:

@@ -198,9 +198,8 @@ def step_class_report(demo: Demo) -> None:
     demo.results["the class mistake report (HTML)"] = out / "index.html"
 
 
-Step = Callable[[Demo], None]
-# The demo, in order; add_step() puts another one in.
-STEPS: list[tuple[str, Step]] = [
+# The demo, in order: a new instructor report adds its step here.
+STEPS: list[tuple[str, Callable[[Demo], None]]] = [
     ("release the assignment", step_release),
     ("set the due date", step_due_date),
     ("collect the submissions", step_submissions),
@@ -211,12 +210,6 @@ STEPS: list[tuple[str, Step]] = [
     ("regrade the repositories", step_grade_repos),
     ("the class mistake report", step_class_report),
 ]
-
-
-def add_step(title: str, function: Step, after: str | None = None) -> None:
-    """Put a step into :data:`STEPS` after the step titled ``after`` (default: last)."""
-    titles = [t for t, _ in STEPS]
-    STEPS.insert(titles.index(after) + 1 if after else len(STEPS), (title, function))
 
 
 def refusal(root: Path) -> str | None:
