@@ -18,12 +18,15 @@ from nbgrader.preprocessors import (
 
 from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
 from autograder.frontends.instructors.nbgrader.export import StageCsvExport
-from autograder.frontends.instructors.nbgrader.extra_credit import SaveExtraCredit
 from autograder.frontends.instructors.nbgrader.feedback import FeedbackClearHiddenTests, ReadableFeedback
-from autograder.frontends.instructors.nbgrader.late import LatePenalty, PenaltyOnScore
-from autograder.frontends.instructors.nbgrader.outcome import RecordOutcome
-from autograder.frontends.instructors.nbgrader.overwrite import QuietOverwriteCells
-from autograder.frontends.instructors.nbgrader.repair import RepairCells
+from autograder.frontends.instructors.nbgrader.plugins import (
+    LatePenalty,
+    PenaltyOnScore,
+    QuietOverwriteCells,
+    RecordOutcome,
+    RepairCells,
+    SaveExtraCredit,
+)
 
 c = get_config()
 

@@ -159,7 +159,7 @@ def instructor_screenshots(browser: str, out: Path) -> list[Path]:
     chosen = simulated_course.class_of(7)
     simulated_course.new_course(course, chosen)
     env = simulated_course.nbgrader_env()
-    subprocess.run([sys.executable, "-I", "-m", "autograder.frontends.instructors.autograde", "ch03_attention"],
+    subprocess.run([sys.executable, "-I", "-m", "autograder", "autograde", "ch03_attention"],
                    cwd=course, env=env, check=True, capture_output=True)
     simulated_course.nbgrader(course, "generate_feedback", "ch03_attention", "--force")
     with socket.socket() as s:

@@ -1,14 +1,5 @@
-"""Which notebook of a folder is a student's submission, by one set of rules for every route
-(nbgrader's submission folders, a Gradescope upload, a student's repository):
-
-1. ``*.ipynb`` in the folder (or below it), never macOS debris, checkpoints or, below, the
-   :data:`SKIPPED_FOLDERS`;
-2. ``expected`` (default ``<assignment>.ipynb``) when it is a file;
-3. else the shallowest ``<assignment>.ipynb``;
-4. else a renamed notebook: the only one, or the shallowest (``several="shallowest"``); two
-   are refused with their names (nobody guesses which one a student meant);
-5. with ``links="refuse"``, no symbolic link on the way (it could point anywhere).
-"""
+"""Which notebook of a folder is a student's submission, by one set of rules for every route: the
+expected name, else the shallowest of that name, else the one renamed notebook (two are refused)."""
 
 from __future__ import annotations
 
@@ -96,8 +87,7 @@ def find_in_repository(repo: str | Path, chapter) -> tuple[Path | None, str]:
 
 
 def overlooked(graded: str | Path, scored_nothing: bool) -> str | None:
-    """A note naming the folder's other notebooks a student may have meant to hand in: those saved
-    after the graded one, or any at all when it scored nothing (a "Copy of" finished beside it)."""
+    """Names the notebooks beside the graded one a student may have meant: newer ones, or any if it scored nothing."""
     graded = Path(graded)
     if graded.suffix != ".ipynb" or not graded.is_file():
         return None

@@ -1,10 +1,5 @@
-"""The grader's fingerprint: tamper evidence for CI in a student's own repository, where the
-student can edit the grader. One SHA-256 over sorted ``"<part>\\0<sha256>\\n"`` lines, a part
-per grader file, ``pyproject.toml``, ``constraints.txt``, the Makefile, the grade workflow and
-each locked cell of the notebook. ``make student-repo`` records the release's parts in
-:data:`RELEASE_FILE`; CI names the parts that differ. The grade that counts comes from ``make
-grade-repos``, which trusts nothing of the student's repository but the notebook.
-"""
+"""The grader's fingerprint: tamper evidence where the student can edit the grader. One SHA-256 over
+a part per grader file, the build files, the grade workflow and each locked cell of the notebook."""
 
 from __future__ import annotations
 
@@ -87,8 +82,7 @@ def digest(parts: Mapping[str, str]) -> str:
 
 
 def read_tree(root: Path, notebook_path: str, graded: Path | None = None) -> dict[str, bytes]:
-    """The fingerprinted files of a checkout; ``graded``, a renamed notebook, stands for the
-    release's (a rename alone changes nothing)."""
+    """The fingerprinted files of a checkout; ``graded``, a renamed notebook, stands for the release's."""
     root = Path(root)
     files = {}
     sources = {relative: root / relative for relative in [*grader_files(root), *GRADER_EXTRA, notebook_path]}
@@ -135,17 +129,14 @@ def without_notebook(parts: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in parts.items() if not name.startswith(LOCKED_CELL_PREFIX)}
 
 
-def compare(parts: Mapping[str, str], release_parts: Mapping[str, str] | None,
-            release_digest: str | None = None, *, notebook_found: bool = True) -> Verdict:
+def compare(parts: Mapping[str, str], release_parts: Mapping[str, str] | None, *, notebook_found: bool = True) -> Verdict:
     if not notebook_found:
         parts = without_notebook(parts)
-        if release_parts is not None:
-            release_parts, release_digest = without_notebook(release_parts), None
-    mine = digest(parts)
+        release_parts = None if release_parts is None else without_notebook(release_parts)
     if release_parts is None:
-        return Verdict(mine, release_digest)
+        return Verdict(digest(parts), None)
     changed = sorted(name for name in set(parts) | set(release_parts) if parts.get(name) != release_parts.get(name))
-    return Verdict(mine, release_digest or digest(release_parts), changed)
+    return Verdict(digest(parts), digest(release_parts), changed)
 
 
 def release_record(parts: Mapping[str, str]) -> dict:

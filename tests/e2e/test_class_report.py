@@ -80,7 +80,7 @@ def assert_counts(report: dict, students: int = len(STUDENTS) + 1) -> None:
 
 def class_report(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess, float]:
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.instructors.class_report", *args], cwd=cwd,
+    proc = subprocess.run([sys.executable, "-m", "autograder", "class-report", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=120)
     return proc, time.monotonic() - started
 
@@ -96,7 +96,7 @@ def regraded(tmp_path_factory):
         path.parent.mkdir(parents=True)
         path.write_text(json.dumps(notebook))
     out = root / "grade-repos"
-    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.instructors.grade_repos", str(repos), "--out", str(out),
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade-repos", str(repos), "--out", str(out),
                            "--jobs", "2"], cwd=REPO, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return root, out
@@ -166,7 +166,7 @@ def test_a_report_over_40_submissions_takes_under_5_seconds(regraded, tmp_path):
 def autograded(tmp_path_factory):
     course = tmp_path_factory.mktemp("nbgrader-route") / "course"
     simulated_course.new_course(course, class_notebooks())
-    proc = subprocess.run([sys.executable, "-I", "-m", "autograder.frontends.instructors.autograde", "--jobs", "2"], cwd=course,
+    proc = subprocess.run([sys.executable, "-I", "-m", "autograder", "autograde", "--jobs", "2"], cwd=course,
                           env={**simulated_course.nbgrader_env(), "COLUMNS": "200"}, capture_output=True, text=True,
                           timeout=1200)
     assert proc.returncode == 0, proc.stdout + proc.stderr

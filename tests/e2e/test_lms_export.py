@@ -16,7 +16,7 @@ from support import REPO, SOLUTION, link_venv
 
 api = pytest.importorskip("nbgrader.api", reason="nbgrader is not installed (make check-torch grades without it)")
 from autograder.chapters.ch03_attention import CHAPTER  # noqa: E402
-from autograder.frontends.instructors.nbgrader.extra_credit import extra_credit_cell  # noqa: E402
+from autograder.frontends.instructors.nbgrader.plugins import extra_credit_cell  # noqa: E402
 
 # nbgrader's add_submission builds its rows before adding them to the session
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")

@@ -20,8 +20,7 @@ from support import REPO, makefile_text
 from torch import nn
 
 from autograder.chapters import load
-from autograder.frontends.reports.heatmap import attention_heatmap_png
-from autograder.frontends.reports.html import escape
+from autograder.frontends.reports.html import attention_heatmap_png, escape
 from autograder.frontends.reports.text import format_points, stage_text
 from autograder.frontends.students import notebook
 from autograder.sandbox.loader import Cell

@@ -457,7 +457,7 @@ def test_grade_repos_damaged_notebook_and_a_link_get_zero_with_the_reason(tree, 
     (repos / "linked" / NOTEBOOK).unlink()
     (repos / "linked" / NOTEBOOK).symlink_to(SOLUTION)  # the instructor's solutions, on the instructor's disk
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.instructors.grade_repos", str(repos), "--out", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade-repos", str(repos), "--out", str(out)],
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").open())}
@@ -468,13 +468,13 @@ def test_grade_repos_damaged_notebook_and_a_link_get_zero_with_the_reason(tree, 
 def test_grade_repos_refuses_to_write_inside_repos_or_over_other_files(tree, tmp_path):
     repos = tmp_path / "repos"
     subprocess.run(["git", "clone", "-q", str(tree), str(repos / "a")], check=True)
-    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.instructors.grade_repos", str(repos), "--out",
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade-repos", str(repos), "--out",
                            str(repos / "out")], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "inside" in proc.stderr and not (repos / "out").exists()
     other = tmp_path / "mine"
     other.mkdir()
     (other / "notes.txt").write_text("keep")
-    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.instructors.grade_repos", str(repos), "--out", str(other)],
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade-repos", str(repos), "--out", str(other)],
                           cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "did not write" in proc.stderr
     assert [p.name for p in other.iterdir()] == ["notes.txt"]

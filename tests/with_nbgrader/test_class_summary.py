@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.frontends.instructors import class_summary
-from autograder.frontends.instructors.class_summary import last_line, running_description, summary_rows
+from autograder.frontends.instructors import autograde as class_summary
+from autograder.frontends.instructors.autograde import last_line, running_description, summary_rows
 
 
 def test_last_line_is_the_reason_without_the_traceback():
@@ -45,7 +45,7 @@ def test_progress_names_the_students_still_running(monkeypatch):
 def test_the_summary_ends_with_the_most_common_mistakes_and_the_report():
     from rich.console import Console
 
-    from autograder.frontends.instructors.class_summary import Summary, print_summary
+    from autograder.frontends.instructors.autograde import Summary, print_summary
 
     summary = Summary(["a", "b"], 3.0, {}, 2, "", mistakes=["2 students: Stage 3 (self_attention): not scaled [no_scale]"],
                       report="build/class-report/index.html")

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("nbgrader", reason="nbgrader is not installed (make check-torch grades without it)")
 from nbgrader.api import Gradebook  # noqa: E402
 
-from autograder.frontends.instructors.dates import InstantError  # noqa: E402
+from autograder.frontends.instructors.deadline import InstantError  # noqa: E402
 from autograder.frontends.instructors.duedate import set_duedate  # noqa: E402
 
 

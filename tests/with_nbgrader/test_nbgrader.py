@@ -12,7 +12,7 @@ from support import SOLUTION  # noqa: E402
 
 from autograder.chapters.ch03_attention import CHAPTER  # noqa: E402
 from autograder.core import strategies  # noqa: E402
-from autograder.frontends.instructors.nbgrader.late import LatePenalty  # noqa: E402
+from autograder.frontends.instructors.nbgrader.plugins import LatePenalty  # noqa: E402
 from autograder.frontends.instructors.nbgrader.stages import hidden_seeds, stage_cells, submitted_notebook  # noqa: E402
 
 ASSIGNMENT = CHAPTER.id

@@ -17,9 +17,8 @@ from nbgrader.coursedir import CourseDirectory  # noqa: E402
 from traitlets.config import Configurable  # noqa: E402
 
 from autograder.chapters import load  # noqa: E402
-from autograder.frontends.instructors.nbgrader.export import StageCsvExport  # noqa: E402
-from autograder.frontends.instructors.nbgrader.extra_credit import extra_credit_cell  # noqa: E402
-from autograder.frontends.instructors.nbgrader.lms import CANVAS_COLUMNS  # noqa: E402
+from autograder.frontends.instructors.nbgrader.export import CANVAS_COLUMNS, StageCsvExport  # noqa: E402
+from autograder.frontends.instructors.nbgrader.plugins import extra_credit_cell  # noqa: E402
 
 # nbgrader's add_submission builds its rows before adding them to the session
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")

@@ -1,4 +1,4 @@
-"""autograder/frontends/instructors/nbgrader/repair.py: a copied graded cell, and metadata naming no cell of
+"""autograder/frontends/instructors/nbgrader/plugins.py: a copied graded cell, and metadata naming no cell of
 the assignment, repaired before nbgrader reads them (nbgrader itself: tests/e2e/test_instructor_class.py)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ pytest.importorskip("nbgrader", reason="nbgrader is not installed (make check-to
 import nbformat  # noqa: E402
 from support import SOLUTION  # noqa: E402
 
-from autograder.frontends.instructors.nbgrader.repair import repair_cells  # noqa: E402
+from autograder.frontends.instructors.nbgrader.plugins import repair_cells  # noqa: E402
 
 PASTED = "stage1_softmax_solution"
 

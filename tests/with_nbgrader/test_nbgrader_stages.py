@@ -12,9 +12,9 @@ pytest.importorskip("nbgrader", reason="nbgrader is not installed (make check-to
 import nbformat  # noqa: E402
 
 from autograder.chapters import load  # noqa: E402
-from autograder.frontends.instructors.nbgrader import precomputed  # noqa: E402
-from autograder.frontends.instructors.nbgrader.extra_credit import extra_credit_cell  # noqa: E402
+from autograder.frontends.instructors.nbgrader import execute  # noqa: E402
 from autograder.frontends.instructors.nbgrader.feedback import math_as_mathml, once  # noqa: E402
+from autograder.frontends.instructors.nbgrader.plugins import extra_credit_cell  # noqa: E402
 from autograder.frontends.instructors.nbgrader.stages import by_grade_id, cells_key, chapter_of, csv_column, hidden_seeds, stage_cells  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -73,17 +73,16 @@ def test_extra_credit_goes_on_the_last_graded_stage():
 
 
 def test_precomputed_runs_are_taken_once_and_only_for_their_cells():
-    precomputed.clear()
     try:
-        precomputed.offer("s1", "key-a", {"stages": {}})
-        precomputed.offer("s2", "key-b", {"stages": {"1": {}}})
-        assert precomputed.take("s1", "other cells") is None  # computed from other cells: run again
-        assert precomputed.take("s1", "key-a") is None  # the offer was used up
-        assert precomputed.take("s2", "key-b") == {"stages": {"1": {}}}
-        assert precomputed.reused_count() == 1
+        execute.PRECOMPUTED.update({"s1": ("key-a", {"stages": {}}), "s2": ("key-b", {"stages": {"1": {}}})})
+        assert execute.take_precomputed("s1", "other cells") is None  # computed from other cells: run again
+        assert execute.take_precomputed("s1", "key-a") is None  # the offer was used up
+        assert execute.take_precomputed("s2", "key-b") == {"stages": {"1": {}}}
+        assert execute.REUSED == ["s2"]
     finally:
-        precomputed.clear()
-    assert precomputed.reused_count() == 0 and precomputed.take("s2", "key-b") is None
+        execute.PRECOMPUTED.clear()
+        execute.REUSED.clear()
+    assert execute.take_precomputed("s2", "key-b") is None
 
 
 def test_math_becomes_mathml_outside_code():

@@ -1,10 +1,5 @@
-"""CI front end: grade a notebook once, then give every CI system the same grade.
-
-From one report: the console table, a ``::notice title=Grade::`` annotation, results.json,
-JUnit XML and a Markdown step summary, each with the grader's fingerprint. Exit status: 0
-graded (any score), 1 below ``--pass-mark``, 2 not graded (the annotations and results.json
-still say 0 points, an honest zero).
-"""
+"""CI: grade a notebook once, then give every CI system the same grade (the console table, a Grade
+annotation, results.json, JUnit XML, a step summary). Exit 0 graded, 1 below --pass-mark, 2 not graded."""
 
 from __future__ import annotations
 

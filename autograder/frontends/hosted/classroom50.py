@@ -1,11 +1,5 @@
-"""Classroom 50: the per-assignment autograder folder (``build``), and the grading it runs (``grade``).
-
-Classroom 50's runner runs ``autograder.py`` in the student's checkout and reads
-``result.json`` (schema ``classroom50/result/v1``), ``release-body.md`` and ``$GITHUB_OUTPUT``.
-The bundle is public, so it carries no hidden-examples seed. The result files are written last,
-replacing whatever stood there: the grade comes from the grading process, never from the
-checkout. Exit 0 whenever a grade was produced; 1 when the grading itself broke.
-"""
+"""Classroom 50: the per-assignment autograder folder (``build``), and the grading it runs (``grade``),
+whose result files are written last, from the grading process, never from the checkout."""
 
 from __future__ import annotations
 
@@ -28,6 +22,7 @@ from autograder.core.results import GradeReport, StageResult
 from autograder.frontends import finder, fingerprint
 from autograder.frontends.hosted import ci
 from autograder.frontends.hosted.gradescope import torch_pin
+from autograder.frontends.reports.safe_write import write_atomic, write_json
 from autograder.frontends.reports.text import bonus_total
 from autograder.frontends.students import cli
 from autograder.sandbox.confinement import is_confined
@@ -184,18 +179,6 @@ def grading_broke(report: GradeReport) -> bool:
         or "AUTOGRADER_REQUIRE_CONFINEMENT" in report.error
 
 
-def _replace(folder: Path, name: str, text: str) -> None:
-    """``folder/name`` replaced atomically; a link planted there is replaced, never followed."""
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, folder / name)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def grade(workspace: Path, environ=None) -> int:
     from autograder.core.engine import not_graded_report  # these two import torch
     from autograder.frontends.reports.console import print_console
@@ -229,8 +212,8 @@ def grade(workspace: Path, environ=None) -> int:
         return 1
     result = classroom_result(report, identity(chapter.id, env))
     status, summary = status_and_summary(report, result)
-    _replace(workspace, RESULT_FILE, json.dumps(result, indent=2) + "\n")
-    _replace(workspace, RELEASE_BODY_FILE, release_body(report, result, note))
+    write_json(workspace / RESULT_FILE, result)
+    write_atomic(workspace / RELEASE_BODY_FILE, release_body(report, result, note))
     if env.get("GITHUB_OUTPUT"):
         with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as handle:
             handle.write(f"status={status}\nsummary={summary.replace(chr(10), ' ').replace(chr(13), ' ')}\n")

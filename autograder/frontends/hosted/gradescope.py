@@ -1,7 +1,5 @@
-"""Gradescope: ``build`` packs the autograder zip (``make gradescope``) with Gradescope's
-``setup.sh`` and ``run_autograder``; ``run`` grades a submission inside it and always leaves
-``/autograder/results/results.json`` (a provisional zero first).
-"""
+"""Gradescope: ``build`` packs the autograder zip; ``run`` grades a submission inside it and always
+leaves results.json."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""``make release``: the source notebook's points carried to the grader.
-
-Reads each stage's test cell and its nbgrader ``points`` from the instructor's notebook
-(:mod:`autograder.core.course`), writes the chapter's course file that every route grades with,
-sets the points tables and quoted totals of the notebook, README and docs, then has nbgrader's
-``generate_assignment`` release into a folder of its own and copies its files into
-``assignments/<id>/`` (nbgrader's ``--force`` deletes its output folder first). An edit nbgrader
-would refuse once the gradebook has submissions (adding or removing a graded cell) is refused
-first, with what to do, and nothing is written.
-"""
+"""``make release``: the source notebook's points to the course file and the points tables, then
+nbgrader's release; an edit nbgrader would refuse halfway is refused first, nothing written."""
 
 from __future__ import annotations
 
@@ -121,8 +113,7 @@ def _cells_by_kind(notebook) -> dict[str, set[str]]:
 
 
 def gradebook_refusal(chapter: Chapter, root: Path, db_url: str) -> str | None:
-    """Why nbgrader would refuse the release halfway, deleting the release folder: cells added to
-    or removed from a notebook with submissions (None: it will not)."""
+    """Why nbgrader would refuse the release halfway (cells added or removed once graded), or None."""
     import nbformat
     from nbgrader.api import Gradebook, MissingEntry
 

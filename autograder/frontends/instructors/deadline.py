@@ -1,10 +1,6 @@
-"""The commit each student repository held at a deadline, by a clock the student does not hold.
-
-A committer date is set by the student's machine, so a late push can claim an early date. The
-commit comes from GitHub's record of the pushes (``gh api``, the instructor's login) or from the
-tips ``make collect-repos`` recorded at the deadline; the commit's own date only with
-``TRUST_COMMIT_DATES=1``, which every row then says. The clones are only read.
-"""
+"""The commit each student repository held at a deadline, by a clock the student does not hold:
+GitHub's record of the pushes, or the tips make collect-repos recorded; commit dates only if asked.
+And the instants instructors type, read one way by every command (:func:`parse_instant`)."""
 
 from __future__ import annotations
 
@@ -15,11 +11,67 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from urllib.parse import quote
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from autograder.frontends.instructors.dates import describe
+from autograder.frontends.reports.safe_write import write_atomic
+
+_DATE_TIME = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})[T ](\d{1,2}:\d{2}(?::\d{2})?)\s*(.*?)\s*$")
+_OFFSET = re.compile(r"^(?:UTC|GMT)?([+-])(\d{2}):?(\d{2})$", re.I)
+_UTC_WORDS = {"z", "utc", "gmt", "utc+0", "utc+00:00", "+00:00", "+0000"}
+# One instant written three ways: an example that names another day misleads.
+EXAMPLES = '"2026-11-20 23:59:00 -0500", "2026-11-20 23:59 America/New_York" or "2026-11-21T04:59:00Z"'
+
+
+class InstantError(ValueError):
+    """The text names no single instant; the message says why and shows what works."""
+
+
+def parse_instant(text: str) -> datetime:
+    """A date and time with an offset, ``Z``, UTC or an IANA zone name, in UTC; never a bare time
+    (the grading machine's zone may not be the instructor's) nor an abbreviation such as PST."""
+    match = _DATE_TIME.match(text or "")
+    if not match:
+        raise InstantError(f"{text!r} is not a date and time; write it as {EXAMPLES}")
+    day, clock, zone = match.groups()
+    try:
+        local = datetime.fromisoformat(f"{day} {clock.zfill(5) if clock.count(':') == 1 else clock.zfill(8)}")
+    except ValueError as exc:
+        raise InstantError(f"{text!r}: {exc}") from None
+    if not zone:
+        raise InstantError(f"{text!r} has no time zone, so it would be read in whatever zone the grading machine "
+                           f"is in; add one: {EXAMPLES}")
+    if zone.lower() in _UTC_WORDS:
+        return local.replace(tzinfo=timezone.utc)
+    offset = _OFFSET.match(zone)
+    if offset:
+        sign, hours, minutes = offset.groups()
+        delta = timedelta(hours=int(hours), minutes=int(minutes))
+        if delta > timedelta(hours=14) or int(minutes) >= 60:
+            raise InstantError(f"{text!r}: {zone} is not a UTC offset (at most ±14:00)")
+        tz = timezone(delta if sign == "+" else -delta)
+        return local.replace(tzinfo=tz).astimezone(timezone.utc)
+    if "/" in zone:
+        try:
+            tz = ZoneInfo(zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise InstantError(f"{text!r}: {zone!r} is not a time zone name (e.g. America/New_York, Europe/Berlin)") from None
+        aware = local.replace(tzinfo=tz)
+        if aware.astimezone(timezone.utc).astimezone(tz).replace(tzinfo=None) != local:
+            raise InstantError(f"{text!r}: that clock time does not exist in {zone} (the clocks skip it)")
+        return aware.astimezone(timezone.utc)
+    hint = ""
+    if zone.isalpha() and zone.upper() == zone:
+        hint = (f" {zone} is an abbreviation, which names no single offset (CST is both -06:00 and +08:00, and "
+                "PST/PDT change with the season); use a zone name such as America/Los_Angeles, or an offset.")
+    raise InstantError(f"{text!r}: {zone!r} is not a time zone.{hint} Write it as {EXAMPLES}")
+
+
+def describe(instant: datetime) -> str:
+    """``2026-11-21 04:59:00 UTC``: how every command prints a stored instant."""
+    return instant.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _git(repo: Path, *args: str, text: bool = True) -> subprocess.CompletedProcess | None:
@@ -112,8 +164,7 @@ def activities(name: str, branch: str) -> list[dict]:
 
 
 def pushed_commit(repo: Path, deadline: datetime) -> Pick:
-    """The commit the branch held at the deadline by GitHub's record; a later push is named with
-    the date its commit claims."""
+    """The commit the branch held at the deadline by GitHub's record; a later push is named."""
     name, branch = github_name(repo), graded_branch(repo)
     if not name or not branch:
         return Pick(refusal=f"no push record: {'origin is not a github.com repository' if branch else 'no branch'}; "
@@ -177,10 +228,7 @@ def collect(repos: Path, students: dict[str, Path], into: Path) -> int:
         return 2
     with ThreadPoolExecutor(max_workers=8) as pool:  # at the deadline: every origin asked at once
         found = dict(zip(students, pool.map(collect_one, students.values())))
-    into.parent.mkdir(parents=True, exist_ok=True)
-    partial = into.with_name(into.name + ".partial")
-    partial.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    partial.replace(into)
+    write_atomic(into, json.dumps(found, indent=1, sort_keys=True) + "\n")
     for student, entry in found.items():
         print(f"{student}: {entry.get('commit', '')[:10] or entry['error']}")
     print(f"{len(found)} repositories collected into {into}; after the deadline: fetch, then "

@@ -1,10 +1,5 @@
-"""``make duedate``: the assignment's due date in the gradebook.
-
-nbgrader's own ``--duedate`` reads ``-0500`` as minus 500 seconds and ``PST`` as UTC, so every
-late penalty computed from such a date is wrong; here :func:`parse_instant` reads it, nbgrader's
-API stores it (naive UTC, as nbgrader keeps it), and the docs' quotes of the late rule are set
-from nbgrader_config.py.
-"""
+"""``make duedate``: the due date in the gradebook, read by :func:`parse_instant` (nbgrader's own
+reads ``-0500`` as minus 500 seconds and ``PST`` as UTC)."""
 
 from __future__ import annotations
 
@@ -14,7 +9,7 @@ import sys
 from datetime import timezone
 from pathlib import Path
 
-from autograder.frontends.instructors.dates import InstantError, describe, parse_instant
+from autograder.frontends.instructors.deadline import InstantError, describe, parse_instant
 
 
 def set_duedate(db_url: str, assignment: str, text: str) -> str:
@@ -62,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     except InstantError as exc:
         print(f"make duedate: nothing stored: {exc}", file=sys.stderr)
         return 2
-    from autograder.frontends.instructors.nbgrader.late import LatePenalty
+    from autograder.frontends.instructors.nbgrader.plugins import LatePenalty
 
     rule = LatePenalty(config=app.config)
     print(f"{args.assignment} is due {stored}; {late_rule(rule.per_day, rule.cap)} (late penalties: make autograde again)")

@@ -1,13 +1,6 @@
-"""``make grade-repos REPOS=dir [DEADLINE=...]``: the trusted regrade of a class's repositories.
-
-Each repository of the class folder (:func:`student_repos`) is one row. Only its notebook is
-read (the release's path, else a renamed copy), copied out and graded by this checkout's
-grader, never the student's copy of it; the student's grader files are only compared with the
-release's fingerprint. With a deadline, the commit the branch held then by a clock the student
-does not hold (:mod:`.deadline`) is exported and graded. Nothing in REPOS is written.
-``grades.csv`` is rewritten as each repository ends, so a run that stops leaves no earlier grade
-standing; each ``<student>/`` holds ``report.txt`` and ``results.json``.
-"""
+"""``make grade-repos``: the trusted regrade of a class's repositories. Only each notebook is read,
+and graded by this checkout's grader; nothing in REPOS is written, and grades.csv is rewritten as
+each repository ends, so a stopped run leaves no earlier grade standing."""
 
 from __future__ import annotations
 
@@ -28,20 +21,23 @@ from datetime import datetime
 from pathlib import Path
 
 from autograder import CHECKOUT
-from autograder.frontends import commands, finder, fingerprint
+from autograder.frontends import finder, fingerprint
 from autograder.frontends.commands import default_jobs
-from autograder.frontends.instructors.dates import describe
 from autograder.frontends.instructors.deadline import (
     HOW_TO_TRUST,
     TRUSTED_DATES,
+    InstantError,
     Pick,
     _git,
     choose_commit,
     collect,
     commit_date,
+    describe,
     git_output,
+    parse_instant,
     server_refusal,
 )
+from autograder.frontends.reports.safe_write import write_atomic
 
 REPO_ROOT = CHECKOUT  # the instructor's checkout: its grader grades
 DEFAULT_OUT = Path("build") / "grade-repos"
@@ -76,9 +72,7 @@ def _folders(parent: Path) -> list[Path]:
 
 
 def student_repos(repos: Path) -> dict[str, Path]:
-    """Each repository of the class folder by its row's name: a folder that holds repositories
-    (``gh classroom clone``'s, one per section) is opened one level down, so two students never
-    become one row; any other folder is one repository. Two of a name are named by their path."""
+    """Each repository by its row's name; a folder of repositories (one per section) is opened one level down."""
     found: list[Path] = []
     for folder in _folders(repos):
         inside = _folders(folder)
@@ -219,9 +213,7 @@ def write_csv(path: Path, rows: list[Row], chapter) -> None:
         bonus = [f"{row.stage_points[_stage_column(s)]:g}" for s in chapter.stages if s.bonus]
         writer.writerow([row.student, *points, f"{row.total:g}", *bonus, row.commit, row.commit_date, row.fingerprint,
                          row.reason])
-    tmp = path.with_name(path.name + ".partial")
-    tmp.write_text(buffer.getvalue(), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, buffer.getvalue())
 
 
 UNFINISHED = "not graded: the run stopped before this repository was graded"
@@ -286,7 +278,6 @@ class _Refused(Exception):
 
 def _run(args: argparse.Namespace) -> int:
     from autograder.chapters import load
-    from autograder.frontends.instructors.dates import InstantError, parse_instant
 
     empty = _Refused(f"{args.repos} holds no repository folders")
     if args.collect is not None:
@@ -337,9 +328,3 @@ def _run(args: argparse.Namespace) -> int:
           f"reports in {args.out}/<student>/")
     return 0
 
-
-main = commands.script("grade-repos")
-
-
-if __name__ == "__main__":
-    sys.exit(main())

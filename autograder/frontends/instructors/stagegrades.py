@@ -1,7 +1,5 @@
-"""One sandboxed run of a notebook for nbgrader (started by SandboxExecute): each cell's output
-and each stage's grade, visible and hidden examples, as JSON on standard output. The hidden
-seeds come on standard input, never a command line, which every process can read.
-"""
+"""One sandboxed run of a notebook for nbgrader, as JSON on standard output. The hidden seeds come on
+standard input, never on a command line, which every process can read."""
 
 from __future__ import annotations
 
@@ -35,8 +33,7 @@ def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], 
 
 
 def grade_and_end_strays(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, settings) -> dict:
-    """:func:`grade_stages`, then every process the submission started is ended (a subreaper
-    gets the orphans); earlier children are left alone. The answer as the JSON would carry it."""
+    """Then every process the submission started is ended; earlier children are left alone."""
     from autograder.chapters import load
     from autograder.sandbox.strays import children_of, end_stray_processes
 

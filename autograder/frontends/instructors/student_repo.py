@@ -1,9 +1,5 @@
-"""``make student-repo DEST=dir``: the repository students get, one commit, no answers.
-
-It holds the released notebook, the grader with its release fingerprint, ``students.mk`` as the
-Makefile, the README, ``.gitignore`` and the grade workflow (every push, ``submit*`` tags only,
-or none for Classroom 50). Never the solutions, tests, gradebook or nbgrader_config.py.
-"""
+"""``make student-repo``: the repository students get, one commit: the released notebook, the grader
+and its release fingerprint, never the solutions, tests or gradebook."""
 
 from __future__ import annotations
 
@@ -46,8 +42,7 @@ def install_source(url: str) -> str:
 
 
 def with_install_source(notebook: bytes, url: str) -> bytes:
-    """The release notebook whose setup cell installs the grader from ``url`` on Colab and Kaggle:
-    a public address, with no token."""
+    """The release notebook whose setup cell installs the grader from ``url``, a public address."""
     if "@" in url.split("://", 1)[-1].split("/", 1)[0]:
         raise StudentRepoError(f"{url} carries credentials; the grader's install address must be public, with no token")
     source = install_source(url)
@@ -187,8 +182,7 @@ def _git(dest: Path, *args: str) -> None:
 
 def build(dest: Path, chapter, url: str | None = None, grader_url: str | None = None, *,
           scratch: bool = False, grade_on: str = "push") -> list[str]:
-    """Write the student repository to ``dest`` and commit it once; its files. ``scratch``: make
-    demo's throwaway build, which may lie inside this checkout."""
+    """The student repository in ``dest``, committed once; ``scratch``: make demo's build, inside this checkout."""
     dest = Path(dest)
     why = _refusal(dest, scratch)
     if why:

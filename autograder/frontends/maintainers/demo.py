@@ -1,11 +1,5 @@
-"""``make demo``: an instructor's first command, every route on a simulated class.
-
-In a scratch folder of its own (a marker file says so; any other folder is refused, never
-deleted) a small simulated class goes through nbgrader (release, due date, autograde, feedback,
-export), then is regraded as students' repositories, and a table sets each student's expected
-total beside the actual ones. The demo is :data:`STEPS`; a new report adds its step with
-:func:`add_step`, and may add to ``demo.results`` (label -> path, listed at the end).
-"""
+"""``make demo``: a simulated class through every route, in a scratch folder of its own (any other
+folder is refused, never deleted), and each student's expected total beside the actual ones."""
 
 from __future__ import annotations
 
@@ -204,9 +198,8 @@ def step_class_report(demo: Demo) -> None:
     demo.results["the class mistake report (HTML)"] = out / "index.html"
 
 
-Step = Callable[[Demo], None]
-# The demo, in order; add_step() puts another one in.
-STEPS: list[tuple[str, Step]] = [
+# The demo, in order: a new instructor report adds its step here.
+STEPS: list[tuple[str, Callable[[Demo], None]]] = [
     ("release the assignment", step_release),
     ("set the due date", step_due_date),
     ("collect the submissions", step_submissions),
@@ -217,12 +210,6 @@ STEPS: list[tuple[str, Step]] = [
     ("regrade the repositories", step_grade_repos),
     ("the class mistake report", step_class_report),
 ]
-
-
-def add_step(title: str, function: Step, after: str | None = None) -> None:
-    """Put a step into :data:`STEPS` after the step titled ``after`` (default: last)."""
-    titles = [t for t, _ in STEPS]
-    STEPS.insert(titles.index(after) + 1 if after else len(STEPS), (title, function))
 
 
 def refusal(root: Path) -> str | None:

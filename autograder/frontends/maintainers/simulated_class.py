@@ -1,6 +1,4 @@
-"""Simulated students, as they hand submissions in, and a course folder to grade them (for the
-demo, the benches, the screenshots and the tests).
-"""
+"""Simulated students and a course folder to grade them, for the demo, the benches and the tests."""
 
 from __future__ import annotations
 
@@ -35,8 +33,7 @@ MISTAKE_IDS = {1: "sum_dim_0", 2: "transposed_weights", 3: "no_scale"}
 
 def student_notebook(release: dict, solution: dict, *, done: set[int] | None = None,
                      mistake: int | Iterable[int] | None = None, broken: int | None = None) -> dict:
-    """The release with the solutions of the stages ``done`` (default all) filled in, a known
-    mistake in each stage of ``mistake``, or stage ``broken``'s cell a syntax error."""
+    """The release with stages ``done`` solved, a known mistake in each of ``mistake``, stage ``broken`` unparsable."""
     mistakes = {mistake} if isinstance(mistake, int) else set(mistake or ())
     answers = {c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"]) for c in solution["cells"]
                if c["metadata"].get("nbgrader", {}).get("solution")}
@@ -66,8 +63,7 @@ def release_and_solution(assignment: str = ASSIGNMENT) -> tuple[dict, dict]:
 
 @dataclass(frozen=True)
 class SimulatedStudent:
-    """One simulated student (:func:`student_notebook`'s choices), the notebook's name if renamed,
-    and the submission time nbgrader reads from ``timestamp.txt``."""
+    """A simulated student, the notebook's name if renamed, and its timestamp.txt."""
 
     id: str
     done: frozenset[int] | None = None

@@ -1,20 +1,5 @@
-"""The diagnosis record of one graded submission: what each failed check found, as data, from
-which the class report counts mistakes. Gradescope and CI keep it in results.json
-(``extra_data.diagnosis``), nbgrader in ``grading/diagnoses/<student>/<assignment>.json``::
-
-    {"format": "autograder-diagnosis/1", "chapter": "ch03_attention", "error": "",
-     "score": 62.0, "max_score": 100.0, "hidden_examples": false,
-     "stages": [{"number": 4, "id": "causal", "label": "Stage 4 (causal)", "bonus": false,
-                 "score": 8.0, "max_score": 14.0, "status": "passed" | "failed" | "not_implemented" | "stopped",
-                 "mistake": "<the stage row's mistake id>", "rank": "named", "hint": "<the row's hint>",
-                 "checks": [{"check": "4.3", "status": "failed", "points": 2.0, "mistake": "sum_dim_0",
-                             "rank": "named" | "ambiguous" | "generic" | "policy" | "", "hint": "...",
-                             "exception": "RuntimeError", "hidden_failure": false}]}],
-     "cell_errors": [{"cell": 17, "stage": 2, "type": "SyntaxError", "message": "..."}]}
-
-``checks`` lists the checks that did not pass; a cell error's ``stage`` is the stage whose
-heading the cell comes under (null: before the first).
-"""
+"""The diagnosis record of one graded submission (format: docs/grading.md):
+what each failed check found, as data, from which the class report counts mistakes."""
 
 from __future__ import annotations
 
@@ -65,8 +50,7 @@ def stage_record(result: StageResult) -> dict:
 
 
 def cell_stages(notebook: str | Path) -> dict[int, int | None]:
-    """Each cell's position (1-based, as the sandbox numbers cells) -> the stage whose heading
-    it comes under (None before the first). {} when the file is not a readable notebook."""
+    """Each cell's position (1-based) -> the stage whose heading it comes under; {} for an unreadable notebook."""
     try:
         cells = json.loads(Path(notebook).read_text(encoding="utf-8")).get("cells", [])
     except (OSError, ValueError, AttributeError, RecursionError):
@@ -114,10 +98,3 @@ def extra_data_of(result: CheckResult) -> dict:
     record = check_record(result)
     return {key: record[key] for key in ("status", "mistake", "rank", "exception", "hidden_failure")}
 
-
-def write_record(path: Path, record: dict) -> None:
-    """``record`` as JSON at ``path``, whole or not at all (a reader never sees half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(record, indent=1), encoding="utf-8")
-    partial.replace(path)

@@ -8,28 +8,21 @@ from autograder.frontends.reports.diagnoses import extra_data_of, submission_rec
 from autograder.frontends.reports.text import bonus_total, confinement_text, format_points
 
 
+def _test(stage, c, passed: bool, **fields) -> dict:
+    """One check's test: the message and hint where it failed, tagged "bonus" on a bonus stage."""
+    suffix = fields.pop("suffix", "") + (" (bonus)" if stage.bonus else "")
+    tags = fields.pop("tags", []) + (["bonus"] if stage.bonus else [])
+    return {"name": f"{stage.label} {c.check.id}: {c.check.title}{suffix}", "number": c.check.id,
+            "score": c.score, "max_score": c.check.points, "status": "passed" if passed else "failed",
+            "output": c.message + (f"\nhint: {c.hint}" if c.hint else ""), "visibility": "visible",
+            **({"tags": tags} if tags else {}), **({} if passed else {"extra_data": extra_data_of(c)}), **fields}
+
+
 def gradescope_json(report: GradeReport) -> dict:
     """The top-level ``score`` is the grade, bonus tests beside it (tagged "bonus"); ``extra_data``
     holds the bonus total and the diagnosis record."""
-    tests = []
-    for result in report.stages:
-        for c in result.checks:
-            passed = c.status is CheckStatus.PASSED
-            output = "passed" if passed else c.message
-            if c.hint and not passed:
-                output += f"\nhint: {c.hint}"
-            tests.append({
-                "name": f"{result.stage.label} {c.check.id}: {c.check.title}"
-                        + (" (bonus)" if result.stage.bonus else ""),
-                "number": c.check.id,
-                "score": c.score,
-                "max_score": c.check.points,
-                "status": "passed" if passed else "failed",
-                "output": output,
-                "visibility": "visible",
-                **({"tags": ["bonus"]} if result.stage.bonus else {}),
-                **({} if passed else {"extra_data": extra_data_of(c)}),
-            })
+    tests = [_test(r.stage, c, c.status is CheckStatus.PASSED, **({"output": "passed"} if c.status is CheckStatus.PASSED else {}))
+             for r in report.stages for c in r.checks]
     summary = [f"{r.stage.label}: {format_points(r.score)}/{format_points(r.max_score)}{' bonus' if r.stage.bonus else ''} "
                f"{r.summary}" for r in report.stages]
     if report.error:
@@ -59,19 +52,10 @@ def _add_hidden_examples(results: dict, report: GradeReport) -> None:
                 continue
             failed = c.status is not CheckStatus.PASSED
             lost += c.check.points if failed and not visible.stage.bonus else 0.0
-            results["tests"].append({
-                "name": f"{visible.stage.label} {c.check.id}: {c.check.title} (hidden examples)"
-                        + (" (bonus)" if visible.stage.bonus else ""),
-                "number": f"{c.check.id}h",
-                "score": -c.check.points if failed else 0.0,
-                "max_score": 0.0,
-                "status": "failed" if failed else "passed",
-                "output": f"{c.message}" + (f"\nhint: {c.hint}" if c.hint else "") if failed
-                          else "passed on the hidden examples too",
-                "visibility": "after_due_date",
-                "tags": ["hidden examples", *(["bonus"] if visible.stage.bonus else [])],
-                **({"extra_data": extra_data_of(c)} if failed else {}),
-            })
+            results["tests"].append(_test(
+                visible.stage, c, not failed, suffix=" (hidden examples)", tags=["hidden examples"],
+                number=f"{c.check.id}h", score=-c.check.points if failed else 0.0, max_score=0.0,
+                visibility="after_due_date", **({} if failed else {"output": "passed on the hidden examples too"})))
     results["score"] = sum(r.score for r in final if not r.stage.bonus)
     extra = results["extra_data"]
     extra["hidden_examples"] = {"visible_score": report.score, "points_lost": lost}

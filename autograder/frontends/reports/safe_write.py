@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import tempfile
@@ -10,19 +9,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def write_json(path: str | Path, data: dict) -> None:
-    """Write atomically, so a reader never sees half a file; a failed write leaves no temp file."""
+def write_atomic(path: str | Path, text: str) -> None:
+    """Whole or not at all: a reader never sees half a file, a failed write leaves no temporary
+    file, and a link planted at ``path`` is replaced, never followed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".results-")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
     try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, indent=2)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json(path: str | Path, data: dict) -> None:
+    write_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
 class OutputRefused(Exception):

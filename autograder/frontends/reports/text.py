@@ -29,8 +29,7 @@ def confinement_text(report: GradeReport) -> str:
 
 
 def total_line(report: GradeReport) -> str:
-    """"Total: 75/100 (+7/10 bonus)"; with only bonus stages graded (make test STAGE=8) there is
-    no total out of 100 to speak of, so the line names the bonus points alone."""
+    """``Total: 75/100 (+7/10 bonus)``; the bonus points alone when only bonus stages were graded."""
     if report.stages and all(r.stage.bonus for r in report.stages):
         return (f"Bonus: {format_points(report.bonus_score)}/{format_points(report.bonus_max_score)} "
                 f"(outside the {format_points(report.chapter.max_score)})")
@@ -67,8 +66,7 @@ def split_example(message: str) -> tuple[str, str]:
 
 
 def hints_once(result: StageResult) -> dict[str, str]:
-    """Each failed check's hint, keyed by check id, or "" where an earlier check of the stage
-    already gave the same one: the reader sees each piece of advice once."""
+    """Each failed check's hint by check id, "" where an earlier check of the stage gave the same one."""
     seen: set[str] = set()
     hints = {}
     for c in result.checks:

@@ -1,7 +1,5 @@
-"""Names a notebook's functions use before the cell that defines them: ``make test`` runs the
-whole notebook first and finds them, the stage's test cell runs earlier and fails with NameError.
-Read from the cells' text: the student's code is never run here.
-"""
+"""Names a notebook's functions use before the cell that defines them, read from the cells' text:
+make test finds them, the test cell that runs earlier fails with NameError."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The notebook's test cells: ``grade_stage("ch03_attention", 4, globals())`` runs the stage's
-checks on the kernel's objects, prints them with their hints (at the level a cell's ``HINTS = 2``
-asks) and returns the points (nbgrader's partial credit). The instructor's hidden block
-(``hidden_seed=...``) grades again on examples the student never saw; a check keeps its points
-only if it passes both (:func:`with_hidden`).
-"""
+"""The notebook's test cells: ``grade_stage("ch03_attention", 4, globals())`` runs the stage's checks on
+the kernel's objects, prints them and returns the points; ``hidden_seed=`` grades hidden examples too."""
 
 from __future__ import annotations
 
@@ -21,8 +17,7 @@ _last_visible: dict[tuple[str, int], object] = {}
 
 def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu",
                 hidden_seed: int | None = None, stage_seconds: float | None = None):
-    """``stage_seconds``: the stage's time limit, by default ``make test``'s (Limits.stage_seconds).
-    An Interrupt stops the cell's checks at once, with one line and no points."""
+    """An Interrupt stops the cell's checks at once, with one line and no points."""
     from autograder.chapters import load
 
     chapter = load(chapter_id)
@@ -67,17 +62,12 @@ INTERRUPTED = "checks stopped by an interrupt (or the stage's time limit); no po
 
 
 def cell_value(score: float):
-    """The value a test cell returns, a number (points as text: reports.text.format_points).
-    Under nbgrader (validate; autograde returned earlier) the plain number: nbgrader reads the
-    cell's partial credit from its echo. In a student's kernel, points that display as
-    nothing: the report already says them."""
+    """The plain number under nbgrader, which reads the partial credit from the echo; else points shown as nothing."""
     return score if os.environ.get("NBGRADER_EXECUTION") else StagePoints(score)
 
 
 class StagePoints(float):
-    """The stage's points, returned by :func:`grade_stage` for whoever reads them (tests,
-    ``score = grade_stage(...)``), shown as nothing in a notebook: the report above already
-    says them, so the cell does not end with a stray ``10``."""
+    """Points shown as nothing in a notebook: the report above already says them."""
 
     def _ipython_display_(self):
         pass
@@ -93,8 +83,7 @@ def _in_a_kernel() -> bool:
 
 
 def show_feedback(result, html_of) -> None:
-    """The stage's report: in a Jupyter kernel one display with text/html (table, hints,
-    heatmap) and its text/plain fallback; anywhere else (python, IPython in a terminal) the text."""
+    """In a Jupyter kernel one display with text/html and a text/plain fallback; elsewhere the text."""
     from autograder.frontends.reports.html import escape
     from autograder.frontends.reports.text import stage_text
 
@@ -113,8 +102,7 @@ def show_feedback(result, html_of) -> None:
 
 def feedback_html(chapter, result, namespace: dict, device: str) -> str:
     """The HTML report; for a failed attention check, with the heatmap of its failing example."""
-    from autograder.frontends.reports.heatmap import attention_heatmap_png
-    from autograder.frontends.reports.html import stage_html
+    from autograder.frontends.reports.html import attention_heatmap_png, stage_html
 
     exhibit = failing_exhibit(chapter, result, namespace, device)
     png = attention_heatmap_png(exhibit) if exhibit is not None else None
@@ -122,8 +110,7 @@ def feedback_html(chapter, result, namespace: dict, device: str) -> str:
 
 
 def failing_exhibit(chapter, result, namespace: dict, device: str):
-    """The attention weights of the first failed check's example (the stage's ``exhibit``), or
-    None: the stage has none, no check failed, or the example cannot be rebuilt."""
+    """The attention weights of the first failed check's example, or None."""
     from autograder.core.checks import CheckStatus
     from autograder.core.submission import LocalTransport, Submission
 
@@ -141,8 +128,6 @@ def failing_exhibit(chapter, result, namespace: dict, device: str):
 
 def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None, only=None, *,
          settings: Settings | None = None):
-    """The stage's checks on the kernel's objects (core.engine.run_in_kernel, which make
-    bench-grader times too)."""
     from autograder.core.engine import run_in_kernel
 
     printed = CappedOutput()
@@ -154,8 +139,7 @@ def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None
 
 
 class CappedOutput(io.TextIOBase):
-    """What the student's code prints while the checks call it: the first lines, then a count,
-    so that a print inside forward cannot bury the report under thousands of lines."""
+    """What the student's code prints while the checks run: the first lines, then a count."""
 
     LINES = 20
 
@@ -186,8 +170,7 @@ class CappedOutput(io.TextIOBase):
 
 
 def hidden_text(result) -> str:
-    """What the hidden call prints: the stage's score with hidden examples included, and the
-    checks that fail only there (never the hidden inputs)."""
+    """The score with hidden examples, and the checks that fail only there (never the hidden inputs)."""
     from autograder.frontends.reports.text import format_points
 
     points = f"{format_points(result.score)}/{format_points(result.max_score)}"

@@ -16,6 +16,7 @@ from autograder.core.checks import CheckStatus
 from autograder.core.engine import HIDDEN_FAILURE, with_hidden
 from autograder.core.failures import NAMED, POLICY, Hint
 from autograder.core.results import CheckResult, GradeReport, StageResult
+from autograder.frontends import commands
 from autograder.frontends.instructors import class_report
 from autograder.frontends.instructors.class_report import ReportInputError, Submission, aggregate, load_gradescope_zip
 from autograder.frontends.reports.diagnoses import FORMAT, cell_stages, submission_record
@@ -166,8 +167,8 @@ def test_gradescope_zip_without_metadata_names_the_folders(tmp_path):
     assert [s.student for s in load_gradescope_zip(path)] == ["submission_9"]
 
 
-def test_submitters_without_yaml_module():
-    names = class_report.sources._submitters("submission_1:\n  :submitters:\n  - :name: Ada Lovelace\n")
+def test_submitters_are_named_from_the_metadata():
+    names = class_report._submitters("submission_1:\n  :submitters:\n  - :name: Ada Lovelace\n")
     assert names == {"submission_1": "Ada Lovelace"}
 
 
@@ -184,7 +185,7 @@ def test_gradescope_zip_without_results_says_so(tmp_path):
 def test_cli_exits_2_with_a_clear_message(tmp_path, capsys):
     path = tmp_path / "export.zip"
     export_zip(path, {"submission_1": None}, METADATA)
-    assert class_report.main(["--gradescope-zip", str(path), "--out", str(tmp_path / "out")]) == 2
+    assert commands.main(["class-report", "--gradescope-zip", str(path), "--out", str(tmp_path / "out")]) == 2
     assert "holds no results.json" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 

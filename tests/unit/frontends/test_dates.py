@@ -1,4 +1,4 @@
-"""autograder/frontends/instructors/dates.py: the instants instructors type, read one way."""
+"""autograder/frontends/instructors/deadline.py: the instants instructors type, read one way."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.frontends.instructors.dates import EXAMPLES, InstantError, describe, parse_instant
+from autograder.frontends.instructors.deadline import EXAMPLES, InstantError, describe, parse_instant
 
 
 @pytest.mark.parametrize(("text", "stored"), [

@@ -15,6 +15,7 @@ import fake_gh
 import pytest
 
 from autograder.chapters.ch03_attention import CHAPTER
+from autograder.frontends import commands
 from autograder.frontends.instructors import deadline, grade_repos, student_repo
 
 
@@ -141,12 +142,12 @@ def test_without_a_trusted_record_a_deadline_is_refused_before_anything_is_writt
     out = tmp_path / "out"
     args = [str(repo.parent), "--out", str(out), "--deadline", "2026-11-20 23:59 America/New_York"]
     gh({}, logged_in=False)
-    assert grade_repos.main(args) == 2
+    assert commands.main(["grade-repos", *args]) == 2
     said = capsys.readouterr().err
     assert "gh is not logged in to github.com (You are not logged into any GitHub hosts" in said
     assert "gh auth login" in said and "make collect-repos" in said and "TRUST_COMMIT_DATES=1" in said
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))  # no gh at all
-    assert grade_repos.main(args) == 2
+    assert commands.main(["grade-repos", *args]) == 2
     assert "the GitHub CLI (gh) did not run" in capsys.readouterr().err
     assert not out.exists()
 
@@ -173,7 +174,7 @@ def test_the_collection_records_the_tips_by_the_instructors_clock(tmp_path, caps
     before = _git(repo, "for-each-ref")
     collected = tmp_path / "collected.json"
     started = datetime.now(timezone.utc).replace(microsecond=0)
-    assert grade_repos.main([str(repo.parent), "--collect", str(collected)]) == 0
+    assert commands.main(["grade-repos", str(repo.parent), "--collect", str(collected)]) == 0
     assert _git(repo, "for-each-ref") == before, "the clone was written"
     entry = json.loads(collected.read_text())["ann"]
     assert entry["commit"] == at_deadline and entry["branch"] == "main"
@@ -184,5 +185,5 @@ def test_the_collection_records_the_tips_by_the_instructors_clock(tmp_path, caps
     assert pick.commit == at_deadline != late and "by the instructor's clock" in pick.note
     assert deadline.choose_commit("bob", repo, None, {}, trust=False).refusal == "not collected: not in the collection"
     collected.write_text("keep")
-    assert grade_repos.main([str(repo.parent), "--collect", str(collected)]) == 2
+    assert commands.main(["grade-repos", str(repo.parent), "--collect", str(collected)]) == 2
     assert "exists" in capsys.readouterr().err and collected.read_text() == "keep"

@@ -1,5 +1,4 @@
-"""nbgrader's plugins, one per module, switched on by nbgrader_config.py: :mod:`.execute` (the
-sandboxed run in place of nbgrader's kernel), :mod:`.precomputed`, :mod:`.extra_credit`,
-:mod:`.overwrite`, :mod:`.late`, :mod:`.repair`, :mod:`.outcome`, :mod:`.export` and
-:mod:`.lms`, :mod:`.feedback`; :mod:`.stages` is what they share.
+"""nbgrader's plugins, switched on by nbgrader_config.py: :mod:`.execute` (the sandboxed run in place
+of nbgrader's kernel), :mod:`.plugins` (repairs, extra credit, late penalty, the outcome),
+:mod:`.export` (grades.csv and the LMS files), :mod:`.feedback`; :mod:`.stages` is what they share.
 """

@@ -1,8 +1,6 @@
-"""nbgrader's kernel execution replaced: :class:`SandboxExecute` runs the notebook once, in the
-confined worker, and writes that run's cell outputs and stage grades into the notebook. The run
-is a subprocess of its own (:mod:`..stagegrades`): it ends every process the submission left
-behind, which nbgrader's process, whose other children are kernels, must not do.
-"""
+"""nbgrader's kernel replaced: one run of the notebook in the confined worker gives every cell's
+outputs and each stage's grade. The run is a subprocess (``stage-grades``), which ends every process
+the submission left behind; nbgrader's own process, whose other children are kernels, must not."""
 
 from __future__ import annotations
 
@@ -17,17 +15,28 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float, Unicode
 
 from autograder.core.chapter import Chapter
-from autograder.frontends.instructors.nbgrader import precomputed
-from autograder.frontends.instructors.nbgrader.outcome import diagnosis_path
-from autograder.frontends.instructors.nbgrader.stages import cells_key, chapter_of, hidden_seeds, stage_cells
-from autograder.frontends.reports.diagnoses import DIAGNOSES, FORMAT, write_record
+from autograder.frontends.instructors.nbgrader.stages import cells_key, chapter_of, diagnosis_path, hidden_seeds, stage_cells
+from autograder.frontends.reports.diagnoses import DIAGNOSES, FORMAT
+from autograder.frontends.reports.safe_write import write_json
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.settings import Settings
 
+# make autograde's workers' runs by student, (cells_key, result): held in this process's memory,
+# never a file a submission could touch, until the serial pass takes each for the very same cells.
+PRECOMPUTED: dict[str, tuple[str, dict]] = {}
+REUSED: list[str] = []
+
+
+def take_precomputed(student: str, key: str) -> dict | None:
+    offered = PRECOMPUTED.pop(student, None)
+    if offered is None or offered[0] != key:
+        return None
+    REUSED.append(student)
+    return offered[1]
+
 
 class SandboxExecute(NbGraderPreprocessor):
-    """In place of nbgrader's ``Execute``: one run in the confined worker, never a Jupyter kernel,
-    gives every cell's outputs and each stage's score in its test cell (nbgrader's partial credit)."""
+    """In place of nbgrader's ``Execute``: each test cell gets its stage's score (nbgrader's partial credit)."""
 
     device = Unicode("cpu", help="where the sandboxed worker runs the student's code (cpu, cuda)").tag(config=True)
     cell_timeout = Float(Limits().cell_seconds,
@@ -43,7 +52,7 @@ class SandboxExecute(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader", {})
         chapter = chapter_of(info.get("assignment"))
-        result = precomputed.take(str(info.get("student")), cells_key(nb))
+        result = take_precomputed(str(info.get("student")), cells_key(nb))
         if result is None:
             result = self.run_in_sandbox(nb, chapter)
         apply_run(nb, chapter, result)
@@ -54,8 +63,7 @@ class SandboxExecute(NbGraderPreprocessor):
         return nb, resources
 
     def keep_diagnosis(self, student: str, assignment: str, result: dict) -> None:
-        """The run's diagnosis record for the class report; not beside the autograded notebook,
-        whose folder nbgrader copies into the students' feedback."""
+        """For the class report; not beside the autograded notebook, which goes into the feedback."""
         path = diagnosis_path(Path(self.diagnoses_directory), student, assignment)
         if path is None:
             return
@@ -63,7 +71,7 @@ class SandboxExecute(NbGraderPreprocessor):
             "format": FORMAT, "error": result.get("error") or "the sandboxed grader gave no diagnosis",
             "stages": [], "cell_errors": []}
         try:
-            write_record(path, {**record, "student": student, "assignment": assignment})
+            write_json(path, {**record, "student": student, "assignment": assignment})
         except OSError as exc:
             self.log.warning("could not write the diagnosis record %s: %s", path, exc)
 
@@ -109,8 +117,7 @@ class SandboxExecute(NbGraderPreprocessor):
 
 
 def apply_run(nb, chapter: Chapter | None, result: dict) -> None:
-    """Each code cell's output from one run; each test cell its report and score instead
-    (nothing on stderr, which nbgrader would read as a failed test)."""
+    """Each code cell's outputs; a test cell its report and score (nothing on stderr: a failed test to nbgrader)."""
     by_index = {c.get("index"): c for c in result.get("cells", []) if isinstance(c, dict)}
     stages = stage_cells(nb, chapter) if chapter else {}
     count = 0

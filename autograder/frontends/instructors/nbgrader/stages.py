@@ -1,4 +1,5 @@
-"""What the nbgrader plugins share."""
+"""What the nbgrader plugins share, and each autograde's outcome in grading/outcomes/: nbgrader keeps
+the earlier grades when an autograde fails and says so nowhere, so make export reads the outcome."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ from pathlib import Path
 from autograder.chapters import load
 from autograder.core.chapter import Chapter, Stage
 from autograder.frontends.finder import find_notebook
+from autograder.frontends.reports.safe_write import write_json
+
+OUTCOMES = "grading/outcomes"
+UNFINISHED = "the last autograde of this submission did not finish (its log says why)"
 
 
 def chapter_of(assignment: str | None) -> Chapter | None:
@@ -72,3 +77,33 @@ def submitted_notebook(folder: Path, assignment: str) -> tuple[Path | None, str]
         others = [p.name for p in found.others()]
         return found.notebook, (f"graded {expected}; not graded: {', '.join(others)}" if others else "")
     return found.notebook, f"renamed notebook: graded {found.notebook.name} as {expected}"
+
+
+def diagnosis_path(folder: Path, student: str, assignment: str) -> Path | None:
+    """``folder/<student>/<assignment>.json``; None for an id that is not one folder name."""
+    if any(not name or name in (".", "..") or Path(name).name != name or "\\" in name for name in (student, assignment)):
+        return None
+    return folder / student / f"{assignment}.json"
+
+
+def outcome_path(student: str, assignment: str, root: Path | str = ".") -> Path | None:
+    return diagnosis_path(Path(root) / OUTCOMES, student, assignment)
+
+
+def read_outcome(student: str, assignment: str, root: Path | str = ".") -> dict | None:
+    """The record (``graded``, ``reason``, ``notes``), or None."""
+    path = outcome_path(student, assignment, root)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8")) if path else None
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def write_outcome(student: str, assignment: str, graded: bool, reason: str, notes: list[str] | None = None,
+                  root: Path | str = ".") -> None:
+    """``notes`` None: those the run recorded when it started."""
+    path = outcome_path(student, assignment, root)
+    if path is not None:
+        notes = (read_outcome(student, assignment, root) or {}).get("notes", []) if notes is None else notes
+        write_json(path, {"graded": graded, "reason": reason, "notes": notes})

@@ -1,0 +1,157 @@
+"""The course's changes to nbgrader's autograde, each switched on in nbgrader_config.py."""
+
+from __future__ import annotations
+
+import math
+
+import nbformat
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.plugins import LateSubmissionPlugin
+from nbgrader.preprocessors import AssignLatePenalties, ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
+from traitlets import Float
+
+from autograder.core.chapter import Chapter
+from autograder.frontends.instructors.nbgrader.stages import UNFINISHED, chapter_of, write_outcome
+
+
+def repair_cells(nb, known: set[str]) -> list[str]:
+    """In place: nbgrader metadata kept on the first cell naming each id of ``known`` only, repeated
+    cell ids renumbered. One note per repair."""
+    notes, first, ids = [], {}, set()
+    for position, cell in enumerate(nb.cells, start=1):
+        cell_id = cell.get("id")
+        if isinstance(cell_id, str):
+            fresh, copy = cell_id, 1
+            while fresh in ids:  # nbformat requires unique ids; a hand-edited notebook may repeat them
+                copy += 1
+                fresh = f"{cell_id}-{copy}"
+            cell["id"] = fresh
+            ids.add(fresh)
+        metadata = cell.get("metadata", {})
+        if "nbgrader" not in metadata:
+            continue
+        meta = metadata["nbgrader"]
+        grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+        if grade_id in known and grade_id not in first:
+            first[grade_id] = position
+            continue
+        del metadata["nbgrader"]
+        if grade_id in first:
+            notes.append(f"cell {position} is a copy of cell {first[grade_id]} ('{grade_id}'): run as plain code")
+        elif isinstance(meta, dict) and any(meta.get(flag) for flag in ("grade", "solution", "locked", "task")):
+            notes.append(f"cell {position} names no cell of the assignment ({grade_id!r}): run as plain code")
+    return notes
+
+
+class RepairCells(NbGraderPreprocessor):
+    """The first sanitize step. A graded cell copied in Jupyter carries the same metadata, which
+    nbgrader's DeduplicateIds empties and OverwriteCells then fails on (the student not graded at
+    all); so does an invented grade_id. The copies run as plain code. The outcome starts here."""
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gb:
+            try:
+                known = {cell.name for cell in gb.find_notebook(info["notebook"], info["assignment"]).source_cells}
+            except MissingEntry:
+                known = set()
+        notes = repair_cells(nb, known)
+        for note in notes:
+            self.log.warning("%s", note)
+        write_outcome(str(info["student"]), str(info["assignment"]), False, UNFINISHED, notes)
+        return nb, resources
+
+
+class QuietOverwriteCells(OverwriteCells):
+    """No "checksum has changed" warning for an untouched test cell: the gradebook's checksum
+    covers the hidden tests, which the release lacks. An edited locked cell is still reported."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        self._submitted_source = cell.source
+        return super().preprocess_cell(cell, resources, cell_index)
+
+    def report_change(self, name, attr, old, new):
+        if attr == "checksum":
+            try:
+                source = self.gradebook.find_source_cell(name, self.notebook_id, self.assignment_id).source
+            except MissingEntry:
+                source = None
+            if source is not None:
+                released = nbformat.v4.new_code_cell(source)
+                ClearHiddenTests()._remove_hidden_test_region(released)
+                if released.source.strip() == self._submitted_source.strip():
+                    return
+        super().report_change(name, attr, old, new)
+
+
+def extra_credit_cell(chapter: Chapter | None) -> str | None:
+    """The last graded stage's test cell carries the bonus (a graded bonus cell would raise the maximum)."""
+    graded = [s for s in chapter.stages if not s.bonus] if chapter else []
+    return graded[-1].grade_id if graded else None
+
+
+class SaveExtraCredit(NbGraderPreprocessor):
+    """After ``SaveAutoGrades``: the bonus as extra credit, on top of the score; the maximum stays."""
+
+    def preprocess(self, nb, resources):
+        info = resources.get("nbgrader", {})
+        holder = extra_credit_cell(chapter_of(info.get("assignment")))
+        if holder is None or "db_url" not in info:
+            return nb, resources
+        bonus = resources.get("autograder", {}).get("bonus")
+        with Gradebook(info["db_url"]) as gb:
+            try:
+                grade = gb.find_grade(holder, info["notebook"], info["assignment"], info["student"])
+            except MissingEntry:
+                return nb, resources
+            grade.extra_credit = bonus or None
+            gb.db.commit()
+        if bonus:
+            self.log.info("extra credit %g (bonus stages) on %s", bonus, holder)
+        return nb, resources
+
+
+class LatePenalty(LateSubmissionPlugin):
+    """``per_day`` of the score for each day late or part of one, at most ``cap`` (36 hours: 20%)."""
+
+    per_day = Float(0.1, help="share of the score taken per day (or part of a day) late").tag(config=True)
+    cap = Float(0.5, help="the largest share of the score taken, however late").tag(config=True)
+
+    def late_submission_penalty(self, student_id, score, total_seconds_late):
+        if not total_seconds_late or total_seconds_late <= 0:
+            return None
+        days = math.ceil(total_seconds_late / 86400)
+        share = min(self.cap, self.per_day * days)
+        penalty = round(score * share, 2)
+        self.log.warning("%s: %.1f hours late, %d day(s): penalty %g%% of %g = %g", student_id,
+                         total_seconds_late / 3600, days, round(share * 100, 2), score, penalty)
+        return penalty
+
+
+class PenaltyOnScore(AssignLatePenalties):
+    """nbgrader's ``AssignLatePenalties`` on the score without the bonus: nbgrader's own took
+    20% of 110, not of 100, from a late full-marks submission with the bonus."""
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        self.init_plugin()
+        with Gradebook(info["db_url"]) as gb:
+            submission = gb.find_submission(info["assignment"], info["student"])
+            notebook = gb.find_submission_notebook(info["notebook"], info["assignment"], info["student"])
+            notebook.late_submission_penalty = None
+            if submission.total_seconds_late > 0:
+                score = max(0.0, (notebook.score or 0.0) - sum(g.extra_credit or 0.0 for g in notebook.grades))
+                penalty = self.plugin_inst.late_submission_penalty(info["student"], score, submission.total_seconds_late)
+                if penalty is not None:
+                    notebook.late_submission_penalty = self._check_late_penalty(notebook, penalty)
+            gb.db.commit()
+        return nb, resources
+
+
+class RecordOutcome(NbGraderPreprocessor):
+    """The last autograde step: the grades are all in the gradebook now."""
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        write_outcome(str(info["student"]), str(info["assignment"]), True, "")
+        return nb, resources
