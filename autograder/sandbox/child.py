@@ -4,15 +4,14 @@ so nothing the submission does here can change how its outputs are judged."""
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import io
 import json
 import os
 import sys
 import time
 
-BOOTED = time.monotonic()  # the interpreter's start-up done (make bench-grader)
+# The folder holding the package: a checkout or site-packages.
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HANDSHAKE = "AUTOGRADER_WORKER"  # the one variable the grader sets (launch.worker_environment)
 OUTPUT_LIMIT = 20_000          # characters of the student's printed output kept for the report
 ANSWER_LIMIT = 256 * 2**20     # bytes of tensors in one answer; the largest real one is ~10 MB
@@ -173,20 +172,6 @@ def _frame(answer, wire) -> bytes:
                                   "where": ""}})
 
 
-@contextlib.contextmanager
-def imports_uncollected():
-    """No garbage collection while importing (what imports make lives as long as the process,
-    and each pass walked it again); then it is frozen and collection resumes as it was."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
-
-
 # What the course's notebooks import besides torch, imported while the grader still imports its
 # own modules, instead of in the first cell (a plain install without it imports nothing here).
 NOTEBOOK_IMPORTS = ("matplotlib.pyplot",)
@@ -232,18 +217,14 @@ def main() -> None:
     proto_in, proto_out = _claim_channels(bool(handshake.get("debug")))
     limits = _limit_resources(int(handshake.get("memory_bytes") or 0))
     os.environ.setdefault("MPLBACKEND", "Agg")
-    with imports_uncollected():
-        import torch
+    import torch
 
-        startup = {"booted": BOOTED, "torch": time.monotonic()}
+    from autograder.sandbox import wire
+    from autograder.sandbox.confinement import confine
+    from autograder.sandbox.workspace import Workspace
 
-        from autograder.sandbox import wire
-        from autograder.sandbox.confinement import confine
-        from autograder.sandbox.workspace import Workspace
-
-        pin_threads(handshake.get("threads", 1))
-        preload_notebook_imports()
-    startup["notebook_imports"] = time.monotonic()
+    pin_threads(handshake.get("threads", 1))
+    preload_notebook_imports()
     reader = wire.Reader(proto_in, deadlines=False)
     write = os.write  # the submission may patch os.write; the protocol keeps its own
 
@@ -267,17 +248,14 @@ def main() -> None:
         except Exception:
             pass
         devices = tuple(os.path.join("/dev", d) for d in os.listdir("/dev") if d.startswith("nvidia"))
-    # The package's parent folder: a checkout or site-packages (this file is autograder/sandbox/child.py).
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     # From here on the worker reads only what it needs and writes only in its scratch folder.
-    fences = confine(os.getcwd(), package_parent, devices, handshake.get("fences", True))
+    fences = confine(os.getcwd(), PACKAGE_PARENT, devices, handshake.get("fences", True))
     fences["limits"] = limits
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__,
                        "display": lambda *a, **k: None}
     workspace: Workspace | None = None
     stage_copy = False  # True in a stage's copy of the loaded worker
-    startup["fenced"] = time.monotonic()
-    send({"event": "ready", "confinement": fences, "startup": startup})
+    send({"event": "ready", "confinement": fences})
     while True:
         try:
             request = reader.read()

@@ -177,7 +177,6 @@ class Worker:
             if not isinstance(ready, dict) or ready.get("event") != "ready":
                 raise self._startup_failure("unexpected first message")
             timings.mark("worker_ready")
-            self._note_startup(ready.get("startup"))
             self.confinement = ready.get("confinement") if isinstance(ready.get("confinement"), dict) else {}
             if self._budgeted:  # the grader's fence, not the worker's word
                 self.confinement = {**self.confinement, "cgroup": self._budget.describe()}
@@ -219,16 +218,6 @@ class Worker:
                     else "ended the grading process (sys.exit in a thread, os._exit, os.kill or a "
                          "crash); skipped, the other cells still ran")
         raise RuntimeError("every cell of the submission ended the grading process")
-
-    @staticmethod
-    def _note_startup(startup) -> None:
-        """The worker's start-up moments, for make bench-grader only."""
-        if not timings.enabled() or not isinstance(startup, dict):
-            return
-        for name in ("booted", "torch", "notebook_imports", "fenced"):
-            value = startup.get(name)
-            if isinstance(value, float):
-                timings.mark(f"worker_{name}", value)
 
     def _over_time(self, doing: str) -> str:
         return (f"the grading's overall time limit ({self.limits.total_seconds:g} s) ran out while {doing}; "
