@@ -53,8 +53,8 @@ def _capture_prints() -> None:
 
 
 def _claim_channels(debug: bool) -> tuple[int, int]:
-    """Move the protocol pipes off fds 0/1 so that the student's prints, ``input()`` and
-    subprocesses can neither read nor corrupt them. ``debug`` keeps stderr (Settings.debug)."""
+    """Move the protocol pipes off fds 0/1, out of reach of the student's prints, ``input()`` and
+    subprocesses. ``debug`` keeps stderr."""
     proto_in, proto_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1) if debug else (0, 1, 2):
@@ -81,8 +81,7 @@ def _processes_of(uid: int) -> int:
 
 
 def _limit_resources(limit: int) -> dict:
-    """Per-process limits, for the report. RLIMIT_NPROC counts all the user's processes, hence
-    what the user already runs plus :data:`PROCESS_ROOM` (the kernel exempts root)."""
+    """Per-process limits, for the report. RLIMIT_NPROC counts all the user's processes."""
     from autograder.sandbox import oslayer
 
     applied = {}
@@ -188,8 +187,8 @@ def preload_notebook_imports() -> None:
 
 
 def pin_threads(threads: int) -> None:
-    """PyTorch's thread count back to the handshake's, whatever the notebook set: the same speed
-    for all, and no hang in a stage's copy, which inherits a thread pool without its threads."""
+    """PyTorch's thread count back to the handshake's, whatever the notebook set (a stage's copy
+    would hang on a thread pool without its threads)."""
     import torch
 
     torch.set_num_threads(threads)
@@ -197,7 +196,7 @@ def pin_threads(threads: int) -> None:
 
 def _fence_stage_process(handshake: dict) -> None:
     """A stage's copy leads its own process group, dies with the loaded worker, and signals only
-    itself: the inherited seccomp filter names the loaded worker, so a second one names the copy."""
+    itself (a second seccomp filter names the copy)."""
     from autograder.sandbox.confinement import refilter_signals
     from autograder.sandbox.oslayer import die_with_parent
 
@@ -273,11 +272,8 @@ def main() -> None:
         elif workspace is None:
             send({"error": {"kind": "protocol", "type": "", "message": "load first", "where": ""}})
         elif op == "fork_stage":
-            # Each stage runs in a copy of the loaded worker: a stage that exits, crashes or
-            # runs out of time ends its copy only, and no cell ever runs twice.
+            # Each stage runs in a copy of the loaded worker; the portable fallback answers in place.
             if not stages_fork():
-                # The portable fallback (oslayer): this process answers the stage itself, and
-                # reseeds for it as a copy would; a stage that ends it costs that stage only.
                 send({"event": "stage", "pid": os.getpid(), "in_place": True})
                 continue
             pid = os.fork()

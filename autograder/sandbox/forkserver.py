@@ -1,10 +1,8 @@
 """Workers without the start-up: a clean process that imported PyTorch and the worker's modules
-once forks one worker per submission, which fences itself in as a fresh one does (the same
-:func:`autograder.sandbox.child.main`). The server is either started like a worker (``make
-autograde``'s pool) or forked from a grader whose environment holds no secret (``make test``,
-CI, Gradescope: :func:`autograder.sandbox.forkpool.fork_server_here`), so that PyTorch is
-imported once per grading. It never runs student code, holds no thread when it forks, and dies
-with the grader, each worker with it. Linux only; elsewhere workers start afresh."""
+forks one worker per submission, which fences itself in as a fresh one does. The server is
+started like a worker (``make autograde``'s pool) or forked from a grader whose environment holds
+no secret (:func:`autograder.sandbox.forkpool.fork_server_here`). It never runs student code,
+holds no thread when it forks, and dies with the grader. Linux only."""
 
 from __future__ import annotations
 
@@ -33,8 +31,8 @@ def available() -> bool:
 
 
 class ForkedProcess:
-    """A worker forked by the server, with the part of ``subprocess.Popen`` a Worker uses. The
-    server reaps it, so ``returncode`` is -9 once it ended, whatever ended it."""
+    """A worker forked by the server, with the part of ``subprocess.Popen`` a Worker uses
+    (``returncode`` is -9 once it ended: the server reaps it)."""
 
     def __init__(self, pid: int, pidfd: int, stdin, stdout):
         self.pid, self._pidfd, self.stdin, self.stdout = pid, pidfd, stdin, stdout
@@ -105,9 +103,8 @@ class ForkServer:
         return self.proc.poll() is None
 
     def spawn(self, env: dict, cwd: str, stderr_fd: int) -> ForkedProcess:
-        """A fresh worker in ``cwd`` with exactly ``env`` (its handshake naming the server as its
-        grader), its stderr to ``stderr_fd``, talking over two new pipes; raises
-        :class:`ForkServerError` when the server does not answer."""
+        """A fresh worker in ``cwd`` with exactly ``env``, its stderr to ``stderr_fd``, talking over
+        two new pipes; :class:`ForkServerError` when the server does not answer."""
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         fds: list[int] = []  # what the server sent back: the new worker's pidfd
