@@ -1,7 +1,6 @@
-"""One memory budget and process limit for a worker and all it starts (``RLIMIT_AS`` is per process,
-``RLIMIT_NPROC`` spares root). The grader makes one control group per worker (cgroup v2 where
-delegated, else v1), moves the worker in before any student code runs and removes it afterwards;
-where none can be made the per-process limits remain (docs/security.md: the fences)."""
+"""One memory budget and process limit for a worker and all it starts: a control group per worker
+(cgroup v2 where delegated, else v1), joined before any student code runs; where none can be made
+the per-process limits remain (docs/security.md: the fences)."""
 
 from __future__ import annotations
 
@@ -138,8 +137,8 @@ class Budget:
         return found
 
     def close(self, belongs=None, seconds: float = 2.0) -> None:
-        """End what is left in the groups and remove them: only processes for which ``belongs(pid)``
-        holds; any other (written in by a worker without Landlock) goes back to the parent group."""
+        """End what is left in the groups (a process ``belongs`` rejects goes back to the parent
+        group) and remove them."""
         give_up = time.monotonic() + seconds
         for group in list(reversed(self.groups)):
             while group.exists() and time.monotonic() < give_up:

@@ -4,15 +4,14 @@ so nothing the submission does here can change how its outputs are judged."""
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import io
 import json
 import os
 import sys
 import time
 
-BOOTED = time.monotonic()  # the interpreter's start-up done (make bench-grader)
+# The folder holding the package: a checkout or site-packages.
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HANDSHAKE = "AUTOGRADER_WORKER"  # the one variable the grader sets (launch.worker_environment)
 OUTPUT_LIMIT = 20_000          # characters of the student's printed output kept for the report
 ANSWER_LIMIT = 256 * 2**20     # bytes of tensors in one answer; the largest real one is ~10 MB
@@ -54,8 +53,8 @@ def _capture_prints() -> None:
 
 
 def _claim_channels(debug: bool) -> tuple[int, int]:
-    """Move the protocol pipes off fds 0/1 so that the student's prints, ``input()`` and
-    subprocesses can neither read nor corrupt them. ``debug`` keeps stderr (Settings.debug)."""
+    """Move the protocol pipes off fds 0/1, out of reach of the student's prints, ``input()`` and
+    subprocesses. ``debug`` keeps stderr."""
     proto_in, proto_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1) if debug else (0, 1, 2):
@@ -82,8 +81,7 @@ def _processes_of(uid: int) -> int:
 
 
 def _limit_resources(limit: int) -> dict:
-    """Per-process limits, for the report. RLIMIT_NPROC counts all the user's processes, hence
-    what the user already runs plus :data:`PROCESS_ROOM` (the kernel exempts root)."""
+    """Per-process limits, for the report. RLIMIT_NPROC counts all the user's processes."""
     from autograder.sandbox import oslayer
 
     applied = {}
@@ -173,20 +171,6 @@ def _frame(answer, wire) -> bytes:
                                   "where": ""}})
 
 
-@contextlib.contextmanager
-def imports_uncollected():
-    """No garbage collection while importing (what imports make lives as long as the process,
-    and each pass walked it again); then it is frozen and collection resumes as it was."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
-
-
 # What the course's notebooks import besides torch, imported while the grader still imports its
 # own modules, instead of in the first cell (a plain install without it imports nothing here).
 NOTEBOOK_IMPORTS = ("matplotlib.pyplot",)
@@ -203,8 +187,8 @@ def preload_notebook_imports() -> None:
 
 
 def pin_threads(threads: int) -> None:
-    """PyTorch's thread count back to the handshake's, whatever the notebook set: the same speed
-    for all, and no hang in a stage's copy, which inherits a thread pool without its threads."""
+    """PyTorch's thread count back to the handshake's, whatever the notebook set (a stage's copy
+    would hang on a thread pool without its threads)."""
     import torch
 
     torch.set_num_threads(threads)
@@ -212,7 +196,7 @@ def pin_threads(threads: int) -> None:
 
 def _fence_stage_process(handshake: dict) -> None:
     """A stage's copy leads its own process group, dies with the loaded worker, and signals only
-    itself: the inherited seccomp filter names the loaded worker, so a second one names the copy."""
+    itself (a second seccomp filter names the copy)."""
     from autograder.sandbox.confinement import refilter_signals
     from autograder.sandbox.oslayer import die_with_parent
 
@@ -232,18 +216,14 @@ def main() -> None:
     proto_in, proto_out = _claim_channels(bool(handshake.get("debug")))
     limits = _limit_resources(int(handshake.get("memory_bytes") or 0))
     os.environ.setdefault("MPLBACKEND", "Agg")
-    with imports_uncollected():
-        import torch
+    import torch
 
-        startup = {"booted": BOOTED, "torch": time.monotonic()}
+    from autograder.sandbox import wire
+    from autograder.sandbox.confinement import confine
+    from autograder.sandbox.workspace import Workspace
 
-        from autograder.sandbox import wire
-        from autograder.sandbox.confinement import confine
-        from autograder.sandbox.workspace import Workspace
-
-        pin_threads(handshake.get("threads", 1))
-        preload_notebook_imports()
-    startup["notebook_imports"] = time.monotonic()
+    pin_threads(handshake.get("threads", 1))
+    preload_notebook_imports()
     reader = wire.Reader(proto_in, deadlines=False)
     write = os.write  # the submission may patch os.write; the protocol keeps its own
 
@@ -267,17 +247,14 @@ def main() -> None:
         except Exception:
             pass
         devices = tuple(os.path.join("/dev", d) for d in os.listdir("/dev") if d.startswith("nvidia"))
-    # The package's parent folder: a checkout or site-packages (this file is autograder/sandbox/child.py).
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     # From here on the worker reads only what it needs and writes only in its scratch folder.
-    fences = confine(os.getcwd(), package_parent, devices, handshake.get("fences", True))
+    fences = confine(os.getcwd(), PACKAGE_PARENT, devices, handshake.get("fences", True))
     fences["limits"] = limits
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__,
                        "display": lambda *a, **k: None}
     workspace: Workspace | None = None
     stage_copy = False  # True in a stage's copy of the loaded worker
-    startup["fenced"] = time.monotonic()
-    send({"event": "ready", "confinement": fences, "startup": startup})
+    send({"event": "ready", "confinement": fences})
     while True:
         try:
             request = reader.read()
@@ -295,11 +272,8 @@ def main() -> None:
         elif workspace is None:
             send({"error": {"kind": "protocol", "type": "", "message": "load first", "where": ""}})
         elif op == "fork_stage":
-            # Each stage runs in a copy of the loaded worker: a stage that exits, crashes or
-            # runs out of time ends its copy only, and no cell ever runs twice.
+            # Each stage runs in a copy of the loaded worker; the portable fallback answers in place.
             if not stages_fork():
-                # The portable fallback (oslayer): this process answers the stage itself, and
-                # reseeds for it as a copy would; a stage that ends it costs that stage only.
                 send({"event": "stage", "pid": os.getpid(), "in_place": True})
                 continue
             pid = os.fork()

@@ -1,6 +1,5 @@
 """This process's fork server (:mod:`autograder.sandbox.forkserver`), once started: each CPU
-:class:`~autograder.sandbox.worker.Worker` then starts as a fork of it. The grader's side
-only; the server itself runs :func:`autograder.sandbox.forkserver.serve`."""
+:class:`~autograder.sandbox.worker.Worker` then starts as a fork of it."""
 
 from __future__ import annotations
 
@@ -18,9 +17,8 @@ _fork_server_scratch: tempfile.TemporaryDirectory | None = None
 
 
 def start_fork_server(settings: Settings | None = None, here: bool = False) -> bool:
-    """Start the fork server for this process's CPU workers: each Worker then starts as a fork
-    of it, without Python's and PyTorch's start-up. ``here``: the server is a fork of this
-    process (see :func:`fork_server_here`). False where it cannot run (not Linux, no pidfds)."""
+    """Start the fork server for this process's CPU workers (``here``: as a fork of this process);
+    False where it cannot run."""
     global _fork_server, _fork_server_scratch
 
     settings = settings or Settings()

@@ -1,15 +1,12 @@
 """Workers without the start-up: a clean process that imported PyTorch and the worker's modules
-once forks one worker per submission, which fences itself in as a fresh one does (the same
-:func:`autograder.sandbox.child.main`). The server is either started like a worker (``make
-autograde``'s pool) or forked from a grader whose environment holds no secret (``make test``,
-CI, Gradescope: :func:`autograder.sandbox.forkpool.fork_server_here`), so that PyTorch is
-imported once per grading. It never runs student code, holds no thread when it forks, and dies
-with the grader, each worker with it. Linux only; elsewhere workers start afresh."""
+forks one worker per submission, which fences itself in as a fresh one does. The server is
+started like a worker (``make autograde``'s pool) or forked from a grader whose environment holds
+no secret (:func:`autograder.sandbox.forkpool.fork_server_here`). It never runs student code,
+holds no thread when it forks, and dies with the grader. Linux only."""
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import os
 import select
@@ -18,6 +15,8 @@ import socket
 import subprocess
 import sys
 import threading
+
+from autograder.sandbox import child, oslayer
 
 READY = b"ready"
 _REQUEST_LIMIT = 1 << 20  # bytes of one request (an environment and a folder)
@@ -28,15 +27,12 @@ class ForkServerError(Exception):
 
 
 def available() -> bool:
-    from autograder.sandbox import oslayer
-
-    return (oslayer.stages_fork() and hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal")
-            and hasattr(socket, "send_fds"))
+    return oslayer.stages_fork() and hasattr(os, "pidfd_open")
 
 
 class ForkedProcess:
-    """A worker forked by the server, with the part of ``subprocess.Popen`` a Worker uses. The
-    server reaps it, so ``returncode`` is -9 once it ended, whatever ended it."""
+    """A worker forked by the server, with the part of ``subprocess.Popen`` a Worker uses
+    (``returncode`` is -9 once it ended: the server reaps it)."""
 
     def __init__(self, pid: int, pidfd: int, stdin, stdout):
         self.pid, self._pidfd, self.stdin, self.stdout = pid, pidfd, stdin, stdout
@@ -83,16 +79,11 @@ class ForkServer:
         self._asking = threading.Lock()
         self._ready = False  # the server's first message, read before the first request
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        boot = (f"import sys; sys.path.append({_package_parent()!r}); "
+        boot = (f"import sys; sys.path.append({child.PACKAGE_PARENT!r}); "
                 f"from autograder.sandbox.forkserver import serve; serve({theirs.fileno()})")
         try:
             if here:
-                pid = os.fork()
-                if pid == 0:
-                    try:
-                        _serve_here(theirs, env, cwd, stderr)
-                    finally:
-                        os._exit(70)
+                pid = _fork(_serve_here, theirs, env, cwd, stderr)
                 self.proc = ForkedProcess(pid, os.pidfd_open(pid), None, None)
             else:
                 self.proc = subprocess.Popen([sys.executable, "-I", "-c", boot], stdin=subprocess.DEVNULL,
@@ -112,9 +103,8 @@ class ForkServer:
         return self.proc.poll() is None
 
     def spawn(self, env: dict, cwd: str, stderr_fd: int) -> ForkedProcess:
-        """A fresh worker in ``cwd`` with exactly ``env`` (its handshake naming the server as its
-        grader), its stderr to ``stderr_fd``, talking over two new pipes; raises
-        :class:`ForkServerError` when the server does not answer."""
+        """A fresh worker in ``cwd`` with exactly ``env``, its stderr to ``stderr_fd``, talking over
+        two new pipes; :class:`ForkServerError` when the server does not answer."""
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         fds: list[int] = []  # what the server sent back: the new worker's pidfd
@@ -146,8 +136,6 @@ class ForkServer:
 
     def close(self) -> None:
         """Let the server reap its ended workers (their time counts as this process's), then end it."""
-        from autograder.sandbox import oslayer
-
         with contextlib.suppress(OSError):
             self._sock.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -160,16 +148,21 @@ class ForkServer:
             self.proc.release()
 
 
-def _package_parent() -> str:
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+def _fork(run, *args) -> int:
+    """Fork, and in the copy ``run(*args)`` and exit."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            run(*args)
+        finally:
+            os._exit(70)
+    return pid
 
 
 # -- the server ------------------------------------------------------------------------------
 
 def serve(fd: int) -> None:
     """The server's loop (``python -I -c``): import once, then fork a worker per request."""
-    from autograder.sandbox import child, oslayer  # imported here once, for every fork
-
     oslayer.die_with_parent()
     sock = socket.socket(fileno=fd)
     handshake = json.loads(os.environ.get(child.HANDSHAKE, "{}"))
@@ -184,8 +177,6 @@ def serve(fd: int) -> None:
     if threads != 1:  # a fork copies one thread: another's locks would stay held in every copy
         sock.send(f"the server runs {threads} threads; forking it would not be safe".encode())
         os._exit(1)
-    gc.freeze()  # as child.py does before a stage's fork: no copy touches the server's pages to collect them
-    gc.enable()  # a server forked from the grader inherits its collection switched off
     sock.send(READY)
     while True:
         try:
@@ -198,12 +189,7 @@ def serve(fd: int) -> None:
         _reap(os.WNOHANG)
         sys.stdout.flush()
         sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                _become_worker(sock, request, fds)
-            finally:
-                os._exit(70)
+        pid = _fork(_become_worker, sock, request, fds)
         for received in fds:
             os.close(received)
         pidfd = os.pidfd_open(pid)
@@ -214,37 +200,36 @@ def serve(fd: int) -> None:
 
 
 def _serve_here(sock: socket.socket, env: dict, cwd: str, stderr) -> None:
-    """A server forked from the grader keeps none of its files, streams or variables (a fence
-    applies to files opened after it), then serves as a started one does."""
-    import tempfile
-
-    os.setsid()
-    for name in os.listdir("/proc/self/fd"):
-        if int(name) > 2 and int(name) != sock.fileno():
-            with contextlib.suppress(OSError):
-                os.close(int(name))
+    """A server forked from the grader keeps none of its files, streams or variables, then serves."""
     devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1) if stderr is None else (0, 1, 2):
-        os.dup2(devnull, fd)
-    os.close(devnull)
-    os.chdir(cwd)
-    os.environ.clear()
-    os.environ.update(env)
-    tempfile.tempdir = None
+    _take_over(cwd, env, [devnull] * (2 if stderr is None else 3), keep=sock.fileno())
     sys.argv = ["-c"]  # as a started worker's
     serve(sock.fileno())
 
 
+def _take_over(cwd: str, env: dict, stdio: list[int], keep: int = -1) -> None:
+    """This fork in its own session and ``cwd``, with ``stdio`` as fds 0-2, no other file of its
+    parent's but ``keep`` (a fence applies to files opened after it), and exactly ``env``."""
+    import tempfile
+
+    os.setsid()
+    for target, fd in enumerate(stdio):
+        os.dup2(fd, target)
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) > 2 and int(name) != keep:
+            with contextlib.suppress(OSError):
+                os.close(int(name))
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    tempfile.tempdir = None  # computed again from TMPDIR, the scratch folder
+
+
 def _import_what_workers_use(threads: int) -> None:
-    import torch
+    from autograder.sandbox import confinement, loader, wire, workspace  # noqa: F401
 
-    from autograder.sandbox import confinement, loader, oslayer, wire, workspace  # noqa: F401
-
-    torch.set_num_threads(threads)
-
-    from autograder.sandbox.child import preload_notebook_imports
-
-    preload_notebook_imports()
+    child.pin_threads(threads)
+    child.preload_notebook_imports()
 
 
 def _reap(options: int) -> None:
@@ -261,24 +246,10 @@ def _reap(options: int) -> None:
 def _become_worker(sock: socket.socket, request: bytes, fds: list[int]) -> None:
     """In the fork: the pipes become fds 0-2, the request's folder and environment replace the
     server's, and the worker's own main runs."""
-    import tempfile
-
-    from autograder.sandbox.child import main
-
     sock.close()  # the copy must not be able to ask the server for anything
-    os.setsid()
     asked = json.loads(request)
     if len(fds) != 3:
         os._exit(71)
-    for target, received in enumerate(fds):
-        os.dup2(received, target)
-    for received in fds:
-        if received > 2:
-            os.close(received)
-    os.chdir(asked["cwd"])
-    os.environ.clear()
-    os.environ.update({str(k): str(v) for k, v in asked["env"].items()})
-    tempfile.tempdir = None  # computed again from TMPDIR, the worker's scratch folder
-    main()
+    _take_over(asked["cwd"], {str(k): str(v) for k, v in asked["env"].items()}, fds)
+    child.main()
     os._exit(0)
-

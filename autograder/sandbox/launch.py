@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 
-from autograder.sandbox.child import HANDSHAKE
+from autograder.sandbox.child import HANDSHAKE, PACKAGE_PARENT
 from autograder.sandbox.settings import SOURCES, Settings
 
-PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 # -I: no user site, PYTHONPATH or current directory, so a torch.py beside the submission cannot
 # shadow the real one; the package's folder goes last, for a checkout that is not installed.
 BOOT = (f"import sys; sys.path.append({PACKAGE_PARENT!r}); "

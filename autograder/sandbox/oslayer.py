@@ -1,7 +1,6 @@
-"""Everything the sandbox needs from the operating system beyond portable Python. Where a Linux
-piece is missing (macOS, Windows, or the ``portable`` setting, which the tests use), the fallback
-keeps grading correct with less isolation: stages run in place, a thread keeps the deadlines, and
-the report says ``unconfined`` (docs/security.md)."""
+"""What the sandbox needs from the operating system beyond portable Python. Where a Linux piece is
+missing (macOS, Windows, or the ``portable`` setting, which the tests use), grading stays correct
+with less isolation: stages run in place, a thread keeps the deadlines (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -32,8 +31,8 @@ def is_posix() -> bool:
 
 
 def stages_fork() -> bool:
-    """Each stage in a forked copy of the loaded worker: Linux only (macOS forbids forking a
-    process that started Apple's frameworks, as PyTorch does; Windows has no fork)."""
+    """Each stage in a forked copy of the loaded worker: Linux only (macOS forbids forking once
+    PyTorch started Apple's frameworks; Windows has no fork)."""
     return is_linux() and hasattr(os, "fork")
 
 
@@ -102,17 +101,21 @@ def kill_group(pgid: int) -> None:
             os.killpg(pgid, signal.SIGKILL)
 
 
-def parent_and_group(pid: int) -> tuple[int, int] | None:
-    """``(parent pid, process group)`` of a live process, from ``/proc`` (Linux); ``None`` when
-    it has ended, is a zombie, or cannot be read."""
-    if not is_linux():
-        return None
+def proc_stat(pid: int) -> tuple[bool, int, int] | None:
+    """``(alive, parent pid, process group)`` from ``/proc``, a zombie not alive; ``None`` when
+    it cannot be read."""
     try:
         with open(f"/proc/{int(pid)}/stat", encoding="utf-8", errors="replace") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[1]), int(fields[2])) if fields[0] not in ("Z", "X") else None
+        return fields[0] not in ("Z", "X"), int(fields[1]), int(fields[2])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def parent_and_group(pid: int) -> tuple[int, int] | None:
+    """``(parent pid, process group)`` of a live process (Linux), else ``None``."""
+    found = proc_stat(pid) if is_linux() else None
+    return found[1:] if found and found[0] else None
 
 
 def kill_pid(pid: int) -> None:
@@ -126,8 +129,7 @@ def set_nonblocking(fd: int) -> None:
 
 
 class Pump:
-    """A pipe read with a deadline where ``select`` takes sockets only (Windows): a daemon thread
-    reads and hands the chunks over through a queue."""
+    """A pipe read with a deadline where ``select`` takes sockets only (Windows), by a daemon thread."""
 
     def __init__(self, fd: int):
         self.chunks: queue.Queue = queue.Queue()
@@ -158,8 +160,7 @@ class Pump:
 
 
 def write_with_deadline(fd: int, data: bytes, deadline: float) -> bool:
-    """A blocking write in a daemon thread; False when it has not finished by ``deadline`` (the
-    reader is then killed, which ends the write)."""
+    """A blocking write in a daemon thread; False when it has not finished by ``deadline``."""
     failure: list[BaseException] = []
     own = os.dup(fd)  # as in Pump: a number reused after a close is never written to
 

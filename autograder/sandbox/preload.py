@@ -16,12 +16,3 @@ def run_preloads(preload: Sequence[Preload]) -> None:
         if warm_up not in _preloaded:
             _preloaded.add(warm_up)
             warm_up()
-
-
-def collect_again() -> None:
-    """The last preload of ``python -m autograder``, which imports with the garbage collector off
-    (autograder/__main__.py): what the imports made is frozen, and collection resumes."""
-    import gc
-
-    gc.freeze()
-    gc.enable()

@@ -38,8 +38,7 @@ class Settings:
     @classmethod
     def read(cls, **limits) -> Settings:
         """The settings in force: [tool.autograder], then the environment, then ``limits`` (the
-        command's options, Limits' fields; None: not given). A value that is none of its
-        setting's (a level that is no level, a negative size) is passed over."""
+        command's options; None: not given). A value that is none of its setting's is passed over."""
         defaults = {**vars(Limits()), **{f.name: getattr(cls, f.name) for f in fields(cls)}}
         chosen = {}
         for name, (key, variable) in SOURCES.items():
@@ -79,9 +78,8 @@ _PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
 @functools.lru_cache(maxsize=1)
 def _course_section() -> dict[str, str]:
-    """The ``key = value`` lines of ``[tool.autograder]`` in the pyproject.toml of the repository
-    the grader runs from (values as written: numbers, true or false); {} when there is none (a
-    grader installed from a wheel, as on Colab) or it is another project's."""
+    """The ``key = value`` lines of ``[tool.autograder]`` in this repository's pyproject.toml; {}
+    when there is none (a wheel, as on Colab) or it is another project's."""
     try:
         text = _PYPROJECT.read_text(encoding="utf-8")
     except OSError:

@@ -14,20 +14,9 @@ become_subreaper = oslayer.become_subreaper
 
 
 def children_of(pid: int) -> set[int]:
-    """The pids whose parent is ``pid`` (read from ``/proc``; empty where there is none)."""
-    found = set()
-    proc = Path("/proc")
-    for entry in proc.iterdir() if proc.is_dir() else []:
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == pid:
-            found.add(int(entry.name))
-    return found
+    """The pids whose parent is ``pid``, zombies too (read from ``/proc``; empty where there is none)."""
+    found = {int(entry) for entry in os.listdir("/proc") if entry.isdigit()} if os.path.isdir("/proc") else set()
+    return {child for child in found if (oslayer.proc_stat(child) or (0, 0))[1] == pid}
 
 
 def seccomp_filters(pid: int | str) -> int | None:
@@ -44,11 +33,7 @@ def seccomp_filters(pid: int | str) -> int | None:
 
 def is_alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie, ended but not yet collected, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    return (oslayer.proc_stat(pid) or (False,))[0]
 
 
 def descends_from_worker(pid: int, sessions: set[int], filters: int | None, token: str) -> bool:

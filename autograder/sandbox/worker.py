@@ -1,11 +1,7 @@
 """The grader's side of one submission's worker (:class:`Worker`): started, loaded once, and kept
 on a leash (time per cell, per stage and in all, memory, the scratch folder, no stray processes).
-
-A cell that ends or hangs the worker while loading is skipped on the next start. Each stage runs
-in a forked copy of the loaded worker, so a stage that exits, crashes or runs out of time costs
-that stage only, and no cell runs twice. Where the settings require confinement, a worker
-without fences is refused before any student code runs (:mod:`autograder.sandbox.launch`).
-"""
+A cell that ends or hangs the worker while loading is skipped on the next start; each stage runs
+in a forked copy of the loaded worker, so a stage that fails costs that stage only."""
 
 from __future__ import annotations
 
@@ -46,9 +42,9 @@ class LoadReport:
 
 
 def _loops_alike(cells: list[Cell], looped: int) -> dict[int, str]:
-    """The later cells that would run the loop again, each with why it is skipped: those that use a
-    function or class of the notebook that cell ``looped`` used, or one whose code uses such a
-    name. Cells that only define (def, class, import, assignments without calls) still run."""
+    """The later cells that would run cell ``looped``'s endless loop again (they use what it used,
+    directly or through the notebook's functions), each with why it is skipped; cells that only
+    define still run."""
     trees = {}
     for cell in cells:
         with contextlib.suppress(SyntaxError, ValueError):
@@ -96,7 +92,7 @@ class Worker:
         self.report: LoadReport | None = None
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self._workdir = tempfile.TemporaryDirectory(prefix="autograder-", ignore_cleanup_errors=True)
-        # Marks of the worker's processes, so that only they are ended (this process may have others).
+        # Marks of the worker's processes, so that only they are ended.
         self._token = uuid.uuid4().hex  # in the environment of everything the worker starts
         self._sessions: set[int] = set()  # each worker leads a session its children stay in
         self._filters = seccomp_filters("self")
@@ -141,7 +137,7 @@ class Worker:
             self.proc, self.scratch_full = proc, None
 
     def _join_budget(self, pid: int) -> bool:
-        """Move the new worker (no student code has run in it yet) into its control groups."""
+        """Move the new worker (no student code has run yet) into its control groups."""
         from autograder.sandbox import cgroups
 
         if not oslayer.is_linux():
@@ -177,7 +173,6 @@ class Worker:
             if not isinstance(ready, dict) or ready.get("event") != "ready":
                 raise self._startup_failure("unexpected first message")
             timings.mark("worker_ready")
-            self._note_startup(ready.get("startup"))
             self.confinement = ready.get("confinement") if isinstance(ready.get("confinement"), dict) else {}
             if self._budgeted:  # the grader's fence, not the worker's word
                 self.confinement = {**self.confinement, "cgroup": self._budget.describe()}
@@ -219,16 +214,6 @@ class Worker:
                     else "ended the grading process (sys.exit in a thread, os._exit, os.kill or a "
                          "crash); skipped, the other cells still ran")
         raise RuntimeError("every cell of the submission ended the grading process")
-
-    @staticmethod
-    def _note_startup(startup) -> None:
-        """The worker's start-up moments, for make bench-grader only."""
-        if not timings.enabled() or not isinstance(startup, dict):
-            return
-        for name in ("booted", "torch", "notebook_imports", "fenced"):
-            value = startup.get(name)
-            if isinstance(value, float):
-                timings.mark(f"worker_{name}", value)
 
     def _over_time(self, doing: str) -> str:
         return (f"the grading's overall time limit ({self.limits.total_seconds:g} s) ran out while {doing}; "
@@ -299,13 +284,12 @@ class Worker:
 
     def is_stage_copy(self, pid) -> bool:
         """Whether ``pid`` (the worker's word) is a child of the loaded worker leading its own
-        process group, as a stage's copy does: checked in ``/proc`` before it is ever signalled."""
+        process group, as a stage's copy does (``/proc``)."""
         loader = self.proc.pid if self.proc is not None else None
         return type(pid) is int and pid > 1 and loader is not None and oslayer.parent_and_group(pid) == (loader, pid)
 
     def kill_stage_copy(self, pid: int) -> None:
-        """Kill the stage's copy and its group, if it is still the loaded worker's child (an
-        ended one's pid may be another process's by now)."""
+        """Kill the stage's copy and its group, if it is still the loaded worker's child."""
         loader = self.proc.pid if self.proc is not None else None
         found = oslayer.parent_and_group(pid) if loader is not None else None
         if found is None or found[0] != loader:
@@ -315,8 +299,8 @@ class Worker:
         oslayer.kill_pid(pid)
 
     def begin_stage(self, number: int) -> None:
-        """Start a stage's clock in a fresh copy of the loaded worker, reseeded so that a stage
-        gets the same grade alone (``make test STAGE=4``) or after others."""
+        """Start a stage's clock in a fresh copy of the loaded worker, reseeded: the same grade
+        alone (``make test STAGE=4``) or after others."""
         from autograder.sandbox import wire
 
         self.end_stage()
@@ -354,9 +338,8 @@ class Worker:
             self._stage_failure = exc  # what the stage's first check reports
 
     def end_stage(self, ask: bool = True) -> None:
-        """End the stage's copy (asked to exit when ``ask``, else killed), every process it
-        started, and skip what it left half-written in the channel. The loaded worker stays for
-        the next stage, unless it cannot be reached."""
+        """End the stage's copy (asked to exit when ``ask``, else killed) and every process it
+        started, and skip what it left half-written in the channel."""
         from autograder.sandbox import wire
 
         began = time.monotonic()

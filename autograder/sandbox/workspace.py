@@ -25,17 +25,14 @@ BOOK_FILE = "<the book's "  # the chapter's classes built in place of the studen
 
 
 def _student_frame(filename: str) -> bool:
-    """Cells compiled by the worker (``<cell 4>``, ``<submission.py>``) or by IPython (a
-    temporary file), never PyTorch's or the grader's own files."""
+    """Cells compiled by the worker (``<cell 4>``) or by IPython (a temporary file)."""
     if filename.startswith("<"):
         return not filename.startswith(("<frozen", "<string>", BOOK_FILE))
     return not filename.startswith(_NOT_STUDENT)
 
 
 def _cell_of(filename: str) -> str:
-    """How the student finds the cell: the worker compiles each cell under its name
-    (loader.cell_label); in a notebook's kernel IPython's temporary file is the cell it shows
-    as ``In [12]``."""
+    """The cell as the student finds it: its name (loader.cell_label), or IPython's ``In [12]``."""
     if filename.startswith("<"):
         return filename.strip("<>")
     try:
@@ -50,8 +47,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def printable(text: str) -> str:
-    """Text from the submission as it may be shown on a terminal: control characters (an
-    ANSI sequence that clears the screen or recolours the grade) become '?'."""
+    """Control characters (an ANSI sequence that recolours the grade) become '?'."""
     return _CONTROL.sub("?", text)
 
 
@@ -90,31 +86,24 @@ def _short_repr(value) -> str:
 
 
 def on_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
-    """``tensor`` moved to ``device``. Apple's MPS has no float64: a float64 input becomes
-    float32 on the CPU first (the grader's own float64 maths never leaves its process)."""
+    """``tensor`` moved to ``device``; float64 becomes float32 for Apple's MPS, which has none."""
     if device.type == "mps" and tensor.dtype == torch.float64:
         tensor = tensor.float()
     return tensor.to(device)
 
 
 def seed_generators(seed: int, device: torch.device) -> None:
-    """``torch.manual_seed(seed)`` for what a build or call can draw from: the CPU's generator,
-    and every device's where grading is on another device or CUDA has started. On the CPU alone
-    only the CPU's: torch.manual_seed also queues a seeding of each device not started (CUDA,
-    XPU, MTIA) with a formatted stack of the call, 0.3 ms per build (1 ms under hypothesis's
-    stack in a test cell), and a stage seeds hundreds of builds and calls."""
+    """``torch.manual_seed(seed)``, but on the CPU alone only the CPU's generator: manual_seed
+    also queues a seeding of each device not started, 0.3 to 1 ms per build (docs/maintainers.md)."""
     if device.type == "cpu" and not torch.cuda.is_initialized():
         torch.default_generator.manual_seed(seed)
     else:
         torch.manual_seed(seed)
 
 
-# Float32 precision, pinned to IEEE while a check runs (docs/grading.md, "Precision"): a notebook
-# that turns TF32 on (allow_tf32, set_float32_matmul_precision("high")) would otherwise round every
-# float32 product to 10 bits on a GPU, about 1e-3, ten times the checks' tolerance. PyTorch 2.9
-# and later keep these settings per backend and operation (the fp32_precision API), parents first;
-# older releases have the three legacy flags alone. Only the per-key API is read and written where it
-# exists: reading a legacy flag after the new API wrote its key raises RuntimeError there.
+# Float32 precision, pinned to IEEE while a check runs: TF32 would round products to about 1e-3
+# on a GPU (docs/grading.md, "Precision"). PyTorch 2.9+ has the per-key fp32_precision API, where
+# reading a legacy flag after a key was written raises; older releases have the legacy flags alone.
 _PRECISION_KEYS = []
 if hasattr(torch._C, "_get_fp32_precision_getter"):
     for _key in [("generic", "all"), *((b, o) for b in ("cuda", "mkldnn") for o in ("all", "matmul", "conv", "rnn"))]:
@@ -147,8 +136,7 @@ _IEEE = ("ieee",) * len(_PRECISION_KEYS) if _PRECISION_KEYS else (False, "highes
 
 @contextlib.contextmanager
 def ieee_precision():
-    """Float32 matmuls and cuDNN in IEEE precision inside; the student's own settings afterwards,
-    written back through the API that read them, so their later reads of either API still work."""
+    """Float32 matmuls and cuDNN in IEEE precision inside; the student's settings afterwards."""
     own = _read_precision()
     _write_precision(_IEEE)
     try:
@@ -162,8 +150,7 @@ class Workspace:
         self.namespace = namespace
         self.device = torch.device(device)
         self.modules: dict[int, nn.Module] = {}
-        # In a notebook's kernel an interrupt (the student's, or the test cell's time limit) stops
-        # the checks; in the sandboxed worker it is the student's code's error like any other.
+        # In a notebook's kernel an interrupt stops the checks; in the worker it is the student's error.
         self.interrupts_stop = interrupts_stop
 
     # -- dispatch ---------------------------------------------------------------------
@@ -289,9 +276,7 @@ class Workspace:
 
     @contextlib.contextmanager
     def _substituted(self, substitute: dict | None):
-        """The chapter's own classes (source text) in place of the student's, while a module
-        is built: what its __init__ creates by those names is the book's. The student's
-        names are back afterwards (in a notebook's kernel they are the student's globals)."""
+        """The chapter's own classes (source text) in place of the student's while a module is built."""
         absent = object()
         saved = {name: self.namespace.get(name, absent) for name in substitute or {}}
         try:
@@ -395,15 +380,13 @@ class Workspace:
         return {"shape": list(out.shape)}
 
     def op_calls(self, handle: int, x):
-        """The PyTorch functions one forward pass calls (eval mode), by name: for checks that
-        ask *how* a module computes, such as "built on scaled_dot_product_attention"."""
+        """The PyTorch functions one forward pass calls (eval mode), by name."""
         module = self.modules[handle]
         module.train(False)
         return self._calls(module, self._to_device(x))
 
     def op_function_calls(self, name: str, args: list):
-        """The PyTorch functions one call of the function ``name`` makes, by name (the call
-        policy: what a stage teaches may not be delegated to PyTorch)."""
+        """The PyTorch functions one call of the function ``name`` makes, by name."""
         return self._calls(self._lookup(name), *self._to_device(args))
 
     def _calls(self, fn, *args) -> dict:
@@ -427,11 +410,8 @@ class _Calls(TorchFunctionMode):
 
 
 class _OnDevice(TorchFunctionMode):
-    """The CPU standing in for a GPU, at the cost of a forward pass. The tensors given (the input,
-    the module's parameters and buffers) are "on the device", and so is what a call makes from one
-    of them, or with a device (``device=``, ``.to(device)``, ``.cuda()``). A call that mixes one
-    with any other tensor but a 0-d scalar (which a GPU takes from the CPU too) fails, as on a
-    GPU: a mask kept as a plain attribute, heads in a Python list, ``torch.ones(n, n)`` in forward."""
+    """The CPU standing in for a GPU: the tensors given and what is made from them or with a
+    device are "on the device"; a call mixing one with another tensor (not 0-d) fails, as on a GPU."""
 
     def __init__(self, tensors):
         super().__init__()

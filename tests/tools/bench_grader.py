@@ -96,14 +96,9 @@ def _median(runs: list[dict], get) -> float | None:
 
 BREAKDOWN = [  # (words, the mark the phase ends at, the marks it spans)
     ("the grader's first line (Python's start-up, and make's)", "grader_started", None),
-    ("worker process started (before the grader imports torch)", "worker_spawned", ("grader_started", "worker_spawned")),
-    ("  worker: Python up", "worker_booted", ("worker_spawned", "worker_booted")),
-    ("  worker: torch imported", "worker_torch", ("worker_booted", "worker_torch")),
-    ("  worker: the notebook's imports (matplotlib)", "worker_notebook_imports", ("worker_torch", "worker_notebook_imports")),
-    ("  worker: fenced in, ready", "worker_fenced", ("worker_notebook_imports", "worker_fenced")),
-    ("grader: torch imported", "grader_torch", ("worker_spawned", "grader_torch")),
-    ("grader: the checks, hypothesis and the report imported", "grader_modules", ("grader_torch", "grader_modules")),
-    ("grader: its preloads run (while the worker imports)", "preloads_done", ("grader_modules", "preloads_done")),
+    ("grader: torch imported, the workers' server forked from it", "fork_server", ("grader_started", "fork_server")),
+    ("grader: the checks, hypothesis and the report imported", "grader_modules", ("fork_server", "grader_modules")),
+    ("grader: its preloads run (while the worker starts)", "preloads_done", ("grader_modules", "preloads_done")),
     ("grader: the worker's ready read", "worker_ready", None),
     ("notebook sent (the grader's imports all done)", "notebook_sent", None),
     ("notebook's cells run in the worker", "notebook_loaded", ("notebook_sent", "notebook_loaded")),

@@ -230,7 +230,6 @@ def grade_report(args, chapter, settings, stages, *, show_traceback: bool):
     report that says so (0 points). Returns the report and notes for the student."""
     from autograder.core.engine import grade_notebook_file, grade_with_hidden_examples, not_graded_report
     from autograder.frontends.reports.console import grader_preloads
-    from autograder.sandbox.preload import collect_again
     from autograder.sandbox.restore import submission_kept
 
     notes: list[str] = []
@@ -241,12 +240,12 @@ def grade_report(args, chapter, settings, stages, *, show_traceback: bool):
             timings.mark("grader_modules")
             if seed is None:
                 report = grade_notebook_file(args.submission, chapter, stages, device, settings,
-                                             preload=(*grader_preloads(), collect_again))
+                                             preload=grader_preloads())
             else:
                 every_stage = {s.number: seed for s in chapter.select(stages)}
                 report, over_both = grade_with_hidden_examples(
                     args.submission, chapter, stages, every_stage, device, settings,
-                    preload=(*grader_preloads(), collect_again))
+                    preload=grader_preloads())
                 report.hidden_examples = over_both
     except Exception as exc:
         why = str(exc) if isinstance(exc, NoDevice) else (

@@ -41,7 +41,7 @@ def test_marks_keep_the_first_moment_totals_add_up_and_write_makes_json(monkeypa
 
 def test_the_breakdown_prints_medians_of_what_was_measured():
     def run(scale):
-        return {"marks": {"grader_started": 0.1 * scale, "worker_spawned": 0.2 * scale, "graded": 3.0 * scale,
+        return {"marks": {"grader_started": 0.1 * scale, "fork_server": 0.2 * scale, "graded": 3.0 * scale,
                           "notebook_loaded": 1.5 * scale, "end": 3.1 * scale},
                 "totals": {"round_trips": 100.0 * scale, "round_trip_seconds": 0.5 * scale},
                 "stages": [{"id": "softmax", "seconds": 1.0 * scale, "round_trips": 10, "round_trip_seconds": 0.1,
@@ -54,7 +54,7 @@ def test_the_breakdown_prints_medians_of_what_was_measured():
     assert "softmax" in text and "30 examples" in text
     assert "200 round trips, 1.00 s waiting on the worker (5.0 ms each)" in text
     assert "7.00  (CPU of all its processes 10.00 s)" in text
-    assert "   ?  " in text  # a phase a run did not reach (here: the worker's start-up) says so
+    assert "   ?  " in text  # a phase a run did not reach (here: the worker's ready) says so
 
 
 def test_the_breakdown_finds_each_stage_by_its_id_whatever_order_a_run_graded_them_in():
