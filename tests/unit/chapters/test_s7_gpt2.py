@@ -1,5 +1,6 @@
-"""Stage 7's 1,024-token check (7.4): the diagnosis of a wrong output does only the work it
-needs, and an output that ignores the weights at that size alone still fails as such."""
+"""Stage 7's 1,024-token check (7.4): a right output costs one pass at that size, the diagnosis
+of a wrong one does only the work it needs, and an output that ignores the weights at that size
+alone still fails as such."""
 
 from __future__ import annotations
 
@@ -35,6 +36,13 @@ def _graded(heads: int, zeros_at_1024: bool = False):
         exec((TESTS / "catalog" / "correct" / "book_style.py").read_text() + BUILDER, namespace)  # noqa: S102
         result = grade_in_process(CHAPTER, CHAPTER.stage(7), namespace, only=frozenset({"7.3", "7.4"}))
     return {c.check.id: c for c in result.checks}, namespace["Counted"].long_passes
+
+
+def test_a_right_output_costs_one_pass_at_1024_tokens():
+    checks, long_passes = _graded(heads=12)
+    assert checks["7.3"].status is CheckStatus.PASSED
+    assert checks["7.4"].status is CheckStatus.PASSED
+    assert long_passes == 1  # compared with the 12-head twin and the weights' test on the first tokens
 
 
 def test_a_wrong_head_count_at_1024_tokens_is_named_on_the_first_tokens_without_more_long_passes():
