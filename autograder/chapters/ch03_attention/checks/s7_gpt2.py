@@ -89,11 +89,11 @@ def _build(sub):
     return sub.memo[key]
 
 
-def _excusing_own_errors(sub, x, judge, module=None):
+def _excusing_own_errors(sub, x, judge) -> None:
     """Run ``judge`` on the builder's module; an error the student's MultiHeadAttention raises alike
     is stage 6's: run it again with the book's class."""
     try:
-        return judge(_build(sub) if module is None else module)
+        return judge(_build(sub))
     except StudentCodeError as error:
         if MHA.name in sub.substitute or not fails_alike(error, _own_mha(sub), x, MHA, sub):
             raise
@@ -101,17 +101,18 @@ def _excusing_own_errors(sub, x, judge, module=None):
         return judge(_build(sub))
 
 
-def _expect_uses_weights(sub, module=None) -> None:
-    """Sizes earn points only when forward uses the weights they size (once a stage: ``sub.memo``)."""
-    if ("gpt2_uses_weights", _substituted(sub)) in sub.memo:
+def _expect_uses_weights(sub) -> None:
+    """Points only when forward uses the weights (once a stage: ``sub.memo``)."""
+    key = ("gpt2_uses_weights", _substituted(sub))
+    if key in sub.memo:
         return
     x = tensor((1, 3, 768), 5, -1, 1)
 
     def judge(module):
         state = load_grader_weights(module, 5)
         expect_weights_matter(module, x, module(x), state, 5, restore=False)
-    _excusing_own_errors(sub, x, judge, module)
-    sub.memo[("gpt2_uses_weights", _substituted(sub))] = True
+    _excusing_own_errors(sub, x, judge)
+    sub.memo[key] = True
 
 
 def _substituted(sub) -> tuple:
@@ -139,7 +140,7 @@ def params(sub):
         hint = _params_hint(module.info["params"], _own_mha(sub).info["params"])
         raise CheckFailure(f"{NAME}() has {count:,} parameters; your MultiHeadAttention built with GPT-2 small's "
                            f"sizes has {own:,} (the book's has {PARAMS:,})", hint)
-    _expect_uses_weights(sub, module)
+    _expect_uses_weights(sub)
 
 
 def _params_hint(mine: dict, own: dict) -> Hint | str:
@@ -159,10 +160,6 @@ def _params_hint(mine: dict, own: dict) -> Hint | str:
                 "dropout 0.0, qkv_bias False")
 
 
-def _dropout_rates(info: dict) -> list[float]:
-    return sorted(entry["p"] for entry in info["modules"].values() if entry.get("class") == "Dropout")
-
-
 @check("7.2", 2, "sizes: d_in = d_out = 768, context_length = 1024, dropout 0.0")
 def sizes(sub):
     module = _build(sub)
@@ -178,10 +175,10 @@ def sizes(sub):
         if mine != entry["shape"]:
             raise CheckFailure(f"the buffer {name} has shape {mine}, expected {entry['shape']}",
                                Hint("the mask covers GPT-2 small's whole context", "context_length = 1024"))
-    rates = _dropout_rates(info)
+    rates = [entry["p"] for entry in info["modules"].values() if entry.get("class") == "Dropout"]
     if any(p != 0.0 for p in rates):
         raise CheckFailure(f"dropout is {max(rates)}, expected 0.0", Hint("the module is built with dropout", "pass dropout=0.0"))
-    _expect_uses_weights(sub, module)
+    _expect_uses_weights(sub)
 
 
 def _expect_same_as_own(sub, x, what: str, default_hint: Hint) -> None:
@@ -207,7 +204,7 @@ def _judge_same_as_own(sub, module, x, what: str, default_hint: Hint) -> None:
     short, first = x[:, :SHORT].contiguous(), out[:, :SHORT]
     expected = own(short)
     if close(first, expected, FLOAT32):
-        _expect_uses_weights(sub, module)
+        _expect_uses_weights(sub)
         return
     # the check fails: other head counts only explain the failure
     where = f" on the first {SHORT} tokens" if x.shape[1] > SHORT else ""
