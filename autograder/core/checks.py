@@ -1,12 +1,6 @@
-"""Checks: functions of a submission that return when it is right and raise
-:class:`~autograder.core.failures.CheckFailure`, with a hint, when it is not.
-
-A check declares its id (``"4.3"``: stage 4, check 3, never derived from order) and its weight:
-the stage's points are split over its checks by weight::
-
-    @check("4.3", 4, "equals causal scaled dot-product attention on the grader's weights")
-    def oracle(sub): ...
-"""
+"""Checks: functions of a submission that raise :class:`~autograder.core.failures.CheckFailure`,
+with a hint, when it is wrong. Each declares its id ("4.3", never derived from order) and its
+weight, by which the stage's points are split: ``@check("4.3", 4, "title")``."""
 
 from __future__ import annotations
 

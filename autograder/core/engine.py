@@ -32,10 +32,8 @@ def warm_up_checks() -> None:
 
 
 def check_preloads() -> tuple[Preload, ...]:
-    """What the checks would import lazily, for ``Worker(..., preload=...)`` to import before
-    the submission's first cell (:mod:`autograder.sandbox.preload`). The grade functions below
-    use it unless told otherwise; a front end adds what its reports import
-    (:func:`autograder.frontends.reports.console.grader_preloads`)."""
+    """What the checks would import lazily, imported before the submission's first cell
+    (:mod:`autograder.sandbox.preload`)."""
     return (warm_up_checks,)
 
 
@@ -142,15 +140,9 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
                         settings: Settings | None = None, worker=None, examples_seed: int | None = None,
                         close: bool = True, only: dict[int, frozenset[str]] | None = None,
                         preload: Sequence[Preload] | None = None) -> GradeReport:
-    """Grade a submission file in the sandboxed worker (the CLI, CI and nbgrader path).
-
-    ``worker``: a :class:`~autograder.sandbox.worker.Worker` for this file, maybe prestarted
-    (see ``cli.prestart_worker``); grading loads the submission into it and closes it (unless not
-    ``close``: another run, on hidden examples, then uses the same loaded worker). ``only``: stage
-    number -> the ids of the checks to run (a run on hidden examples). ``preload``: what this
-    process imports before the submission's first cell (:mod:`autograder.sandbox.preload`): the
-    given ``worker``'s from now on when given, else it keeps its own; a worker made here gets
-    it, or :func:`check_preloads`. ``settings``: the grading's (the defaults when not given)."""
+    """Grade a submission file in the sandboxed worker (the CLI, CI and nbgrader path). ``worker``:
+    one already started for this file, closed unless not ``close`` (a hidden run follows);
+    ``only``: stage number -> the ids of the checks to run."""
     from autograder.sandbox.loader import SubmissionError, read_cells
     from autograder.sandbox.worker import Worker
 
@@ -168,33 +160,32 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
         worker = Worker(cells, device, settings, preload=check_preloads() if preload is None else preload)
     elif preload is not None:  # a prestarted worker (the CLI's, made before torch was imported)
         worker.preload = tuple(preload)
-    threads = _one_thread()
     late, timed_out = over_the_stage_time_limit(settings.limits.stage_seconds).message, {}
-    try:
-        for stage in stages:
-            if worker.needs_start:  # not yet, or the last stage ended it: load (again)
-                worker.start()
-            if worker.report is not None:
-                load = worker.report
-                report.cells, report.output, report.confinement = load.cells, report.output or load.output, load.confinement
-            worker.begin_stage(stage.number)
-            sub = Submission(worker, stage.label, chapter.error_hints.get(stage.id, ()), report.cell_errors)
-            sub.timed_out = dict(timed_out)  # a later stage builds on the book's class instead, not calling it
-            result = run_stage(chapter, stage, sub, examples_seed=examples_seed,
-                               only=None if only is None else only.get(stage.number, frozenset()), settings=settings)
-            worker.end_stage()
-            if any(c.message == late for c in result.checks):
-                timed_out.update(dict.fromkeys(stage.names, stage.number))
-            report.stages.append(result)
-    except RuntimeError as exc:  # the worker could not start at all
-        report.error = str(exc)
-        done = {r.stage.number for r in report.stages}
-        report.stages += [_not_graded(chapter, s, report.error) for s in stages if s.number not in done]
-    finally:
-        report.confinement = report.confinement or dict(getattr(worker, "confinement", None) or {})
-        if close:
-            worker.close()
-        torch.set_num_threads(threads)
+    with one_thread():
+        try:
+            for stage in stages:
+                if worker.needs_start:  # not yet, or the last stage ended it: load (again)
+                    worker.start()
+                if worker.report is not None:
+                    load = worker.report
+                    report.cells, report.output, report.confinement = load.cells, report.output or load.output, load.confinement
+                worker.begin_stage(stage.number)
+                sub = Submission(worker, stage.label, chapter.error_hints.get(stage.id, ()), report.cell_errors)
+                sub.timed_out = dict(timed_out)  # a later stage builds on the book's class instead, not calling it
+                result = run_stage(chapter, stage, sub, examples_seed=examples_seed,
+                                   only=None if only is None else only.get(stage.number, frozenset()), settings=settings)
+                worker.end_stage()
+                if any(c.message == late for c in result.checks):
+                    timed_out.update(dict.fromkeys(stage.names, stage.number))
+                report.stages.append(result)
+        except RuntimeError as exc:  # the worker could not start at all
+            report.error = str(exc)
+            done = {r.stage.number for r in report.stages}
+            report.stages += [_not_graded(chapter, s, report.error) for s in stages if s.number not in done]
+        finally:
+            report.confinement = report.confinement or dict(getattr(worker, "confinement", None) or {})
+            if close:
+                worker.close()
     report.seconds = time.monotonic() - started
     return report
 
@@ -225,12 +216,8 @@ def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list 
                                keep_outputs: bool = False,
                                preload: Sequence[Preload] | None = None) -> tuple[GradeReport, dict[int, StageResult]]:
     """The visible grading, then one run on hidden examples per distinct seed (``seeds``: stage
-    number -> secret seed) of the checks it could fail (:func:`checks_hidden_examples_could_fail`),
-    all in one loaded worker: the notebook runs once. Returns the visible
-    report and each graded stage's result over both runs (:func:`with_hidden`); with
-    ``keep_outputs``, the report's cells carry what each printed (nbgrader stores it);
-    ``worker``: one already started for this file (the CLI's); ``preload``: as for
-    :func:`grade_notebook_file`."""
+    number -> secret seed), in one loaded worker: the notebook runs once. Returns the visible
+    report and each stage's result over both runs (:func:`with_hidden`)."""
     from autograder.sandbox.loader import SubmissionError, read_cells
     from autograder.sandbox.worker import Worker
 
@@ -261,23 +248,12 @@ def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list 
     return visible, combined
 
 
-def _one_thread() -> int:
-    """The grader's own tensors are small (the largest reference is one 1024-token sequence),
-    so it computes on one thread; a second OpenMP thread would spin after each parallel region
-    on the core the worker needs while the grader waits for it. Returns the previous count."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    return before
-
-
 @contextmanager
 def one_thread():
-    """PyTorch on one thread inside (``as`` gives the caller's count), the caller's count
-    restored after: the notebook's test cells grade on it as the sandboxed worker does
-    (``Limits.threads``). Their tensors are a few dozen numbers, where each operation on two
-    threads costs the OpenMP pool's wake-up and spin: on a busy 2-core machine a stage's
-    diagnosis took 5 to 8 times longer (a check's full-size block: Submission.full_size)."""
-    before = _one_thread()
+    """PyTorch on one thread inside (``as`` gives the caller's count): the grader's tensors are
+    small, and a second OpenMP thread spins on the core the worker or the student's code needs."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
     try:
         yield before
     finally:
@@ -286,11 +262,8 @@ def one_thread():
 
 @contextmanager
 def no_full_collection():
-    """No full garbage collection inside (the kernel's thresholds restored after): a test cell
-    grades in the student's kernel, where a full pass walks every object of torch, Jupyter and
-    the notebook (0.15 s with 200,000 of them, more in a real kernel), and a wrong stage's
-    hypothesis examples set one off in most cells. The young generations, where the grading's
-    own garbage lives, are collected as always; a full pass the kernel then owes comes later."""
+    """No full garbage collection inside: in the student's kernel a full pass walks every object
+    of torch and Jupyter; the young generations, where the grading's garbage lives, still are."""
     before = gc.get_threshold()
     if before[0]:  # a threshold of 0 turns collection off: left so
         gc.set_threshold(before[0], before[1], 2**30)
@@ -303,8 +276,7 @@ def no_full_collection():
 def run_in_kernel(chapter: Chapter, stage: Stage, namespace: dict, device: str = "cpu",
                   examples_seed: int | None = None, only=None, *, settings: Settings | None = None) -> StageResult:
     """The stage's checks on a kernel's objects (a notebook's test cell), within the stage's time
-    limit (StageClock, Limits.stage_seconds), on one thread as in the sandboxed worker and
-    without full garbage collections (the kernel's own settings come back afterwards)."""
+    limit, on one thread and without full garbage collections."""
     from autograder.core.submission import LocalTransport, StageClock
 
     settings = settings or Settings()

@@ -1,10 +1,5 @@
-"""Hypothesis strategies and the grading profile, shared by every stage of every chapter.
-
-A chapter draws examples of its own kind (an :class:`Example`: its sizes, its seed) with its own
-strategies; :func:`run_property` runs a check on them and names the smallest failing one. Tensor
-values come from a drawn seed (fast, reproducible, shrinks to seed 0); small arrays are drawn
-value by value (:func:`float_arrays`), so a failure shows the smallest failing input.
-"""
+"""Hypothesis strategies and the grading profile, shared by every stage of every chapter:
+:func:`run_property` runs a check on drawn examples and names the smallest failing one."""
 
 from __future__ import annotations
 
@@ -19,6 +14,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 from hypothesis.extra import numpy as hnp
+from hypothesis.internal.conjecture import providers
 
 from autograder.core.failures import CheckFailure, Hint, NotImplementedYet, StageAborted, StudentCodeError
 from autograder.sandbox import timings
@@ -35,6 +31,12 @@ GRADING = settings(
     suppress_health_check=list(HealthCheck),
     phases=(Phase.explicit, Phase.generate, Phase.shrink),
 )
+
+# Hypothesis also draws, now and then, numbers read from the source of the modules loaded from
+# outside site-packages: the grader's own, which differ between a test cell's kernel and make
+# test's process and change with any edit. None drawn: the same examples on every route.
+if hasattr(providers, "_get_local_constants"):
+    providers._get_local_constants = providers.Constants
 
 # Examples per property: enough to cover every size class below a few times, few enough
 # that a full grade stays within seconds (each example is one or two calls to the worker).
@@ -140,17 +142,6 @@ def describe(value, show_input=None) -> str:
     return text
 
 
-def _counted(body):
-    """``body``, counting its calls for make bench-grader (sandbox.timings). Counted outside
-    ``prop``: hypothesis derives a derandomized property's examples from its source, and the
-    test cells, make test and every other front end must draw the same ones."""
-    def counting(*args):
-        timings.add("examples")
-        return body(*args)
-
-    return counting
-
-
 def run_property(body, *strategies, examples: int, show_input=None) -> None:
     """Run ``body`` on drawn examples and re-raise the failure of the smallest failing one,
     saying which example it was (the :class:`Example`, and ``show_input(example)`` when that is small).
@@ -161,7 +152,12 @@ def run_property(body, *strategies, examples: int, show_input=None) -> None:
             self.exc = exc
 
     failing: list = []
-    body = _counted(body) if timings.enabled() else body
+    if timings.enabled():  # counted outside prop: hypothesis derives a derandomized property's examples from its source
+        uncounted = body
+
+        def body(*args):
+            timings.add("examples")
+            return uncounted(*args)
 
     @settings(GRADING, max_examples=examples)
     @given(st.tuples(*strategies))

@@ -1,5 +1,6 @@
-"""Stage 7's 1,024-token check (7.4): the diagnosis of a wrong output does only the work it
-needs, and an output that ignores the weights at that size alone still fails as such."""
+"""Stage 7's 1,024-token check (7.4): a right output costs one pass at that size, the diagnosis
+of a wrong one does only the work it needs, and an output that ignores the weights at that size
+alone still fails as such."""
 
 from __future__ import annotations
 
@@ -37,12 +38,19 @@ def _graded(heads: int, zeros_at_1024: bool = False):
     return {c.check.id: c for c in result.checks}, namespace["Counted"].long_passes
 
 
-def test_a_wrong_head_count_at_1024_tokens_is_named_on_the_first_tokens_without_more_long_passes():
+def test_a_right_output_costs_one_pass_at_1024_tokens():
+    checks, long_passes = _graded(heads=12)
+    assert checks["7.3"].status is CheckStatus.PASSED
+    assert checks["7.4"].status is CheckStatus.PASSED
+    assert long_passes == 1  # compared with the 12-head twin and the weights' test on the first tokens
+
+
+def test_a_wrong_head_count_at_1024_tokens_is_named_on_the_first_tokens_without_a_long_pass():
     checks, long_passes = _graded(heads=8)
     assert checks["7.4"].status is CheckStatus.FAILED
     assert checks["7.4"].diagnosis.mistake == "gpt2_num_heads_8"
     assert "on the first 5 tokens matches 8 heads" in checks["7.4"].hint
-    assert long_passes == 1  # the output that fails: no second pass with other weights, no 8-head twin
+    assert long_passes == 0  # wrong on its first tokens already: no pass at full size, no 8-head twin there
 
 
 def test_an_output_that_ignores_the_weights_only_at_1024_tokens_still_fails_as_such():

@@ -60,6 +60,7 @@ ERROR_HINTS = [
 # where the student's MultiHeadAttention must work for stage 7 to use it: GPT-2's sizes, a few tokens
 GPT2_PROBE = Sizes(batch=1, tokens=5, d_in=SIZE["d_in"], d_out=SIZE["d_out"], context_length=SIZE["context_length"],
                    num_heads=12, seed=3)
+SHORT = 5  # tokens: a longer output is compared, and explained, on its first few rows
 
 
 def _book_mha(sub, why: str) -> None:
@@ -79,16 +80,20 @@ def _working_mha(sub) -> None:
 
 
 def _build(sub):
+    """The builder's module, built once a stage (``sub.memo``): each check loads the weights it judges."""
     require(sub, NAME, "function")
     _working_mha(sub)
-    return sub.call_for_module(NAME)
+    key = ("gpt2_module", _substituted(sub))
+    if key not in sub.memo:
+        sub.memo[key] = sub.call_for_module(NAME)
+    return sub.memo[key]
 
 
-def _excusing_own_errors(sub, x, judge, module=None):
+def _excusing_own_errors(sub, x, judge) -> None:
     """Run ``judge`` on the builder's module; an error the student's MultiHeadAttention raises alike
     is stage 6's: run it again with the book's class."""
     try:
-        return judge(_build(sub) if module is None else module)
+        return judge(_build(sub))
     except StudentCodeError as error:
         if MHA.name in sub.substitute or not fails_alike(error, _own_mha(sub), x, MHA, sub):
             raise
@@ -96,17 +101,18 @@ def _excusing_own_errors(sub, x, judge, module=None):
         return judge(_build(sub))
 
 
-def _expect_uses_weights(sub, module=None) -> None:
-    """Sizes earn points only when forward uses the weights they size (once a stage: ``sub.memo``)."""
-    if ("gpt2_uses_weights", _substituted(sub)) in sub.memo:
+def _expect_uses_weights(sub) -> None:
+    """Points only when forward uses the weights (once a stage: ``sub.memo``)."""
+    key = ("gpt2_uses_weights", _substituted(sub))
+    if key in sub.memo:
         return
     x = tensor((1, 3, 768), 5, -1, 1)
 
     def judge(module):
         state = load_grader_weights(module, 5)
         expect_weights_matter(module, x, module(x), state, 5, restore=False)
-    _excusing_own_errors(sub, x, judge, module)
-    sub.memo[("gpt2_uses_weights", _substituted(sub))] = True
+    _excusing_own_errors(sub, x, judge)
+    sub.memo[key] = True
 
 
 def _substituted(sub) -> tuple:
@@ -115,16 +121,11 @@ def _substituted(sub) -> tuple:
 
 
 def _own_mha(sub, num_heads: int = 12):
-    """The student's own MultiHeadAttention at GPT-2 small's sizes (stage 6 grades the class)."""
-    return sub.build(MHA.name, SIZE["d_in"], SIZE["d_out"], SIZE["context_length"], SIZE["dropout"],
-                     num_heads=num_heads, seed=0)
-
-
-def _own_info(sub) -> dict:
-    """The description of :func:`_own_mha` (12 heads), built once a stage (``sub.memo``)."""
-    key = ("gpt2_own_info", _substituted(sub))
+    """The student's own MultiHeadAttention at GPT-2 small's sizes (stage 6 grades the class), built once a stage."""
+    key = ("gpt2_own", num_heads, _substituted(sub))
     if key not in sub.memo:
-        sub.memo[key] = _own_mha(sub).info
+        sub.memo[key] = sub.build(MHA.name, SIZE["d_in"], SIZE["d_out"], SIZE["context_length"], SIZE["dropout"],
+                                  num_heads=num_heads, seed=0)
     return sub.memo[key]
 
 
@@ -134,12 +135,12 @@ def params(sub):
     if module.info["class"] != "MultiHeadAttention":
         raise CheckFailure(f"{NAME}() returned a {module.info['class']}, expected your MultiHeadAttention",
                            "return MultiHeadAttention(...) built with GPT-2's sizes")
-    count, own = module.info["num_params"], _own_info(sub)["num_params"]
+    count, own = module.info["num_params"], _own_mha(sub).info["num_params"]
     if count != own:
-        hint = _params_hint(module.info["params"], _own_info(sub)["params"])
+        hint = _params_hint(module.info["params"], _own_mha(sub).info["params"])
         raise CheckFailure(f"{NAME}() has {count:,} parameters; your MultiHeadAttention built with GPT-2 small's "
                            f"sizes has {own:,} (the book's has {PARAMS:,})", hint)
-    _expect_uses_weights(sub, module)
+    _expect_uses_weights(sub)
 
 
 def _params_hint(mine: dict, own: dict) -> Hint | str:
@@ -159,14 +160,10 @@ def _params_hint(mine: dict, own: dict) -> Hint | str:
                 "dropout 0.0, qkv_bias False")
 
 
-def _dropout_rates(info: dict) -> list[float]:
-    return sorted(entry["p"] for entry in info["modules"].values() if entry.get("class") == "Dropout")
-
-
 @check("7.2", 2, "sizes: d_in = d_out = 768, context_length = 1024, dropout 0.0")
 def sizes(sub):
     module = _build(sub)
-    info, own = module.info, _own_info(sub)
+    info, own = module.info, _own_mha(sub).info
     for name in ("W_query", "W_key", "W_value", "out_proj"):
         shape = info["params"].get(f"{name}.weight")
         if shape != [768, 768] and shape != own["params"].get(f"{name}.weight"):
@@ -178,20 +175,20 @@ def sizes(sub):
         if mine != entry["shape"]:
             raise CheckFailure(f"the buffer {name} has shape {mine}, expected {entry['shape']}",
                                Hint("the mask covers GPT-2 small's whole context", "context_length = 1024"))
-    rates = _dropout_rates(info)
+    rates = [entry["p"] for entry in info["modules"].values() if entry.get("class") == "Dropout"]
     if any(p != 0.0 for p in rates):
         raise CheckFailure(f"dropout is {max(rates)}, expected 0.0", Hint("the module is built with dropout", "pass dropout=0.0"))
-    _expect_uses_weights(sub, module)
+    _expect_uses_weights(sub)
 
 
 def _expect_same_as_own(sub, x, what: str, default_hint: Hint) -> None:
     _excusing_own_errors(sub, x, lambda module: _judge_same_as_own(sub, module, x, what, default_hint))
 
 
-def _judge_same_as_own(sub, module, x, what: str, default_hint: Hint) -> torch.Tensor:
+def _judge_same_as_own(sub, module, x, what: str, default_hint: Hint) -> None:
     """The module's output on ``x`` with the grader's weights equals the student's own 12-head
-    MultiHeadAttention's on them, and depends on them; when it differs, say which other head
-    count it matches (cheap, on a few tokens) before paying for the weights' pass at full size."""
+    MultiHeadAttention's on them, compared on the first :data:`SHORT` tokens (causal: those rows
+    depend on those tokens only)."""
     own = _own_mha(sub)
     mine, theirs = set(module.info["params"]), set(own.info["params"])
     if mine != theirs:  # other weights (biases): no 12-head twin to compare with
@@ -200,24 +197,28 @@ def _judge_same_as_own(sub, module, x, what: str, default_hint: Hint) -> torch.T
         raise CheckFailure(f"{NAME}() has other parameters than your MultiHeadAttention built with GPT-2 small's "
                            f"sizes ({differ})", _params_hint(module.info["params"], own.info["params"]))
     state = load_grader_weights(module, 7)
-    out = module(x)
-    expect_shape(out, x.shape, what, Hint("the output has the input's shape: d_in and d_out are GPT-2 small's "
-                                          "embedding width", "d_in = d_out = 768"))
     own.load(state)
-    expected = own(x)
-    if close(out, expected, FLOAT32):
-        expect_weights_matter(module, x, out, state, 7, restore=False)
-        return out
+    short = x[:, :SHORT].contiguous()
+    expected = own(short)
+    # a longer input runs only once its first tokens are right (a wrong head count costs no long pass)
+    for part in (x,) if x.shape[1] <= SHORT else (short, x):
+        said = what if part is x else f"{what} (its first {SHORT} tokens alone)"
+        out = module(part)
+        expect_shape(out, part.shape, said, Hint("the output has the input's shape: d_in and d_out are GPT-2 "
+                                                 "small's embedding width", "d_in = d_out = 768"))
+        if not close(out[:, :SHORT], expected, FLOAT32):
+            break
+    else:
+        _expect_uses_weights(sub)
+        return
     # the check fails: other head counts only explain the failure
-    head_count = _head_count_hint(sub, module, state, x, out) if explaining() else None
+    where = f" on the first {SHORT} tokens" if x.shape[1] > SHORT else ""
+    head_count = _head_count_hint(sub, module, state, short, out[:, :SHORT], where) if explaining() else None
     if not head_count:  # no head count gives it: perhaps the weights are ignored
-        expect_weights_matter(module, x, out, state, 7, restore=False)
-    expect_close(out, expected, what, hint=head_count or default_hint)
-    return out
-
+        expect_weights_matter(module, part, out, state, 7, restore=False)
+    expect_close(out[:, :SHORT], expected, said, hint=head_count or default_hint)
 
 OTHER_HEAD_COUNTS = (1, 2, 4, 6, 8, 16, 24)
-SHORT = 5  # tokens: the head counts are tried on the first few tokens of a longer input
 
 
 def _head_counts(held) -> tuple[int, ...]:
@@ -227,14 +228,9 @@ def _head_counts(held) -> tuple[int, ...]:
     return OTHER_HEAD_COUNTS
 
 
-def _head_count_hint(sub, module, state: dict, x: torch.Tensor, out: torch.Tensor) -> Hint | None:
+def _head_count_hint(sub, module, state: dict, x: torch.Tensor, out: torch.Tensor, where: str) -> Hint | None:
     """The head count whose twin (the student's own MultiHeadAttention built with it, on the same
-    weights) gives ``out``. On a longer input the twins run on its first :data:`SHORT` tokens
-    (causal: those rows depend on those tokens only), a forward pass of a few tokens each."""
-    where = ""
-    if x.shape[1] > SHORT:
-        x, out = x[:, :SHORT].contiguous(), out[:, :SHORT]
-        where = f" on the first {SHORT} tokens"
+    weights) gives ``out`` on ``x``."""
     for n in _head_counts(module.info["scalars"].get("num_heads")):
         other = _own_mha(sub, n)
         other.load(state)
