@@ -33,8 +33,8 @@ def warm_up_checks() -> None:
 
 def check_preloads() -> tuple[Preload, ...]:
     """What the checks would import lazily, imported before the submission's first cell
-    (:mod:`autograder.sandbox.preload`)."""
-    return (warm_up_checks,)
+    (:mod:`autograder.sandbox.preload`); then all imported is frozen out of the collector's reach."""
+    return (warm_up_checks, gc.freeze)
 
 
 def call_policy_in_force(chapter: Chapter, stage: Stage, settings: Settings) -> bool:
@@ -158,8 +158,6 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
             report.stages = [_not_graded(chapter, s, report.error) for s in stages]
             return report
         worker = Worker(cells, device, settings, preload=check_preloads() if preload is None else preload)
-    elif preload is not None:  # a prestarted worker (the CLI's, made before torch was imported)
-        worker.preload = tuple(preload)
     late, timed_out = over_the_stage_time_limit(settings.limits.stage_seconds).message, {}
     with one_thread():
         try:
@@ -229,8 +227,7 @@ def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list 
         except SubmissionError:
             pass  # grade_notebook_file reports why
     try:
-        visible = grade_notebook_file(path, chapter, stage_numbers, device, settings, worker=worker, close=False,
-                                      preload=preload)
+        visible = grade_notebook_file(path, chapter, stage_numbers, device, settings, worker=worker, close=False)
         combined = {r.stage.number: r for r in visible.stages}
         for seed in sorted(set(seeds.values())):
             rerun = {n: checks_hidden_examples_could_fail(combined[n]) for n, s in seeds.items()

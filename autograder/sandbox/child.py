@@ -4,6 +4,7 @@ so nothing the submission does here can change how its outputs are judged."""
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -276,6 +277,7 @@ def main() -> None:
             if not stages_fork():
                 send({"event": "stage", "pid": os.getpid(), "in_place": True})
                 continue
+            gc.freeze()  # the stage's copy collects only what it makes, and leaves the pages shared
             pid = os.fork()
             if pid == 0:
                 stage_copy = True

@@ -7,6 +7,7 @@ holds no thread when it forks, and dies with the grader. Linux only."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import select
@@ -230,6 +231,7 @@ def _import_what_workers_use(threads: int) -> None:
 
     child.pin_threads(threads)
     child.preload_notebook_imports()
+    gc.freeze()  # the copies' collections skip what the server imported, and leave its pages shared
 
 
 def _reap(options: int) -> None:
