@@ -231,6 +231,8 @@ def test_every_attack_fails_in_the_worker_and_works_without_the_fences(start, li
         if not forkserver.available():
             pytest.skip("no fork server here")
         assert forkpool.start_fork_server()
+    else:
+        forkpool.stop_fork_server()  # the e2e tests' server (conftest.py): this worker starts afresh
     try:
         _attacks_fail_only_with_fences(listener, forked=start == "forked")
     finally:
