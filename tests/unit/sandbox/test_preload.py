@@ -21,3 +21,15 @@ def test_each_preload_runs_once_in_order():
     run_preloads(())
     assert ran == ["a", "b"]
 
+
+
+def test_what_new_preloads_made_is_frozen_out_of_the_collectors_reach():
+    import gc
+
+    made = []
+    before = gc.get_freeze_count()
+    run_preloads((lambda: made.append([[]]),))
+    frozen = gc.get_freeze_count()
+    assert frozen > before and gc.is_tracked(made[0])
+    run_preloads(())  # nothing new ran: nothing more is frozen
+    assert gc.get_freeze_count() == frozen
