@@ -94,6 +94,11 @@ def write_venv():
 def tcp_connect():
     socket.create_connection(("127.0.0.1", {{port}}), timeout=2).close()
 
+def write_font_cache():  # the font list every grading reads (launch.matplotlib_cache)
+    path = os.path.join(os.environ["MPLCONFIGDIR"], "fontlist-probe.json")
+    open(path, "w").close()
+    os.unlink(path)
+
 def write_dev_shm():
     path = "/dev/shm/autograder-probe-{os.getpid()}"
     open(path, "w").close()
@@ -164,7 +169,7 @@ def probe(name):
 '''
 
 ATTACKS = ["read_solutions", "read_tests", "read_grader_reference", "import_reference", "list_repository",
-           "read_home", "write_venv", "tcp_connect", "write_dev_shm", "set_owner", "set_signal", "ioctl_owner",
+           "read_home", "write_venv", "write_font_cache", "tcp_connect", "write_dev_shm", "set_owner", "set_signal", "ioctl_owner",
            "grader_environment", "init_environment", "grader_parent_environment", "own_environment"]
 # The process list: fenced where the worker can mount a private /proc (root; confinement._private_proc)
 PROCESS_ATTACKS = ["list_processes", "grader_cmdline", "grader_parent_cmdline", "init_cmdline"]

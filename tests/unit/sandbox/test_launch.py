@@ -29,6 +29,16 @@ def test_the_worker_gets_a_minimal_environment_and_one_handshake(monkeypatch):
     assert json.loads(gpu[HANDSHAKE])["grader_pid"] == 42
 
 
+def test_the_font_list_is_kept_per_user_outside_the_scratch_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    env = worker_environment("/tmp/scratch", "cpu", Settings())
+    assert env["MPLCONFIGDIR"] == str(tmp_path / ".cache" / "autograder-matplotlib")
+    assert (tmp_path / ".cache" / "autograder-matplotlib").is_dir()
+    monkeypatch.setenv("HOME", str(tmp_path / "file"))  # no cache folder can be made: a scan per grading
+    (tmp_path / "file").write_text("")
+    assert worker_environment("/tmp/scratch", "cpu", Settings())["MPLCONFIGDIR"] == "/tmp/scratch"
+
+
 def test_an_unfenced_worker_is_refused_only_when_fences_are_required():
     fenced = {"landlock": {"files": True}, "seccomp": True}
     assert confinement_refusal({}, Settings()) is None
