@@ -18,11 +18,26 @@ def _test(stage, c, passed: bool, **fields) -> dict:
             **({"tags": tags} if tags else {}), **({} if passed else {"extra_data": extra_data_of(c)}), **fields}
 
 
+def _whole_points(stage, rows: list[dict], score: float, *tags: str, **fields) -> list[dict]:
+    """A row for what rounding a stage's score down to whole points took (docs/grading.md), so that
+    its rows add up to its score; none where nothing was rounded."""
+    taken = sum(row["score"] for row in rows) - score
+    if abs(taken) < 1e-9:
+        return []
+    tags = [*tags, "whole points"] + (["bonus"] if stage.bonus else [])
+    return [{"name": f"{stage.label}: its score rounded down to whole points", "score": -taken, "max_score": 0.0,
+             "output": "a stage scores whole points: its checks' points, rounded down",
+             "visibility": "visible", "tags": tags, **fields}]
+
+
 def gradescope_json(report: GradeReport) -> dict:
     """The top-level ``score`` is the grade, bonus tests beside it (tagged "bonus"); ``extra_data``
-    holds the bonus total and the diagnosis record."""
-    tests = [_test(r.stage, c, c.status is CheckStatus.PASSED, **({"output": "passed"} if c.status is CheckStatus.PASSED else {}))
-             for r in report.stages for c in r.checks]
+    holds the bonus total and the diagnosis record. Each stage's rows add up to its score."""
+    tests = []
+    for r in report.stages:
+        rows = [_test(r.stage, c, c.status is CheckStatus.PASSED, **({"output": "passed"} if c.status is CheckStatus.PASSED else {}))
+                for c in r.checks]
+        tests += rows + _whole_points(r.stage, rows, r.score)
     summary = [f"{r.stage.label}: {format_points(r.score)}/{format_points(r.max_score)}{' bonus' if r.stage.bonus else ''} "
                f"{r.summary}" for r in report.stages]
     if report.error:
@@ -45,20 +60,21 @@ def _add_hidden_examples(results: dict, report: GradeReport) -> None:
     """The grade over visible and hidden examples, and per check that passed on the visible ones a
     test shown after the due date, worth minus its points where the hidden examples fail it."""
     final = [report.hidden_examples.get(r.stage.number, r) for r in report.stages]
-    lost = 0.0
     for visible, both in zip(report.stages, final):
+        rows = []
         for seen, c in zip(visible.checks, both.checks):
             if seen.status is not CheckStatus.PASSED:
                 continue
             failed = c.status is not CheckStatus.PASSED
-            lost += c.check.points if failed and not visible.stage.bonus else 0.0
-            results["tests"].append(_test(
+            rows.append(_test(
                 visible.stage, c, not failed, suffix=" (hidden examples)", tags=["hidden examples"],
                 number=f"{c.check.id}h", score=-c.check.points if failed else 0.0, max_score=0.0,
                 visibility="after_due_date", **({} if failed else {"output": "passed on the hidden examples too"})))
+        results["tests"] += rows + _whole_points(visible.stage, rows, both.score - visible.score,
+                                                 "hidden examples", visibility="after_due_date")
     results["score"] = sum(r.score for r in final if not r.stage.bonus)
     extra = results["extra_data"]
-    extra["hidden_examples"] = {"visible_score": report.score, "points_lost": lost}
+    extra["hidden_examples"] = {"visible_score": report.score, "points_lost": report.score - results["score"]}
     if "bonus_score" in extra:
         extra["bonus_score"] = sum(r.score for r in final if r.stage.bonus)
 

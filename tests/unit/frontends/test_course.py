@@ -107,3 +107,20 @@ def test_a_stage_of_five_points_scores_the_same_whole_points_on_every_route():
     assert classroom_result(report, identity(chapter.id, {}))["score"] == whole
     assert total_line(report).startswith(f"Total: {whole}/5")
     assert float(notebook.cell_value(result.score)) == whole
+    # Gradescope's rows add up to the grade, the rounding a row of its own; on hidden examples too
+    rows = gradescope_json(report)["tests"]
+    assert sum(t["score"] for t in rows) == whole and sum(t["max_score"] for t in rows) == 5
+    all_passed = StageResult(result.stage, [CheckResult(c, CheckStatus.PASSED) for c in checks])
+    report.stages, report.hidden_examples = [all_passed], {first.number: result}
+    data = gradescope_json(report)
+    assert data["score"] == whole and data["extra_data"]["hidden_examples"]["points_lost"] == 5 - whole
+    assert sum(t["score"] for t in data["tests"]) == whole
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parents[2] / "schemas" / "gradescope_results.schema.json").read_text())
+    jsonschema.validate(data, schema)
+    hidden = [t for t in data["tests"] if "hidden examples" in t.get("tags", [])]
+    assert {t["visibility"] for t in hidden} == {"after_due_date"} and sum(t["score"] for t in hidden) == whole - 5
