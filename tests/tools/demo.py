@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -149,7 +150,9 @@ def step_student_repos(demo: Demo) -> None:
     """The students' repository, one clone per student with the notebook committed at its time."""
     chapter = load(ASSIGNMENT)
     print(f"  $ make student-repo DEST={demo.template}")
-    student_repo.build(demo.template, chapter, scratch=True)
+    with tempfile.TemporaryDirectory() as scratch:  # built outside the checkout, as make student-repo requires
+        student_repo.build(Path(scratch) / "template", chapter)
+        shutil.move(Path(scratch) / "template", demo.template)
     release, solution = release_and_solution()
     notebook = chapter.release_notebook(Path())
     submissions = demo.repos / f"{ASSIGNMENT}-submissions"  # one folder down, as cloning a whole class leaves them
