@@ -136,7 +136,7 @@ collect-repos: $(STAMP)
 class-report: $(STUDENT_STAMP)
 	@$(GRADER) class-report --chapter $(CHAPTER) $(call opt,FROM,--from) $(call opt,GRADESCOPE_ZIP,--gradescope-zip) $(call flag,ANONYMOUS,--anonymous) $(call opt,OUT,--out)
 demo: $(STAMP)
-	@$(GRADER) demo $(call opt,DEMO_DIR,--dir) --jobs $(or $(JOBS),2)
+	@$(BIN)/python tests/tools/demo.py $(call opt,DEMO_DIR,--dir) --jobs $(or $(JOBS),2)
 
 # Only what the build made: grading/ (submissions, the gradebook, manual grades) always stays.
 clean::

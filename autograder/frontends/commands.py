@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import os
 import sys
 
@@ -27,7 +26,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "student-repo": (f"{_F}.instructors.student_repo", "the students' repository: one commit, no answers (make student-repo)"),
     "grade-repos": (f"{_F}.instructors.grade_repos", "regrade a class folder of student repositories at a deadline (make grade-repos)"),
     "class-report": (f"{_F}.instructors.class_report", "the class's diagnosed mistakes, ranked (make class-report)"),
-    "demo": (f"{_F}.maintainers.demo", "a simulated class through nbgrader and the repositories' regrade (make demo)"),
 }
 
 
@@ -40,22 +38,10 @@ def restart_clean(argv: list[str]) -> None:
         restart_clean(argv)
 
 
-def available() -> dict[str, tuple[str, str]]:
-    """The commands whose module is here: the maintainers' folder does not ship to students."""
-    def present(module: str) -> bool:
-        try:
-            return importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:
-            return False
-
-    return {name: entry for name, entry in COMMANDS.items() if present(entry[0])}
-
-
 def usage() -> str:
-    commands = available()
-    width = max(map(len, commands))
+    width = max(map(len, COMMANDS))
     lines = ["usage: python -m autograder COMMAND [options]   (python -m autograder NOTEBOOK grades it)", "",
-             "commands:"] + [f"  {name:<{width}}  {line}" for name, (_, line) in commands.items()]
+             "commands:"] + [f"  {name:<{width}}  {line}" for name, (_, line) in COMMANDS.items()]
     return "\n".join(lines + ["", "python -m autograder COMMAND --help: the command's options"])
 
 
@@ -66,9 +52,6 @@ def main(argv=None) -> int:
         return 0 if argv else 2
     name = argv[0] if argv[0] in COMMANDS else "grade"  # python -m autograder NOTEBOOK: grade it
     rest = argv[1:] if argv[0] in COMMANDS else argv
-    if name not in available():
-        print(f"python -m autograder {name}: a maintainers' command, not part of this copy of the grader", file=sys.stderr)
-        return 2
     return importlib.import_module(COMMANDS[name][0]).run(parse(name, rest))
 
 

@@ -17,14 +17,10 @@ GRADER_EXTRA = ("pyproject.toml", "constraints.txt", "Makefile", WORKFLOW)
 LOCKED_CELL_PREFIX = "notebook cell "
 
 
-# The maintainers' tools (the demo) never ship to students.
-MAINTAINERS = "autograder/frontends/maintainers/"
-
-
 def _is_grader_file(relative: str) -> bool:
     parts = relative.split("/")
     return (parts[0] == "autograder" and "__pycache__" not in parts and not relative.endswith((".pyc", ".pyo"))
-            and relative != RELEASE_FILE and not any(p.startswith(".") for p in parts) and not relative.startswith(MAINTAINERS))
+            and relative != RELEASE_FILE and not any(p.startswith(".") for p in parts))
 
 
 def grader_files(root: Path) -> list[str]:

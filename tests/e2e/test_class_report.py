@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from support import REPO
 from tools import simulated_course
+from tools.simulated_course import MISTAKE_IDS, release_and_solution
 
 from autograder.chapters.ch03_attention import CHAPTER
-from autograder.frontends.maintainers.simulated_class import MISTAKE_IDS, release_and_solution
 
 pytestmark = pytest.mark.slow  # minutes: make check-slow (docs/maintainers.md)
 

@@ -29,13 +29,13 @@ TOTAL = CHAPTER.max_score
 
 
 def course_copy(root: Path) -> Path:
-    """The course's top-level files and sources in ``root``, with this test's venv as .venv and
-    a stamp that tells make the venv is installed."""
+    """The course's top-level files, sources and tests/tools (the demo) in ``root``, with this
+    test's venv as .venv and a stamp that tells make the venv is installed."""
     root.mkdir(parents=True, exist_ok=True)
     for name in ("Makefile", "students.mk", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
         (root / name).write_bytes((REPO / name).read_bytes())
-    for folder in ("solutions", "assignments"):
-        shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns(".*"))
+    for folder in ("solutions", "assignments", "tests/tools"):
+        shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns(".*", "__pycache__"))
     (root / ".stamp").touch()
     link_venv(root)
     return root
@@ -125,7 +125,7 @@ def test_a_folder_the_demo_did_not_make_is_refused(tmp_path):
 def test_the_class_report_counts_the_injected_mistakes(demo):
     """The demo's last step: the class report names exactly the mistakes the simulated class
     made (one student, a known mistake in each of stages 1-3), each once, for that student."""
-    from autograder.frontends.maintainers.simulated_class import MISTAKE_IDS
+    from tools.simulated_course import MISTAKE_IDS
 
     course, out = demo
     page = _printed(course, out, "the class mistake report (HTML)")

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 from support import RELEASE, REPO, SOLUTION, late_penalty, link_venv
+from tools.simulated_course import student_notebook
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.frontends.instructors.nbgrader.stages import csv_column
-from autograder.frontends.maintainers import simulated_class
 
 pytestmark = pytest.mark.slow  # minutes: make check-slow (docs/maintainers.md)
 
@@ -67,7 +67,7 @@ def _write(path: Path, notebook: dict) -> None:
 @pytest.fixture(scope="module")
 def instructor_class(tmp_path_factory):
     release, solution = json.loads(RELEASE.read_text()), json.loads(SOLUTION.read_text())
-    graded_only = simulated_class.student_notebook(release, solution, done={s.number for s in GRADED})
+    graded_only = student_notebook(release, solution, done={s.number for s in GRADED})
     course = tmp_path_factory.mktemp("instructor") / "course"
     course.mkdir()
     for name in ("Makefile", "students.mk", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
@@ -92,7 +92,7 @@ def instructor_class(tmp_path_factory):
     _write(_folder(course, "pasted") / f"{ASSIGNMENT}.ipynb", _pasted(solution))
     _write(_folder(course, "regraded") / f"{ASSIGNMENT}.ipynb", solution)
     renamed = _folder(course, "renamed1")
-    _write(renamed / f"{ASSIGNMENT} (1).ipynb", simulated_class.student_notebook(release, solution, mistake=3))
+    _write(renamed / f"{ASSIGNMENT} (1).ipynb", student_notebook(release, solution, mistake=3))
     _write(renamed / ".ipynb_checkpoints" / f"{ASSIGNMENT}-checkpoint.ipynb", release)
     _write(_folder(course, "renamed2") / f"Copy_of_{ASSIGNMENT}.ipynb", release)
     two = _folder(course, "two")

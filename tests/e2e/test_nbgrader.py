@@ -26,7 +26,6 @@ from tools import simulated_course
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.checks import CheckStatus
 from autograder.frontends.instructors.nbgrader.stages import csv_column, hidden_seeds, stage_cells
-from autograder.frontends.maintainers import simulated_class
 from autograder.frontends.students import notebook
 
 STAGES = CHAPTER.stages
@@ -153,7 +152,7 @@ def _robust(release: dict, solution: dict) -> dict:
     """Stages 1-6 done; a UserWarning from its softmax; stage 3's test cell deleted; stage 7
     not done but its test cell edited to claim full marks; a last cell that never ends. (It
     is also handed in with a stray torch.py and autograder.py.)"""
-    nb = simulated_class.student_notebook(release, solution, done={1, 2, 3, 4, 5, 6})
+    nb = simulated_course.student_notebook(release, solution, done={1, 2, 3, 4, 5, 6})
     cells = nb["cells"]
     for cell in cells:
         grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id")
@@ -221,8 +220,8 @@ def _submissions() -> dict[str, dict]:
     return {
         "blank": release,                       # the untouched release
         "perfect": solution,                    # the instructor's notebook itself
-        "mistake3": simulated_class.student_notebook(release, solution, mistake=3),  # stage 3 unscaled
-        "broken2": simulated_class.student_notebook(release, solution, broken=2),    # a syntax error in stage 2
+        "mistake3": simulated_course.student_notebook(release, solution, mistake=3),  # stage 3 unscaled
+        "broken2": simulated_course.student_notebook(release, solution, broken=2),    # a syntax error in stage 2
         "robust": _robust(release, solution),
     }
 

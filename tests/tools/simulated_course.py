@@ -1,24 +1,80 @@
-"""A course folder of simulated submissions (:mod:`autograder.frontends.maintainers.simulated_class`)
-for the tests, the class benchmark and the screenshots, and what nbgrader recorded in it.
-"""
+"""Simulated students and a course folder that holds their submissions, for make demo, the tests,
+the class benchmark and the screenshots, and what nbgrader recorded in it."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from autograder import CHECKOUT as REPO
+from autograder.chapters import DEFAULT, load
 
-from autograder.frontends.maintainers.simulated_class import (  # noqa: E402
-    ASSIGNMENT,
-    MISTAKES,
-    SimulatedStudent,
-    copy_course,
-    release_and_solution,
-    write_submission,
-)
+ASSIGNMENT = DEFAULT  # the nbgrader assignment id is the chapter id
+SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*\n", re.MULTILINE)
+
+# Known mistakes that cost points in their own stage only (a wrong CausalAttention would also
+# break the wrapper of stage 5, a wrong MultiHeadAttention the GPT-2 module of stage 7).
+MISTAKES = {
+    1: ("exp_x.sum(dim=-1, keepdim=True)", "exp_x.sum(dim=0, keepdim=True)"),        # wrong axis
+    2: ("return attn_weights @ inputs", "return attn_weights.T @ inputs"),          # transposed weights
+    3: ("attn_scores / math.sqrt(keys.shape[-1])", "attn_scores"),                   # no scaling
+}
+
+# The mistake the grader names for each of MISTAKES (the class report's counts are checked against them).
+MISTAKE_IDS = {1: "sum_dim_0", 2: "transposed_weights", 3: "no_scale"}
+
+
+def student_notebook(release: dict, solution: dict, *, done: Iterable[int] | None = None,
+                     mistake: int | Iterable[int] | None = None, broken: int | None = None) -> dict:
+    """The release with stages ``done`` solved, a known mistake in each of ``mistake``, stage ``broken`` unparsable."""
+    mistakes = {mistake} if isinstance(mistake, int) else set(mistake or ())
+    answers = {c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"]) for c in solution["cells"]
+               if c["metadata"].get("nbgrader", {}).get("solution")}
+    notebook = json.loads(json.dumps(release))
+    for cell in notebook["cells"]:
+        grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id", "")
+        match = re.fullmatch(r"stage(\d+)_\w+_solution", grade_id)
+        if not match or (done is not None and int(match.group(1)) not in done):
+            continue
+        number = int(match.group(1))
+        source = SOLUTION_MARKERS.sub("", answers[grade_id])
+        if number in mistakes:
+            right, wrong = MISTAKES[number]
+            assert right in source, (number, right)
+            source = source.replace(right, wrong)
+        if number == broken:
+            source = source.replace("):\n", ")\n", 1)  # a missing colon: the whole cell fails to compile
+        cell["source"] = source
+    return notebook
+
+
+def release_and_solution() -> tuple[dict, dict]:
+    chapter = load(ASSIGNMENT)
+    return (json.loads(chapter.release_notebook(REPO).read_text()),
+            json.loads(chapter.source_notebook(REPO).read_text()))
+
+
+@dataclass(frozen=True)
+class SimulatedStudent:
+    """A simulated student, the notebook's name if renamed, and its timestamp.txt."""
+
+    id: str
+    done: frozenset[int] | None = None
+    mistake: int | frozenset[int] | None = None
+    broken: int | None = None
+    notebook_name: str | None = None
+    timestamp: str | None = None
+
+    def notebook(self, release: dict, solution: dict) -> dict:
+        return student_notebook(release, solution, done=self.done, mistake=self.mistake, broken=self.broken)
+
 
 # The mix of make_class: full marks, untouched, part done, each known mistake, one cell broken.
 KINDS: list[tuple[str, dict]] = [
@@ -37,17 +93,32 @@ def class_of(size: int) -> dict[str, dict]:
     return {student.id: student.notebook(release, solution) for student in make_class(size)}
 
 
-def new_course(root: Path, submissions: dict[str, dict] | list[SimulatedStudent]) -> None:
-    """A released course folder holding these submissions (notebooks by id, or simulated students)."""
+def copy_course(root: Path) -> None:
+    """A new course folder like the repository's: the sources, nbgrader_config.py, grading/."""
+    root.mkdir(parents=True)
+    shutil.copytree(REPO / "solutions", root / "solutions", ignore=shutil.ignore_patterns(".*"))
+    shutil.copy(REPO / "nbgrader_config.py", root)
+    (root / "grading").mkdir()
+
+
+def write_submission(root: Path, student: str, notebook: dict, name: str | None = None,
+                     timestamp: str | None = None) -> Path:
+    """``notebook`` in nbgrader's layout, with ``timestamp.txt`` when given; its path."""
+    folder = root / "grading" / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (name or f"{ASSIGNMENT}.ipynb")
+    path.write_text(json.dumps(notebook, indent=1))
+    if timestamp is not None:
+        (folder / "timestamp.txt").write_text(timestamp)
+    return path
+
+
+def new_course(root: Path, submissions: dict[str, dict]) -> None:
+    """A released course folder holding these submissions (student id -> notebook)."""
     copy_course(root)
     nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
-    if isinstance(submissions, dict):
-        for student, notebook in submissions.items():
-            write_submission(root, student, notebook)
-        return
-    release, solution = release_and_solution()
-    for student in submissions:
-        write_submission(root, student.id, student.notebook(release, solution), student.notebook_name, student.timestamp)
+    for student, notebook in submissions.items():
+        write_submission(root, student, notebook)
 
 
 def nbgrader_env() -> dict:

@@ -160,14 +160,12 @@ def release_parts(chapter, root: Path = REPO_ROOT) -> dict[str, str]:
     return fingerprint.parts_of(release_files(chapter, root), notebook)
 
 
-def _refusal(dest: Path, scratch: bool = False) -> str | None:
+def _refusal(dest: Path) -> str | None:
     if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
         return f"{dest} exists and is not a folder; give a new path"
     if dest.is_dir() and any(dest.iterdir()):
         return f"{dest} is not empty; give a new path (nothing there was changed)"
     inside = dest.resolve()
-    if scratch:  # make demo: a throwaway build in its own git-ignored folder
-        return None
     if inside == REPO_ROOT or REPO_ROOT in inside.parents:
         return f"{dest} is inside the course repository; the student repository goes elsewhere"
     return None
@@ -181,10 +179,10 @@ def _git(dest: Path, *args: str) -> None:
 
 
 def build(dest: Path, chapter, url: str | None = None, grader_url: str | None = None, *,
-          scratch: bool = False, grade_on: str = "push") -> list[str]:
-    """The student repository in ``dest``, committed once; ``scratch``: make demo's build, inside this checkout."""
+          grade_on: str = "push") -> list[str]:
+    """The student repository in ``dest``, committed once."""
     dest = Path(dest)
-    why = _refusal(dest, scratch)
+    why = _refusal(dest)
     if why:
         raise StudentRepoError(why)
     if shutil.which("git") is None:

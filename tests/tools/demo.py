@@ -1,5 +1,8 @@
 """``make demo``: a simulated class through every route, in a scratch folder of its own (any other
-folder is refused, never deleted), and each student's expected total beside the actual ones."""
+folder is refused, never deleted), and each student's expected total beside the actual ones.
+
+    .venv/bin/python tests/tools/demo.py [--dir build/demo] [--jobs 2]
+"""
 
 from __future__ import annotations
 
@@ -10,16 +13,26 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.chapters import load
-from autograder.frontends.maintainers import simulated_class
-from autograder.frontends.maintainers.simulated_class import ASSIGNMENT, SimulatedStudent
+from simulated_course import (
+    ASSIGNMENT,
+    MISTAKES,
+    REPO,
+    SimulatedStudent,
+    copy_course,
+    nbgrader_env,
+    release_and_solution,
+    write_submission,
+)
 
-REPO_ROOT = simulated_class.REPO  # the checkout whose sources and grader the demo uses
+from autograder.chapters import load
+from autograder.frontends.instructors import class_report, student_repo
+
 DEFAULT_DIR = Path("build") / "demo"
 MARKER = ".made-by-make-demo"
 DUE = "2026-11-20 12:00:00 UTC"
@@ -42,25 +55,22 @@ class DemoStudent:
     late_fraction: float = 0.0
 
 
-def _graded_points(stages: set[int] | None = None) -> float:
-    chapter = load(ASSIGNMENT)
-    return sum(chapter.points(s) for s in chapter.stages if not s.bonus and (stages is None or s.number in stages))
-
-
 def demo_class() -> list[DemoStudent]:
     chapter = load(ASSIGNMENT)
     graded = frozenset(s.number for s in chapter.stages if not s.bonus)
-    mistakes = frozenset(simulated_class.MISTAKES)
-    part = frozenset(sorted(graded)[:4])
-    full = _graded_points()
+    mistakes, part = frozenset(MISTAKES), frozenset(sorted(graded)[:4])
+
+    def points(numbers) -> float:
+        return sum(chapter.points(chapter.stage(n)) for n in numbers)
+
+    full = points(graded)
     return [
         DemoStudent(SimulatedStudent("full_marks", timestamp=ON_TIME), "every stage and the bonus", full, full),
         DemoStudent(SimulatedStudent("blank", done=frozenset(), timestamp=ON_TIME), "the release, untouched", 0, 0),
         DemoStudent(SimulatedStudent("partly_done", done=part, timestamp=ON_TIME),
-                    f"stages {min(part)}-{max(part)} only", _graded_points(set(part)), _graded_points(set(part))),
+                    f"stages {min(part)}-{max(part)} only", points(part), points(part)),
         DemoStudent(SimulatedStudent("mistakes", done=graded, mistake=mistakes, timestamp=ON_TIME),
-                    f"a known mistake in stages {', '.join(map(str, sorted(mistakes)))}",
-                    _graded_points(set(graded - mistakes)), full - 1),
+                    f"a known mistake in stages {', '.join(map(str, sorted(mistakes)))}", points(graded - mistakes), full - 1),
         DemoStudent(SimulatedStudent("renamed", done=graded, notebook_name=f"{ASSIGNMENT} (1).ipynb", timestamp=ON_TIME),
                     f"handed in as '{ASSIGNMENT} (1).ipynb'", full, full),
         DemoStudent(SimulatedStudent("late", done=graded, timestamp=LATE), "36 h late", full, full, late_fraction=0.2),
@@ -75,7 +85,7 @@ class Demo:
     jobs: int
     students: list[DemoStudent] = field(default_factory=demo_class)
     results: dict[str, Path] = field(default_factory=dict)  # label -> path, printed at the end
-    nbgrader_totals: dict[str, dict[str, float]] = field(default_factory=dict)  # student -> raw, penalty, score
+    nbgrader_totals: dict[str, dict[str, float]] = field(default_factory=dict)  # student -> raw, penalty, score, extra
     repo_totals: dict[str, float] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
 
@@ -84,76 +94,68 @@ class Demo:
             self.root / name for name in ("course", "student-template", "student-repos", "grade-repos"))
 
 
-def _run(demo: Demo, args: list[str], cwd: Path, as_make: str) -> subprocess.CompletedProcess:
+def _run(demo: Demo, args: list[str], as_make: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """A command of the route, printed as the make command it stands for."""
     print(f"  $ {as_make}", flush=True)
-    bin_dir = str(Path(sys.executable).parent)  # nbgrader runs alembic from PATH
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "COLUMNS": "120"}
-    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-I", "-m", *args], cwd=cwd or demo.course, capture_output=True, text=True,
+                          env={**nbgrader_env(), "COLUMNS": "120"})
     demo.log.append(f"$ {as_make}\n{proc.stdout}{proc.stderr}")
     if proc.returncode != 0:
         raise DemoError(f"{as_make} failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
     return proc
 
 
-def _nbgrader(demo: Demo, as_make: str, *args: str) -> subprocess.CompletedProcess:
-    return _run(demo, [sys.executable, "-I", "-m", "nbgrader", *args, "--log-level=WARN"], demo.course, as_make)
-
-
 def step_release(demo: Demo) -> None:
-    simulated_class.copy_course(demo.course)
-    _nbgrader(demo, "make release", "generate_assignment", ASSIGNMENT, "--force")
+    copy_course(demo.course)
+    _run(demo, ["nbgrader", "generate_assignment", ASSIGNMENT, "--force", "--log-level=WARN"], "make release")
 
 
 def step_due_date(demo: Demo) -> None:
-    _run(demo, [sys.executable, "-I", "-m", "autograder", "duedate", ASSIGNMENT, DUE], demo.course,
-         f'make duedate DUE="{DUE}"')
+    _run(demo, ["autograder", "duedate", ASSIGNMENT, DUE], f'make duedate DUE="{DUE}"')
 
 
 def step_submissions(demo: Demo) -> None:
-    release, solution = simulated_class.release_and_solution()
+    release, solution = release_and_solution()
     for entry in demo.students:
         s = entry.student
-        simulated_class.write_submission(demo.course, s.id, s.notebook(release, solution), s.notebook_name, s.timestamp)
+        write_submission(demo.course, s.id, s.notebook(release, solution), s.notebook_name, s.timestamp)
     print(f"  {len(demo.students)} submissions in {demo.course / 'grading' / 'submitted'}/<student>/{ASSIGNMENT}/")
 
 
 def step_autograde(demo: Demo) -> None:
-    proc = _run(demo, [sys.executable, "-I", "-m", "autograder", "autograde", ASSIGNMENT, "--jobs", str(demo.jobs)],
-                demo.course, f"make autograde JOBS={demo.jobs}")
+    proc = _run(demo, ["autograder", "autograde", ASSIGNMENT, "--jobs", str(demo.jobs)], f"make autograde JOBS={demo.jobs}")
     last = [line for line in proc.stdout.splitlines() if "Autograded" in line]
     if last:
         print(f"  {last[-1].strip()}")
 
 
 def step_feedback(demo: Demo) -> None:
-    _nbgrader(demo, "make feedback", "generate_feedback", ASSIGNMENT, "--force")
+    _run(demo, ["nbgrader", "generate_feedback", ASSIGNMENT, "--force", "--log-level=WARN"], "make feedback")
     demo.results["feedback (HTML, one page per student)"] = demo.course / "grading" / "feedback"
 
 
 def step_export(demo: Demo) -> None:
-    _nbgrader(demo, "make export", "export", "--to", "grading/grades.csv")
+    _run(demo, ["nbgrader", "export", "--to", "grading/grades.csv", "--log-level=WARN"], "make export")
     path = demo.course / "grading" / "grades.csv"
     demo.results["nbgrader's grades (CSV)"] = path
     with open(path, newline="") as handle:
         for row in csv.DictReader(handle):
+            extra = float(row["extra_credit"] or 0)
             demo.nbgrader_totals[row["student_id"]] = {
-                "raw": float(row["raw_score"]) - float(row["extra_credit"] or 0),
-                "penalty": float(row["late_submission_penalty"] or 0), "score": float(row["score"]),
-                "extra": float(row["extra_credit"] or 0)}
+                "raw": float(row["raw_score"]) - extra, "penalty": float(row["late_submission_penalty"] or 0),
+                "score": float(row["score"]), "extra": extra}
 
 
 def step_student_repos(demo: Demo) -> None:
     """The students' repository, one clone per student with the notebook committed at its time."""
-    from autograder.frontends.instructors import student_repo
-
     chapter = load(ASSIGNMENT)
     print(f"  $ make student-repo DEST={demo.template}")
-    student_repo.build(demo.template, chapter, scratch=True)
-    release, solution = simulated_class.release_and_solution()
+    with tempfile.TemporaryDirectory() as scratch:  # built outside the checkout, as make student-repo requires
+        student_repo.build(Path(scratch) / "template", chapter)
+        shutil.move(Path(scratch) / "template", demo.template)
+    release, solution = release_and_solution()
     notebook = chapter.release_notebook(Path())
-    # one folder down, as cloning a whole class leaves them: the regrade opens it
-    submissions = demo.repos / f"{ASSIGNMENT}-submissions"
+    submissions = demo.repos / f"{ASSIGNMENT}-submissions"  # one folder down, as cloning a whole class leaves them
     submissions.mkdir(parents=True)
     for entry in demo.students:
         s = entry.student
@@ -161,25 +163,23 @@ def step_student_repos(demo: Demo) -> None:
         subprocess.run(["git", "clone", "-q", str(demo.template), str(clone)], check=True, capture_output=True)
         path = clone / notebook
         if s.notebook_name:  # renamed: the release's name is gone, the student's copy is committed
-            student_repo._git(clone, "rm", "-q", notebook.as_posix())
+            path.unlink()
             path = path.with_name(s.notebook_name)
-        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(s.notebook(release, solution), indent=1))
-        when = (s.timestamp or ON_TIME).replace(" UTC", " +0000")
-        student_repo._git(clone, "add", "--all")
-        subprocess.run(["git", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", "commit", "-q",
-                        "-m", "my answers", "--date", when], cwd=clone, check=True, capture_output=True,
-                       env={**os.environ, "GIT_AUTHOR_NAME": s.id, "GIT_AUTHOR_EMAIL": f"{s.id}@example.org",
-                            "GIT_COMMITTER_NAME": s.id, "GIT_COMMITTER_EMAIL": f"{s.id}@example.org",
-                            "GIT_COMMITTER_DATE": when})
+        when = s.timestamp.replace(" UTC", " +0000")
+        who = {"NAME": s.id, "EMAIL": f"{s.id}@example.org", "DATE": when}
+        env = {**os.environ, **{f"GIT_{role}_{k}": v for role in ("AUTHOR", "COMMITTER") for k, v in who.items()}}
+        for args in (["add", "--all"], ["commit", "-q", "-m", "my answers"]):
+            subprocess.run(["git", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", *args], cwd=clone,
+                           env=env, check=True, capture_output=True)
     print(f"  {len(demo.students)} student repositories in {submissions}/")
 
 
 def step_grade_repos(demo: Demo) -> None:
     # absolute paths: the grader's processes run in the checkout, which need not be this folder
-    _run(demo, [sys.executable, "-I", "-m", "autograder", "grade-repos", str(demo.repos.resolve()), "--out",
-                str(demo.repo_grades.resolve()), "--jobs", str(demo.jobs), "--chapter", ASSIGNMENT], Path.cwd(),
-         f"make grade-repos REPOS={demo.repos} OUT={demo.repo_grades} JOBS={demo.jobs}")
+    _run(demo, ["autograder", "grade-repos", str(demo.repos.resolve()), "--out", str(demo.repo_grades.resolve()),
+                "--jobs", str(demo.jobs), "--chapter", ASSIGNMENT],
+         f"make grade-repos REPOS={demo.repos} OUT={demo.repo_grades} JOBS={demo.jobs}", cwd=Path.cwd())
     path = demo.repo_grades / "grades.csv"
     demo.results["the repositories' grades (CSV)"] = path
     with open(path, newline="") as handle:
@@ -188,8 +188,6 @@ def step_grade_repos(demo: Demo) -> None:
 
 def step_class_report(demo: Demo) -> None:
     """The class report from the diagnoses the autograde step left (read, never regraded)."""
-    from autograder.frontends.instructors import class_report
-
     out = demo.root / "class-report"
     print(f"  $ make class-report OUT={out}  (in {demo.course})")
     report = class_report.write_report(class_report.load_nbgrader(demo.course, ASSIGNMENT), out, source="nbgrader")
@@ -215,7 +213,7 @@ STEPS: list[tuple[str, Callable[[Demo], None]]] = [
 def refusal(root: Path) -> str | None:
     """Why ``root`` cannot be the demo's folder (None: it can)."""
     resolved = root.resolve()
-    for base in {Path.cwd().resolve(), REPO_ROOT}:
+    for base in {Path.cwd().resolve(), REPO}:
         grading = base / "grading"
         if resolved in (base, grading) or grading in resolved.parents or resolved in base.parents:
             return f"{root} is the course's own folder or its grading/; give a scratch folder such as build/demo"
@@ -234,10 +232,11 @@ def prepare(root: Path) -> None:
     if (root / MARKER).is_file():
         shutil.rmtree(root)  # the previous demo's own folder
     root.mkdir(parents=True, exist_ok=True)
-    (root / MARKER).write_text("made by make demo (python -m autograder demo); a re-run replaces this folder\n")
+    (root / MARKER).write_text("made by make demo (tests/tools/demo.py); a re-run replaces this folder\n")
 
 
-def summary_rows(demo: Demo) -> list[dict]:
+def print_summary(demo: Demo, seconds: float) -> bool:
+    """Each student's expected total beside nbgrader's and the regrade's; True when all agree."""
     rows = []
     for entry in demo.students:
         s = entry.student
@@ -249,23 +248,16 @@ def summary_rows(demo: Demo) -> list[dict]:
         ok = raw is not None and entry.low <= raw <= entry.high \
             and abs(got.get("penalty", 0) - round(entry.late_fraction * raw, 2)) < 0.01 \
             and demo.repo_totals.get(s.id) == raw
-        rows.append({"student": s.id, "what": entry.what, "expected": expected,
-                     "nbgrader": "-" if raw is None else f"{raw:g}" + (f" -{got['penalty']:g} = {got['score']:g}" if got["penalty"]
-                                                                       else "") + (f" +{got['extra']:g} bonus" if got.get("extra") else ""),
-                     "repos": f"{demo.repo_totals[s.id]:g}" if s.id in demo.repo_totals else "-",
-                     "ok": "yes" if ok else "NO"})
-    return rows
-
-
-def print_summary(demo: Demo, seconds: float) -> bool:
-    rows = summary_rows(demo)
+        nbgrader = "-" if raw is None else f"{raw:g}" + (f" -{got['penalty']:g} = {got['score']:g}" if got["penalty"] else "") \
+            + (f" +{got['extra']:g} bonus" if got["extra"] else "")
+        rows.append({"student": s.id, "what": entry.what, "expected": expected, "nbgrader": nbgrader,
+                     "repos": f"{demo.repo_totals[s.id]:g}" if s.id in demo.repo_totals else "-", "ok": "yes" if ok else "NO"})
     heads = {"student": "student", "what": "what they did", "expected": "expected /100",
              "nbgrader": "nbgrader", "repos": "repos", "ok": "as expected"}
     widths = {k: max(len(heads[k]), *(len(r[k]) for r in rows)) for k in heads}
     print("\nEach simulated student: the expected total (out of 100; the late penalty per "
           "nbgrader_config.py's LatePenalty), nbgrader's (raw, -penalty, +bonus) and the repositories' regrade:")
-    print(("  " + "  ".join(heads[k].ljust(widths[k]) for k in heads)).rstrip())
-    for row in rows:
+    for row in [heads, *rows]:
         print(("  " + "  ".join(row[k].ljust(widths[k]) for k in heads)).rstrip())
     print(f"\nmake demo: done in {seconds:.0f} s. The results:")
     for label, path in demo.results.items():
@@ -275,12 +267,16 @@ def print_summary(demo: Demo, seconds: float) -> bool:
     return all(r["ok"] == "yes" for r in rows)
 
 
-def run_demo(root: Path, jobs: int) -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="make demo", description="a simulated class through nbgrader and the repositories' regrade")
+    parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help=f"the scratch folder (default {DEFAULT_DIR})")
+    parser.add_argument("--jobs", type=int, default=2, help="notebooks graded at a time (default 2)")
+    args = parser.parse_args(argv)
     started = time.monotonic()
-    demo = Demo(root, jobs)
+    root, demo = args.dir, Demo(args.dir, max(1, args.jobs))
     try:
         prepare(root)
-        print(f"make demo: {len(demo.students)} simulated students in {root}/ (JOBS={jobs})")
+        print(f"make demo: {len(demo.students)} simulated students in {root}/ (JOBS={demo.jobs})")
         for number, (title, step) in enumerate(STEPS, 1):
             print(f"[{number}/{len(STEPS)}] {title}", flush=True)
             step(demo)
@@ -293,10 +289,5 @@ def run_demo(root: Path, jobs: int) -> int:
     return 0 if print_summary(demo, time.monotonic() - started) else 1
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help=f"the scratch folder (default {DEFAULT_DIR})")
-    parser.add_argument("--jobs", type=int, default=None, help="notebooks graded at a time (default 2)")
-
-
-def run(args: argparse.Namespace) -> int:
-    return run_demo(args.dir, max(1, args.jobs or 2))
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,1 +1,0 @@
-"""Maintainers' tools: the demo (``make demo``) and its simulated class; never shipped to students."""
