@@ -88,8 +88,6 @@ def collect(module: ModuleType, stage: Stage) -> tuple[Check, ...]:
 def scaled(checks: tuple[Check, ...], stage_points: float) -> tuple[Check, ...]:
     """``checks`` (each worth its weight) sharing ``stage_points`` by weight. Shares are rounded
     to 1e-6 and the last check takes what rounding left, so the stage adds up exactly."""
-    if not checks:
-        return ()
     total = sum(c.points for c in checks)
     shares = [round(stage_points * c.points / total, 6) for c in checks[:-1]]
     shares.append(round(stage_points - sum(shares), 6))

@@ -36,12 +36,6 @@ class Vocabulary:
     # string constants exchanged for one another (each pair both ways); other strings are never changed
     strings: tuple[tuple[str, str], ...] = ()
 
-    def __or__(self, other: Vocabulary) -> Vocabulary:
-        """Both vocabularies at once."""
-        return Vocabulary(self.droppable | other.droppable, tuple(dict.fromkeys(self.keywords + other.keywords)),
-                          tuple(dict.fromkeys(self.attributes + other.attributes)),
-                          tuple(dict.fromkeys(self.strings + other.strings)))
-
     def counterpart(self, pairs: tuple[tuple[str, str], ...], value) -> str | None:
         return next((b if value == a else a for a, b in pairs if value in (a, b)), None)
 

@@ -37,9 +37,9 @@ ADDITIVE_MASK = ("masked = scores + (1.0 - torch.tril(torch.ones(context_length,
 MASKS = (TRIL_MASK, FINITE_MASK, ADDITIVE_MASK)
 
 # what the changes vary besides core's generic calls: attention's calls, the biases, the mask's triangle and -inf
-VOCABULARY = GENERIC | Vocabulary(
-    droppable=frozenset({"softmax", "dropout", "masked_fill", "masked_fill_", "triu", "tril", "out_proj", "proj"}),
-    keywords=("bias", "qkv_bias"), attributes=(("triu", "tril"),), strings=(("-inf", "inf"),))
+VOCABULARY = Vocabulary(
+    droppable=GENERIC.droppable | {"softmax", "dropout", "masked_fill", "masked_fill_", "triu", "tril", "out_proj", "proj"},
+    keywords=(*GENERIC.keywords, "bias", "qkv_bias"), attributes=(("triu", "tril"),), strings=(("-inf", "inf"),))
 
 # steps of one kind, named together when an error cannot tell them apart
 GROUPS: dict[str, tuple[str, str]] = {step: (group, words) for group, words, steps in (

@@ -89,16 +89,15 @@ def _step_hint(matched: list, *, raised: bool = False) -> Hint | None:
     for variant in matched:
         by_step.setdefault(P.STEPS[variant.step][0], variant)
     kinds = {P.GROUPS.get(step_id, (step_id,))[0] for step_id in by_step}
+    what = "your code raises the error that" if raised else "your result is exactly what"
     if len(by_step) > 1 and len(kinds) == 1 and next(iter(by_step)) in P.GROUPS:  # steps of one kind
         group, words = P.GROUPS[next(iter(by_step))]
         variant = next(iter(by_step.values()))
-        what = "your code raises the error that" if raised else "your result is exactly what"
         return Hint(f"one step differs from the chapter's computation, {words}: {what} "
                     f"`{P.as_written(variant.after)}` (or the same change in another of them) gives",
                     f"the right step is `{P.as_written(variant.before)}`", rank=NAMED, mistake=f"{group}_{variant.operator}")
     hints = []
     for step_id, variant in list(by_step.items())[:2]:
-        what = "your code raises the error that" if raised else "your result is exactly what"
         hints.append(Hint(f"one step differs from the chapter's computation, {P.STEPS[variant.step][1]}: {what} "
                           f"`{P.as_written(variant.after)}` gives", f"the right step is `{P.as_written(variant.before)}`",
                           rank=NAMED, mistake=f"{step_id}_{variant.operator}"))
@@ -182,8 +181,10 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
         with named_weights(spec, other_state):
             hint = diagnose_module(spec, out, other_state, other_x, other)
         if hint and hint.rank == NAMED:
+            # in the words of the student's class: a class without heads is never told of heads
+            said = other if spec.multi_head else replace(other, num_heads=1)
             _rename(error, replace(hint, what=f"{hint.what} (your class runs without this error when built with "
-                                              f"{sizes_for(spec, other)}, and its output there shows this mistake)"))
+                                              f"{said}, and its output there shows this mistake)"))
             return
 
 
@@ -192,12 +193,7 @@ DISTINCT_SIZES = Sizes(batch=3, tokens=5, d_in=7, d_out=8, context_length=6, num
 
 
 def _distinct(spec: ModuleSpec) -> Sizes:
-    return DISTINCT_SIZES if spec.heads(DISTINCT_SIZES) > 1 else replace(DISTINCT_SIZES, num_heads=1)
-
-
-def sizes_for(spec: ModuleSpec, sizes: Sizes) -> str:
-    """``sizes`` in the words of ``spec``'s class: a class without heads is never told of heads."""
-    return str(sizes if spec.heads(sizes) > 1 else replace(sizes, num_heads=1))
+    return DISTINCT_SIZES if spec.multi_head else replace(DISTINCT_SIZES, num_heads=1)
 
 
 def _error_variants_at(sizes: Sizes, error: StudentCodeError, spec: ModuleSpec, sub) -> list:
@@ -296,19 +292,14 @@ def diagnose_module(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, size
     return told if told and told.rank == NAMED and any(told.same_advice(a) for a in hint.alternatives) else hint
 
 
-def nan_tokens(actual: torch.Tensor) -> list[int]:
-    """The tokens (the second-to-last axis) whose output has a NaN somewhere."""
-    if actual.dim() < 2:
-        return [0] if bool(torch.isnan(actual).any()) else []
-    rows = torch.isnan(actual).reshape(-1, *actual.shape[-2:]).any(0).any(-1)
-    return [int(i) for i in rows.nonzero().flatten()]
-
-
 def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> Hint | None:
     """Which tokens are NaN where ``expected`` is finite, and how a softmax makes NaN."""
     if isinstance(actual, torch.Tensor) and actual.shape == expected.shape and actual.is_floating_point() \
             and bool((torch.isnan(actual) & torch.isfinite(expected)).any()):
-        tokens = nan_tokens(actual)
+        if actual.dim() < 2:
+            tokens = [0]
+        else:  # the tokens (the second-to-last axis) with a NaN somewhere
+            tokens = torch.isnan(actual).reshape(-1, *actual.shape[-2:]).any(0).any(-1).nonzero().flatten().tolist()
         where = "every token" if len(tokens) == actual.shape[-2] and actual.dim() >= 2 else \
             f"token{'s' if len(tokens) > 1 else ''} {', '.join(map(str, tokens[:8]))}{' ...' if len(tokens) > 8 else ''}"
         return Hint(f"the output of {where} is NaN where it should be finite: a softmax gives NaN when every "

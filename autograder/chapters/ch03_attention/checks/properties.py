@@ -31,10 +31,10 @@ positions = st.integers(0, 64)
 STRUCTURE_SIZES = Sizes(batch=2, tokens=3, d_in=5, d_out=4, context_length=4, num_heads=2, seed=5)
 
 
-def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None, *, dropout: float | None = None):
+def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None):
     """The student's module for ``sizes`` with the grader's weights loaded, and its output on
     ``x``, which must have the right shape and depend on those weights: (module, state, x, out)."""
-    module = spec.build(sub, sizes, dropout=dropout)
+    module = spec.build(sub, sizes)
     x = spec.input(sizes) if x is None else x
     state = load_grader_weights(module, sizes.seed)
     try:
@@ -53,6 +53,12 @@ def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None, *
             expect_reference(spec, out, state, x, sizes, f"{module.what}(x)")
         raise
     return module, state, x, out
+
+
+def matches_reference(spec: ModuleSpec, sub, sizes: Sizes) -> None:
+    """The module equals the reference computation on the grader's weights."""
+    module, state, x, out = judged(spec, sub, sizes)
+    expect_reference(spec, out, state, x, sizes, f"{module.what}(x)", sub=sub)
 
 
 def expect_uses_weights(spec: ModuleSpec, sub, sizes: Sizes = STRUCTURE_SIZES) -> None:

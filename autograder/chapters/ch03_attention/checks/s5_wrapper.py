@@ -82,9 +82,8 @@ SPEC = ModuleSpec(
     name=NAME, book=BookCall(Sizes(2, 6, 3, 4, 6, 2, 0), (3, 2, 6, 0.0), 123, num_heads=2), batched=True, causal=True,
     args=lambda s: (s.d_in, s.head_dim, s.context_length, 0.0, s.num_heads),
     reference=lambda state, x, s, mistake: R.wrapper(state, x, s.num_heads, mistake),
-    mistakes={**{m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=True)}, **R.WRAPPER_MISTAKES},
-    out_dim=lambda s: s.d_out, value_heads=lambda s: [f"heads.{i}.W_value" for i in range(s.num_heads)],
-    dropout_index=3, heads=lambda s: s.num_heads,
+    mistakes={**R.mistakes_for(causal=True), **R.WRAPPER_MISTAKES},
+    value_heads=lambda s: [f"heads.{i}.W_value" for i in range(s.num_heads)], multi_head=True,
     structure_hint=lambda missing, present: _heads_hint(missing, present),
     shape_hint=Hint("the output is (batch, num_tokens, num_heads * d_out): concatenate the heads' outputs along the "
                     "last dimension", "torch.cat([head(x) for head in self.heads], dim=-1)"))
