@@ -1,6 +1,5 @@
-"""Checks: functions of a submission that raise :class:`~autograder.core.failures.CheckFailure`,
-with a hint, when it is wrong. Each declares its id ("4.3", never derived from order) and its
-weight, by which the stage's points are split: ``@check("4.3", 4, "title")``."""
+"""Checks: functions of a submission that raise :class:`~autograder.core.failures.CheckFailure` when it is
+wrong, each declaring its id (never derived from order) and weight: ``@check("4.3", 4, "title")``."""
 
 from __future__ import annotations
 

@@ -30,10 +30,9 @@ def either(hints: list[Hint]) -> Hint:
 
 def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dict[str, Hint | str], *,
              nan_everywhere_names: bool = True) -> Hint | None:
-    """The hint of the first known mistake whose output matches the student's (same shape and
-    values, or NaN in the same places), NAMED when no mistake with another hint matches too.
-    ``nan_everywhere_names=False`` where hypothesis shrinks the input toward zeros: there a
-    mistake can be NaN everywhere because of the input alone (x / x.sum() at x = [0.0])."""
+    """The hint of the first known mistake whose output matches the student's, NAMED when no mistake with
+    another hint matches too. ``nan_everywhere_names=False`` where hypothesis shrinks the input toward
+    zeros: there a mistake can be NaN everywhere because of the input alone (x / x.sum() at x = [0.0])."""
     all_nan = [name for name, output in variants.items() if bool(torch.isnan(output).all())]
     if nan_everywhere_names and isinstance(actual, torch.Tensor) and actual.is_floating_point() and \
             bool(torch.isnan(actual).all()) and len(all_nan) == 1 and variants[all_nan[0]].shape == actual.shape:
@@ -129,9 +128,8 @@ WHOLE_SHAPES = r"shapes cannot be multiplied|Expected size for first two dimensi
 
 
 def error_variants(error: StudentCodeError, program, *args: torch.Tensor) -> list:
-    """The variants that raise what the student's code raised (type and whole-shapes message) on
-    the same input and weights, when they all change one step; [] when the right computation
-    raises it too (the weights have the wrong shapes), or steps differ."""
+    """The variants that raise what the student's code raised (type and whole-shapes message), when they
+    all change one step; [] when the right computation raises it too, or steps differ."""
     if program is None or not re.search(WHOLE_SHAPES, error.exc_message or "") or not explaining():
         return []
     args = _float64(args)
@@ -341,14 +339,20 @@ def mistake_outputs(spec: ModuleSpec, state: dict, x: torch.Tensor, sizes: Sizes
     return found
 
 
+def function_mistake(actual, mistakes: R.FunctionMistakes, args: tuple, program, default: Hint | str) -> Hint | str:
+    """The known mistake a function's output matches, or the step that gives it, else ``default``."""
+    if not explaining():
+        return default
+    variants, hints = R.function_variants(mistakes, *args)
+    return diagnose(actual, variants, hints, nan_everywhere_names=False) or diagnose_steps(actual, program, *args) or \
+        default
+
+
 def expect_function(actual: torch.Tensor, expected: torch.Tensor, what: str, mistakes: R.FunctionMistakes,
                     args: tuple, *, default_hint: Hint | str, tol=FLOAT32, program=None) -> None:
-    """``actual`` equals ``expected``; else the known mistake it matches, or the step that gives it."""
-    hint = default_hint
-    if not close(actual, expected, tol) and explaining():
-        variants, hints = R.function_variants(mistakes, *args)
-        hint = diagnose(actual, variants, hints, nan_everywhere_names=False) or \
-            diagnose_steps(actual, program, *args) or default_hint
+    """``actual`` equals ``expected``; else :func:`function_mistake` says why."""
+    hint = default_hint if close(actual, expected, tol) else function_mistake(actual, mistakes, args, program,
+                                                                              default_hint)
     expect_close(actual, expected, what, hint=hint, tol=tol)
 
 

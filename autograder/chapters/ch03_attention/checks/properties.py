@@ -213,9 +213,8 @@ def gradients(spec: ModuleSpec, sub, sizes: Sizes, names: list[str]) -> None:
 
 
 def dropout_behaviour(spec: ModuleSpec, sub, sizes: Sizes, head_blocks: int) -> None:
-    """Eval mode ignores dropout; training mode drops whole attention weights, rescaled. Token 0
-    attends only to itself, so its output is 0 or its eval value / (1 - p) whatever the mask
-    (masks differ between machines); how it breaks that rule names the mistake."""
+    """Eval mode ignores dropout; training mode drops whole attention weights, rescaled: token 0 attends
+    only to itself, so its output is 0 or its eval value / (1 - p); how it breaks that names the mistake."""
     p, passes = 0.5, 64
     plain = spec.build(sub, sizes, dropout=0.0)
     dropped = spec.build(sub, sizes, dropout=p)

@@ -1,5 +1,7 @@
 """Stage 3 (self_attention): SelfAttention_v1 (nn.Parameter) and SelfAttention_v2 (nn.Linear)."""
 
+from dataclasses import replace
+
 import torch
 
 from autograder.chapters.ch03_attention import book, exhibits
@@ -69,23 +71,20 @@ ERROR_HINTS = [
 ]
 
 QKV = ["W_query", "W_key", "W_value"]
-_MISTAKES = R.mistakes_for(causal=False)
 BOOK_SIZES = Sizes(batch=1, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=1, seed=0)
 
-V1 = ModuleSpec(
-    name="SelfAttention_v1", book=BookCall(BOOK_SIZES, (3, 2), 123), batched=False, causal=False,
-    args=lambda s: (s.d_in, s.d_out), reference=lambda state, x, s, mistake: R.self_attention_v1(state, x, mistake),
-    program=Program(self_attention_v1_steps, (_SCALE_AS_POWER,)),
-    mistakes=_MISTAKES, value_heads=lambda s: ["W_value"], v1_style=True,
-    structure_hint=Hint("SelfAttention_v1 holds plain (d_in, d_out) parameter matrices W_query, W_key, W_value, used "
-                        "as x @ W_query", "nn.Parameter(torch.rand(d_in, d_out))"),
-    shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
 V2 = ModuleSpec(
     name="SelfAttention_v2", book=BookCall(BOOK_SIZES, (3, 2), 789), batched=False, causal=False,
     args=lambda s: (s.d_in, s.d_out), reference=lambda state, x, s, mistake: R.attention(state, x, mistake, causal=False),
     program=Program(self_attention_v2_steps, (_SCALE_AS_POWER,)),
-    mistakes=_MISTAKES, value_heads=lambda s: ["W_value"],
+    mistakes=R.mistakes_for(causal=False), value_heads=lambda s: ["W_value"],
     shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
+V1 = replace(
+    V2, name="SelfAttention_v1", book=BookCall(BOOK_SIZES, (3, 2), 123), v1_style=True,
+    reference=lambda state, x, s, mistake: R.self_attention_v1(state, x, mistake),
+    program=Program(self_attention_v1_steps, (_SCALE_AS_POWER,)),
+    structure_hint=Hint("SelfAttention_v1 holds plain (d_in, d_out) parameter matrices W_query, W_key, W_value, used "
+                        "as x @ W_query", "nn.Parameter(torch.rand(d_in, d_out))"))
 ATTENTION_HINT = Hint("compare each step with the book: scores of queries and keys, scaled by 1/sqrt(d_k), softmax "
                       "over each row, weights times values",
                       "softmax(queries @ keys.T / sqrt(d_k), dim=-1) @ values, with d_k = keys.shape[-1]")

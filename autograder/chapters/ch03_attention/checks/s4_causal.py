@@ -50,20 +50,6 @@ def causal_attention_steps(state, x, context_length, num_heads):
     return context
 
 
-def causal_attention_scaled_first(state, x, context_length, num_heads):
-    b, num_tokens, d_in = x.shape
-    queries = linear(state, "W_query", x)
-    keys = linear(state, "W_key", x)
-    values = linear(state, "W_value", x)
-    scores = queries @ keys.transpose(1, 2)
-    scaled = scores / keys.shape[-1] ** 0.5
-    masked = scaled.masked_fill(torch.triu(torch.ones(context_length, context_length), diagonal=1).bool()
-                                [:num_tokens, :num_tokens], -torch.inf)
-    weights = torch.softmax(masked, dim=-1)
-    context = weights @ values
-    return context
-
-
 ERROR_HINTS = [
     (r"buffer name should be a string", Hint("register_buffer takes the buffer's name first, then the tensor",
                                              "self.register_buffer('mask', torch.triu(torch.ones(context_length, "
@@ -80,7 +66,7 @@ SPEC = ModuleSpec(
     args=lambda s: (s.d_in, s.d_out, s.context_length, 0.0),
     reference=lambda state, x, s, mistake: R.attention(state, x, mistake),
     program=Program(causal_attention_steps, ("scaled = masked * keys.shape[-1] ** -0.5", *MASKS),
-                    (causal_attention_scaled_first,)),
+                    ("masked", "scaled")),
     mistakes=R.mistakes_for(causal=True),
     value_heads=lambda s: ["W_value"],
     shape_hint="x is (batch, num_tokens, d_in) and the output (batch, num_tokens, d_out)")

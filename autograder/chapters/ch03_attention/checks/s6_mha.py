@@ -61,27 +61,6 @@ def multi_head_attention_steps(state, x, context_length, num_heads):
     return projected
 
 
-def multi_head_attention_scaled_first(state, x, context_length, num_heads):
-    b, num_tokens, d_in = x.shape
-    queries = linear(state, "W_query", x)
-    keys = linear(state, "W_key", x)
-    values = linear(state, "W_value", x)
-    d_out = queries.shape[-1]
-    head_dim = d_out // num_heads
-    q_heads = queries.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
-    k_heads = keys.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
-    v_heads = values.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
-    scores = q_heads @ k_heads.transpose(2, 3)
-    scaled = scores / head_dim ** 0.5
-    masked = scaled.masked_fill(torch.triu(torch.ones(context_length, context_length), diagonal=1).bool()
-                                [:num_tokens, :num_tokens], -torch.inf)
-    weights = torch.softmax(masked, dim=-1)
-    context = weights @ v_heads
-    merged = context.transpose(1, 2).contiguous().view(b, num_tokens, d_out)
-    projected = linear(state, "out_proj", merged)
-    return projected
-
-
 ERROR_HINTS = [
     (r"permute\(\): duplicate dims|permute.*does not match the length", "permute lists every axis once, in the "
      "new order: splitting the heads, (b, num_tokens, num_heads, head_dim).permute(0, 2, 1, 3) moves the heads "
@@ -115,7 +94,7 @@ SPEC = ModuleSpec(
     args=lambda s: (s.d_in, s.d_out, s.context_length, 0.0, s.num_heads),
     reference=lambda state, x, s, mistake: R.multi_head(state, x, s.num_heads, mistake),
     program=Program(multi_head_attention_steps, ("scaled = masked * head_dim ** -0.5", *MASKS),
-                    (multi_head_attention_scaled_first,)),
+                    ("masked", "scaled")),
     mistakes=MISTAKES, value_heads=lambda s: ["W_value"], identity_out_proj=True, multi_head=True,
     structure_hint=Hint("create W_query, W_key, W_value as nn.Linear layers from d_in to d_out and out_proj from "
                         "d_out to d_out, with its bias",

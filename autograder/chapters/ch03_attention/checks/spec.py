@@ -116,9 +116,8 @@ WEIGHT_NAMES = {"W_query", "W_key", "W_value", "out_proj", "qkv", "proj"}
 
 
 def grader_weights(module, seed: int) -> dict[str, torch.Tensor]:
-    """Weights the grader draws for the contract's parameters of ``module`` (all of them where none
-    is named so: the reference then names the missing one) from ``seed``: the module is judged on
-    weights it did not choose. Uniform in +-1/sqrt(fan_in), as nn.Linear initialises."""
+    """Weights drawn from ``seed`` for the contract's parameters (all where none is named so: the reference
+    then names the missing one), uniform in +-1/sqrt(fan_in) as nn.Linear's: weights the module did not choose."""
     params = module.info["params"]
     drawn = {}
     for name in sorted(n for n in params if WEIGHT_NAMES & set(n.split("."))) or sorted(params):
