@@ -53,13 +53,6 @@ class StageParts:
     exhibit: Callable | None = None
 
 
-def stage_parts_of(module) -> StageParts:
-    parts = getattr(module, "STAGE", None)
-    if not isinstance(parts, StageParts):
-        raise ValueError(f"{module.__name__} declares no STAGE = StageParts(...): a stage module ends with one")
-    return parts
-
-
 @dataclass(eq=False)
 class Chapter:
     id: str  # the assignment id: nbgrader's, the notebook's file name, the Classroom test name
@@ -78,11 +71,14 @@ class Chapter:
         found: dict[int, tuple[object, StageParts]] = {}
         for name in self.stage_modules:
             module = importlib.import_module(name)
-            stage = stage_parts_of(module).stage
+            parts = getattr(module, "STAGE", None)
+            if not isinstance(parts, StageParts):
+                raise ValueError(f"{name} declares no STAGE = StageParts(...): a stage module ends with one")
+            stage = parts.stage
             clash = [m.__name__ for m, p in found.values() if stage.number == p.stage.number or stage.id == p.stage.id]
             if clash:
                 raise ValueError(f"{self.id}: {name} declares {stage.label}, as {clash[0]} does")
-            found[stage.number] = (module, stage_parts_of(module))
+            found[stage.number] = (module, parts)
         return found
 
     @property

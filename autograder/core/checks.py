@@ -1,6 +1,5 @@
-"""Checks: functions of a submission that raise :class:`~autograder.core.failures.CheckFailure`,
-with a hint, when it is wrong. Each declares its id ("4.3", never derived from order) and its
-weight, by which the stage's points are split: ``@check("4.3", 4, "title")``."""
+"""Checks: functions of a submission that raise :class:`~autograder.core.failures.CheckFailure` when it is
+wrong, each declaring its id (never derived from order) and weight: ``@check("4.3", 4, "title")``."""
 
 from __future__ import annotations
 
@@ -88,8 +87,6 @@ def collect(module: ModuleType, stage: Stage) -> tuple[Check, ...]:
 def scaled(checks: tuple[Check, ...], stage_points: float) -> tuple[Check, ...]:
     """``checks`` (each worth its weight) sharing ``stage_points`` by weight. Shares are rounded
     to 1e-6 and the last check takes what rounding left, so the stage adds up exactly."""
-    if not checks:
-        return ()
     total = sum(c.points for c in checks)
     shares = [round(stage_points * c.points / total, 6) for c in checks[:-1]]
     shares.append(round(stage_points - sum(shares), 6))

@@ -59,9 +59,8 @@ def _policy_refusal(chapter: Chapter, stage: Stage, sub: Submission, settings: S
 
 def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed: int | None = None,
               only: frozenset[str] | None = None, settings: Settings | None = None) -> StageResult:
-    """Every check of ``stage`` (or the ``only`` ones, by id); ``examples_seed`` draws other
-    examples (nbgrader's hidden tests). A stage whose code calls what it teaches (the chapter's
-    call policy) earns no points: every check fails with the policy's message."""
+    """Every check of ``stage`` (or the ``only`` ones, by id); ``examples_seed`` draws other examples (the
+    hidden tests). A stage whose code calls what it teaches earns no points (the chapter's call policy)."""
     settings = settings or Settings()
     started, before = time.monotonic(), timings.totals()
     checks = [c for c in chapter.checks_for(stage) if only is None or c.id in only]
@@ -118,9 +117,8 @@ def _time_stage(stage: Stage, started: float, before: dict) -> None:
 
 
 def checks_hidden_examples_could_fail(result: StageResult) -> frozenset[str]:
-    """The checks of a visible stage result worth a run on hidden examples: those that passed (a
-    hidden run only takes points away) and read the examples seed (any other would repeat its
-    visible run exactly, and so its result)."""
+    """The checks worth a run on hidden examples: those that passed (a hidden run only takes points away)
+    and read the examples seed (any other would repeat its visible run exactly)."""
     return frozenset(c.check.id for c in result.checks if c.status is CheckStatus.PASSED and c.seed_dependent)
 
 
@@ -140,9 +138,8 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
                         settings: Settings | None = None, worker=None, examples_seed: int | None = None,
                         close: bool = True, only: dict[int, frozenset[str]] | None = None,
                         preload: Sequence[Preload] | None = None) -> GradeReport:
-    """Grade a submission file in the sandboxed worker (the CLI, CI and nbgrader path). ``worker``:
-    one already started for this file, closed unless not ``close`` (a hidden run follows);
-    ``only``: stage number -> the ids of the checks to run."""
+    """Grade a submission file in the sandboxed worker (the CLI, CI and nbgrader path); ``only``: stage
+    number -> the ids of the checks to run."""
     from autograder.sandbox.loader import SubmissionError, read_cells
     from autograder.sandbox.worker import Worker
 
@@ -166,7 +163,7 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
                     worker.start()
                 if worker.report is not None:
                     load = worker.report
-                    report.cells, report.output, report.confinement = load.cells, report.output or load.output, load.confinement
+                    report.cells, report.confinement = load.cells, load.confinement
                 worker.begin_stage(stage.number)
                 sub = Submission(worker, stage.label, chapter.error_hints.get(stage.id, ()), report.cell_errors)
                 sub.timed_out = dict(timed_out)  # a later stage builds on the book's class instead, not calling it
@@ -192,9 +189,8 @@ HIDDEN_FAILURE = "passes on the visible examples but fails on hidden ones (other
 
 
 def with_hidden(visible: StageResult, hidden: StageResult) -> StageResult:
-    """One stage result from the visible and the hidden run: a check keeps its visible
-    result unless that passed and the hidden run did not. The hidden run's message names
-    its inputs, so it is replaced by a plain one; its hint (the likely mistake) is kept."""
+    """A check keeps its visible result unless that passed and the hidden run's did not; then the hidden
+    run's hint is kept, under a plain message (the hidden run's names its inputs)."""
     by_id = {c.check.id: c for c in hidden.checks}
     checks = []
     for seen in visible.checks:
@@ -213,9 +209,8 @@ def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list 
                                device: str = "cpu", settings: Settings | None = None, *, worker=None,
                                keep_outputs: bool = False,
                                preload: Sequence[Preload] | None = None) -> tuple[GradeReport, dict[int, StageResult]]:
-    """The visible grading, then one run on hidden examples per distinct seed (``seeds``: stage
-    number -> secret seed), in one loaded worker: the notebook runs once. Returns the visible
-    report and each stage's result over both runs (:func:`with_hidden`)."""
+    """The visible report, and each stage's result over it and one hidden run per distinct seed (``seeds``:
+    stage number -> secret seed), in one loaded worker: the notebook runs once."""
     from autograder.sandbox.loader import SubmissionError, read_cells
     from autograder.sandbox.worker import Worker
 

@@ -49,6 +49,7 @@ _ERROR_HINTS: ErrorHints = [
     (r"dimension out of range|Dimension out of range",
      "an index or dim refers to an axis the tensor does not have: count the dimensions"),
     (r"[Aa]ssertion", "an assert in your code failed on valid input"),
+    (r"^RecursionError:", "a function calls itself without end"),
 ]
 
 
@@ -62,6 +63,4 @@ def error_hint(exc_type: str, message: str, stage_hints: ErrorHints = ()) -> Hin
     for pattern, hint in [*stage_hints, *_ERROR_HINTS]:
         if re.search(pattern, text):
             return as_hint(hint)
-    if exc_type == "RecursionError":
-        return Hint("a function calls itself without end")
     return Hint("read the error and the line it points to; run the stage's cell on the book's example")

@@ -1,8 +1,6 @@
-"""One-operation changes of Python code (the classic mutation operators, over :mod:`ast`), and
-the variants of a chapter's step-by-step program they give: an output equal to one step's
-variant names a mistake nobody catalogued. ``tests/mutants.py`` mutates the solutions with the
-same operators; the caller's :class:`Vocabulary` says which calls, keywords, names and strings vary.
-"""
+"""One-operation changes of Python code (the classic mutation operators, over :mod:`ast`), and the
+variants of a chapter's step-by-step program they give: an output equal to one names a mistake nobody
+catalogued. ``tests/mutants.py`` mutates the solutions with the same operators."""
 
 from __future__ import annotations
 
@@ -35,12 +33,6 @@ class Vocabulary:
     attributes: tuple[tuple[str, str], ...] = ()
     # string constants exchanged for one another (each pair both ways); other strings are never changed
     strings: tuple[tuple[str, str], ...] = ()
-
-    def __or__(self, other: Vocabulary) -> Vocabulary:
-        """Both vocabularies at once."""
-        return Vocabulary(self.droppable | other.droppable, tuple(dict.fromkeys(self.keywords + other.keywords)),
-                          tuple(dict.fromkeys(self.attributes + other.attributes)),
-                          tuple(dict.fromkeys(self.strings + other.strings)))
 
     def counterpart(self, pairs: tuple[tuple[str, str], ...], value) -> str | None:
         return next((b if value == a else a for a, b in pairs if value in (a, b)), None)
@@ -194,15 +186,31 @@ def _step_of(statement: ast.stmt) -> str:
     return "return" if isinstance(statement, ast.Return) else ""
 
 
+def swap_steps(definition: ast.FunctionDef, first: str, second: str) -> None:
+    """``first = f(x); second = g(first)`` written the other way round, ``second = g(x); first = f(second)``
+    (``x`` the step before), and the steps after reading ``first``: the same computation."""
+    body = definition.body
+    i = next(i for i, statement in enumerate(body) if _step_of(statement) == first)
+    x = _step_of(body[i - 1])
+    for statements, old, new in (([body[i + 1]], first, x), ([body[i]], x, second), (body[i + 2:], second, first)):
+        for node in (n for statement in statements for n in ast.walk(statement.value)):
+            if isinstance(node, ast.Name) and node.id == old:
+                node.id = new
+    body[i], body[i + 1] = body[i + 1], body[i]
+
+
 @cache
-def step_variants(function: Callable, alternatives: tuple[str, ...] = (),
-                  vocabulary: Vocabulary = GENERIC) -> tuple[StepVariant, ...]:
+def step_variants(function: Callable, alternatives: tuple[str, ...] = (), vocabulary: Vocabulary = GENERIC,
+                  swapped: tuple[str, str] | None = None) -> tuple[StepVariant, ...]:
     """Every one-operation variant of ``function`` (one named step per statement), compiled in
-    its module, deduplicated; ``alternatives``: other ways to write a step, varied in their turn."""
+    its module, deduplicated; ``alternatives``: other ways to write a step, varied in their turn;
+    ``swapped``: two steps written the other way round first (:func:`swap_steps`)."""
     source = textwrap.dedent(inspect.getsource(function))
     tree = ast.parse(source)
     definition = tree.body[0]
     definition.decorator_list = []
+    if swapped:
+        swap_steps(definition, *swapped)
     seen = {ast.unparse(tree)}
     found = []
     written = [(i, statement) for i, statement in enumerate(definition.body)]

@@ -117,7 +117,6 @@ class GradeReport:
     stages: list[StageResult] = field(default_factory=list)
     device: str = "cpu"
     cells: list[dict] = field(default_factory=list)
-    output: str = ""
     error: str = ""  # set when the submission could not be graded at all
     seconds: float = 0.0
     # the worker's fences, as it reported them

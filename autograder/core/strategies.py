@@ -93,9 +93,8 @@ def variation_seed() -> int:
 
 
 class Example:
-    """A drawn example of a chapter's own kind (the chapter's strategies build them): ``str`` of it
-    says the example in plain words, and :meth:`read_error` reads an error of the student's code
-    against it. Failures name the smallest failing one (:func:`run_property`)."""
+    """A drawn example of a chapter's own kind: ``str`` of it says it in plain words, and
+    :meth:`read_error` reads an error of the student's code against it."""
 
     def read_error(self, message: str, fallback: Hint | None = None) -> Hint | None:
         """The hint for the error ``message`` the student's code raised on this example:
@@ -122,9 +121,8 @@ def tensor(shape, seed: int, low: float = -2.0, high: float = 2.0) -> torch.Tens
 
 
 def explaining() -> bool:
-    """Whether a failure raised now is the one the student will see: outside a property, or
-    in hypothesis's final replay of the smallest failing example. Hints that take work (running
-    the known mistakes) are worked out only then, not for every example tried while shrinking."""
+    """Whether a failure raised now is the one the student sees (outside a property, or in hypothesis's
+    final replay): hints that take work are worked out only then, not while shrinking."""
     from hypothesis.control import current_build_context, currently_in_test_context
 
     return not currently_in_test_context() or bool(current_build_context().is_final)
@@ -143,9 +141,8 @@ def describe(value, show_input=None) -> str:
 
 
 def run_property(body, *strategies, examples: int, show_input=None) -> None:
-    """Run ``body`` on drawn examples and re-raise the failure of the smallest failing one,
-    saying which example it was (the :class:`Example`, and ``show_input(example)`` when that is small).
-    A stopped worker or a stub ends the search at once."""
+    """Run ``body`` on drawn examples and re-raise the failure of the smallest failing one, naming it
+    (and ``show_input(example)`` when that is small); a stopped worker or a stub ends the search at once."""
 
     class _Stop(BaseException):
         def __init__(self, exc):

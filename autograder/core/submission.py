@@ -223,10 +223,9 @@ class StudentModule:
     def __init__(self, sub: Submission, handle: int, info: dict, what: str):
         self.sub, self.handle, self.info, self.what = sub, handle, info, what
 
-    def __call__(self, x: torch.Tensor, *, train: bool = False, seed: int | None = None) -> torch.Tensor:
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
         what = f"{self.what}.forward"
-        return expect_tensor(self.sub._ask({"op": "forward", "handle": self.handle, "x": x,
-                                            "train": train, "seed": seed}, what), what)
+        return expect_tensor(self.sub._ask({"op": "forward", "handle": self.handle, "x": x}, what), what)
 
     def echo(self, x: torch.Tensor) -> tuple[torch.Tensor, list]:
         """One forward pass (eval mode), and its input as the pass left it."""

@@ -101,4 +101,4 @@ def test_the_zero_weights_fake_would_pass_on_its_own_weights():
     module = namespace["CausalAttention"](3, 2, 6, 0.0)
     x = torch.rand(2, 4, 3)
     own = {k: v.detach() for k, v in module.state_dict().items()}
-    assert torch.allclose(module(x).double(), R.causal_attention(own, x))
+    assert torch.allclose(module(x).double(), R.attention(own, x))

@@ -12,19 +12,19 @@ from autograder.core.mutation import GENERIC, StepVariant, Vocabulary, step_vari
 
 @dataclass(frozen=True)
 class Program:
-    """``steps`` (float64 in and out), other ways to write one of its steps, and the same
-    steps in another order: the variants of each are tried."""
+    """``steps`` (float64 in and out), other ways to write one of its steps, and two consecutive steps
+    that may come in the other order: the variants of each are tried."""
 
     steps: Callable
     alternatives: tuple[str, ...] = ()
-    reordered: tuple[Callable, ...] = ()
+    swapped: tuple[str, str] | None = None
 
     def __call__(self, *args):
         return self.steps(*args)
 
     def variants(self) -> list[StepVariant]:
         return [*step_variants(self.steps, self.alternatives, VOCABULARY),
-                *(v for other in self.reordered for v in step_variants(other, (), VOCABULARY))]
+                *(step_variants(self.steps, (), VOCABULARY, self.swapped) if self.swapped else ())]
 
 
 # other ways to write the causal mask: tril compared with 0, a large finite number instead of -inf
@@ -37,9 +37,9 @@ ADDITIVE_MASK = ("masked = scores + (1.0 - torch.tril(torch.ones(context_length,
 MASKS = (TRIL_MASK, FINITE_MASK, ADDITIVE_MASK)
 
 # what the changes vary besides core's generic calls: attention's calls, the biases, the mask's triangle and -inf
-VOCABULARY = GENERIC | Vocabulary(
-    droppable=frozenset({"softmax", "dropout", "masked_fill", "masked_fill_", "triu", "tril", "out_proj", "proj"}),
-    keywords=("bias", "qkv_bias"), attributes=(("triu", "tril"),), strings=(("-inf", "inf"),))
+VOCABULARY = Vocabulary(
+    droppable=GENERIC.droppable | {"softmax", "dropout", "masked_fill", "masked_fill_", "triu", "tril", "out_proj", "proj"},
+    keywords=(*GENERIC.keywords, "bias", "qkv_bias"), attributes=(("triu", "tril"),), strings=(("-inf", "inf"),))
 
 # steps of one kind, named together when an error cannot tell them apart
 GROUPS: dict[str, tuple[str, str]] = {step: (group, words) for group, words, steps in (

@@ -124,16 +124,21 @@ def sdpa(q, k, v, **options) -> torch.Tensor:
         return F.scaled_dot_product_attention(q, k, v, **options)
 
 
+SDPA_MASK_MISTAKES = ("sdpa_mask_inverted", "sdpa_float_mask")
+
+
 def attention_variant(q, k, v, *, scale: float, causal: bool, mistake: str | None, d_in: int = 0) -> torch.Tensor:
     """Attention with one named mistake (None: the correct computation, by PyTorch's SDPA).
     ``d_in``: the width of the module's input, for the mistake of scaling by it."""
     if mistake is None:
         return sdpa(q, k, v, scale=scale, is_causal=causal)
+    n = q.shape[-2]
+    future = torch.ones(n, n, dtype=torch.bool).triu(1)
+    if mistake in SDPA_MASK_MISTAKES:  # the triu mask handed to scaled_dot_product_attention as it is
+        return sdpa(q, k, v, attn_mask=future if mistake == "sdpa_mask_inverted" else future.double())
     if mistake == "keys_queries_swapped":
         q, k = k, q
     scores = q @ k.transpose(-2, -1)
-    n = scores.shape[-1]
-    future = torch.ones(n, n, dtype=torch.bool).triu(1)
     if mistake == "no_scale":
         scale = 1.0
     elif mistake == "scale_without_sqrt":
@@ -212,45 +217,41 @@ ATTENTION_MISTAKES: dict[str, Hint | str] = {
     "mask_off_by_one": Hint("the mask starts one diagonal too high, so each token also sees the next one: hide "
                             "everything above the diagonal", "torch.triu(..., diagonal=1)"),
     # last: at small sizes an axis often has the size of a likelier culprit, and the first match is named
-    "scale_by_keys_axis_0": Hint("the scale uses another axis of the keys (keys.shape[0]); d_k is the last one",
-                                 "divide by sqrt(keys.shape[-1])"),
-    "scale_by_keys_axis_1": Hint("the scale uses another axis of the keys (keys.shape[1]); d_k is the last one",
-                                 "divide by sqrt(keys.shape[-1])"),
-    "scale_by_keys_axis_2": Hint("the scale uses another axis of the keys (keys.shape[2]); d_k is the last one",
-                                 "divide by sqrt(keys.shape[-1])"),
+    **{f"scale_by_keys_axis_{axis}": Hint(f"the scale uses another axis of the keys (keys.shape[{axis}]); d_k is the "
+                                          "last one", "divide by sqrt(keys.shape[-1])") for axis in range(3)},
 }
 CAUSAL_ONLY = {"mask_hides_diagonal", "mask_zero_fill", "mask_after_softmax", "mask_transposed", "no_mask",
                "mask_off_by_one", "mask_pos_inf", "mask_hides_all"}
 BATCHED_ONLY = {"softmax_over_batch"}
 
 
-def mistakes_for(causal: bool, batched: bool | None = None) -> list[str]:
-    batched = causal if batched is None else batched
-    return [m for m in ATTENTION_MISTAKES
-            if (causal or m not in CAUSAL_ONLY) and (batched or m not in BATCHED_ONLY)]
+def mistakes_for(causal: bool) -> dict[str, Hint | str]:
+    """The attention mistakes a module can make: the mask's and the batch's only where it has them."""
+    return {m: hint for m, hint in ATTENTION_MISTAKES.items() if causal or m not in CAUSAL_ONLY | BATCHED_ONLY}
 
 
 # -- modules ------------------------------------------------------------------------------
 
+QKV = ("W_query", "W_key", "W_value")
+
+
+def _attend(q, k, v, x: torch.Tensor, causal: bool, mistake: str | None) -> torch.Tensor:
+    return attention_variant(q, k, v, scale=1 / math.sqrt(max(1, k.shape[-1])), causal=causal, mistake=mistake,
+                             d_in=x.shape[-1])
+
+
 def self_attention_v1(state: dict, x: torch.Tensor, mistake: str | None = None) -> torch.Tensor:
     x = d(x)
-    q, k, v = (x @ d(state[n]) for n in ("W_query", "W_key", "W_value"))
-    return attention_variant(q, k, v, scale=1 / math.sqrt(max(1, k.shape[-1])), causal=False, mistake=mistake,
-                             d_in=x.shape[-1])
+    q, k, v = (x @ d(state[n]) for n in QKV)
+    return _attend(q, k, v, x, False, mistake)
 
 
-def self_attention_v2(state: dict, x: torch.Tensor, mistake: str | None = None) -> torch.Tensor:
+def attention(state: dict, x: torch.Tensor, mistake: str | None = None, *, causal: bool = True,
+              prefix: str = "") -> torch.Tensor:
+    """Attention through nn.Linear projections: CausalAttention's, or SelfAttention_v2's (not causal)."""
     x = d(x)
-    q, k, v = (linear(state, n, x) for n in ("W_query", "W_key", "W_value"))
-    return attention_variant(q, k, v, scale=1 / math.sqrt(max(1, k.shape[-1])), causal=False, mistake=mistake,
-                             d_in=x.shape[-1])
-
-
-def causal_attention(state: dict, x: torch.Tensor, mistake: str | None = None, prefix: str = "") -> torch.Tensor:
-    x = d(x)
-    q, k, v = (linear(state, prefix + n, x) for n in ("W_query", "W_key", "W_value"))
-    return attention_variant(q, k, v, scale=1 / math.sqrt(max(1, k.shape[-1])), causal=True, mistake=mistake,
-                             d_in=x.shape[-1])
+    q, k, v = (linear(state, prefix + n, x) for n in QKV)
+    return _attend(q, k, v, x, causal, mistake)
 
 
 WRAPPER_MISTAKES: dict[str, Hint | str] = {
@@ -267,7 +268,7 @@ def wrapper(state: dict, x: torch.Tensor, num_heads: int, mistake: str | None = 
     order = range(num_heads - 1, -1, -1) if mistake == "heads_reversed" else range(num_heads)
     per_head = mistake if mistake in ATTENTION_MISTAKES else None
     dim = {"concat_batch": 0, "concat_tokens": 1}.get(mistake, -1)
-    return torch.cat([causal_attention(state, x, per_head, prefix=f"heads.{i}.") for i in order], dim)
+    return torch.cat([attention(state, x, per_head, prefix=f"heads.{i}.") for i in order], dim)
 
 
 MHA_MISTAKES: dict[str, Hint | str] = {
@@ -297,7 +298,7 @@ MHA_MISTAKES: dict[str, Hint | str] = {
 def multi_head(state: dict, x: torch.Tensor, num_heads: int, mistake: str | None = None) -> torch.Tensor:
     x = d(x)
     b, t, _ = x.shape
-    q, k, v = (linear(state, n, x) for n in ("W_query", "W_key", "W_value"))
+    q, k, v = (linear(state, n, x) for n in QKV)
     d_out = q.shape[-1]
     if mistake == "single_head":
         num_heads = 1
@@ -322,7 +323,7 @@ def multi_head(state: dict, x: torch.Tensor, num_heads: int, mistake: str | None
             raise RuntimeError("this mistake raises a shape error at these sizes")
         causal = t == num_heads
     ctx = attention_variant(q, k, v, scale=scale, causal=causal, d_in=x.shape[-1],
-                            mistake=mistake if mistake in ATTENTION_MISTAKES or mistake == "softmax_over_heads" else None)
+                            mistake=mistake if mistake in (*ATTENTION_MISTAKES, "softmax_over_heads", *SDPA_MASK_MISTAKES) else None)
     if mistake in ("merge_without_transpose", "split_without_transpose", "split_by_view_only"):
         ctx = ctx.contiguous().view(b, t, d_out)
     else:

@@ -113,19 +113,19 @@ def test_mistake_outputs_are_the_references_mistakes():
     found = mistake_outputs(s4_causal.SPEC, STATE, X, SIZES)
     assert len(found) > 10 and set(found) <= set(s4_causal.SPEC.mistakes)
     for name, output in found.items():
-        torch.testing.assert_close(output, R.causal_attention(STATE, X, name), rtol=0, atol=0, equal_nan=True)
+        torch.testing.assert_close(output, R.attention(STATE, X, name), rtol=0, atol=0, equal_nan=True)
     for name in set(s4_causal.SPEC.mistakes) - set(found):  # only those that cannot run at these sizes
         with pytest.raises(RuntimeError):
-            R.causal_attention(STATE, X, name)
+            R.attention(STATE, X, name)
 
 
 def test_expect_reference_passes_the_right_output():
-    expect_reference(s4_causal.SPEC, R.causal_attention(STATE, X).float(), STATE, X, SIZES, "out")
+    expect_reference(s4_causal.SPEC, R.attention(STATE, X).float(), STATE, X, SIZES, "out")
 
 
 @pytest.mark.parametrize("mistake", ["no_mask", "mask_hides_diagonal", "softmax_wrong_dim", "no_scale"])
 def test_expect_reference_names_the_mistake(mistake):
-    wrong = R.causal_attention(STATE, X, mistake).float()
+    wrong = R.attention(STATE, X, mistake).float()
     with pytest.raises(CheckFailure) as failure:
         expect_reference(s4_causal.SPEC, wrong, STATE, X, SIZES, "out")
     assert failure.value.hint.same_advice(as_hint(R.ATTENTION_MISTAKES[mistake])) and failure.value.hint.mistake == mistake
@@ -133,7 +133,7 @@ def test_expect_reference_names_the_mistake(mistake):
 
 def test_expect_reference_falls_back_on_the_generic_hint():
     with pytest.raises(CheckFailure) as failure:
-        expect_reference(s4_causal.SPEC, R.causal_attention(STATE, X).float() * 1.5, STATE, X, SIZES, "out",
+        expect_reference(s4_causal.SPEC, R.attention(STATE, X).float() * 1.5, STATE, X, SIZES, "out",
                          extra_hint="extra")
     hint = failure.value.hint
     assert hint.text().endswith("extra") and hint.rank == GENERIC and hint.mistake == "observed_wrong_values"
@@ -142,7 +142,7 @@ def test_expect_reference_falls_back_on_the_generic_hint():
 def test_expect_reference_says_a_missing_contract_weight():
     state = {k: v for k, v in STATE.items() if k != "W_key.weight"}
     with pytest.raises(CheckFailure, match="CausalAttention has no weight named 'W_key.weight'"):
-        expect_reference(s4_causal.SPEC, R.causal_attention(STATE, X).float(), state, X, SIZES, "out")
+        expect_reference(s4_causal.SPEC, R.attention(STATE, X).float(), state, X, SIZES, "out")
 
 
 def test_nan_everywhere_names_no_mistake_on_a_drawn_example():
@@ -180,7 +180,7 @@ def test_run_at_runs_the_students_module_once_a_stage_at_given_sizes():
     assert len(builds) == built
     assert [(o, x, out) for o, _, x, out in again] == [(o, x, out) for o, _, x, out in first]
     state, x, out = run_at(s4_causal.SPEC, sub, SIZES)
-    torch.testing.assert_close(out, R.causal_attention(state, x, "no_mask").float())
+    torch.testing.assert_close(out, R.attention(state, x, "no_mask").float())
 
     raising = submission(CausalAttention=RaisesInForward)
     builds = _counting_builds(raising)

@@ -123,13 +123,13 @@ def v1(ex: Example, mistake):
 
 
 def v2(ex: Example, mistake):
-    return R.self_attention_v2(qkv_state(ex.d_in, ex.head_dim, ex.seed),
-                               random(ex.tokens, ex.d_in, seed=ex.seed), mistake)
+    return R.attention(qkv_state(ex.d_in, ex.head_dim, ex.seed), random(ex.tokens, ex.d_in, seed=ex.seed), mistake,
+                       causal=False)
 
 
 def causal(ex: Example, mistake):
-    return R.causal_attention(qkv_state(ex.d_in, ex.head_dim, ex.seed),
-                              random(ex.batch, ex.tokens, ex.d_in, seed=ex.seed), mistake)
+    return R.attention(qkv_state(ex.d_in, ex.head_dim, ex.seed),
+                       random(ex.batch, ex.tokens, ex.d_in, seed=ex.seed), mistake)
 
 
 def wrapper(ex: Example, mistake):
@@ -179,15 +179,15 @@ def test_the_correct_references_agree_with_each_other():
     x = random(ex.batch, ex.tokens, ex.d_in, seed=ex.seed)
     heads = qkv_state(ex.d_in, ex.head_dim, ex.seed, prefix="heads.0.")
     plain = {k.removeprefix("heads.0."): v for k, v in heads.items()}
-    assert close(R.wrapper(heads, x, 1), R.causal_attention(plain, x), FLOAT32)
+    assert close(R.wrapper(heads, x, 1), R.attention(plain, x), FLOAT32)
     identity = {"out_proj.weight": torch.eye(ex.head_dim), "out_proj.bias": torch.zeros(ex.head_dim)}
-    assert close(R.multi_head({**plain, **identity}, x, 1), R.causal_attention(plain, x), FLOAT32)
+    assert close(R.multi_head({**plain, **identity}, x, 1), R.attention(plain, x), FLOAT32)
     q = x.double() @ plain["W_query.weight"].double().T
     k = x.double() @ plain["W_key.weight"].double().T
     v = x.double() @ plain["W_value.weight"].double().T
     scores = (q @ k.transpose(1, 2)).masked_fill(torch.ones(ex.tokens, ex.tokens, dtype=torch.bool).triu(1), -math.inf)
     by_hand = torch.softmax(scores / math.sqrt(ex.head_dim), -1) @ v
-    assert close(R.causal_attention(plain, x), by_hand, FLOAT32)
+    assert close(R.attention(plain, x), by_hand, FLOAT32)
 
 
 def test_every_mistake_table_is_covered():

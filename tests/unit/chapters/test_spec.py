@@ -103,7 +103,7 @@ def test_load_weights_says_a_missing_contract_name(right):
 def test_named_weights_turns_a_missing_key_into_a_structure_failure():
     spec = s4_causal.SPEC
     with pytest.raises(CheckFailure, match="no weight named 'W_value.weight'"), named_weights(spec, {"W_query.weight"}):
-        R.causal_attention({"W_query.weight": torch.zeros(2, 2), "W_key.weight": torch.zeros(2, 2)},
+        R.attention({"W_query.weight": torch.zeros(2, 2), "W_key.weight": torch.zeros(2, 2)},
                            torch.zeros(1, 2, 2))
     with named_weights(spec):
         pass  # nothing missing, nothing raised
@@ -112,7 +112,7 @@ def test_named_weights_turns_a_missing_key_into_a_structure_failure():
 def test_judged_gives_the_module_on_the_grader_weights(right):
     module, state, x, out = judged(SPEC, right, SIZES)
     assert torch.equal(state["W_query.weight"], grader_weights(module, SIZES.seed)["W_query.weight"])
-    torch.testing.assert_close(out, R.causal_attention(state, x).float(), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(out, R.attention(state, x).float(), rtol=1e-5, atol=1e-6)
 
 
 def test_judged_fails_a_module_whose_output_ignores_its_weights():

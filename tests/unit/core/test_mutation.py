@@ -58,8 +58,8 @@ def test_the_vocabulary_says_which_calls_keywords_and_strings_vary():
     """Core knows generic tensor calls only; a chapter passes the calls of its subject."""
     plain = {v.operator for v in step_variants(_masked)}
     assert not {"drop_masked_fill", "low_high", "drop_max", "float32_float64"} & plain
-    own = GENERIC | Vocabulary(droppable=frozenset({"masked_fill"}), keywords=("max",), strings=(("low", "high"),),
-                               attributes=(("float32", "float64"),))
+    own = Vocabulary(droppable=GENERIC.droppable | {"masked_fill"}, keywords=("max",), strings=(("low", "high"),),
+                     attributes=(("float32", "float64"),))
     changed = {v.operator: v.after for v in step_variants(_masked, (), own)}
     base = "filled = x.masked_fill(x > 0, 'low').clamp(min=0, max=1).to(torch.float32)"
     assert changed["drop_masked_fill"] == "filled = x.clamp(min=0, max=1).to(torch.float32)"

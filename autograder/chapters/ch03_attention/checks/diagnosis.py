@@ -30,10 +30,9 @@ def either(hints: list[Hint]) -> Hint:
 
 def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dict[str, Hint | str], *,
              nan_everywhere_names: bool = True) -> Hint | None:
-    """The hint of the first known mistake whose output matches the student's (same shape and
-    values, or NaN in the same places), NAMED when no mistake with another hint matches too.
-    ``nan_everywhere_names=False`` where hypothesis shrinks the input toward zeros: there a
-    mistake can be NaN everywhere because of the input alone (x / x.sum() at x = [0.0])."""
+    """The hint of the first known mistake whose output matches the student's, NAMED when no mistake with
+    another hint matches too. ``nan_everywhere_names=False`` where hypothesis shrinks the input toward
+    zeros: there a mistake can be NaN everywhere because of the input alone (x / x.sum() at x = [0.0])."""
     all_nan = [name for name, output in variants.items() if bool(torch.isnan(output).all())]
     if nan_everywhere_names and isinstance(actual, torch.Tensor) and actual.is_floating_point() and \
             bool(torch.isnan(actual).all()) and len(all_nan) == 1 and variants[all_nan[0]].shape == actual.shape:
@@ -89,16 +88,15 @@ def _step_hint(matched: list, *, raised: bool = False) -> Hint | None:
     for variant in matched:
         by_step.setdefault(P.STEPS[variant.step][0], variant)
     kinds = {P.GROUPS.get(step_id, (step_id,))[0] for step_id in by_step}
+    what = "your code raises the error that" if raised else "your result is exactly what"
     if len(by_step) > 1 and len(kinds) == 1 and next(iter(by_step)) in P.GROUPS:  # steps of one kind
         group, words = P.GROUPS[next(iter(by_step))]
         variant = next(iter(by_step.values()))
-        what = "your code raises the error that" if raised else "your result is exactly what"
         return Hint(f"one step differs from the chapter's computation, {words}: {what} "
                     f"`{P.as_written(variant.after)}` (or the same change in another of them) gives",
                     f"the right step is `{P.as_written(variant.before)}`", rank=NAMED, mistake=f"{group}_{variant.operator}")
     hints = []
     for step_id, variant in list(by_step.items())[:2]:
-        what = "your code raises the error that" if raised else "your result is exactly what"
         hints.append(Hint(f"one step differs from the chapter's computation, {P.STEPS[variant.step][1]}: {what} "
                           f"`{P.as_written(variant.after)}` gives", f"the right step is `{P.as_written(variant.before)}`",
                           rank=NAMED, mistake=f"{step_id}_{variant.operator}"))
@@ -130,9 +128,8 @@ WHOLE_SHAPES = r"shapes cannot be multiplied|Expected size for first two dimensi
 
 
 def error_variants(error: StudentCodeError, program, *args: torch.Tensor) -> list:
-    """The variants that raise what the student's code raised (type and whole-shapes message) on
-    the same input and weights, when they all change one step; [] when the right computation
-    raises it too (the weights have the wrong shapes), or steps differ."""
+    """The variants that raise what the student's code raised (type and whole-shapes message), when they
+    all change one step; [] when the right computation raises it too, or steps differ."""
     if program is None or not re.search(WHOLE_SHAPES, error.exc_message or "") or not explaining():
         return []
     args = _float64(args)
@@ -182,8 +179,10 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
         with named_weights(spec, other_state):
             hint = diagnose_module(spec, out, other_state, other_x, other)
         if hint and hint.rank == NAMED:
+            # in the words of the student's class: a class without heads is never told of heads
+            said = other if spec.multi_head else replace(other, num_heads=1)
             _rename(error, replace(hint, what=f"{hint.what} (your class runs without this error when built with "
-                                              f"{sizes_for(spec, other)}, and its output there shows this mistake)"))
+                                              f"{said}, and its output there shows this mistake)"))
             return
 
 
@@ -192,12 +191,7 @@ DISTINCT_SIZES = Sizes(batch=3, tokens=5, d_in=7, d_out=8, context_length=6, num
 
 
 def _distinct(spec: ModuleSpec) -> Sizes:
-    return DISTINCT_SIZES if spec.heads(DISTINCT_SIZES) > 1 else replace(DISTINCT_SIZES, num_heads=1)
-
-
-def sizes_for(spec: ModuleSpec, sizes: Sizes) -> str:
-    """``sizes`` in the words of ``spec``'s class: a class without heads is never told of heads."""
-    return str(sizes if spec.heads(sizes) > 1 else replace(sizes, num_heads=1))
+    return DISTINCT_SIZES if spec.multi_head else replace(DISTINCT_SIZES, num_heads=1)
 
 
 def _error_variants_at(sizes: Sizes, error: StudentCodeError, spec: ModuleSpec, sub) -> list:
@@ -296,19 +290,14 @@ def diagnose_module(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, size
     return told if told and told.rank == NAMED and any(told.same_advice(a) for a in hint.alternatives) else hint
 
 
-def nan_tokens(actual: torch.Tensor) -> list[int]:
-    """The tokens (the second-to-last axis) whose output has a NaN somewhere."""
-    if actual.dim() < 2:
-        return [0] if bool(torch.isnan(actual).any()) else []
-    rows = torch.isnan(actual).reshape(-1, *actual.shape[-2:]).any(0).any(-1)
-    return [int(i) for i in rows.nonzero().flatten()]
-
-
 def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> Hint | None:
     """Which tokens are NaN where ``expected`` is finite, and how a softmax makes NaN."""
     if isinstance(actual, torch.Tensor) and actual.shape == expected.shape and actual.is_floating_point() \
             and bool((torch.isnan(actual) & torch.isfinite(expected)).any()):
-        tokens = nan_tokens(actual)
+        if actual.dim() < 2:
+            tokens = [0]
+        else:  # the tokens (the second-to-last axis) with a NaN somewhere
+            tokens = torch.isnan(actual).reshape(-1, *actual.shape[-2:]).any(0).any(-1).nonzero().flatten().tolist()
         where = "every token" if len(tokens) == actual.shape[-2] and actual.dim() >= 2 else \
             f"token{'s' if len(tokens) > 1 else ''} {', '.join(map(str, tokens[:8]))}{' ...' if len(tokens) > 8 else ''}"
         return Hint(f"the output of {where} is NaN where it should be finite: a softmax gives NaN when every "
@@ -350,14 +339,20 @@ def mistake_outputs(spec: ModuleSpec, state: dict, x: torch.Tensor, sizes: Sizes
     return found
 
 
+def function_mistake(actual, mistakes: R.FunctionMistakes, args: tuple, program, default: Hint | str) -> Hint | str:
+    """The known mistake a function's output matches, or the step that gives it, else ``default``."""
+    if not explaining():
+        return default
+    variants, hints = R.function_variants(mistakes, *args)
+    return diagnose(actual, variants, hints, nan_everywhere_names=False) or diagnose_steps(actual, program, *args) or \
+        default
+
+
 def expect_function(actual: torch.Tensor, expected: torch.Tensor, what: str, mistakes: R.FunctionMistakes,
                     args: tuple, *, default_hint: Hint | str, tol=FLOAT32, program=None) -> None:
-    """``actual`` equals ``expected``; else the known mistake it matches, or the step that gives it."""
-    hint = default_hint
-    if not close(actual, expected, tol) and explaining():
-        variants, hints = R.function_variants(mistakes, *args)
-        hint = diagnose(actual, variants, hints, nan_everywhere_names=False) or \
-            diagnose_steps(actual, program, *args) or default_hint
+    """``actual`` equals ``expected``; else :func:`function_mistake` says why."""
+    hint = default_hint if close(actual, expected, tol) else function_mistake(actual, mistakes, args, program,
+                                                                              default_hint)
     expect_close(actual, expected, what, hint=hint, tol=tol)
 
 

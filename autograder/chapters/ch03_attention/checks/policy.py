@@ -54,9 +54,6 @@ def _attention_calls(sub, build, x) -> tuple[str, list[str]]:
 def no_library_attention(*modules, parts=None):
     """None of ``modules`` ((builder, input shape) each) calls library attention; ``parts``: the module
     the stage's own are built from, whose calls are not charged here."""
-    if not modules:
-        raise ValueError("no_library_attention: name the modules whose forward the policy reads")
-
     def policy(sub) -> None:
         for build, shape in modules:
             what, found = _attention_calls(sub, lambda build=build: build(sub), tensor(shape, 1))

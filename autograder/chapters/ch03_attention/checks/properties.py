@@ -33,10 +33,10 @@ positions = st.integers(0, 64)
 STRUCTURE_SIZES = Sizes(batch=2, tokens=3, d_in=5, d_out=4, context_length=4, num_heads=2, seed=5)
 
 
-def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None, *, dropout: float | None = None):
+def judged(spec: ModuleSpec, sub, sizes: Sizes, x: torch.Tensor | None = None):
     """The student's module for ``sizes`` with the grader's weights loaded, and its output on
     ``x``, which must have the right shape and depend on those weights: (module, state, x, out)."""
-    module = spec.build(sub, sizes, dropout=dropout)
+    module = spec.build(sub, sizes)
     x = spec.input(sizes) if x is None else x
     state = load_grader_weights(module, sizes.seed)
     try:
@@ -68,6 +68,12 @@ def _is_the_books(spec: ModuleSpec, module, out, state: dict, x: torch.Tensor, s
     except Exception:  # the student's weights do not fit the book's computation: the test decides
         return False
     return close(out, expected, FLOAT32) and not close(moved, expected, FLOAT32)
+
+
+def matches_reference(spec: ModuleSpec, sub, sizes: Sizes) -> None:
+    """The module equals the reference computation on the grader's weights."""
+    module, state, x, out = judged(spec, sub, sizes)
+    expect_reference(spec, out, state, x, sizes, f"{module.what}(x)", sub=sub)
 
 
 def expect_uses_weights(spec: ModuleSpec, sub, sizes: Sizes = STRUCTURE_SIZES) -> None:
@@ -222,9 +228,8 @@ def gradients(spec: ModuleSpec, sub, sizes: Sizes, names: list[str]) -> None:
 
 
 def dropout_behaviour(spec: ModuleSpec, sub, sizes: Sizes, head_blocks: int) -> None:
-    """Eval mode ignores dropout; training mode drops whole attention weights, rescaled. Token 0
-    attends only to itself, so its output is 0 or its eval value / (1 - p) whatever the mask
-    (masks differ between machines); how it breaks that rule names the mistake."""
+    """Eval mode ignores dropout; training mode drops whole attention weights, rescaled: token 0 attends
+    only to itself, so its output is 0 or its eval value / (1 - p); how it breaks that names the mistake."""
     p, passes = 0.5, 64
     plain = spec.build(sub, sizes, dropout=0.0)
     dropped = spec.build(sub, sizes, dropout=p)

@@ -4,7 +4,7 @@ import torch
 
 from autograder.chapters.ch03_attention import book
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks.diagnosis import diagnose, diagnose_steps, expect_function
+from autograder.chapters.ch03_attention.checks.diagnosis import expect_function, function_mistake
 from autograder.chapters.ch03_attention.checks.policy import Refused, library_calls, only_refusals
 from autograder.chapters.ch03_attention.checks.properties import function_side_effects
 from autograder.chapters.ch03_attention.checks.spec import perturbed, require
@@ -14,7 +14,7 @@ from autograder.core.checks import check
 from autograder.core.compare import BOOK, FLOAT32, expect_shape
 from autograder.core.failures import CheckFailure, Hint
 from autograder.core.hints import SHAPE_ERROR
-from autograder.core.strategies import EXAMPLES, explaining, float_arrays, run_property, tensor, variation_seed
+from autograder.core.strategies import EXAMPLES, float_arrays, run_property, tensor, variation_seed
 
 # softmax_naive(attn_scores[1]): the weights of the query "journey"
 JOURNEY_WEIGHTS = torch.tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])
@@ -63,11 +63,7 @@ def book_example(sub):
 
 
 def _known_mistake(out: torch.Tensor, x: torch.Tensor, default: Hint | str) -> Hint | str:
-    if not explaining():
-        return default
-    variants, hints = R.function_variants(R.softmax_mistakes(x), x)
-    return diagnose(out, variants, hints, nan_everywhere_names=False) or diagnose_steps(out, PROGRAM, x) or \
-        default
+    return function_mistake(out, R.softmax_mistakes(x), (x,), PROGRAM, default)
 
 
 @check("1.2", 3, "sums to 1 along the last dimension, positive, same shape (1-, 2- and 3-d inputs)")

@@ -1,14 +1,16 @@
 """Stage 3 (self_attention): SelfAttention_v1 (nn.Parameter) and SelfAttention_v2 (nn.Linear)."""
 
+from dataclasses import replace
+
 import torch
 
 from autograder.chapters.ch03_attention import book, exhibits
 from autograder.chapters.ch03_attention import reference as R
-from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module, expect_book, expect_reference
+from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module, expect_book
 from autograder.chapters.ch03_attention.checks.policy import no_library_attention
 from autograder.chapters.ch03_attention.checks.properties import (
     expect_uses_weights,
-    judged,
+    matches_reference,
     module_side_effects,
     permutation_equivariance,
     row_sums,
@@ -69,23 +71,20 @@ ERROR_HINTS = [
 ]
 
 QKV = ["W_query", "W_key", "W_value"]
-_MISTAKES = {m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=False, batched=False)}
 BOOK_SIZES = Sizes(batch=1, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=1, seed=0)
 
-V1 = ModuleSpec(
-    name="SelfAttention_v1", book=BookCall(BOOK_SIZES, (3, 2), 123), batched=False, causal=False,
-    args=lambda s: (s.d_in, s.d_out), reference=lambda state, x, s, mistake: R.self_attention_v1(state, x, mistake),
-    program=Program(self_attention_v1_steps, (_SCALE_AS_POWER,)),
-    mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"], v1_style=True,
-    structure_hint=Hint("SelfAttention_v1 holds plain (d_in, d_out) parameter matrices W_query, W_key, W_value, used "
-                        "as x @ W_query", "nn.Parameter(torch.rand(d_in, d_out))"),
-    shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
 V2 = ModuleSpec(
     name="SelfAttention_v2", book=BookCall(BOOK_SIZES, (3, 2), 789), batched=False, causal=False,
-    args=lambda s: (s.d_in, s.d_out), reference=lambda state, x, s, mistake: R.self_attention_v2(state, x, mistake),
+    args=lambda s: (s.d_in, s.d_out), reference=lambda state, x, s, mistake: R.attention(state, x, mistake, causal=False),
     program=Program(self_attention_v2_steps, (_SCALE_AS_POWER,)),
-    mistakes=_MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"],
+    mistakes=R.mistakes_for(causal=False), value_heads=lambda s: ["W_value"],
     shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
+V1 = replace(
+    V2, name="SelfAttention_v1", book=BookCall(BOOK_SIZES, (3, 2), 123), v1_style=True,
+    reference=lambda state, x, s, mistake: R.self_attention_v1(state, x, mistake),
+    program=Program(self_attention_v1_steps, (_SCALE_AS_POWER,)),
+    structure_hint=Hint("SelfAttention_v1 holds plain (d_in, d_out) parameter matrices W_query, W_key, W_value, used "
+                        "as x @ W_query", "nn.Parameter(torch.rand(d_in, d_out))"))
 ATTENTION_HINT = Hint("compare each step with the book: scores of queries and keys, scaled by 1/sqrt(d_k), softmax "
                       "over each row, weights times values",
                       "softmax(queries @ keys.T / sqrt(d_k), dim=-1) @ values, with d_k = keys.shape[-1]")
@@ -141,7 +140,7 @@ def weight_transfer(sub):
     state = load_grader_weights(v2, variation_seed())
     x = book.INPUTS
     with named_weights(V2, state):
-        expected = R.self_attention_v2(state, x)
+        expected = R.attention(state, x, causal=False)
         # nn.Linear stores weight as (d_out, d_in) and computes x @ weight.T
         transposed = {name: state[f"{name}.weight"].T.contiguous() for name in QKV}
     # the exercise needs a right v2 first: a wrong v2 is named as such, never v1
@@ -163,12 +162,8 @@ def weight_transfer(sub):
 def oracle(sub):
     for spec in (V1, V2):
         require(sub, spec.name, "class")
-
-        def body(sizes, spec=spec):
-            module, state, x, out = judged(spec, sub, sizes)
-            expect_reference(spec, out, state, x, sizes, f"{module.what}(x)", sub=sub)
-
-        run_property(body, attention_sizes(), examples=EXAMPLES["module"], show_input=spec.input)
+        run_property(lambda sizes, spec=spec: matches_reference(spec, sub, sizes), attention_sizes(),
+                     examples=EXAMPLES["module"], show_input=spec.input)
 
 
 @check("3.6", 2, "each token's weights sum to 1; permuting tokens permutes the output")

@@ -12,7 +12,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
     dropout_behaviour,
     expect_uses_weights,
     gradients,
-    judged,
+    matches_reference,
     module_side_effects,
     moves_to_device,
     positions,
@@ -61,27 +61,6 @@ def multi_head_attention_steps(state, x, context_length, num_heads):
     return projected
 
 
-def multi_head_attention_scaled_first(state, x, context_length, num_heads):
-    b, num_tokens, d_in = x.shape
-    queries = linear(state, "W_query", x)
-    keys = linear(state, "W_key", x)
-    values = linear(state, "W_value", x)
-    d_out = queries.shape[-1]
-    head_dim = d_out // num_heads
-    q_heads = queries.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
-    k_heads = keys.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
-    v_heads = values.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
-    scores = q_heads @ k_heads.transpose(2, 3)
-    scaled = scores / head_dim ** 0.5
-    masked = scaled.masked_fill(torch.triu(torch.ones(context_length, context_length), diagonal=1).bool()
-                                [:num_tokens, :num_tokens], -torch.inf)
-    weights = torch.softmax(masked, dim=-1)
-    context = weights @ v_heads
-    merged = context.transpose(1, 2).contiguous().view(b, num_tokens, d_out)
-    projected = linear(state, "out_proj", merged)
-    return projected
-
-
 ERROR_HINTS = [
     (r"permute\(\): duplicate dims|permute.*does not match the length", "permute lists every axis once, in the "
      "new order: splitting the heads, (b, num_tokens, num_heads, head_dim).permute(0, 2, 1, 3) moves the heads "
@@ -108,16 +87,15 @@ ERROR_HINTS = [
 ]
 
 # the multi-head mistakes first: at small sizes scaling by d_out can look like another axis of the keys
-MISTAKES = {**R.MHA_MISTAKES, **{m: R.ATTENTION_MISTAKES[m] for m in R.mistakes_for(causal=True)}}
+MISTAKES = {**R.MHA_MISTAKES, **R.mistakes_for(causal=True)}
 
 SPEC = ModuleSpec(
     name=NAME, book=BookCall(Sizes(2, 6, 3, 2, 6, 2, 0), (3, 2, 6, 0.0), 123, num_heads=2), batched=True, causal=True,
     args=lambda s: (s.d_in, s.d_out, s.context_length, 0.0, s.num_heads),
     reference=lambda state, x, s, mistake: R.multi_head(state, x, s.num_heads, mistake),
     program=Program(multi_head_attention_steps, ("scaled = masked * head_dim ** -0.5", *MASKS),
-                    (multi_head_attention_scaled_first,)),
-    mistakes=MISTAKES, out_dim=lambda s: s.d_out, value_heads=lambda s: ["W_value"],
-    identity_out_proj=True, dropout_index=3, heads=lambda s: s.num_heads,
+                    ("masked", "scaled")),
+    mistakes=MISTAKES, value_heads=lambda s: ["W_value"], identity_out_proj=True, multi_head=True,
     structure_hint=Hint("create W_query, W_key, W_value as nn.Linear layers from d_in to d_out and out_proj from "
                         "d_out to d_out, with its bias",
                         "W_query = nn.Linear(d_in, d_out, bias=qkv_bias), ..., out_proj = nn.Linear(d_out, d_out)"),
@@ -173,12 +151,8 @@ def invalid_heads(sub):
 @check("6.4", 3, "equals multi-head causal attention on its own weights (random sizes and head counts)")
 def oracle(sub):
     require(sub, NAME, "class")
-
-    def body(sizes):
-        module, state, x, out = judged(SPEC, sub, sizes)
-        expect_reference(SPEC, out, state, x, sizes, f"{module.what}(x)", sub=sub)
-
-    run_property(body, attention_sizes(heads=True), examples=EXAMPLES["module"], show_input=SPEC.input)
+    run_property(lambda sizes: matches_reference(SPEC, sub, sizes), attention_sizes(heads=True),
+                 examples=EXAMPLES["module"], show_input=SPEC.input)
 
 
 @check("6.5", 3, "equals the wrapper of independent heads when its weights are stacked from theirs")
@@ -197,7 +171,7 @@ def equals_wrapper(sub):
         load_weights(SPEC, module, stacked)
         x = SPEC.input(sizes)
         out = module(x)
-        expected = torch.cat([R.causal_attention(head, x) for head in heads], -1)
+        expected = torch.cat([R.attention(head, x) for head in heads], -1)
         what = f"{module.what}(x) with stacked head weights and out_proj = identity"
         expect_shape(out, expected.shape, what, SPEC.shape_hint)
         hint = ""

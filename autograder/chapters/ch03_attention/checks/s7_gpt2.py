@@ -186,9 +186,8 @@ def _expect_same_as_own(sub, x, what: str, default_hint: Hint) -> None:
 
 
 def _judge_same_as_own(sub, module, x, what: str, default_hint: Hint) -> None:
-    """The module's output on ``x`` with the grader's weights equals the student's own 12-head
-    MultiHeadAttention's on them, compared on the first :data:`SHORT` tokens (causal: those rows
-    depend on those tokens only)."""
+    """The output on ``x`` with the grader's weights equals the student's own 12-head MultiHeadAttention's,
+    on the first :data:`SHORT` tokens (causal: those rows depend on those tokens only)."""
     own = _own_mha(sub)
     mine, theirs = set(module.info["params"]), set(own.info["params"])
     if mine != theirs:  # other weights (biases): no 12-head twin to compare with

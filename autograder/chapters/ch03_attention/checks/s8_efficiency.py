@@ -138,8 +138,6 @@ FUSED_LAYOUTS = {
 def _fused_reference(state, x, sizes, mistake):
     if mistake in FUSED_LAYOUTS:
         return R.multi_head(mha_weights(state, sizes, mistake), x, sizes.num_heads)
-    if mistake in SDPA_TRAPS:  # a fused module may hand its mask to scaled_dot_product_attention too
-        return _sdpa_trap(mha_weights(state, sizes), x, sizes.num_heads, mistake)
     return R.multi_head(mha_weights(state, sizes), x, sizes.num_heads, mistake)
 
 
@@ -212,14 +210,7 @@ def fused_equals_mha(sub):
 
 # -- (c) the memory of the attention weights -------------------------------------------------------
 
-_DTYPES = {2: torch.float16, 4: torch.float32, 8: torch.float64}
 GPT2_FULL_CONTEXT = (1, 12, 1024, 4)  # one sequence, 12 heads, 1,024 tokens, float32: 48 MiB
-
-
-def weights_nbytes(batch_size: int, num_heads: int, num_tokens: int, bytes_per_value: int) -> int:
-    """The bytes of a (batch, heads, tokens, tokens) tensor, on the meta device (nothing allocated)."""
-    shape = (batch_size, num_heads, num_tokens, num_tokens)
-    return torch.empty(shape, dtype=_DTYPES[bytes_per_value], device="meta").nbytes
 
 
 @check("8.5", 1, "attn_weights_bytes: batch x heads x tokens x tokens values (48 MiB per GPT-2 sequence at full context)")
@@ -228,7 +219,7 @@ def attention_memory(sub):
 
     def body(b, h, n, size):
         got = attn_weights_bytes.number(b, h, n, size)
-        expected = weights_nbytes(b, h, n, size)
+        expected = b * h * n * n * size
         if got == expected and type(got) is int:
             return
         why = [(expected, "the count is right but a float: return a whole number of bytes, an int"),
@@ -246,35 +237,13 @@ def attention_memory(sub):
 
     body(*GPT2_FULL_CONTEXT)
     body(8, 12, 1024, 4)
-    run_property(body, st.integers(2, 64), st.integers(2, 32), st.integers(2, 4096), st.sampled_from(sorted(_DTYPES)),
+    run_property(body, st.integers(2, 64), st.integers(2, 32), st.integers(2, 4096), st.sampled_from([2, 4, 8]),
                  examples=EXAMPLES["function"] // 3)
 
 
 # -- (d) PyTorch's fused scaled_dot_product_attention ---------------------------------------------
 
-
-
-def _sdpa_trap(state: dict, x: torch.Tensor, num_heads: int, mistake: str) -> torch.Tensor:
-    """MultiHeadAttention with the triu mask handed to scaled_dot_product_attention as it is."""
-    x = R.d(x)
-    b, t, _ = x.shape
-    q, k, v = (R.linear(state, name, x) for name in QKV)
-    d_out = q.shape[-1]
-    q, k, v = (z.view(b, t, num_heads, d_out // num_heads).transpose(1, 2) for z in (q, k, v))
-    future = torch.ones(t, t, dtype=torch.bool).triu(1)
-    mask = future if mistake == "sdpa_mask_inverted" else future.double()
-    context = R.sdpa(q, k, v, attn_mask=mask)
-    return R.linear(state, "out_proj", context.transpose(1, 2).reshape(b, t, d_out))
-
-
-def _sdpa_reference(state, x, sizes, mistake):
-    if mistake in SDPA_TRAPS:
-        return _sdpa_trap(state, x, sizes.num_heads, mistake)
-    return R.multi_head(state, x, sizes.num_heads, mistake)
-
-
-SDPA_SPEC = replace(s6_mha.SPEC, name="SDPAMultiHeadAttention", reference=_sdpa_reference,
-                    mistakes={**SDPA_TRAPS, **s6_mha.MISTAKES})
+SDPA_SPEC = replace(s6_mha.SPEC, name="SDPAMultiHeadAttention", mistakes={**SDPA_TRAPS, **s6_mha.MISTAKES})
 
 
 @check("8.6", 1, "SDPAMultiHeadAttention equals MultiHeadAttention on the same weights: causal (the boolean-mask "

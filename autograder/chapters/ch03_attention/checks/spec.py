@@ -6,7 +6,7 @@ import math
 import zlib
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -51,26 +51,21 @@ class ModuleSpec:
     args: Callable[[Sizes], tuple]
     reference: Callable[[dict, torch.Tensor, Sizes, str | None], torch.Tensor]
     mistakes: dict[str, Hint | str]
-    out_dim: Callable[[Sizes], int]
     value_heads: Callable[[Sizes], list[str]]  # weight names that produce the values
     identity_out_proj: bool = False
     v1_style: bool = False  # parameters are (d_in, d_out) matrices, not nn.Linear
-    dropout_index: int | None = None  # position of `dropout` among the constructor arguments
-    heads: Callable[[Sizes], int] = field(default=lambda s: 1)
+    multi_head: bool = False  # built with num_heads: told of the heads in the sizes it is built with
     # said when a weight the contract names is missing: a hint, or one of the missing name and those present
     structure_hint: Hint | str | Callable[[str, set], Hint | str] = \
         Hint("create W_query, W_key, W_value as nn.Linear layers from d_in to d_out", "nn.Linear(d_in, d_out, bias=qkv_bias)")
     shape_hint: Hint | str = ""  # said when the output has the wrong shape
     program: Program | None = None  # the computation step by step: program(state, x, context_length, num_heads)
 
-    def missing_weight_hint(self, missing: str, present: set) -> Hint | str:
-        return self.structure_hint(missing, present) if callable(self.structure_hint) else self.structure_hint
-
-    def build(self, sub, sizes: Sizes, *, seed: int | None = None, dropout: float | None = None, **kwargs):
+    def build(self, sub, sizes: Sizes, *, dropout: float | None = None):
         args = list(self.args(sizes))
-        if dropout is not None and self.dropout_index is not None:
-            args[self.dropout_index] = dropout
-        return sub.build(self.name, *args, seed=sizes.seed if seed is None else seed, **kwargs)
+        if dropout is not None:  # every module built with a dropout takes it fourth
+            args[3] = dropout
+        return sub.build(self.name, *args, seed=sizes.seed)
 
     def book_module(self, sub):
         """The student's module as the book builds it for its printed output."""
@@ -81,13 +76,11 @@ class ModuleSpec:
     def book_input(self) -> torch.Tensor:
         return book.BATCH if self.batched else book.INPUTS
 
-    def input(self, sizes: Sizes, seed: int | None = None) -> torch.Tensor:
-        shape = (sizes.batch, sizes.tokens, sizes.d_in) if self.batched else (sizes.tokens, sizes.d_in)
-        return tensor(shape, sizes.seed + 1 if seed is None else seed)
+    def input(self, sizes: Sizes) -> torch.Tensor:
+        return tensor(self.out_shape(sizes)[:-1] + (sizes.d_in,), sizes.seed + 1)
 
     def out_shape(self, sizes: Sizes) -> tuple:
-        lead = (sizes.batch, sizes.tokens) if self.batched else (sizes.tokens,)
-        return (*lead, self.out_dim(sizes))
+        return (sizes.batch, sizes.tokens, sizes.d_out) if self.batched else (sizes.tokens, sizes.d_out)
 
 
 @contextmanager
@@ -97,8 +90,9 @@ def named_weights(spec: ModuleSpec, present=()):
         yield
     except KeyError as missing:
         name = str(missing.args[0])
+        hint = spec.structure_hint
         raise CheckFailure(f"{spec.name} has no weight named {name!r}",
-                           spec.missing_weight_hint(name, set(present))) from None
+                           hint(name, set(present)) if callable(hint) else hint) from None
 
 
 def load_weights(spec: ModuleSpec, module, tensors: dict) -> None:
@@ -122,9 +116,8 @@ WEIGHT_NAMES = {"W_query", "W_key", "W_value", "out_proj", "qkv", "proj"}
 
 
 def grader_weights(module, seed: int) -> dict[str, torch.Tensor]:
-    """Weights the grader draws for the contract's parameters of ``module`` (all of them where none
-    is named so: the reference then names the missing one) from ``seed``: the module is judged on
-    weights it did not choose. Uniform in +-1/sqrt(fan_in), as nn.Linear initialises."""
+    """Weights drawn from ``seed`` for the contract's parameters (all where none is named so: the reference
+    then names the missing one), uniform in +-1/sqrt(fan_in) as nn.Linear's: weights the module did not choose."""
     params = module.info["params"]
     drawn = {}
     for name in sorted(n for n in params if WEIGHT_NAMES & set(n.split("."))) or sorted(params):
