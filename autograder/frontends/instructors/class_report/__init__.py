@@ -14,14 +14,13 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from autograder.frontends.instructors.class_report.render import CSV_HEADER, GENERATOR, mistakes_csv, plots, render_html
+from autograder.frontends.instructors.class_report.render import CSV_HEADER, GENERATOR, mistakes_csv, render_html
 from autograder.frontends.reports.diagnoses import DIAGNOSES
 
 REPORT_FORMAT = "autograder-class-report/1"
 DEFAULT_OUT = Path("build") / "class-report"
 GRADING = Path("grading")
 REPOS_OUT = Path("build") / "grade-repos"
-FILES = ("index.html", "report.json", "mistakes.csv")
 
 
 class ReportInputError(Exception):
@@ -293,17 +292,16 @@ def top_mistakes(report: dict, n: int = 3) -> list[str]:
             for m in report["mistakes"][:n]]
 
 
-def _ours(name: str):
-    if name == "index.html":
-        return lambda data: GENERATOR.encode() in data[:2000]
-    if name == "report.json":
-        def is_report(data: bytes) -> bool:
-            try:
-                return json.loads(data).get("format") == REPORT_FORMAT
-            except (ValueError, AttributeError):
-                return False
-        return is_report
-    return lambda data: data.startswith(",".join(CSV_HEADER).encode())
+def _is_report(data: bytes) -> bool:
+    try:
+        return json.loads(data).get("format") == REPORT_FORMAT
+    except (ValueError, AttributeError):
+        return False
+
+
+# Each file the report writes, and how to tell an earlier report's copy (the only kind replaced).
+OURS = {"index.html": lambda data: GENERATOR.encode() in data[:2000], "report.json": _is_report,
+        "mistakes.csv": lambda data: data.startswith(",".join(CSV_HEADER).encode())}
 
 
 def write_report(submissions: list[Submission], out: Path, *, stages: list[dict] | None = None,
@@ -313,15 +311,14 @@ def write_report(submissions: list[Submission], out: Path, *, stages: list[dict]
 
     if out.exists() and not out.is_dir():
         raise OutputRefused(f"--out {out}: that is a file; give a folder")
-    for name in FILES:
-        why = overwrite_refusal(out / name, "--out", _ours(name))
+    for name, ours in OURS.items():
+        why = overwrite_refusal(out / name, "--out", ours)
         if why:
             raise OutputRefused(why)
     report = aggregate(submissions, stages, anonymous=anonymous, source=source)
-    page = render_html(report, plots(report))
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "report.json", report)
-    write_atomic(out / "index.html", page)
+    write_atomic(out / "index.html", render_html(report))
     write_atomic(out / "mistakes.csv", mistakes_csv(report))
     return report
 
