@@ -9,7 +9,6 @@ import io
 import json
 import os
 import shutil
-import sys
 import tarfile
 import tempfile
 from datetime import datetime, timezone
@@ -20,6 +19,7 @@ from autograder.chapters import DEFAULT, load
 from autograder.core.checks import CheckStatus
 from autograder.core.results import GradeReport, StageResult
 from autograder.frontends import finder, fingerprint
+from autograder.frontends.commands import Refused
 from autograder.frontends.hosted import ci
 from autograder.frontends.hosted.gradescope import torch_pin
 from autograder.frontends.reports.safe_write import write_atomic, write_json
@@ -109,7 +109,7 @@ if __name__ == "__main__":
 '''
 
 
-class BundleError(Exception):
+class BundleError(Refused):
     """DEST cannot take the autograder folder; nothing was written."""
 
 
@@ -296,11 +296,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.command == "grade":
         return grade(args.workspace)
-    try:
-        files, size = build(args.dest)
-    except BundleError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    files, size = build(args.dest)
     print(f"wrote {args.dest}: {len(files)} files, {size / 1024:.0f} KiB packed (Classroom 50 takes up to 10 MB); "
           "commit it to your classroom50 repository: docs/instructors/classroom50.md")
     return 0

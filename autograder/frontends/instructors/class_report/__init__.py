@@ -7,13 +7,13 @@ import argparse
 import csv
 import json
 import re
-import sys
 import time
 import zipfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from autograder.frontends.commands import Refused
 from autograder.frontends.instructors.class_report.render import CSV_HEADER, GENERATOR, mistakes_csv, render_html
 from autograder.frontends.reports.diagnoses import DIAGNOSES
 
@@ -23,7 +23,7 @@ GRADING = Path("grading")
 REPOS_OUT = Path("build") / "grade-repos"
 
 
-class ReportInputError(Exception):
+class ReportInputError(Refused):
     """No records anywhere: the message says why."""
 
 
@@ -352,19 +352,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # records only: no chapter is imported (that would import torch)
-    from autograder.frontends.reports.safe_write import OutputRefused
-
     started = time.monotonic()
-    try:
-        source = args.source or ("gradescope" if args.gradescope_zip else detect_source(Path("."), args.repos_out))
-        submissions = load_source(source, repos_out=args.repos_out, zip_path=args.gradescope_zip,
-                                  assignment=args.chapter)
-        if not submissions:
-            raise ReportInputError(f"no submissions found ({source})")
-        report = write_report(submissions, args.out, anonymous=args.anonymous, source=source)
-    except (ReportInputError, OutputRefused) as exc:
-        print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
-        return 2
+    source = args.source or ("gradescope" if args.gradescope_zip else detect_source(Path("."), args.repos_out))
+    submissions = load_source(source, repos_out=args.repos_out, zip_path=args.gradescope_zip, assignment=args.chapter)
+    if not submissions:
+        raise ReportInputError(f"no submissions found ({source})")
+    report = write_report(submissions, args.out, anonymous=args.anonymous, source=source)
     print(f"{report['graded']}/{report['students']} submissions graded ({source}); "
           f"{len(report['mistakes'])} distinct mistakes diagnosed.")
     for line in top_mistakes(report):
