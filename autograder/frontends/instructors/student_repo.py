@@ -136,8 +136,8 @@ def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None,
     notebook = chapter.release_notebook(Path()).as_posix()
     if not (root / notebook).is_file():
         raise StudentRepoError(f"no released notebook {notebook}: run `make release` first")
-    files = {path: (root / path).read_bytes() for path in fingerprint.git_tracked(root, fingerprint.grader_files(root))}
-    for path in ("pyproject.toml", "constraints.txt", notebook, *COPIED):
+    files = fingerprint.grader_bundle(root)
+    for path in (notebook, *COPIED):
         files[path] = (root / path).read_bytes()
     beside = (Path(notebook).parent / "Makefile").as_posix()  # make test from the notebook's folder
     if (root / beside).is_file():

@@ -188,13 +188,10 @@ def detect_source(root: Path = Path("."), repos_out: Path = REPOS_OUT) -> str:
         "Gradescope's export: make class-report GRADESCOPE_ZIP=path/to/export.zip")
 
 
-def aggregate(submissions: list[Submission], stages: list[dict] | None = None, *, anonymous: bool = False,
-              source: str = "") -> dict:
-    """The report's data. ``stages``: the chapter's, for stages no record has; ``anonymous``: no names."""
+def aggregate(submissions: list[Submission], *, anonymous: bool = False, source: str = "") -> dict:
+    """The report's data; ``anonymous``: no names."""
     graded = [s for s in submissions if s.record is not None]
     known: dict[int, dict] = {}
-    for stage in stages or []:
-        known[stage["number"]] = {k: stage[k] for k in ("number", "id", "label", "bonus", "max_score")}
     for sub in graded:
         for stage in sub.record["stages"]:
             known.setdefault(stage["number"], {"number": stage["number"], "id": stage.get("id", ""),
@@ -304,8 +301,7 @@ OURS = {"index.html": lambda data: GENERATOR.encode() in data[:2000], "report.js
         "mistakes.csv": lambda data: data.startswith(",".join(CSV_HEADER).encode())}
 
 
-def write_report(submissions: list[Submission], out: Path, *, stages: list[dict] | None = None,
-                 anonymous: bool = False, source: str = "") -> dict:
+def write_report(submissions: list[Submission], out: Path, *, anonymous: bool = False, source: str = "") -> dict:
     """The report's three files under ``out`` (OutputRefused over a file it did not write); its data."""
     from autograder.frontends.reports.safe_write import OutputRefused, overwrite_refusal, write_atomic, write_json
 
@@ -315,7 +311,7 @@ def write_report(submissions: list[Submission], out: Path, *, stages: list[dict]
         why = overwrite_refusal(out / name, "--out", ours)
         if why:
             raise OutputRefused(why)
-    report = aggregate(submissions, stages, anonymous=anonymous, source=source)
+    report = aggregate(submissions, anonymous=anonymous, source=source)
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "report.json", report)
     write_atomic(out / "index.html", render_html(report))
