@@ -25,9 +25,9 @@ def test_summary_rows_put_the_ungraded_first(gradebook_url):
         for student in ("ann", "bob", "cid"):
             gb.add_student(student)
     failed = {"bob": "Traceback\n  ...\nRuntimeError: the worker died"}
-    notes = {"cid": "renamed notebook: graded x.ipynb as a1.ipynb"}
-    rows = summary_rows(db_url, "a1", ["ann", "bob", "cid"], failed, notes,
-                        {"ann": ["[WARNING] a cell changed", "[WARNING] 3.0 hours late, 1 day(s): penalty 10% of 90 = 9"]})
+    rows = summary_rows(db_url, "a1", ["ann", "bob", "cid"], failed,
+                        {"ann": ["[WARNING] a cell changed", "[WARNING] 3.0 hours late, 1 day(s): penalty 10% of 90 = 9"],
+                         "cid": ["[WARNING] renamed notebook: graded x.ipynb as a1.ipynb"]})
     assert [r["student"] for r in rows] == ["bob", "ann", "cid"]
     assert rows[0]["problems"] == ["NOT GRADED: RuntimeError: the worker died"]
     assert rows[1]["problems"] == ["a cell changed"]

@@ -32,8 +32,7 @@ class Summary:
     seconds: float
     failed: dict[str, str]
     replayed: int
-    warnings: dict[str, list[str]]  # student -> nbgrader's warnings and errors
-    notes: dict[str, str] = field(default_factory=dict)  # student -> what the grader should know (renamed notebook)
+    warnings: dict[str, list[str]]  # student -> nbgrader's warnings and errors, and a renamed notebook's note
     rows: list[dict] = field(default_factory=list)  # the summary table, read back from the gradebook
     mistakes: list[str] = field(default_factory=list)  # the class's three most common mistakes (class report)
     report: str = ""  # the class report's path (make class-report), or why it was not written
@@ -55,15 +54,14 @@ LATE_NOTICE = re.compile(r"seconds late$|Late submission penalty|hours late, \d+
 REMOVING = re.compile(r"Removing existing (assignment|notebook)")
 
 
-def summary_rows(db_url: str, assignment: str, students: list[str], failed: dict[str, str], notes: dict[str, str],
+def summary_rows(db_url: str, assignment: str, students: list[str], failed: dict[str, str],
                  warnings: dict[str, list[str]]) -> list[dict]:
     from nbgrader.api import Gradebook, MissingEntry
 
     rows = []
     with Gradebook(db_url) as gb:
         for student in students:
-            problems = ["NOT GRADED: " + last_line(failed[student])] if student in failed else \
-                [notes[student]] if notes.get(student) else []
+            problems = ["NOT GRADED: " + last_line(failed[student])] if student in failed else []
             problems += sorted({line.split("[WARNING] ", 1)[1] for line in warnings.get(student, [])
                                 if "[WARNING] " in line and not LATE_NOTICE.search(line)})
             row = {"student": student, "score": "", "extra": "", "late": "", "problems": problems}
@@ -236,7 +234,8 @@ def _execute_one(student: str) -> tuple[str, dict] | None:
 
 
 def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str], dict[str, str], dict[str, str]]:
-    """Copies of the submission folders, each notebook under the assignment's name: the students, notes, refusals."""
+    """Copies of the submission folders, each notebook under the assignment's name: the students, their
+    notes (a renamed notebook), refusals."""
     from autograder.frontends.instructors.nbgrader.stages import submitted_notebook
 
     assignment = app.coursedir.assignment_id
@@ -244,11 +243,11 @@ def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str
     for student in students:
         folder = Path(app.coursedir.format_path(app.coursedir.submitted_directory, student, assignment))
         chosen, note = submitted_notebook(folder, assignment)
-        if note:
-            notes[student] = note
         if chosen is None:
             refused[student] = note
             continue
+        if note:
+            notes[student] = note
         copy = mirror / student / assignment
         shutil.copytree(folder, copy, symlinks=True, ignore=shutil.ignore_patterns("*.ipynb"))
         shutil.copyfile(chosen, copy / f"{assignment}.ipynb")
@@ -301,12 +300,13 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
         students, notes_by_student, refused = mirror_submissions(app, students, Path(submitted))
         failed.update(refused)
         app.coursedir.submitted_directory = submitted
-        warned: dict[str, list[str]] = {}
+        warned = {student: [f"[WARNING] {note}"] for student, note in notes_by_student.items()}
 
         def record(student: str) -> None:
             ok, notes = _run_converter(app, student)
             if ok:
-                warned[student] = [line for line in notes.splitlines() if line.strip() and not REMOVING.search(line)]
+                warned.setdefault(student, []).extend(
+                    line for line in notes.splitlines() if line.strip() and not REMOVING.search(line))
             else:
                 failed[student] = notes
                 # the gradebook keeps the last grades: make export must not show them as this run's
@@ -349,8 +349,7 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
     PRECOMPUTED.clear()
     everyone_graded = sorted(set(students) | set(refused))
     summary = Summary(everyone_graded, time.monotonic() - started, failed, replayed, warned,
-                      notes_by_student, summary_rows(app.coursedir.db_url, assignment, everyone_graded, failed,
-                                                     notes_by_student, warned))
+                      summary_rows(app.coursedir.db_url, assignment, everyone_graded, failed, warned))
     summary.mistakes, summary.report = class_report(Path(app.coursedir.root), assignment)
     return summary
 
