@@ -29,6 +29,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class Refused(Exception):
+    """What a command was given cannot be used; nothing was written. ``error: <why>``, exit status 2."""
+
+
 def restart_clean(argv: list[str]) -> None:
     """A grading runs in a process that holds none of its caller's secrets: its workers are forks
     of it (:func:`autograder.sandbox.launch.restart_clean`). Only ``python -m autograder`` does."""
@@ -52,7 +56,11 @@ def main(argv=None) -> int:
         return 0 if argv else 2
     name = argv[0] if argv[0] in COMMANDS else "grade"  # python -m autograder NOTEBOOK: grade it
     rest = argv[1:] if argv[0] in COMMANDS else argv
-    return importlib.import_module(COMMANDS[name][0]).run(parse(name, rest))
+    try:
+        return importlib.import_module(COMMANDS[name][0]).run(parse(name, rest))
+    except Refused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 def script(name: str):

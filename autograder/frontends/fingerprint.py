@@ -44,6 +44,12 @@ def git_tracked(root: Path, paths: list[str]) -> list[str]:
     return [p for p in paths if p in tracked]
 
 
+def grader_bundle(root: Path) -> dict[str, bytes]:
+    """The grader as every route ships it: its package files git tracks, pyproject.toml, constraints.txt."""
+    paths = [*git_tracked(root, grader_files(root)), "pyproject.toml", "constraints.txt"]
+    return {path: (Path(root) / path).read_bytes() for path in paths}
+
+
 def locked_cells(notebook: bytes) -> dict[str, str]:
     """``{grade_id: source}`` of the notebook's locked cells; {} for a damaged notebook."""
     try:

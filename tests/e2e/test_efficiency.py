@@ -8,13 +8,11 @@ import subprocess
 import sys
 
 import pytest
-import torch
 from support import RELEASE, REPO, SOLUTION, grade_in_process
 from tools import bench_attention
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.results import StageResult
-from autograder.frontends.students import cli
 
 STAGES, stage, checks_for = CHAPTER.stages, CHAPTER.stage, CHAPTER.checks_for
 
@@ -94,10 +92,7 @@ def test_stage8_catches_a_wrong_submission(name):
     assert result.score < CHAPTER.points(BONUS)
 
 
-def test_cpu_build_is_recognised_without_importing_torch():
-    """`--device auto` on a CPU build resolves before torch is imported, so the worker can be
-    started first (its start-up then overlaps the grader's)."""
-    assert cli._torch_may_use_a_gpu() == (torch.version.cuda is not None or torch.version.hip is not None)
+def test_device_cpu_is_resolved_without_importing_torch():
     code = ("import sys, autograder.frontends.students.cli, autograder.sandbox.worker, autograder.sandbox.loader; "
             "print(autograder.frontends.students.cli.resolve_device('cpu'), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)

@@ -25,9 +25,9 @@ def test_summary_rows_put_the_ungraded_first(gradebook_url):
         for student in ("ann", "bob", "cid"):
             gb.add_student(student)
     failed = {"bob": "Traceback\n  ...\nRuntimeError: the worker died"}
-    notes = {"cid": "renamed notebook: graded x.ipynb as a1.ipynb"}
-    log = "ann: [WARNING] Removing existing notebook\nann: [WARNING] a cell changed\n"
-    rows = summary_rows(db_url, "a1", ["ann", "bob", "cid"], failed, notes, log)
+    rows = summary_rows(db_url, "a1", ["ann", "bob", "cid"], failed,
+                        {"ann": ["[WARNING] a cell changed", "[WARNING] 3.0 hours late, 1 day(s): penalty 10% of 90 = 9"],
+                         "cid": ["[WARNING] renamed notebook: graded x.ipynb as a1.ipynb"]})
     assert [r["student"] for r in rows] == ["bob", "ann", "cid"]
     assert rows[0]["problems"] == ["NOT GRADED: RuntimeError: the worker died"]
     assert rows[1]["problems"] == ["a cell changed"]
@@ -47,7 +47,7 @@ def test_the_summary_ends_with_the_most_common_mistakes_and_the_report():
 
     from autograder.frontends.instructors.autograde import Summary, print_summary
 
-    summary = Summary(["a", "b"], 3.0, {}, 2, "", mistakes=["2 students: Stage 3 (self_attention): not scaled [no_scale]"],
+    summary = Summary(["a", "b"], 3.0, {}, 2, {}, mistakes=["2 students: Stage 3 (self_attention): not scaled [no_scale]"],
                       report="build/class-report/index.html")
     console = Console(record=True, width=200)
     print_summary(summary, 2, console)

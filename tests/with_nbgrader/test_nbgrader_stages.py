@@ -13,7 +13,7 @@ import nbformat  # noqa: E402
 
 from autograder.chapters import load  # noqa: E402
 from autograder.frontends.instructors.nbgrader import execute  # noqa: E402
-from autograder.frontends.instructors.nbgrader.feedback import math_as_mathml, once  # noqa: E402
+from autograder.frontends.instructors.nbgrader.feedback import math_as_mathml  # noqa: E402
 from autograder.frontends.instructors.nbgrader.plugins import extra_credit_cell  # noqa: E402
 from autograder.frontends.instructors.nbgrader.stages import by_grade_id, cells_key, chapter_of, csv_column, hidden_seeds, stage_cells  # noqa: E402
 
@@ -90,11 +90,6 @@ def test_math_becomes_mathml_outside_code():
     out = math_as_mathml("softmax $e^x$ and `$not math$`")
     assert "<math" in out and "$e^x$" not in out
     assert "`$not math$`" in out
-
-
-def test_once_drops_a_repeated_hint_but_keeps_check_lines():
-    text = "  ✗ 1.1 a\n      hint: same\n  ✗ 1.2 b\n      hint: same\n"
-    assert once(text) == "  ✗ 1.1 a\n      hint: same\n  ✗ 1.2 b\n"
 
 
 @pytest.mark.parametrize("preprocessor", ["FeedbackClearHiddenTests", "ReadableFeedback", "ClearHiddenTests"])

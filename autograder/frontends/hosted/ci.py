@@ -154,12 +154,10 @@ def workflow_commands_stopped():
 def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.ElementTree:
     """One <testcase> per check: a stub is a failure, a stopped check an error."""
     suites = ET.Element("testsuites", name=report.chapter.id)
-    totals = {"tests": 0, "failures": 0, "errors": 0}
     for result in report.stages:
-        failures = sum(JUNIT_OUTCOME.get(c.status, ("",))[0] == "failure" for c in result.checks)
-        errors = sum(JUNIT_OUTCOME.get(c.status, ("",))[0] == "error" for c in result.checks)
+        tags = [JUNIT_OUTCOME[c.status][0] for c in result.checks if c.status in JUNIT_OUTCOME]
         suite = ET.SubElement(suites, "testsuite", name=result.stage.label, tests=str(len(result.checks)),
-                              failures=str(failures), errors=str(errors), skipped="0",
+                              failures=str(tags.count("failure")), errors=str(tags.count("error")), skipped="0",
                               time=f"{result.seconds:.3f}")
         properties = ET.SubElement(suite, "properties")
         ET.SubElement(properties, "property", name="points", value=format_points(result.score))
@@ -178,11 +176,8 @@ def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.Element
             tag, kind = JUNIT_OUTCOME[c.status]
             ET.SubElement(case, tag, message=c.message.splitlines()[0] if c.message else kind,
                           type=kind).text = text
-        totals["tests"] += len(result.checks)
-        totals["failures"] += failures
-        totals["errors"] += errors
-    for key, value in totals.items():
-        suites.set(key, str(value))
+    for key in ("tests", "failures", "errors"):
+        suites.set(key, str(sum(int(suite.get(key)) for suite in suites)))
     suites.set("time", f"{report.seconds:.3f}")
     ET.indent(suites)
     return ET.ElementTree(suites)
@@ -264,10 +259,7 @@ def _grade_and_report(args, chapter, verdict: Verdict) -> tuple[GradeReport, boo
         except OSError as exc:
             print(f"warning: could not write the step summary to {args.summary}: {exc}", file=sys.stderr)
     print_console(report)
-    stale = cli.stale_points_note(args.submission, chapter)  # a stale copy: the instructor's points grade it
-    overlooked = finder.overlooked(args.submission, report.score == 0 and not report.bonus_score)
-    for note in [*notes, *([stale] if stale else []), *([overlooked] if overlooked else [])]:
-        print(f"note: {note}")
+    cli.print_notes(args.submission, chapter, report, notes)
     print(verdict.words if verdict.status != "modified" else f"WARNING: {verdict.words}")
     return report, output_failed
 

@@ -9,7 +9,6 @@ import io
 import json
 import os
 import shutil
-import sys
 import tarfile
 import tempfile
 from datetime import datetime, timezone
@@ -18,8 +17,9 @@ from pathlib import Path
 from autograder import CHECKOUT
 from autograder.chapters import DEFAULT, load
 from autograder.core.checks import CheckStatus
-from autograder.core.results import GradeReport, StageResult
+from autograder.core.results import GradeReport
 from autograder.frontends import finder, fingerprint
+from autograder.frontends.commands import Refused
 from autograder.frontends.hosted import ci
 from autograder.frontends.hosted.gradescope import torch_pin
 from autograder.frontends.reports.safe_write import write_atomic, write_json
@@ -109,18 +109,8 @@ if __name__ == "__main__":
 '''
 
 
-class BundleError(Exception):
+class BundleError(Refused):
     """DEST cannot take the autograder folder; nothing was written."""
-
-
-def whole_points(result: StageResult) -> tuple[int, int]:
-    """A stage's (score, max-score) as the integers Classroom 50 requires (both are whole already)."""
-    return int(round(result.score)), int(round(result.max_score))
-
-
-def test_name(result: StageResult) -> str:
-    name = f"Stage {result.stage.number} {result.stage.id}: {result.stage.title}"
-    return name + (" (bonus, not in the score)" if result.stage.bonus else "")
 
 
 def identity(chapter_id: str, environ=None) -> dict:
@@ -140,9 +130,10 @@ def classroom_result(report: GradeReport, who: dict) -> dict:
     """result.json: a test per stage; the bonus is a test, never in ``score`` or ``max-score``."""
     tests, score, maximum = [], 0, 0
     for result in report.stages:
-        points, most = whole_points(result)
-        tests.append({"test-name": test_name(result), "passed": result.status is CheckStatus.PASSED,
-                      "score": points, "max-score": most})
+        points, most = int(round(result.score)), int(round(result.max_score))  # Classroom 50 takes integers
+        name = f"Stage {result.stage.number} {result.stage.id}: {result.stage.title}"
+        tests.append({"test-name": name + (" (bonus, not in the score)" if result.stage.bonus else ""),
+                      "passed": result.status is CheckStatus.PASSED, "score": points, "max-score": most})
         if not result.stage.bonus:
             score, maximum = score + points, maximum + most
     return {"schema": SCHEMA, **who, "score": score, "max-score": maximum, "tests": tests}
@@ -224,10 +215,7 @@ def grade(workspace: Path, environ=None) -> int:
 def bundle_files(root: Path = REPO_ROOT) -> dict[str, bytes]:
     """Every file of the autograder folder: the grader as the students' repository ships it, and autograder.py."""
     root = Path(root)
-    files = {f"{GRADER_FOLDER}/{path}": (root / path).read_bytes()
-             for path in fingerprint.git_tracked(root, fingerprint.grader_files(root))}
-    for name in ("pyproject.toml", "constraints.txt"):
-        files[f"{GRADER_FOLDER}/{name}"] = (root / name).read_bytes()
+    files = {f"{GRADER_FOLDER}/{path}": data for path, data in fingerprint.grader_bundle(root).items()}
     manifest = {"made_by": "make classroom50", "torch": torch_pin(root / "constraints.txt"),
                 "files": {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())}}
     files[f"{GRADER_FOLDER}/{MANIFEST_FILE}"] = (json.dumps(manifest, indent=1) + "\n").encode()
@@ -296,11 +284,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.command == "grade":
         return grade(args.workspace)
-    try:
-        files, size = build(args.dest)
-    except BundleError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    files, size = build(args.dest)
     print(f"wrote {args.dest}: {len(files)} files, {size / 1024:.0f} KiB packed (Classroom 50 takes up to 10 MB); "
           "commit it to your classroom50 repository: docs/instructors/classroom50.md")
     return 0

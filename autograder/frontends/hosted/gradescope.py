@@ -13,7 +13,7 @@ from pathlib import Path
 from autograder import CHECKOUT
 from autograder.chapters import DEFAULT, load
 from autograder.frontends import finder
-from autograder.frontends.fingerprint import grader_files
+from autograder.frontends.fingerprint import grader_bundle
 from autograder.frontends.reports.results_json import gradescope_json
 from autograder.frontends.reports.safe_write import overwrite_refusal, write_json
 from autograder.frontends.students import cli
@@ -68,10 +68,6 @@ def torch_pin(constraints: Path = REPO_ROOT / "constraints.txt") -> str:
     return match.group(1)
 
 
-def _package_files() -> list[Path]:
-    return [REPO_ROOT / name for name in grader_files(REPO_ROOT)]
-
-
 def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
     info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))  # fixed: the zip is reproducible
     info.compress_type = zipfile.ZIP_DEFLATED
@@ -94,11 +90,10 @@ def build(out: Path = DEFAULT_ZIP, hidden_seed: int | None = None) -> Path:
     with zipfile.ZipFile(partial, "w") as archive:
         _add(archive, "setup.sh", setup.encode(), executable=True)
         _add(archive, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
-        _add(archive, "pyproject.toml", pyproject.read_bytes())
         if hidden_seed is not None:
             _add(archive, HIDDEN_EXAMPLES_FILE, json.dumps({"seed": hidden_seed}).encode())
-        for path in _package_files():
-            _add(archive, path.relative_to(REPO_ROOT).as_posix(), path.read_bytes())
+        for path, data in grader_bundle(REPO_ROOT).items():
+            _add(archive, path, data)
     partial.replace(out)
     return out
 
@@ -131,17 +126,13 @@ def run_inside(root: Path) -> int:
     results = root / "results" / "results.json"
     submission = root / "submission"
     notebook, found = find_notebook(submission)
-    if notebook is None:
-        report = not_graded_report(load(ASSIGNMENT), str(submission), f"no notebook (.ipynb) in the submission; "
-                                                    f"upload your {NOTEBOOK_NAME}")
-        write_json(results, gradescope_json(report))
-        print_console(report)
-        return 0
+    why = f"no notebook (.ipynb) in the submission; upload your {NOTEBOOK_NAME}" if notebook is None else ""
     try:
         seed = hidden_examples_seed(root / "source")
     except SystemExit as exc:  # the bundle is broken, not the submission: a 0 that says so
-        report = not_graded_report(load(ASSIGNMENT), str(notebook), f"the autograder is misconfigured ({exc}); "
-                                   "please tell the course staff")
+        why = why or f"the autograder is misconfigured ({exc}); please tell the course staff"
+    if why:
+        report = not_graded_report(load(ASSIGNMENT), str(notebook or submission), why)
         write_json(results, gradescope_json(report))
         print_console(report)
         return 0

@@ -32,8 +32,7 @@ class Summary:
     seconds: float
     failed: dict[str, str]
     replayed: int
-    log: str
-    notes: dict[str, str] = field(default_factory=dict)  # student -> what the grader should know (renamed notebook)
+    warnings: dict[str, list[str]]  # student -> nbgrader's warnings and errors, and a renamed notebook's note
     rows: list[dict] = field(default_factory=list)  # the summary table, read back from the gradebook
     mistakes: list[str] = field(default_factory=list)  # the class's three most common mistakes (class report)
     report: str = ""  # the class report's path (make class-report), or why it was not written
@@ -51,23 +50,20 @@ def running_description(total: int, jobs: int, running: dict[str, float]) -> str
 
 # nbgrader's and LatePenalty's lines about lateness: the table's "late (penalty)" column says it.
 LATE_NOTICE = re.compile(r"seconds late$|Late submission penalty|hours late, \d+ day")
+# --force removes the previous autograded copy of every submission: expected, not news.
+REMOVING = re.compile(r"Removing existing (assignment|notebook)")
 
 
-def summary_rows(db_url: str, assignment: str, students: list[str], failed: dict[str, str], notes: dict[str, str],
-                 log: str) -> list[dict]:
+def summary_rows(db_url: str, assignment: str, students: list[str], failed: dict[str, str],
+                 warnings: dict[str, list[str]]) -> list[dict]:
     from nbgrader.api import Gradebook, MissingEntry
 
     rows = []
     with Gradebook(db_url) as gb:
         for student in students:
-            problems = []
-            if student in failed:
-                problems.append("NOT GRADED: " + last_line(failed[student]))
-            if notes.get(student) and student not in failed:
-                problems.append(notes[student])
-            problems += sorted({line.split("[WARNING] ", 1)[1] for line in log.splitlines()
-                                if line.startswith(f"{student}: ") and "[WARNING] " in line and not LATE_NOTICE.search(line)
-                                and not re.search(r"Removing existing (assignment|notebook)", line)})
+            problems = ["NOT GRADED: " + last_line(failed[student])] if student in failed else []
+            problems += sorted({line.split("[WARNING] ", 1)[1] for line in warnings.get(student, [])
+                                if "[WARNING] " in line and not LATE_NOTICE.search(line)})
             row = {"student": student, "score": "", "extra": "", "late": "", "problems": problems}
             try:
                 submission = gb.find_submission(assignment, student)
@@ -87,31 +83,21 @@ def summary_rows(db_url: str, assignment: str, students: list[str], failed: dict
 
 
 def last_line(error: str) -> str:
-    """A failure's reason: the error the first traceback ends with (nbgrader's own generic one
-    comes later), else the last non-empty line."""
-    lines = error.strip().splitlines()
-    for start, line in enumerate(lines):
-        if "Traceback (most recent call last)" in line:
-            block = []
-            for after in lines[start + 1:]:
-                if after.startswith("[") or after.startswith("Traceback"):
-                    break
-                if after.strip():
-                    block.append(after.strip())
-            if block:
-                return block[-1]
-    lines = [line.strip() for line in lines if line.strip()]
-    return lines[-1] if lines else "unknown error"
+    """A failure's reason: the first traceback's error (nbgrader's own generic one comes later),
+    else the last line."""
+    lines = [line for line in error.splitlines() if line.strip()]
+    start = next((i for i, line in enumerate(lines) if "Traceback (most recent call last)" in line), len(lines))
+    # a traceback's frames are indented; its first line that is not is the error
+    raised = next((line for line in lines[start + 1:] if not line[0].isspace()), None)
+    return (raised or (lines[-1] if lines else "unknown error")).strip()
 
 
 def print_summary(summary: Summary, jobs: int, console, verbose: bool = False) -> None:
     from rich.table import Table
 
-    # --force removes the previous autograded copy of every submission: expected, not news.
-    notes = [line for line in summary.log.splitlines()
-             if line.strip() and not re.search(r"Removing existing (assignment|notebook)", line)]
-    for line in notes if verbose else []:  # each student's warnings are in the table's problems column
-        console.print(line, markup=False, style="yellow")
+    for student, lines in sorted(summary.warnings.items()) if verbose else []:  # else in the problems column
+        for line in lines:
+            console.print(f"{student}: {line}", markup=False, style="yellow")
     for student, error in summary.failed.items():
         one_line = len(error.strip().splitlines()) <= 1
         shown = error.strip() if verbose or one_line else last_line(error) + "  (V=1: the whole error)"
@@ -214,8 +200,9 @@ def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, 
     _worker["app"] = app
 
 
-def _execute_one(student: str) -> tuple[str, bool, str, tuple[str, dict] | None]:
-    """One student's sandboxed run, with the key of the cells it was computed from."""
+def _execute_one(student: str) -> tuple[str, dict] | None:
+    """One student's sandboxed run, with the key of the cells it was computed from; whatever else
+    happened here, the serial pass (which runs it again where there is no run) says."""
     from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
     from autograder.frontends.instructors.nbgrader.stages import cells_key
 
@@ -242,12 +229,13 @@ def _execute_one(student: str) -> tuple[str, bool, str, tuple[str, dict] | None]
     steps = list(app.config.Autograde.autograde_preprocessors)
     steps[-1] = Keep
     app.config.Autograde.autograde_preprocessors = steps
-    ok, notes = _run_converter(app, student)
-    return student, ok, notes, computed.get("run")
+    _run_converter(app, student)
+    return computed.get("run")
 
 
 def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str], dict[str, str], dict[str, str]]:
-    """Copies of the submission folders, each notebook under the assignment's name: the students, notes, refusals."""
+    """Copies of the submission folders, each notebook under the assignment's name: the students, their
+    notes (a renamed notebook), refusals."""
     from autograder.frontends.instructors.nbgrader.stages import submitted_notebook
 
     assignment = app.coursedir.assignment_id
@@ -255,11 +243,11 @@ def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str
     for student in students:
         folder = Path(app.coursedir.format_path(app.coursedir.submitted_directory, student, assignment))
         chosen, note = submitted_notebook(folder, assignment)
-        if note:
-            notes[student] = note
         if chosen is None:
             refused[student] = note
             continue
+        if note:
+            notes[student] = note
         copy = mirror / student / assignment
         shutil.copytree(folder, copy, symlinks=True, ignore=shutil.ignore_patterns("*.ipynb"))
         shutil.copyfile(chosen, copy / f"{assignment}.ipynb")
@@ -312,13 +300,13 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
         students, notes_by_student, refused = mirror_submissions(app, students, Path(submitted))
         failed.update(refused)
         app.coursedir.submitted_directory = submitted
-        logs: dict[str, str] = {}
+        warned = {student: [f"[WARNING] {note}"] for student, note in notes_by_student.items()}
 
         def record(student: str) -> None:
             ok, notes = _run_converter(app, student)
             if ok:
-                failed.pop(student, None)  # the workers failed, the serial pass did not
-                logs[student] = "".join(f"{student}: {line}\n" for line in notes.splitlines())
+                warned.setdefault(student, []).extend(
+                    line for line in notes.splitlines() if line.strip() and not REMOVING.search(line))
             else:
                 failed[student] = notes
                 # the gradebook keeps the last grades: make export must not show them as this run's
@@ -344,16 +332,11 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
                     ran = []
                     for done in finished:
                         running.pop(futures[done], None)
-                        try:
-                            _, ok, notes, run = done.result()
-                        except Exception as exc:
-                            ok, notes, run = False, f"the worker process failed ({type(exc).__name__}: {exc})", None
-                        if not ok:
-                            failed[futures[done]] = notes
+                        progress.advance(task)
+                        run = None if done.exception() else done.result()
                         if run is not None:
                             PRECOMPUTED[futures[done]] = run
                             ran.append(futures[done])
-                        progress.advance(task)
                     progress.update(task, description=running_description(len(students), jobs, running))
                     # recorded while the others run: one writer (this process), no wait for the slowest
                     for student in sorted(ran):
@@ -365,10 +348,8 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
     replayed = len(REUSED)
     PRECOMPUTED.clear()
     everyone_graded = sorted(set(students) | set(refused))
-    log = "".join(logs[s] for s in sorted(logs))
-    summary = Summary(everyone_graded, time.monotonic() - started, failed, replayed, log,
-                      notes_by_student, summary_rows(app.coursedir.db_url, assignment, everyone_graded, failed,
-                                                     notes_by_student, log))
+    summary = Summary(everyone_graded, time.monotonic() - started, failed, replayed, warned,
+                      summary_rows(app.coursedir.db_url, assignment, everyone_graded, failed, warned))
     summary.mistakes, summary.report = class_report(Path(app.coursedir.root), assignment)
     return summary
 

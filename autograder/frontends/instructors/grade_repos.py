@@ -22,7 +22,7 @@ from pathlib import Path
 
 from autograder import CHECKOUT
 from autograder.frontends import finder, fingerprint
-from autograder.frontends.commands import default_jobs
+from autograder.frontends.commands import Refused, default_jobs
 from autograder.frontends.instructors.deadline import (
     HOW_TO_TRUST,
     TRUSTED_DATES,
@@ -121,34 +121,22 @@ def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[
     """One repository, at the checked-out files or at the commit :func:`choose_commit` picks."""
     at_head = deadline is None and collected is None
     pick = Pick(head_commit(repo)) if at_head else choose_commit(student, repo, deadline, collected, trust)
-    row = _grade_commit(student, repo, out, chapter, release_parts, pick, export=not at_head)
-    row.reason = "; ".join(p for p in (row.reason, pick.note) if p)
-    return row
-
-
-def _grade_commit(student: str, repo: Path, out: Path, chapter, release_parts: dict[str, str], pick: Pick,
-                  export: bool) -> Row:
     row = Row(student, _zeros(chapter), commit=pick.commit)
     folder = out / student
     folder.mkdir(parents=True, exist_ok=True)
-
-    def zero(reason: str) -> Row:
-        row.reason = reason
-        (folder / "report.txt").write_text(f"{student}: 0 points: {reason}\n", encoding="utf-8")
-        return row
-
     with tempfile.TemporaryDirectory(prefix="grade-repos-") as scratch:
-        tree = repo
-        if export:
-            if not row.commit:
-                return zero(pick.refusal)
+        tree, notebook, note = repo, None, pick.refusal
+        if pick.commit and not at_head:
             tree = Path(scratch) / "tree"
             export_commit(repo, row.commit, tree)
-        row.commit_date = commit_date(repo, row.commit)
-        notebook, note = finder.find_in_repository(tree, chapter)
-        row.fingerprint = fingerprint_status(tree, chapter, release_parts, notebook)
+        if pick.commit or at_head:
+            row.commit_date = commit_date(repo, row.commit)
+            notebook, note = finder.find_in_repository(tree, chapter)
+            row.fingerprint = fingerprint_status(tree, chapter, release_parts, notebook)
         if notebook is None:
-            return zero(note)
+            row.reason = "; ".join(p for p in (note, pick.note) if p)
+            (folder / "report.txt").write_text(f"{student}: 0 points: {row.reason}\n", encoding="utf-8")
+            return row
         # a private copy is graded: the student's repository is only read
         copy = folder / "submission" / notebook.name
         copy.parent.mkdir(parents=True, exist_ok=True)
@@ -180,7 +168,7 @@ def _grade_commit(student: str, repo: Path, out: Path, chapter, release_parts: d
     output = str(data.get("output", ""))
     if output.startswith("Could not grade"):
         row.reason = row.reason or output.splitlines()[0]
-    row.reason = row.reason or note
+    row.reason = "; ".join(p for p in (row.reason or note, pick.note) if p)
     return row
 
 
@@ -265,21 +253,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        return _run(args)
-    except _Refused as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
-
-class _Refused(Exception):
-    pass
-
-
-def _run(args: argparse.Namespace) -> int:
     from autograder.chapters import load
 
-    empty = _Refused(f"{args.repos} holds no repository folders")
+    empty = Refused(f"{args.repos} holds no repository folders")
     if args.collect is not None:
         if not args.repos.is_dir() or not student_repos(args.repos):
             raise empty
@@ -287,14 +263,14 @@ def _run(args: argparse.Namespace) -> int:
     try:
         deadline = parse_instant(args.deadline) if args.deadline else None
     except InstantError as exc:
-        raise _Refused(f"DEADLINE {exc}") from None
+        raise Refused(f"DEADLINE {exc}") from None
     try:
         chapter = load(args.chapter)
     except KeyError as exc:
-        raise _Refused(exc.args[0]) from None
+        raise Refused(exc.args[0]) from None
     why = _refusal(args.repos, args.out)
     if why:
-        raise _Refused(why)
+        raise Refused(why)
     if not student_repos(args.repos):
         raise empty
     collected = None
@@ -304,9 +280,9 @@ def _run(args: argparse.Namespace) -> int:
             if not isinstance(collected, dict):
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as exc:
-            raise _Refused(f"COLLECTED {args.collected} is not a file make collect-repos wrote ({exc})") from None
+            raise Refused(f"COLLECTED {args.collected} is not a file make collect-repos wrote ({exc})") from None
     elif deadline is not None and not args.trust_commit_dates and (why := server_refusal()):
-        raise _Refused(f"DEADLINE needs a record of when each repository was pushed, which a student cannot set, and "
+        raise Refused(f"DEADLINE needs a record of when each repository was pushed, which a student cannot set, and "
                        f"{why}. To get one: {HOW_TO_TRUST}.")
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()

@@ -9,11 +9,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from autograder import CHECKOUT
 from autograder.frontends import fingerprint
+from autograder.frontends.commands import Refused
 
 REPO_ROOT = CHECKOUT  # the instructor's checkout
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -24,7 +24,7 @@ SUBMISSION_TAGS = "submit*"
 AUTHOR = {"GIT_AUTHOR_NAME": "Course staff", "GIT_AUTHOR_EMAIL": "course-staff@users.noreply.github.com"}
 
 
-class StudentRepoError(Exception):
+class StudentRepoError(Refused):
     """DEST cannot take the student repository; nothing was written."""
 
 
@@ -136,8 +136,8 @@ def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None,
     notebook = chapter.release_notebook(Path()).as_posix()
     if not (root / notebook).is_file():
         raise StudentRepoError(f"no released notebook {notebook}: run `make release` first")
-    files = {path: (root / path).read_bytes() for path in fingerprint.git_tracked(root, fingerprint.grader_files(root))}
-    for path in ("pyproject.toml", "constraints.txt", notebook, *COPIED):
+    files = fingerprint.grader_bundle(root)
+    for path in (notebook, *COPIED):
         files[path] = (root / path).read_bytes()
     beside = (Path(notebook).parent / "Makefile").as_posix()  # make test from the notebook's folder
     if (root / beside).is_file():
@@ -228,10 +228,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         chapter = load(args.chapter)
-        files = build(Path(args.dest), chapter, args.url, args.grader_url, grade_on=args.grade_on)
-    except (KeyError, StudentRepoError) as exc:
-        print(f"error: {exc.args[0]}", file=sys.stderr)
-        return 2
+    except KeyError as exc:
+        raise Refused(exc.args[0]) from None
+    files = build(Path(args.dest), chapter, args.url, args.grader_url, grade_on=args.grade_on)
     skipped = sorted(set(fingerprint.grader_files(REPO_ROOT)) - set(files))
     if skipped:
         print(f"note: not copied, git does not track them: {', '.join(skipped)}")

@@ -8,6 +8,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from autograder.frontends.commands import Refused
+
 
 def write_atomic(path: str | Path, text: str) -> None:
     """Whole or not at all: a reader never sees half a file, a failed write leaves no temporary
@@ -28,7 +30,7 @@ def write_json(path: str | Path, data: dict) -> None:
     write_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
-class OutputRefused(Exception):
+class OutputRefused(Refused):
     """The path given for an output file holds something else: nothing was written."""
 
 

@@ -77,24 +77,9 @@ def _mps_available() -> bool:
     return bool(backend is not None and backend.is_available())
 
 
-def _torch_may_use_a_gpu() -> bool:
-    """False for a CPU-only torch, read without importing it (1.5 s): the worker can start at once."""
-    import importlib.util
-    import re
-
-    if sys.platform == "darwin":
-        return True  # Apple's MPS: a macOS build says nothing of it in version.py
-    try:
-        spec = importlib.util.find_spec("torch")
-        text = (Path(spec.origin).parent / "version.py").read_text()
-    except (ImportError, AttributeError, OSError, TypeError):
-        return True
-    builds = re.findall(r"^(cuda|hip)\b[^=\n]*=\s*(.+?)\s*$", text, re.MULTILINE)
-    return len(builds) != 2 or any(value != "None" for _, value in builds)
-
-
 def resolve_device(choice: str) -> str:
-    if choice == "cpu" or (choice == "auto" and not _torch_may_use_a_gpu()):
+    """The device to grade on; torch is imported for any choice but the CPU (the grading imports it anyway)."""
+    if choice == "cpu":
         return "cpu"
     import torch
 
@@ -296,23 +281,24 @@ def _grade(args, settings) -> int:
     report.seconds = max(report.seconds, time.monotonic() - _STARTED)
     timings.mark("graded")
     print_console(report, verbose=args.verbose)
-    for note in notes:
+    print_notes(args.submission, chapter, report, notes)
+    timings.mark("printed")
+    return report.exit_code
+
+
+def print_notes(submission: str, chapter, report, notes: list[str]) -> None:
+    """What the student should know beside the grade (make test and CI alike)."""
+    overlooked = finder.overlooked(submission, report.score == 0 and not report.bonus_score)
+    stale = stale_points_note(submission, chapter)  # a stale copy: the instructor's points grade it
+    edited = edited_test_cells(submission, chapter)
+    for note in [*notes, *([stale] if stale else [])]:
         print(f"note: {note}")
-    overlooked = finder.overlooked(args.submission, report.score == 0 and not report.bonus_score)
-    if overlooked:
-        print(f"warning: {overlooked}")
-    for late in late_name_warnings(args.submission):
-        print(f"warning: {late}")
-    stale = stale_points_note(args.submission, chapter)
-    if stale:
-        print(f"note: {stale}")
-    edited = edited_test_cells(args.submission, chapter)
+    for warning in [*([overlooked] if overlooked else []), *late_name_warnings(submission)]:
+        print(f"warning: {warning}")
     if edited:
         print(f"warning: the test cell{'s' if len(edited) > 1 else ''} {', '.join(edited)} {'were' if len(edited) > 1 else 'was'} "
               "edited: restore the test cell as you were given it; this grade comes from the course's own checks, not "
               "from the cells, and CI reports the edit to the course staff")
-    timings.mark("printed")
-    return report.exit_code
 
 
 def late_name_warnings(path: str) -> list:

@@ -7,24 +7,23 @@ import argparse
 import csv
 import json
 import re
-import sys
 import time
 import zipfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from autograder.frontends.instructors.class_report.render import CSV_HEADER, GENERATOR, mistakes_csv, plots, render_html
+from autograder.frontends.commands import Refused
+from autograder.frontends.instructors.class_report.render import CSV_HEADER, GENERATOR, mistakes_csv, render_html
 from autograder.frontends.reports.diagnoses import DIAGNOSES
 
 REPORT_FORMAT = "autograder-class-report/1"
 DEFAULT_OUT = Path("build") / "class-report"
 GRADING = Path("grading")
 REPOS_OUT = Path("build") / "grade-repos"
-FILES = ("index.html", "report.json", "mistakes.csv")
 
 
-class ReportInputError(Exception):
+class ReportInputError(Refused):
     """No records anywhere: the message says why."""
 
 
@@ -189,13 +188,10 @@ def detect_source(root: Path = Path("."), repos_out: Path = REPOS_OUT) -> str:
         "Gradescope's export: make class-report GRADESCOPE_ZIP=path/to/export.zip")
 
 
-def aggregate(submissions: list[Submission], stages: list[dict] | None = None, *, anonymous: bool = False,
-              source: str = "") -> dict:
-    """The report's data. ``stages``: the chapter's, for stages no record has; ``anonymous``: no names."""
+def aggregate(submissions: list[Submission], *, anonymous: bool = False, source: str = "") -> dict:
+    """The report's data; ``anonymous``: no names."""
     graded = [s for s in submissions if s.record is not None]
     known: dict[int, dict] = {}
-    for stage in stages or []:
-        known[stage["number"]] = {k: stage[k] for k in ("number", "id", "label", "bonus", "max_score")}
     for sub in graded:
         for stage in sub.record["stages"]:
             known.setdefault(stage["number"], {"number": stage["number"], "id": stage.get("id", ""),
@@ -293,35 +289,32 @@ def top_mistakes(report: dict, n: int = 3) -> list[str]:
             for m in report["mistakes"][:n]]
 
 
-def _ours(name: str):
-    if name == "index.html":
-        return lambda data: GENERATOR.encode() in data[:2000]
-    if name == "report.json":
-        def is_report(data: bytes) -> bool:
-            try:
-                return json.loads(data).get("format") == REPORT_FORMAT
-            except (ValueError, AttributeError):
-                return False
-        return is_report
-    return lambda data: data.startswith(",".join(CSV_HEADER).encode())
+def _is_report(data: bytes) -> bool:
+    try:
+        return json.loads(data).get("format") == REPORT_FORMAT
+    except (ValueError, AttributeError):
+        return False
 
 
-def write_report(submissions: list[Submission], out: Path, *, stages: list[dict] | None = None,
-                 anonymous: bool = False, source: str = "") -> dict:
+# Each file the report writes, and how to tell an earlier report's copy (the only kind replaced).
+OURS = {"index.html": lambda data: GENERATOR.encode() in data[:2000], "report.json": _is_report,
+        "mistakes.csv": lambda data: data.startswith(",".join(CSV_HEADER).encode())}
+
+
+def write_report(submissions: list[Submission], out: Path, *, anonymous: bool = False, source: str = "") -> dict:
     """The report's three files under ``out`` (OutputRefused over a file it did not write); its data."""
     from autograder.frontends.reports.safe_write import OutputRefused, overwrite_refusal, write_atomic, write_json
 
     if out.exists() and not out.is_dir():
         raise OutputRefused(f"--out {out}: that is a file; give a folder")
-    for name in FILES:
-        why = overwrite_refusal(out / name, "--out", _ours(name))
+    for name, ours in OURS.items():
+        why = overwrite_refusal(out / name, "--out", ours)
         if why:
             raise OutputRefused(why)
-    report = aggregate(submissions, stages, anonymous=anonymous, source=source)
-    page = render_html(report, plots(report))
+    report = aggregate(submissions, anonymous=anonymous, source=source)
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "report.json", report)
-    write_atomic(out / "index.html", page)
+    write_atomic(out / "index.html", render_html(report))
     write_atomic(out / "mistakes.csv", mistakes_csv(report))
     return report
 
@@ -355,19 +348,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # records only: no chapter is imported (that would import torch)
-    from autograder.frontends.reports.safe_write import OutputRefused
-
     started = time.monotonic()
-    try:
-        source = args.source or ("gradescope" if args.gradescope_zip else detect_source(Path("."), args.repos_out))
-        submissions = load_source(source, repos_out=args.repos_out, zip_path=args.gradescope_zip,
-                                  assignment=args.chapter)
-        if not submissions:
-            raise ReportInputError(f"no submissions found ({source})")
-        report = write_report(submissions, args.out, anonymous=args.anonymous, source=source)
-    except (ReportInputError, OutputRefused) as exc:
-        print(f"error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
-        return 2
+    source = args.source or ("gradescope" if args.gradescope_zip else detect_source(Path("."), args.repos_out))
+    submissions = load_source(source, repos_out=args.repos_out, zip_path=args.gradescope_zip, assignment=args.chapter)
+    if not submissions:
+        raise ReportInputError(f"no submissions found ({source})")
+    report = write_report(submissions, args.out, anonymous=args.anonymous, source=source)
     print(f"{report['graded']}/{report['students']} submissions graded ({source}); "
           f"{len(report['mistakes'])} distinct mistakes diagnosed.")
     for line in top_mistakes(report):

@@ -1,5 +1,5 @@
-"""``ReadableFeedback`` (``make feedback``): stage headings, each hint once, wrapped lines and
-formulas drawn offline (MathML) in the HTML feedback."""
+"""``ReadableFeedback`` (``make feedback``): stage headings, wrapped lines and formulas drawn offline
+(MathML) in the HTML feedback."""
 
 from __future__ import annotations
 
@@ -40,18 +40,6 @@ def math_as_mathml(markdown: str) -> str:
     return "".join(part if CODE.fullmatch(part) else MATH.sub(one, part) for part in CODE.split(markdown))
 
 
-def once(text: str) -> str:
-    """A report without repeated lines (the same hint under several checks)."""
-    seen, kept = set(), []
-    for line in text.splitlines(keepends=True):
-        key = line.strip()
-        if key and key in seen and not key[:1].isdigit() and "✗" not in key and "✓" not in key:
-            continue
-        seen.add(key)
-        kept.append(line)
-    return "".join(kept)
-
-
 def _exporters_priority() -> List:
     """nbgrader's preprocessors redeclare this trait without ``config=True``, and nbconvert's
     setting of it printed "Config option ... not recognized" every run."""
@@ -65,7 +53,7 @@ class FeedbackClearHiddenTests(ClearHiddenTests):
 
 
 class ReadableFeedback(NbGraderPreprocessor):
-    """``make feedback``: a heading per stage, each hint once, no bare ``Out[..]`` score, formulas as MathML."""
+    """``make feedback``: a heading per stage, no bare ``Out[..]`` score, formulas as MathML."""
 
     display_data_priority = _exporters_priority()
 
@@ -78,10 +66,8 @@ class ReadableFeedback(NbGraderPreprocessor):
                 cell.source = math_as_mathml(cell.source)
             elif index in stages:
                 stage = stages[index]
+                # the report says the points; each hint is in it once already (reports.text.hints_once)
                 cell.outputs = [o for o in cell.outputs if o.get("output_type") != "execute_result"]
-                for output in cell.outputs:
-                    if output.get("output_type") == "stream":
-                        output.text = once(output.text)
                 points = chapter.points(stage)
                 cells.append(nbformat.v4.new_markdown_cell(
                     f'<h3 class="stage-heading">{stage.label}' + (" (bonus)" if stage.bonus else f" ({points:g} points)")
