@@ -1,8 +1,6 @@
 """Workers without the start-up: a clean process that imported PyTorch and the worker's modules
-forks one worker per submission, which fences itself in as a fresh one does. The server is
-started like a worker (``make autograde``'s pool) or forked from a grader whose environment holds
-no secret (:func:`autograder.sandbox.forkpool.fork_server_here`). It never runs student code,
-holds no thread when it forks, and dies with the grader. Linux only."""
+forks one worker per submission, which fences itself in as a fresh one does. The server never
+runs student code, holds no thread when it forks, and dies with the grader. Linux only."""
 
 from __future__ import annotations
 
@@ -39,23 +37,18 @@ class ForkedProcess:
         self.pid, self._pidfd, self.stdin, self.stdout = pid, pidfd, stdin, stdout
         self.returncode: int | None = None
 
-    def _ended(self, timeout: float | None) -> bool:
-        if self.returncode is not None:
-            return True
-        poller = select.poll()
-        poller.register(self._pidfd, select.POLLIN)
-        if poller.poll(None if timeout is None else max(0, int(timeout * 1000))):
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            poller = select.poll()  # the pidfd becomes readable when the process ends
+            poller.register(self._pidfd, select.POLLIN)
+            if not poller.poll(None if timeout is None else max(0, int(timeout * 1000))):
+                raise subprocess.TimeoutExpired("forked worker", timeout)
             self.returncode = -signal.SIGKILL
-            return True
-        return False
-
-    def poll(self) -> int | None:
-        self._ended(0)
         return self.returncode
 
-    def wait(self, timeout: float | None = None) -> int:
-        if not self._ended(timeout):
-            raise subprocess.TimeoutExpired("forked worker", timeout)
+    def poll(self) -> int | None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.wait(0)
         return self.returncode
 
     def kill(self) -> None:

@@ -123,11 +123,6 @@ def kill_pid(pid: int) -> None:
         os.kill(pid, signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)
 
 
-def set_nonblocking(fd: int) -> None:
-    if is_posix():
-        os.set_blocking(fd, False)
-
-
 class Pump:
     """A pipe read with a deadline where ``select`` takes sockets only (Windows), by a daemon thread."""
 
