@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import gc
 import os
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from autograder.sandbox import cgroups, forkpool, oslayer, timings, wire
@@ -21,10 +22,88 @@ from autograder.sandbox.errors import StageAborted, ended_the_stage, over_the_st
 from autograder.sandbox.forkserver import ForkServerError
 from autograder.sandbox.launch import BOOT, confinement_refusal, worker_environment
 from autograder.sandbox.loader import Cell, strip_magics
-from autograder.sandbox.preload import Preload, run_preloads
-from autograder.sandbox.scratch import ScratchWatch, empty_folder
 from autograder.sandbox.settings import Settings
 from autograder.sandbox.strays import descends_from_worker, end_stray_processes, is_alive, seccomp_filters
+
+# Run in the grader before the first cell, named by the caller: no module file is read after student
+# code could have touched it (defence in depth where Landlock is missing; tests/e2e/test_confinement.py).
+Preload = Callable[[], None]
+_preloaded: set = set()  # each runs once per process
+
+
+def run_preloads(preload: Sequence[Preload]) -> None:
+    """Run each of ``preload`` this process has not run yet, in order; then freeze what they
+    imported out of the garbage collector's reach (it lives as long as the process)."""
+    new = [warm_up for warm_up in preload if warm_up not in _preloaded]
+    for warm_up in new:
+        _preloaded.add(warm_up)
+        warm_up()
+    if new:
+        gc.freeze()
+
+
+SCRATCH_MOST_ENTRIES = 10_000  # past this it counts as full: counting more would cost the grader
+
+
+def scratch_usage(folder: str, stop_above: int, most_entries: int = SCRATCH_MOST_ENTRIES) -> int | None:
+    """Bytes the files beneath ``folder`` take on disk, counted until past ``stop_above``; ``None``
+    for a tree of more than ``most_entries`` entries."""
+    total, entries, folders = 0, 0, [folder]
+    while folders and total <= stop_above:
+        try:
+            with os.scandir(folders.pop()) as found:
+                for entry in found:
+                    entries += 1
+                    if entries > most_entries:
+                        return None
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    # st_blocks: what the file takes on disk (a sparse file of 0 blocks takes none)
+                    total += info.st_blocks * 512 if hasattr(info, "st_blocks") else info.st_size
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+        except OSError:
+            continue
+    return total
+
+
+class ScratchWatch:
+    """A thread that measures the folder four times a second and, past the limit, calls ``over(why)``
+    (RLIMIT_FSIZE bounds each file, this all of them; docs/security.md: Known limits)."""
+
+    def __init__(self, folder: str, limit: int, over, every: float = 0.25):
+        self.folder, self.limit, self.over, self.every = folder, limit, over, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="autograder-scratch-watch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            used = scratch_usage(self.folder, self.limit)
+            if used is None:
+                self.over(f"the submission wrote more than {SCRATCH_MOST_ENTRIES} files (the limit of its "
+                          "scratch folder); they were removed")
+            elif used > self.limit:
+                self.over(f"the submission wrote more than {self.limit / 2**30:g} GiB of files (the limit of "
+                          "its scratch folder); they were removed")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def empty_folder(folder: str) -> None:
+    """Remove what the submission wrote into its scratch folder (the folder stays)."""
+    import shutil
+
+    for entry in list(os.scandir(folder)) if os.path.isdir(folder) else []:
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
 
 
 @dataclass
@@ -76,7 +155,7 @@ class Worker:
                  preload: Sequence[Preload] = ()):
         self.cells, self.device, self.settings, self.limits = cells, device, settings, settings.limits
         oslayer.force_portable(settings.portable)  # the whole process's path, the grader's as the worker's
-        self.preload: tuple[Preload, ...] = tuple(preload)  # run here before the first cell (preload.py)
+        self.preload: tuple[Preload, ...] = tuple(preload)  # run here before the first cell
         self.keep_outputs = keep_outputs  # each cell's printed output in the load report (nbgrader)
         self.give_up_at = time.monotonic() + self.limits.total_seconds
         self.confinement: dict = {}  # the fences the worker reported (confinement.py)
