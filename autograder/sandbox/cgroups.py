@@ -1,6 +1,5 @@
-"""One memory budget and process limit for a worker and all it starts: a control group per worker
-(cgroup v2 where delegated, else v1), joined before any student code runs; where none can be made
-the per-process limits remain (docs/security.md: the fences)."""
+"""One memory budget and process limit for a worker and all it starts (cgroup v2 where delegated,
+else v1), joined before any student code runs; else the per-process limits remain."""
 
 from __future__ import annotations
 

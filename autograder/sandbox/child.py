@@ -3,6 +3,7 @@ answer, so nothing the submission does here can change how its outputs are judge
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import io
 import json
@@ -73,10 +74,8 @@ def _processes_of(uid: int) -> int:
     count = 0
     for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
         if entry.name.isdigit():
-            try:
+            with contextlib.suppress(OSError):
                 count += os.stat(entry.path).st_uid == uid
-            except OSError:
-                pass
     return count
 
 
@@ -124,9 +123,8 @@ def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = Fal
         except BaseException as exc:
             status = {"index": index, "status": "error", "error": describe_error(exc)}
             if isinstance(exc, SyntaxError):  # its str() repeats the cell's name, and a cut one ends in "line)"
-                status["error"]["message"] = printable(str(exc.msg)[:600])
-                status["error"]["where"] = f"{name}, line {exc.lineno}"
-                status["error"]["code"] = (exc.text or "").strip()[:120]
+                status["error"].update(message=printable(str(exc.msg)[:600]), where=f"{name}, line {exc.lineno}",
+                                       code=(exc.text or "").strip()[:120])
         _capture_prints()
         status["seconds"] = round(time.monotonic() - started, 3)
         if keep_outputs:  # what the cell printed, for nbgrader's autograded notebook and feedback
@@ -165,10 +163,8 @@ def _frame(answer, wire) -> bytes:
 def preload_notebook_imports() -> None:
     """What the course's notebooks import besides torch, imported before student code (a plain
     install without it imports nothing here)."""
-    try:
+    with contextlib.suppress(Exception):
         import matplotlib.pyplot  # noqa: F401
-    except Exception:
-        pass
 
 
 def pin_threads(threads: int) -> None:
@@ -215,10 +211,8 @@ def main() -> None:
     devices: tuple[str, ...] = ()
     if handshake.get("device") == "cuda":
         # The driver opens device files and caches before the fences go up, not in student code.
-        try:
+        with contextlib.suppress(Exception):
             torch.zeros(1, device="cuda")
-        except Exception:
-            pass
         devices = tuple(os.path.join("/dev", d) for d in os.listdir("/dev") if d.startswith("nvidia"))
     # From here on the worker reads only what it needs and writes only in its scratch folder.
     fences = confine(os.getcwd(), PACKAGE_PARENT, devices, handshake.get("fences", True))
@@ -260,10 +254,8 @@ def main() -> None:
                 pin_threads(handshake.get("threads", 1))
                 send({"event": "stage", "pid": os.getpid()})
                 continue  # this copy answers the stage's requests, until "end_stage"
-            try:
+            with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
             send_raw(wire.STAGE_OVER)
         elif op == "end_stage":
             if stage_copy:

@@ -1,7 +1,6 @@
-"""The worker's fences, applied after it imported PyTorch and before any student code: Landlock
-(files, TCP, signals), seccomp (sockets, signals and ptrace beyond itself), no capabilities, a
-private ``/proc`` as root. Linux only; both fences are inherited and cannot be lifted
-(docs/security.md: the fences). :func:`describe` puts them in the reports' words."""
+"""The worker's fences, applied after it imported PyTorch and before any student code: Landlock,
+seccomp, no capabilities, a private ``/proc`` as root. Linux only; both fences are inherited and
+cannot be lifted (docs/security.md: the fences)."""
 
 from __future__ import annotations
 

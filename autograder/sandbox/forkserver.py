@@ -229,13 +229,9 @@ def _import_what_workers_use(threads: int) -> None:
 
 def _reap(options: int) -> None:
     """Collect the workers that ended (they are the server's children); with 0, all of them."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, options)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, options)[0] != 0:
+            pass
 
 
 def _become_worker(sock: socket.socket, request: bytes, fds: list[int]) -> None:

@@ -1,7 +1,5 @@
-"""The grader's settings (:class:`Settings`), read once where a program starts and handed down:
-each is its default, unless pyproject.toml's ``[tool.autograder]`` sets it, unless the environment
-does, unless the command's options do. docs/grading.md's table lists them; the worker gets only
-its handshake."""
+"""The grader's settings (:class:`Settings`) and a worker's :class:`Limits`, read once where a
+program starts and handed down (docs/grading.md's table); the worker gets only its handshake."""
 
 from __future__ import annotations
 

@@ -114,9 +114,8 @@ class LoadReport:
 
 
 def _loops_alike(cells: list[Cell], looped: int) -> dict[int, str]:
-    """The later cells that would run cell ``looped``'s endless loop again (they use what it used,
-    directly or through the notebook's functions), each with why it is skipped; cells that only
-    define still run."""
+    """The later cells that would run cell ``looped``'s endless loop again, directly or through the
+    notebook's functions, each with why it is skipped; cells that only define still run."""
     trees = {}
     for cell in cells:
         with contextlib.suppress(SyntaxError, ValueError):
@@ -173,17 +172,17 @@ class Worker:
         self.stage_pid: int | None = None
         self.stage_in_place = False  # the portable fallback: the loaded worker answers the stage itself
         self.stage_over_time = False
-        self.stage_deadline: float | None = None
+        self.stage_deadline = 0.0
         self._stage_over_read = False  # the loader's "stage over" frame was read as an answer
         self._stage_failure: StageAborted | None = None
         # The scratch watch's thread ends processes too: both take turns on proc and stage_pid.
         self._processes = threading.Lock()
         self._watch = ScratchWatch(self._workdir.name, self.limits.scratch_bytes, self._scratch_over)
         self._budget = None  # the control groups (cgroups.py), made at the first start
-        self._budgeted = False  # the running worker was moved into them
 
     # -- life cycle ---------------------------------------------------------------------
-    def _spawn(self) -> None:
+    def _spawn(self) -> bool:
+        """A fresh worker; whether it joined its control groups."""
         scratch = self._workdir.name
         self._stderr.seek(0)
         self._stderr.truncate()
@@ -204,11 +203,12 @@ class Worker:
         self._sessions.add(proc.pid)
         if self._budget is None and oslayer.is_linux():  # the control groups, joined before any student code
             self._budget = cgroups.Budget(self.limits.memory_bytes if self.device == "cpu" else None)
-        self._budgeted = self._budget is not None and self._budget.add(proc.pid)
+        budgeted = self._budget is not None and self._budget.add(proc.pid)
         if oslayer.is_posix():  # requests are written with a deadline: a worker that stops reading cannot block us
             os.set_blocking(proc.stdin.fileno(), False)
         with self._processes:
             self.proc, self.scratch_full = proc, None
+        return budgeted
 
     @property
     def needs_start(self) -> bool:
@@ -224,7 +224,7 @@ class Worker:
         """Start a worker and load the submission, skipping cells that killed earlier ones."""
         for _ in range(len(self.cells) + 1):
             self.kill()
-            self._spawn()
+            budgeted = self._spawn()
             self.reader = wire.Reader(self.proc.stdout.fileno())
             run_preloads(self.preload)  # while the worker still imports
             timings.mark("preloads_done")
@@ -236,7 +236,7 @@ class Worker:
                 raise self._startup_failure("unexpected first message")
             timings.mark("worker_ready")
             self.confinement = ready.get("confinement") if isinstance(ready.get("confinement"), dict) else {}
-            if self._budgeted:  # the grader's fence, not the worker's word
+            if budgeted:  # the grader's fence, not the worker's word
                 self.confinement = {**self.confinement, "cgroup": self._budget.describe()}
             refusal = confinement_refusal(self.confinement, self.settings)
             if refusal:
@@ -427,7 +427,7 @@ class Worker:
             full = self._scratch_note()
             raise ended_the_stage(full) if full else StageAborted(
                 "the grading process for this stage had already stopped")
-        deadline = self.stage_deadline or (time.monotonic() + self.limits.stage_seconds)
+        deadline = self.stage_deadline
         sent = time.monotonic()
         try:
             self._send(req, deadline)

@@ -326,8 +326,7 @@ class Workspace:
 
     def op_load_weights(self, handle: int, tensors: dict):
         module = self.modules[handle]
-        named = dict(module.named_parameters())
-        named.update(dict(module.named_buffers()))
+        named = {**dict(module.named_parameters()), **dict(module.named_buffers())}
         unknown = sorted(set(tensors) - set(named))
         if unknown:
             raise _Missing(", ".join(unknown))
