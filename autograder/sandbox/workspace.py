@@ -368,8 +368,9 @@ class Workspace:
         fn = self._lookup(name) if name else self.modules[handle]
         if not name:
             fn.train(False)
+        args = self._to_device(list(args) if name else [x])  # moved before the count starts
         with torch.no_grad(), _Calls() as calls:
-            out = fn(*self._to_device(list(args) if name else [x]))
+            out = fn(*args)
         if not isinstance(out, torch.Tensor):
             return self._result(out)
         return {"calls": sorted(calls.names)[:1000]}
