@@ -49,7 +49,7 @@ c.ClearSolutions.code_stub = {
 # Python files are not copied (the sandboxed worker never reads the submission's folder anyway).
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "__pycache__", ".hypothesis", "feedback", "*.py", "*.pyc", "*.so"]
 # The sandbox's time limits (c.SandboxExecute.cell_timeout, stage_timeout, total_timeout) are
-# the CLI's by default (autograder/sandbox/limits.py).
+# the CLI's by default (Limits in autograder/sandbox/settings.py).
 # A deleted or edited test cell comes back from the gradebook (edited ones always did).
 c.OverwriteCells.add_missing_cells = True
 # No kernel: the notebook runs once, in the sandboxed worker, which fills every cell's outputs

@@ -91,7 +91,7 @@ def close(a: torch.Tensor, b: torch.Tensor, tol: Tolerance = FLOAT32) -> bool:
 
 def _unravel(flat: int, shape) -> tuple[int, ...]:
     """The index of the ``flat``-th element. (torch.unravel_index imports sympy on first use,
-    seconds of work, and a module read after student code has run: see autograder.sandbox.preload.)"""
+    seconds of work, and a module read after student code has run: see autograder.sandbox.worker.run_preloads.)"""
     at = []
     for size in reversed(tuple(shape)):
         at.append(flat % size)

@@ -18,8 +18,8 @@ from autograder.core.results import CheckResult, GradeReport, StageResult
 from autograder.core.submission import Submission
 from autograder.sandbox import timings
 from autograder.sandbox.errors import over_the_stage_time_limit
-from autograder.sandbox.preload import Preload
 from autograder.sandbox.settings import Settings
+from autograder.sandbox.worker import Preload
 
 
 def warm_up_checks() -> None:
@@ -33,7 +33,7 @@ def warm_up_checks() -> None:
 
 def check_preloads() -> tuple[Preload, ...]:
     """What the checks would import lazily, imported before the submission's first cell
-    (:mod:`autograder.sandbox.preload`)."""
+    (:func:`autograder.sandbox.worker.run_preloads`)."""
     return (warm_up_checks,)
 
 

@@ -1,3 +1,2 @@
-"""The confined worker and what keeps it on a leash: the lowest layer. The worker's side
-(``child``, ``workspace``, ``confinement``, ``oslayer``, ``wire``, ``loader``, ``forkserver``)
-imports nothing of the grader's; pyproject.toml's import-linter contracts hold both fences."""
+"""The confined worker and what keeps it on a leash: the lowest layer. The worker's side imports
+nothing of the grader's (pyproject.toml's import-linter contracts)."""

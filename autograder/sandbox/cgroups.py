@@ -1,6 +1,5 @@
-"""One memory budget and process limit for a worker and all it starts: a control group per worker
-(cgroup v2 where delegated, else v1), joined before any student code runs; where none can be made
-the per-process limits remain (docs/security.md: the fences)."""
+"""One memory budget and process limit for a worker and all it starts (cgroup v2 where delegated,
+else v1), joined before any student code runs; else the per-process limits remain."""
 
 from __future__ import annotations
 
@@ -13,6 +12,7 @@ from pathlib import Path
 from autograder.sandbox import oslayer
 
 TASKS = 128  # processes and threads of the worker and all it starts, with room for a few of the notebook's
+_FILES = {"v2": {"memory": "memory.max", "pids": "pids.max"}, "v1": {"memory": "memory.limit_in_bytes", "pids": "pids.max"}}
 
 
 def _own_groups() -> dict[str, str]:
@@ -73,41 +73,29 @@ class Budget:
             self.close()
             self.version, self.held, self.groups = "", {}, []
 
-    def _limits(self, version: str) -> dict[str, dict[str, str]]:
-        """controller -> {file: value} for ``version``."""
-        memory = {} if self.memory_bytes is None else (
-            {"memory.max": str(self.memory_bytes)} if version == "v2" else {"memory.limit_in_bytes": str(self.memory_bytes)})
-        return {"memory": memory, "pids": {"pids.max": str(self.tasks)}}
-
     def _make(self, name: str) -> None:
         own, mounts = _own_groups(), _mounts()
-        wanted = {"pids"} | ({"memory"} if self.memory_bytes is not None else set())
+        values = {"memory": str(self.memory_bytes)} if self.memory_bytes is not None else {}
+        values["pids"] = str(self.tasks)  # controller -> its limit
         unified = next((point for kind, point, _ in mounts if kind == "cgroup2"), None)
         if unified is not None and "0" in own:
             control = _inside(unified, own["0"]) / "cgroup.subtree_control"
-            delegated = set(control.read_text().split()) if control.exists() else set()
-            if wanted <= delegated:
-                _clear_stale(control.parent)
-                group = control.parent / name
-                group.mkdir()
-                self.groups, self.version = [group], "v2"
-                for controller, files in self._limits("v2").items():
-                    for file, value in files.items():
-                        (group / file).write_text(value)
-                        self.held[controller] = value
+            if set(values) <= (set(control.read_text().split()) if control.exists() else set()):
+                self._group(control.parent / name, "v2", values)
                 return
-        for controller, files in self._limits("v1").items():
+        for controller, value in values.items():
             point = next((p for kind, p, options in mounts if kind == "cgroup" and controller in options), None)
-            if not files or point is None or controller not in own:
-                continue
-            _clear_stale(_inside(point, own[controller]))
-            group = _inside(point, own[controller]) / name
-            group.mkdir()
-            self.groups.append(group)
-            for file, value in files.items():
-                (group / file).write_text(value)
-                self.held[controller] = value
-        self.version = "v1" if self.groups else ""
+            if point is not None and controller in own:
+                self._group(_inside(point, own[controller]) / name, "v1", {controller: value})
+
+    def _group(self, group: Path, version: str, values: dict[str, str]) -> None:
+        _clear_stale(group.parent)
+        group.mkdir()
+        self.groups.append(group)
+        self.version = version
+        for controller, value in values.items():
+            (group / _FILES[version][controller]).write_text(value)
+            self.held[controller] = value
 
     def add(self, pid: int) -> bool:
         """Move ``pid`` (a worker that has run no student code yet) into every group."""

@@ -1,9 +1,9 @@
-"""The worker's main: the only process that runs the student's code. It loads the cells, then
-answers the grader's requests (build, call, hand over weights); it never sees an expected answer,
-so nothing the submission does here can change how its outputs are judged."""
+"""The worker's main: the only process that runs the student's code. It never sees an expected
+answer, so nothing the submission does here can change how its outputs are judged."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import io
 import json
@@ -74,10 +74,8 @@ def _processes_of(uid: int) -> int:
     count = 0
     for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
         if entry.name.isdigit():
-            try:
+            with contextlib.suppress(OSError):
                 count += os.stat(entry.path).st_uid == uid
-            except OSError:
-                pass
     return count
 
 
@@ -96,15 +94,6 @@ def _limit_resources(limit: int) -> dict:
         if oslayer.set_resource_limit("NPROC", processes):
             applied["processes"] = f"{PROCESS_ROOM} more"
     return applied
-
-
-def _follow_grader(grader_pid) -> None:
-    """Die with the grader: a worker looping in student code must not outlive it."""
-    from autograder.sandbox.oslayer import die_with_parent
-
-    die_with_parent()
-    if grader_pid is not None and os.getppid() != grader_pid:
-        os._exit(3)  # the grader ended before the line above took effect
 
 
 def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = False) -> list[dict]:
@@ -134,9 +123,8 @@ def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = Fal
         except BaseException as exc:
             status = {"index": index, "status": "error", "error": describe_error(exc)}
             if isinstance(exc, SyntaxError):  # its str() repeats the cell's name, and a cut one ends in "line)"
-                status["error"]["message"] = printable(str(exc.msg)[:600])
-                status["error"]["where"] = f"{name}, line {exc.lineno}"
-                status["error"]["code"] = (exc.text or "").strip()[:120]
+                status["error"].update(message=printable(str(exc.msg)[:600]), where=f"{name}, line {exc.lineno}",
+                                       code=(exc.text or "").strip()[:120])
         _capture_prints()
         status["seconds"] = round(time.monotonic() - started, 3)
         if keep_outputs:  # what the cell printed, for nbgrader's autograded notebook and feedback
@@ -172,40 +160,19 @@ def _frame(answer, wire) -> bytes:
                                   "where": ""}})
 
 
-# What the course's notebooks import besides torch, imported while the grader still imports its
-# own modules, instead of in the first cell (a plain install without it imports nothing here).
-NOTEBOOK_IMPORTS = ("matplotlib.pyplot",)
-
-
 def preload_notebook_imports() -> None:
-    import importlib
-
-    for name in NOTEBOOK_IMPORTS:
-        try:
-            importlib.import_module(name)
-        except Exception:
-            pass
+    """What the course's notebooks import besides torch, imported before student code (a plain
+    install without it imports nothing here)."""
+    with contextlib.suppress(Exception):
+        import matplotlib.pyplot  # noqa: F401
 
 
 def pin_threads(threads: int) -> None:
-    """PyTorch's thread count back to the handshake's, whatever the notebook set (a stage's copy
-    would hang on a thread pool without its threads)."""
+    """Back to the handshake's count, whatever the notebook set: a stage's copy would hang on a
+    thread pool without its threads."""
     import torch
 
     torch.set_num_threads(threads)
-
-
-def _fence_stage_process(handshake: dict) -> None:
-    """A stage's copy leads its own process group, dies with the loaded worker, and signals only
-    itself (a second seccomp filter names the copy)."""
-    from autograder.sandbox.confinement import refilter_signals
-    from autograder.sandbox.oslayer import die_with_parent
-
-    os.setpgid(0, 0)
-    die_with_parent()
-    if handshake.get("fences", True):
-        refilter_signals()
-    pin_threads(handshake.get("threads", 1))
 
 
 def main() -> None:
@@ -213,14 +180,15 @@ def main() -> None:
     from autograder.sandbox import oslayer
 
     oslayer.force_portable(handshake.get("portable"))
-    _follow_grader(handshake.get("grader_pid"))
+    oslayer.die_with_parent()  # a worker looping in student code must not outlive the grader
+    if handshake.get("grader_pid") not in (None, os.getppid()):
+        os._exit(3)  # the grader ended before the line above took effect
     proto_in, proto_out = _claim_channels(bool(handshake.get("debug")))
     limits = _limit_resources(int(handshake.get("memory_bytes") or 0))
-    os.environ.setdefault("MPLBACKEND", "Agg")
     import torch
 
     from autograder.sandbox import wire
-    from autograder.sandbox.confinement import confine
+    from autograder.sandbox.confinement import confine, install_seccomp
     from autograder.sandbox.workspace import Workspace
 
     pin_threads(handshake.get("threads", 1))
@@ -243,10 +211,8 @@ def main() -> None:
     devices: tuple[str, ...] = ()
     if handshake.get("device") == "cuda":
         # The driver opens device files and caches before the fences go up, not in student code.
-        try:
+        with contextlib.suppress(Exception):
             torch.zeros(1, device="cuda")
-        except Exception:
-            pass
         devices = tuple(os.path.join("/dev", d) for d in os.listdir("/dev") if d.startswith("nvidia"))
     # From here on the worker reads only what it needs and writes only in its scratch folder.
     fences = confine(os.getcwd(), PACKAGE_PARENT, devices, handshake.get("fences", True))
@@ -279,15 +245,17 @@ def main() -> None:
                 continue
             gc.freeze()  # the stage's copy collects only what it makes, and leaves the pages shared
             pid = os.fork()
-            if pid == 0:
+            if pid == 0:  # the copy leads its own group, dies with the loaded worker and signals only itself
                 stage_copy = True
-                _fence_stage_process(handshake)
+                os.setpgid(0, 0)
+                oslayer.die_with_parent()
+                if handshake.get("fences", True):
+                    install_seccomp()
+                pin_threads(handshake.get("threads", 1))
                 send({"event": "stage", "pid": os.getpid()})
                 continue  # this copy answers the stage's requests, until "end_stage"
-            try:
+            with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
             send_raw(wire.STAGE_OVER)
         elif op == "end_stage":
             if stage_copy:

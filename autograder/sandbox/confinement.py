@@ -1,7 +1,6 @@
-"""The worker's fences, applied after it imported PyTorch and before any student code: Landlock
-(files, TCP, signals), seccomp (sockets, signals and ptrace beyond itself), no capabilities, a
-private ``/proc`` as root. Linux only; both fences are inherited and cannot be lifted
-(docs/security.md: the fences). :func:`describe` puts them in the reports' words."""
+"""The worker's fences, applied after it imported PyTorch and before any student code: Landlock,
+seccomp, no capabilities, a private ``/proc`` as root. Linux only; both fences are inherited and
+cannot be lifted (docs/security.md: the fences)."""
 
 from __future__ import annotations
 
@@ -81,7 +80,10 @@ def _seccomp_program(arch: int, numbers: dict[str, int], own_pid: int) -> list[t
         jf = labels[jf] - position - 1 if isinstance(jf, str) else jf
         resolved.append((op, jt, jf, k))
     return resolved
-def _install_seccomp() -> bool:
+
+
+def install_seccomp() -> bool:
+    """Also in a stage's copy of a confined worker: signals only to that copy from then on."""
     known = _ARCH.get(platform.machine())
     if known is None:
         return False
@@ -245,14 +247,7 @@ def confine(writable: str, package_parent: str, devices: tuple[str, ...] = (), f
     landlock = _install_landlock(writable, package_parent, devices)
     # hidepid hides what the reader may not trace; only Landlock makes that "outside its domain"
     return {"platform": sys.platform, "landlock": landlock, "processes": private_proc and bool(landlock.get("files")),
-            "capabilities_dropped": _drop_capabilities(), "seccomp": _install_seccomp()}
-
-
-def refilter_signals() -> bool:
-    """In a process forked from a confined one: signals only to this process from now on."""
-    from autograder.sandbox.oslayer import is_linux
-
-    return is_linux() and _install_seccomp()
+            "capabilities_dropped": _drop_capabilities(), "seccomp": install_seccomp()}
 
 
 def describe(fences: dict | None) -> str:

@@ -9,8 +9,7 @@ import tempfile
 
 from autograder.sandbox import forkserver, oslayer
 from autograder.sandbox.launch import environment_is_clean, worker_environment
-from autograder.sandbox.limits import Limits
-from autograder.sandbox.settings import Settings
+from autograder.sandbox.settings import Limits, Settings
 
 _fork_server: forkserver.ForkServer | None = None  # once start_fork_server() has started one
 _fork_server_scratch: tempfile.TemporaryDirectory | None = None

@@ -1,8 +1,6 @@
 """Workers without the start-up: a clean process that imported PyTorch and the worker's modules
-forks one worker per submission, which fences itself in as a fresh one does. The server is
-started like a worker (``make autograde``'s pool) or forked from a grader whose environment holds
-no secret (:func:`autograder.sandbox.forkpool.fork_server_here`). It never runs student code,
-holds no thread when it forks, and dies with the grader. Linux only."""
+forks one worker per submission, which fences itself in as a fresh one does. The server never
+runs student code, holds no thread when it forks, and dies with the grader. Linux only."""
 
 from __future__ import annotations
 
@@ -39,23 +37,18 @@ class ForkedProcess:
         self.pid, self._pidfd, self.stdin, self.stdout = pid, pidfd, stdin, stdout
         self.returncode: int | None = None
 
-    def _ended(self, timeout: float | None) -> bool:
-        if self.returncode is not None:
-            return True
-        poller = select.poll()
-        poller.register(self._pidfd, select.POLLIN)
-        if poller.poll(None if timeout is None else max(0, int(timeout * 1000))):
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            poller = select.poll()  # the pidfd becomes readable when the process ends
+            poller.register(self._pidfd, select.POLLIN)
+            if not poller.poll(None if timeout is None else max(0, int(timeout * 1000))):
+                raise subprocess.TimeoutExpired("forked worker", timeout)
             self.returncode = -signal.SIGKILL
-            return True
-        return False
-
-    def poll(self) -> int | None:
-        self._ended(0)
         return self.returncode
 
-    def wait(self, timeout: float | None = None) -> int:
-        if not self._ended(timeout):
-            raise subprocess.TimeoutExpired("forked worker", timeout)
+    def poll(self) -> int | None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.wait(0)
         return self.returncode
 
     def kill(self) -> None:
@@ -236,13 +229,9 @@ def _import_what_workers_use(threads: int) -> None:
 
 def _reap(options: int) -> None:
     """Collect the workers that ended (they are the server's children); with 0, all of them."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, options)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, options)[0] != 0:
+            pass
 
 
 def _become_worker(sock: socket.socket, request: bytes, fds: list[int]) -> None:

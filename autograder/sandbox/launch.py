@@ -55,9 +55,8 @@ def restart_clean(argv: list[str]) -> None:
 
 
 def matplotlib_cache(scratch: str) -> str:
-    """Where the worker's matplotlib keeps its font list: one folder per user, so the fonts are
-    scanned once (0.5 s of CPU) instead of each grading. It is written while the worker imports,
-    before any student code; the fences then leave it neither readable nor writable."""
+    """One folder per user, so the fonts are scanned once (0.5 s of CPU), not each grading; written
+    before any student code, then neither readable nor writable behind the fences."""
     folder = os.path.join(os.path.expanduser("~"), ".cache", "autograder-matplotlib")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)

@@ -1,6 +1,5 @@
 """What the sandbox needs from the operating system beyond portable Python. Where a Linux piece is
-missing (macOS, Windows, or the ``portable`` setting, which the tests use), grading stays correct
-with less isolation: stages run in place, a thread keeps the deadlines (docs/security.md)."""
+missing (macOS, Windows, the ``portable`` setting), grading stays correct with less isolation."""
 
 from __future__ import annotations
 
@@ -49,10 +48,8 @@ def become_subreaper() -> None:
     if is_linux():
         import ctypes
 
-        try:
+        with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-        except (OSError, AttributeError):
-            pass
 
 
 def set_resource_limit(name: str, value: int) -> bool:
@@ -121,11 +118,6 @@ def parent_and_group(pid: int) -> tuple[int, int] | None:
 def kill_pid(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
         os.kill(pid, signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)
-
-
-def set_nonblocking(fd: int) -> None:
-    if is_posix():
-        os.set_blocking(fd, False)
 
 
 class Pump:

@@ -8,9 +8,8 @@ from pathlib import Path
 
 @contextlib.contextmanager
 def submission_kept(path: str | Path):
-    """Whatever runs inside, ``path`` ends with the bytes it had on entry. The worker cannot
-    write outside its scratch folder where Landlock exists; elsewhere this restores the file
-    a submission overwrote. Yields a list that holds a note when a restore was needed."""
+    """Whatever runs inside, ``path`` ends with the bytes it had on entry (where Landlock is missing a
+    submission can overwrite it); yields a list that holds a note when a restore was needed."""
     path = Path(path)
     original = path.read_bytes() if path.is_file() else None
     notes: list[str] = []

@@ -1,7 +1,5 @@
-"""The grader's settings (:class:`Settings`), read once where a program starts and handed down:
-each is its default, unless pyproject.toml's ``[tool.autograder]`` sets it, unless the environment
-does, unless the command's options do. docs/grading.md's table lists them; the worker gets only
-its handshake."""
+"""The grader's settings (:class:`Settings`) and a worker's :class:`Limits`, read once where a
+program starts and handed down (docs/grading.md's table); the worker gets only its handshake."""
 
 from __future__ import annotations
 
@@ -11,9 +9,23 @@ import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from autograder.sandbox.limits import Limits
-
 HINT_LEVELS = (1, 2)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much time, memory, threads and disk a worker gets: the command's options and nbgrader's
+    settings take their defaults from here."""
+
+    cell_seconds: float = 60.0      # one notebook cell while loading
+    stage_seconds: float = 60.0     # all checks of one stage
+    memory_bytes: int = 8 * 2**30   # address space of the worker (CPU only: CUDA reserves far more)
+    threads: int = 1
+    # All the files the submission writes (its scratch folder); each file has 1 GiB at most.
+    scratch_bytes: int = 2 * 2**30
+    # The whole grading of one submission, loading included: below Gradescope's default
+    # timeout (10 min) and the CI job's (20 min), so a grade is always written.
+    total_seconds: float = 480.0
 
 
 @dataclass(frozen=True)

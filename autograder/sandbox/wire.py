@@ -4,6 +4,7 @@ grader decodes what an untrusted process wrote); every header field is validated
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import struct
@@ -77,9 +78,7 @@ def _decode_tensor(meta: dict, blobs: list[bytes]) -> torch.Tensor:
     # and torch cannot allocate a size that large even when it holds nothing.
     if any(s < 0 or s >= 2**62 for s in shape) or len(shape) > 16:
         raise WireError(f"bad tensor shape {shape}")
-    numel = 1
-    for s in shape:
-        numel *= s
+    numel = math.prod(shape)
     itemsize = torch.empty((), dtype=dtype).element_size()
     if numel * itemsize != len(raw):
         raise WireError(f"tensor of shape {shape} does not match its {len(raw)} bytes")

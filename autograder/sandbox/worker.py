@@ -1,12 +1,12 @@
-"""The grader's side of one submission's worker (:class:`Worker`): started, loaded once, and kept
-on a leash (time per cell, per stage and in all, memory, the scratch folder, no stray processes).
-A cell that ends or hangs the worker while loading is skipped on the next start; each stage runs
-in a forked copy of the loaded worker, so a stage that fails costs that stage only."""
+"""The grader's side of one submission's worker (:class:`Worker`), kept on a leash: time, memory,
+the scratch folder, no stray processes. Each stage runs in a forked copy of the loaded worker, so
+a stage that fails costs that stage only."""
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import gc
 import os
 import subprocess
 import sys
@@ -14,24 +14,96 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from autograder.sandbox import forkpool, oslayer, timings
+from autograder.sandbox import cgroups, forkpool, oslayer, timings, wire
 from autograder.sandbox.errors import StageAborted, ended_the_stage, over_the_stage_time_limit
 from autograder.sandbox.forkserver import ForkServerError
 from autograder.sandbox.launch import BOOT, confinement_refusal, worker_environment
 from autograder.sandbox.loader import Cell, strip_magics
-from autograder.sandbox.preload import Preload, run_preloads
-from autograder.sandbox.scratch import ScratchWatch, empty_folder
 from autograder.sandbox.settings import Settings
-from autograder.sandbox.strays import (
-    become_subreaper,
-    descends_from_worker,
-    end_stray_processes,
-    is_alive,
-    seccomp_filters,
-)
+from autograder.sandbox.strays import descends_from_worker, end_stray_processes, is_alive, seccomp_filters
+
+# Run in the grader before the first cell, named by the caller: no module file is read after student
+# code could have touched it (defence in depth where Landlock is missing; tests/e2e/test_confinement.py).
+Preload = Callable[[], None]
+_preloaded: set = set()  # each runs once per process
+
+
+def run_preloads(preload: Sequence[Preload]) -> None:
+    """Run each of ``preload`` this process has not run yet, in order; then freeze what they
+    imported out of the garbage collector's reach (it lives as long as the process)."""
+    new = [warm_up for warm_up in preload if warm_up not in _preloaded]
+    for warm_up in new:
+        _preloaded.add(warm_up)
+        warm_up()
+    if new:
+        gc.freeze()
+
+
+SCRATCH_MOST_ENTRIES = 10_000  # past this it counts as full: counting more would cost the grader
+
+
+def scratch_usage(folder: str, stop_above: int, most_entries: int = SCRATCH_MOST_ENTRIES) -> int | None:
+    """Bytes the files beneath ``folder`` take on disk, counted until past ``stop_above``; ``None``
+    for a tree of more than ``most_entries`` entries."""
+    total, entries, folders = 0, 0, [folder]
+    while folders and total <= stop_above:
+        try:
+            with os.scandir(folders.pop()) as found:
+                for entry in found:
+                    entries += 1
+                    if entries > most_entries:
+                        return None
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    # st_blocks: what the file takes on disk (a sparse file of 0 blocks takes none)
+                    total += info.st_blocks * 512 if hasattr(info, "st_blocks") else info.st_size
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+        except OSError:
+            continue
+    return total
+
+
+class ScratchWatch:
+    """A thread that measures the folder four times a second and, past the limit, calls ``over(why)``
+    (RLIMIT_FSIZE bounds each file, this all of them; docs/security.md: Known limits)."""
+
+    def __init__(self, folder: str, limit: int, over, every: float = 0.25):
+        self.folder, self.limit, self.over, self.every = folder, limit, over, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="autograder-scratch-watch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            used = scratch_usage(self.folder, self.limit)
+            if used is None:
+                self.over(f"the submission wrote more than {SCRATCH_MOST_ENTRIES} files (the limit of its "
+                          "scratch folder); they were removed")
+            elif used > self.limit:
+                self.over(f"the submission wrote more than {self.limit / 2**30:g} GiB of files (the limit of "
+                          "its scratch folder); they were removed")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def empty_folder(folder: str) -> None:
+    """Remove what the submission wrote into its scratch folder (the folder stays)."""
+    import shutil
+
+    for entry in list(os.scandir(folder)) if os.path.isdir(folder) else []:
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
 
 
 @dataclass
@@ -42,9 +114,8 @@ class LoadReport:
 
 
 def _loops_alike(cells: list[Cell], looped: int) -> dict[int, str]:
-    """The later cells that would run cell ``looped``'s endless loop again (they use what it used,
-    directly or through the notebook's functions), each with why it is skipped; cells that only
-    define still run."""
+    """The later cells that would run cell ``looped``'s endless loop again, directly or through the
+    notebook's functions, each with why it is skipped; cells that only define still run."""
     trees = {}
     for cell in cells:
         with contextlib.suppress(SyntaxError, ValueError):
@@ -83,7 +154,7 @@ class Worker:
                  preload: Sequence[Preload] = ()):
         self.cells, self.device, self.settings, self.limits = cells, device, settings, settings.limits
         oslayer.force_portable(settings.portable)  # the whole process's path, the grader's as the worker's
-        self.preload: tuple[Preload, ...] = tuple(preload)  # run here before the first cell (preload.py)
+        self.preload: tuple[Preload, ...] = tuple(preload)  # run here before the first cell
         self.keep_outputs = keep_outputs  # each cell's printed output in the load report (nbgrader)
         self.give_up_at = time.monotonic() + self.limits.total_seconds
         self.confinement: dict = {}  # the fences the worker reported (confinement.py)
@@ -101,21 +172,21 @@ class Worker:
         self.stage_pid: int | None = None
         self.stage_in_place = False  # the portable fallback: the loaded worker answers the stage itself
         self.stage_over_time = False
-        self.stage_deadline: float | None = None
+        self.stage_deadline = 0.0
         self._stage_over_read = False  # the loader's "stage over" frame was read as an answer
         self._stage_failure: StageAborted | None = None
         # The scratch watch's thread ends processes too: both take turns on proc and stage_pid.
         self._processes = threading.Lock()
         self._watch = ScratchWatch(self._workdir.name, self.limits.scratch_bytes, self._scratch_over)
         self._budget = None  # the control groups (cgroups.py), made at the first start
-        self._budgeted = False  # the running worker was moved into them
 
     # -- life cycle ---------------------------------------------------------------------
-    def _spawn(self) -> None:
+    def _spawn(self) -> bool:
+        """A fresh worker; whether it joined its control groups."""
         scratch = self._workdir.name
         self._stderr.seek(0)
         self._stderr.truncate()
-        become_subreaper()
+        oslayer.become_subreaper()
         proc = None
         server = forkpool.fork_server_for(self.device, self.limits)
         if server is not None:
@@ -130,21 +201,14 @@ class Worker:
                 [sys.executable, "-I", "-c", BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=self._stderr, cwd=scratch, env=env, start_new_session=True)
         self._sessions.add(proc.pid)
-        self._budgeted = self._join_budget(proc.pid)
-        # Requests are written with a deadline: a worker that stops reading cannot block us.
-        oslayer.set_nonblocking(proc.stdin.fileno())
+        if self._budget is None and oslayer.is_linux():  # the control groups, joined before any student code
+            self._budget = cgroups.Budget(self.limits.memory_bytes if self.device == "cpu" else None)
+        budgeted = self._budget is not None and self._budget.add(proc.pid)
+        if oslayer.is_posix():  # requests are written with a deadline: a worker that stops reading cannot block us
+            os.set_blocking(proc.stdin.fileno(), False)
         with self._processes:
             self.proc, self.scratch_full = proc, None
-
-    def _join_budget(self, pid: int) -> bool:
-        """Move the new worker (no student code has run yet) into its control groups."""
-        from autograder.sandbox import cgroups
-
-        if not oslayer.is_linux():
-            return False
-        if self._budget is None:
-            self._budget = cgroups.Budget(self.limits.memory_bytes if self.device == "cpu" else None)
-        return self._budget.add(pid)
+        return budgeted
 
     @property
     def needs_start(self) -> bool:
@@ -158,11 +222,9 @@ class Worker:
 
     def start(self) -> LoadReport:
         """Start a worker and load the submission, skipping cells that killed earlier ones."""
-        from autograder.sandbox import wire
-
         for _ in range(len(self.cells) + 1):
             self.kill()
-            self._spawn()
+            budgeted = self._spawn()
             self.reader = wire.Reader(self.proc.stdout.fileno())
             run_preloads(self.preload)  # while the worker still imports
             timings.mark("preloads_done")
@@ -174,7 +236,7 @@ class Worker:
                 raise self._startup_failure("unexpected first message")
             timings.mark("worker_ready")
             self.confinement = ready.get("confinement") if isinstance(ready.get("confinement"), dict) else {}
-            if self._budgeted:  # the grader's fence, not the worker's word
+            if budgeted:  # the grader's fence, not the worker's word
                 self.confinement = {**self.confinement, "cgroup": self._budget.describe()}
             refusal = confinement_refusal(self.confinement, self.settings)
             if refusal:
@@ -194,7 +256,7 @@ class Worker:
                         running = int(message["index"])
                     elif message.get("event") == "loaded":
                         timings.mark("notebook_loaded")
-                        self.report = self._merge(message, self.confinement)
+                        self.report = self._merge(message)
                         return self.report
                     else:
                         raise wire.WireError("unexpected message while loading")
@@ -219,7 +281,7 @@ class Worker:
         return (f"the grading's overall time limit ({self.limits.total_seconds:g} s) ran out while {doing}; "
                 "look for slow cells (long loops, training runs) and move them out of the notebook")
 
-    def _merge(self, message: dict, confinement) -> LoadReport:
+    def _merge(self, message: dict) -> LoadReport:
         cells = [c for c in message.get("cells", []) if isinstance(c, dict)]
         names = {c.index: c.name for c in self.cells}
         for cell in cells:  # every message names a cell as the student finds it (loader.cell_label)
@@ -228,8 +290,7 @@ class Worker:
             cells.append({"index": index, "name": names.get(index, ""), "status": "error", "seconds": None,
                           "error": {"kind": "fatal", "type": "", "message": why, "where": names.get(index, "")}})
         cells.sort(key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0)
-        return LoadReport(cells=cells, output=str(message.get("output", "")),
-                          confinement=confinement if isinstance(confinement, dict) else {})
+        return LoadReport(cells=cells, output=str(message.get("output", "")), confinement=self.confinement)
 
     @property
     def alive(self) -> bool:
@@ -278,31 +339,19 @@ class Worker:
 
     # -- stages -------------------------------------------------------------------------
     def _send(self, obj, deadline: float) -> None:
-        from autograder.sandbox import wire
-
         wire.write(self.proc.stdin.fileno(), obj, deadline)
-
-    def is_stage_copy(self, pid) -> bool:
-        """Whether ``pid`` (the worker's word) is a child of the loaded worker leading its own
-        process group, as a stage's copy does (``/proc``)."""
-        loader = self.proc.pid if self.proc is not None else None
-        return type(pid) is int and pid > 1 and loader is not None and oslayer.parent_and_group(pid) == (loader, pid)
 
     def kill_stage_copy(self, pid: int) -> None:
         """Kill the stage's copy and its group, if it is still the loaded worker's child."""
-        loader = self.proc.pid if self.proc is not None else None
-        found = oslayer.parent_and_group(pid) if loader is not None else None
-        if found is None or found[0] != loader:
-            return
-        if found[1] == pid:
-            oslayer.kill_group(pid)
-        oslayer.kill_pid(pid)
+        found = oslayer.parent_and_group(pid) if self.proc is not None else None
+        if found is not None and found[0] == self.proc.pid:
+            if found[1] == pid:
+                oslayer.kill_group(pid)
+            oslayer.kill_pid(pid)
 
     def begin_stage(self, number: int) -> None:
         """Start a stage's clock in a fresh copy of the loaded worker, reseeded: the same grade
         alone (``make test STAGE=4``) or after others."""
-        from autograder.sandbox import wire
-
         self.end_stage()
         began = time.monotonic()
         self._stage_failure = None
@@ -315,9 +364,11 @@ class Worker:
             self._send({"op": "fork_stage"}, forking)
             forked = self.reader.read(forking)
             if isinstance(forked, dict) and forked.get("event") == "stage":
-                in_place = forked.get("in_place") is True
-                if (forked.get("pid") == self.proc.pid) if in_place else self.is_stage_copy(forked.get("pid")):
-                    stage, self.stage_in_place = forked["pid"], in_place
+                pid, in_place = forked.get("pid"), forked.get("in_place") is True
+                # The worker's word, checked: in place the loaded worker itself, else its child leading its own group.
+                if type(pid) is int and pid > 1 and (
+                        pid == self.proc.pid if in_place else oslayer.parent_and_group(pid) == (self.proc.pid, pid)):
+                    stage, self.stage_in_place = pid, in_place
         except (wire.WireError, OSError):
             forked = None
         finally:
@@ -338,10 +389,8 @@ class Worker:
             self._stage_failure = exc  # what the stage's first check reports
 
     def end_stage(self, ask: bool = True) -> None:
-        """End the stage's copy (asked to exit when ``ask``, else killed) and every process it
+        """End the stage (its copy asked to exit when ``ask``, else killed) and every process it
         started, and skip what it left half-written in the channel."""
-        from autograder.sandbox import wire
-
         began = time.monotonic()
         with self._processes:
             pid, self.stage_pid = self.stage_pid, None
@@ -349,37 +398,27 @@ class Worker:
         if pid is None or not self.alive:
             return
         try:
-            if self.stage_in_place:  # the loaded worker itself: it stays unless it stopped answering
-                try:
-                    in_step = ask and (self._send({"op": "end_stage"}, time.monotonic() + 2)
-                                       or self.reader.skip_to(wire.STAGE_OVER, time.monotonic() + 10))
-                except (wire.WireError, OSError):
-                    in_step = False
-                if not in_step:
-                    self.kill()
-                return
             if ask:  # the loader ignores this request, should the copy have died meanwhile
                 try:
                     self._send({"op": "end_stage"}, time.monotonic() + 2)
                 except (wire.WireError, OSError):
                     ask = False
-            give_up = time.monotonic() + (2 if ask else 0)
-            while is_alive(pid) and time.monotonic() < give_up:
-                time.sleep(0.002)
-            with self._processes:
-                self.kill_stage_copy(pid)
-            proc = self.proc
-            if proc is not None:
-                end_stray_processes(known={proc.pid}, belongs=self._from_worker)
-            # The loaded worker says the stage is over once it has collected the copy.
-            if not synced and not self.reader.skip_to(wire.STAGE_OVER, min(time.monotonic() + 120, self.give_up_at)):
+            if not self.stage_in_place:
+                give_up = time.monotonic() + (2 if ask else 0)
+                while is_alive(pid) and time.monotonic() < give_up:
+                    time.sleep(0.002)
+                with self._processes:
+                    self.kill_stage_copy(pid)
+                end_stray_processes(known={self.proc.pid}, belongs=self._from_worker)
+            # The loaded worker says the stage is over once it collected the copy (in place: once asked).
+            stuck = self.stage_in_place and not ask  # in place, the loaded worker itself stopped answering
+            over = min(time.monotonic() + (10 if self.stage_in_place else 120), self.give_up_at)
+            if stuck or not synced and not self.reader.skip_to(wire.STAGE_OVER, over):
                 self.kill()
         finally:
             timings.add("end_stage_seconds", time.monotonic() - began)
 
     def request(self, req: dict) -> dict:
-        from autograder.sandbox import wire
-
         if self.stage_over_time:
             raise StageAborted(self._over_time("grading"), "the stages before this one took the time")
         if not self.alive or self.stage_pid is None:
@@ -388,30 +427,27 @@ class Worker:
             full = self._scratch_note()
             raise ended_the_stage(full) if full else StageAborted(
                 "the grading process for this stage had already stopped")
-        deadline = self.stage_deadline or (time.monotonic() + self.limits.stage_seconds)
+        deadline = self.stage_deadline
         sent = time.monotonic()
         try:
             self._send(req, deadline)
             answer = self.reader.read(deadline)
             timings.add("round_trips")
             timings.add("round_trip_seconds", time.monotonic() - sent)
-        except wire.WireTimeout:
-            self.end_stage(ask=False)
+        except (wire.WireError, OSError) as exc:
+            answer = exc
+        if isinstance(answer, dict) and answer != wire.STAGE_OVER_EVENT:
+            return answer
+        # The stage is over: its process died (between two frames: "stage over"), ran out of time or sent a bad frame.
+        self._stage_over_read = answer == wire.STAGE_OVER_EVENT
+        self.end_stage(ask=False)
+        if isinstance(answer, wire.WireTimeout):
             if time.monotonic() >= self.give_up_at:
-                raise StageAborted(self._over_time("grading"), "look for slow code in this stage") from None
-            raise over_the_stage_time_limit(self.limits.stage_seconds) from None
-        except wire.FrameTooLarge as exc:
-            self.end_stage(ask=False)
-            raise StageAborted(f"the submission sent an output far too large to check ({exc})",
-                               "return tensors of the documented shape") from None
-        except (wire.WireError, OSError):
-            self.end_stage(ask=False)
-            raise ended_the_stage(self._scratch_note()) from None
-        if answer == wire.STAGE_OVER_EVENT:  # the stage's process died between two frames
-            self._stage_over_read = True
-            self.end_stage(ask=False)
+                raise StageAborted(self._over_time("grading"), "look for slow code in this stage")
+            raise over_the_stage_time_limit(self.limits.stage_seconds)
+        if isinstance(answer, wire.FrameTooLarge):
+            raise StageAborted(f"the submission sent an output far too large to check ({answer})",
+                               "return tensors of the documented shape")
+        if isinstance(answer, (dict, Exception)):
             raise ended_the_stage(self._scratch_note())
-        if not isinstance(answer, dict):
-            self.end_stage(ask=False)
-            raise StageAborted("the grading process sent a malformed answer")
-        return answer
+        raise StageAborted("the grading process sent a malformed answer")

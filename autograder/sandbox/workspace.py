@@ -53,12 +53,7 @@ def printable(text: str) -> str:
 
 def describe_error(exc: BaseException) -> dict:
     """Turn an exception raised by the student's code into plain data."""
-    if isinstance(exc, NotImplementedError):
-        kind = "not_implemented"
-    elif isinstance(exc, SystemExit):
-        kind = "exit"
-    else:
-        kind = "exception"
+    kind = "not_implemented" if isinstance(exc, NotImplementedError) else "exit" if isinstance(exc, SystemExit) else "exception"
     where = code = ""
     try:
         frames = traceback.extract_tb(exc.__traceback__)
@@ -166,11 +161,9 @@ class Workspace:
             return {"error": {"kind": "missing", "type": "NameError", "message": str(missing), "where": ""}}
         except _NotAModule as bad:
             return {"error": {"kind": "bad_type", "type": "TypeError", "message": str(bad), "where": ""}}
-        except KeyboardInterrupt as exc:
-            if self.interrupts_stop:
-                raise
-            return {"error": describe_error(exc)}
         except BaseException as exc:
+            if self.interrupts_stop and isinstance(exc, KeyboardInterrupt):
+                raise
             return {"error": describe_error(exc)}
 
     # -- helpers ------------------------------------------------------------------------
@@ -224,21 +217,17 @@ class Workspace:
             if isinstance(sub, nn.Linear):
                 entry["bias"] = sub.bias is not None
             submodules[name] = entry
-        plain_tensors = {
-            name: list(value.shape)
-            for name, value in vars(module).items()
-            if isinstance(value, torch.Tensor) and not name.startswith("_")
-        }
-        containers = {
-            name: type(value).__name__
-            for name, value in vars(module).items()
-            if isinstance(value, (list, tuple, dict)) and not name.startswith("_")
-            and any(isinstance(v, nn.Module) for v in (value.values() if isinstance(value, dict) else value))
-        }
-        scalars = {
-            name: value for name, value in vars(module).items()
-            if isinstance(value, (int, float, bool)) and not name.startswith("_")
-        }
+        plain_tensors, containers, scalars = {}, {}, {}
+        for name, value in vars(module).items():
+            if name.startswith("_"):
+                continue
+            if isinstance(value, torch.Tensor):
+                plain_tensors[name] = list(value.shape)
+            elif isinstance(value, (int, float, bool)):
+                scalars[name] = value
+            elif isinstance(value, (list, tuple, dict)) and any(
+                    isinstance(v, nn.Module) for v in (value.values() if isinstance(value, dict) else value)):
+                containers[name] = type(value).__name__
         return {
             "class": type(module).__name__,
             "params": {n: list(p.shape) for n, p in module.named_parameters()},
@@ -266,12 +255,7 @@ class Workspace:
         if name not in self.namespace:
             return {"kind": "missing"}
         value = self.namespace[name]
-        if isinstance(value, type):
-            kind = "class"
-        elif callable(value):
-            kind = "function"
-        else:
-            kind = "other"
+        kind = "class" if isinstance(value, type) else "function" if callable(value) else "other"
         return {"kind": kind, "type": type(value).__name__}
 
     @contextlib.contextmanager
@@ -342,8 +326,7 @@ class Workspace:
 
     def op_load_weights(self, handle: int, tensors: dict):
         module = self.modules[handle]
-        named = dict(module.named_parameters())
-        named.update(dict(module.named_buffers()))
+        named = {**dict(module.named_parameters()), **dict(module.named_buffers())}
         unknown = sorted(set(tensors) - set(named))
         if unknown:
             raise _Missing(", ".join(unknown))
@@ -379,22 +362,21 @@ class Workspace:
             raise RuntimeError("the output is not on the input's device: keep every step on x.device")
         return {"shape": list(out.shape)}
 
-    def op_calls(self, handle: int, x):
-        """The PyTorch functions one forward pass calls (eval mode), by name."""
-        module = self.modules[handle]
-        module.train(False)
-        return self._calls(module, self._to_device(x))
-
-    def op_function_calls(self, name: str, args: list):
-        """The PyTorch functions one call of the function ``name`` makes, by name."""
-        return self._calls(self._lookup(name), *self._to_device(args))
-
-    def _calls(self, fn, *args) -> dict:
+    def op_calls(self, handle: int | None = None, x=None, name: str = "", args: list = ()):
+        """The PyTorch functions, by name, that one forward pass (eval mode) or one call of the
+        function ``name`` makes."""
+        fn = self._lookup(name) if name else self.modules[handle]
+        if not name:
+            fn.train(False)
+        args = self._to_device(list(args) if name else [x])  # moved before the count starts
         with torch.no_grad(), _Calls() as calls:
             out = fn(*args)
         if not isinstance(out, torch.Tensor):
             return self._result(out)
         return {"calls": sorted(calls.names)[:1000]}
+
+
+    op_function_calls = op_calls
 
 
 class _Calls(TorchFunctionMode):

@@ -28,9 +28,8 @@ from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import grade_notebook_file
 from autograder.sandbox import confinement
 from autograder.sandbox.forkserver import ForkedProcess
-from autograder.sandbox.limits import Limits
 from autograder.sandbox.loader import Cell
-from autograder.sandbox.settings import SOURCES, Settings
+from autograder.sandbox.settings import SOURCES, Limits, Settings
 from autograder.sandbox.worker import Worker
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fences are Linux's")

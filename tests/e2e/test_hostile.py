@@ -34,9 +34,8 @@ from autograder.core.engine import run_stage
 from autograder.core.submission import Submission
 from autograder.frontends.students import cli
 from autograder.sandbox import forkpool
-from autograder.sandbox.limits import Limits
 from autograder.sandbox.loader import read_cells
-from autograder.sandbox.settings import Settings
+from autograder.sandbox.settings import Limits, Settings
 from autograder.sandbox.worker import Worker
 
 stage = CHAPTER.stage

@@ -292,7 +292,7 @@ def test_the_test_cell_has_make_tests_time_limit_by_default():
     import inspect
 
     from autograder.core.submission import StageClock
-    from autograder.sandbox.limits import Limits
+    from autograder.sandbox.settings import Limits
 
     assert inspect.signature(notebook.grade_stage).parameters["stage_seconds"].default is None
     seen = []

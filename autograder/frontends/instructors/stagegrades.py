@@ -8,8 +8,7 @@ import json
 import os
 import sys
 
-from autograder.sandbox.limits import Limits
-from autograder.sandbox.settings import Settings
+from autograder.sandbox.settings import Limits, Settings
 
 
 def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, settings) -> dict:

@@ -7,7 +7,7 @@ from autograder.core.checks import CheckStatus
 from autograder.core.engine import check_preloads
 from autograder.core.results import GradeReport
 from autograder.frontends.reports.text import confinement_text, format_points, total_line
-from autograder.sandbox.preload import Preload
+from autograder.sandbox.worker import Preload
 
 
 def console_preload() -> None:

@@ -15,8 +15,7 @@ from pathlib import Path
 from autograder import CHECKOUT
 from autograder.frontends import commands, finder
 from autograder.sandbox import timings
-from autograder.sandbox.limits import Limits
-from autograder.sandbox.settings import HINT_LEVELS, Settings
+from autograder.sandbox.settings import HINT_LEVELS, Limits, Settings
 
 # The printed time is the student's whole wait, imports included.
 _STARTED = time.monotonic()

@@ -7,8 +7,7 @@ import os
 
 from autograder.sandbox.child import HANDSHAKE
 from autograder.sandbox.launch import confinement_refusal, worker_environment
-from autograder.sandbox.limits import Limits
-from autograder.sandbox.settings import Settings
+from autograder.sandbox.settings import Limits, Settings
 
 
 def test_the_worker_gets_a_minimal_environment_and_one_handshake(monkeypatch):

@@ -1,4 +1,4 @@
-"""Limits (autograder.sandbox.limits): the defaults, declared once."""
+"""Limits (autograder.sandbox.settings): the defaults, declared once."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from autograder.sandbox.limits import Limits
+from autograder.sandbox.settings import Limits
 
 
 def test_the_defaults():

@@ -1,8 +1,8 @@
-"""Preloads (autograder.sandbox.preload): what a Worker is given runs once per process."""
+"""Preloads (autograder.sandbox.worker.run_preloads): what a Worker is given runs once per process."""
 
 from __future__ import annotations
 
-from autograder.sandbox.preload import run_preloads
+from autograder.sandbox.worker import run_preloads
 
 
 def test_each_preload_runs_once_in_order():

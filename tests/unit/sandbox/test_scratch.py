@@ -1,11 +1,11 @@
-"""The scratch folder's size (autograder.sandbox.scratch), measured on a temporary folder."""
+"""The scratch folder's size (autograder.sandbox.worker), measured on a temporary folder."""
 
 from __future__ import annotations
 
 import os
 import threading
 
-from autograder.sandbox.scratch import SCRATCH_MOST_ENTRIES, ScratchWatch, empty_folder, scratch_usage
+from autograder.sandbox.worker import SCRATCH_MOST_ENTRIES, ScratchWatch, empty_folder, scratch_usage
 
 
 def test_usage_counts_what_files_take_beneath_the_folder(tmp_path):

@@ -11,8 +11,7 @@ from support import REPO
 
 from autograder.sandbox import settings as module
 from autograder.sandbox.child import HANDSHAKE
-from autograder.sandbox.limits import Limits
-from autograder.sandbox.settings import SOURCES, Settings
+from autograder.sandbox.settings import SOURCES, Limits, Settings
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from autograder.sandbox.workspace import seed_generators
+from autograder.sandbox.workspace import Workspace, seed_generators
 
 
 def _draws() -> tuple:
@@ -76,8 +76,6 @@ class _ListOfHeads(nn.Module):
 
 
 def _device_forward(module: nn.Module) -> dict:
-    from autograder.sandbox.workspace import Workspace
-
     workspace = Workspace({"Module": lambda: module})
     handle = workspace.dispatch({"op": "build", "name": "Module", "args": []})["ok"]["module"]
     return workspace.dispatch({"op": "device_forward", "handle": handle, "shape": [2, 4, 3]})
@@ -95,3 +93,14 @@ def test_the_device_check_fails_what_stays_on_the_cpu_as_a_gpu_would():
         assert error["type"] == "RuntimeError", (module, error)
         assert "device" in error["message"], (module, error)
         assert "forward" in error["where"] or getattr(module, "how", "") == "output_to_cpu", (module, error)
+
+
+def test_the_calls_a_check_reads_are_the_submissions_not_the_move_of_its_inputs():
+    """``calls`` (a module's forward) and ``function_calls`` (a function) name what the code calls;
+    moving the inputs to the grading's device happens before the count starts."""
+    workspace = Workspace({"f": lambda x: torch.softmax(x, dim=-1), "Module": lambda: nn.Softmax(dim=-1)})
+    handle = workspace.dispatch({"op": "build", "name": "Module", "args": []})["ok"]["module"]
+    for request in ({"op": "function_calls", "name": "f", "args": [torch.ones(2, 3)]},
+                    {"op": "calls", "handle": handle, "x": torch.ones(2, 3)}):
+        calls = workspace.dispatch(request)["ok"]["calls"]
+        assert any("softmax" in c for c in calls) and not any(c.endswith("Tensor.to") for c in calls), calls

@@ -18,8 +18,7 @@ from autograder.core.chapter import Chapter
 from autograder.frontends.instructors.nbgrader.stages import cells_key, chapter_of, diagnosis_path, hidden_seeds, stage_cells
 from autograder.frontends.reports.diagnoses import DIAGNOSES, FORMAT
 from autograder.frontends.reports.safe_write import write_json
-from autograder.sandbox.limits import Limits
-from autograder.sandbox.settings import Settings
+from autograder.sandbox.settings import Limits, Settings
 
 # make autograde's workers' runs by student, (cells_key, result): held in this process's memory,
 # never a file a submission could touch, until the serial pass takes each for the very same cells.
