@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from autograder.sandbox import cgroups, forkpool, oslayer, timings, wire
+from autograder.sandbox import cgroups, forkpool, oslayer, timings
 from autograder.sandbox.errors import StageAborted, ended_the_stage, over_the_stage_time_limit
 from autograder.sandbox.forkserver import ForkServerError
 from autograder.sandbox.launch import BOOT, confinement_refusal, worker_environment
@@ -222,6 +222,8 @@ class Worker:
 
     def start(self) -> LoadReport:
         """Start a worker and load the submission, skipping cells that killed earlier ones."""
+        from autograder.sandbox import wire
+
         for _ in range(len(self.cells) + 1):
             self.kill()
             budgeted = self._spawn()
@@ -339,6 +341,8 @@ class Worker:
 
     # -- stages -------------------------------------------------------------------------
     def _send(self, obj, deadline: float) -> None:
+        from autograder.sandbox import wire
+
         wire.write(self.proc.stdin.fileno(), obj, deadline)
 
     def kill_stage_copy(self, pid: int) -> None:
@@ -352,6 +356,8 @@ class Worker:
     def begin_stage(self, number: int) -> None:
         """Start a stage's clock in a fresh copy of the loaded worker, reseeded: the same grade
         alone (``make test STAGE=4``) or after others."""
+        from autograder.sandbox import wire
+
         self.end_stage()
         began = time.monotonic()
         self._stage_failure = None
@@ -391,6 +397,8 @@ class Worker:
     def end_stage(self, ask: bool = True) -> None:
         """End the stage (its copy asked to exit when ``ask``, else killed) and every process it
         started, and skip what it left half-written in the channel."""
+        from autograder.sandbox import wire
+
         began = time.monotonic()
         with self._processes:
             pid, self.stage_pid = self.stage_pid, None
@@ -419,6 +427,8 @@ class Worker:
             timings.add("end_stage_seconds", time.monotonic() - began)
 
     def request(self, req: dict) -> dict:
+        from autograder.sandbox import wire
+
         if self.stage_over_time:
             raise StageAborted(self._over_time("grading"), "the stages before this one took the time")
         if not self.alive or self.stage_pid is None:

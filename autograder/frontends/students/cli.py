@@ -14,6 +14,7 @@ from pathlib import Path
 
 from autograder import CHECKOUT
 from autograder.frontends import commands, finder
+from autograder.frontends.students.cellorder import late_names  # used after grading: imported before student code
 from autograder.sandbox import timings
 from autograder.sandbox.settings import HINT_LEVELS, Limits, Settings
 
@@ -302,7 +303,6 @@ def print_notes(submission: str, chapter, report, notes: list[str]) -> None:
 
 def late_name_warnings(path: str) -> list:
     """Functions that read a global defined only in a later cell (the test cell fails there)."""
-    from autograder.frontends.students.cellorder import late_names
     from autograder.sandbox.loader import SubmissionError, read_cells
 
     try:
