@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import zipfile
 
 import pytest
@@ -195,6 +196,7 @@ def test_write_report_self_contained_and_never_over_a_foreign_file(tmp_path):
     report = class_report.write_report(CLASS, out, source="test")
     page = (out / "index.html").read_text()
     assert 'class="histogram"' in page and 'class="bar"' in page and "<style>" in page
+    assert re.search(r'class="muted">0 </span><span class="histogram".*?</span><span class="muted"> \d+</span>', page)
     assert "http://" not in page and "https://" not in page and "<script" not in page
     assert "bob, cy" in page
     rows = list(csv.reader(io.StringIO((out / "mistakes.csv").read_text())))

@@ -18,7 +18,7 @@ th{background:#f6f8fa}td.n{text-align:right;white-space:nowrap}.muted{color:#656
 code{background:#f6f8fa;padding:0 .25em;border-radius:3px}.lead{font-size:1.05em}
 .bar{display:inline-block;height:.8em;background:#cf222e;margin-left:.4em}
 .histogram{display:inline-flex;align-items:flex-end;gap:1px;height:2.5em;border-bottom:1px solid #656d76}
-.histogram span{width:.6em;background:#0969da}"""
+.histogram span{width:.6em;background:#0969da}.scores{white-space:nowrap}"""
 
 
 def _cell(value) -> str:
@@ -31,9 +31,9 @@ def histogram(scores: list[float], top: float) -> str:
     for score in scores:
         bins[min(9, int(10 * score / (top or 1.0)))] += 1
     title = f"{len(scores)} scores from 0 to {top:g} points, in ten bins"
-    return (f'<span class="histogram" title="{title}">'
+    return (f'<span class="scores"><span class="muted">0 </span><span class="histogram" title="{title}">'
             + "".join(f'<span style="height:{100 * n / max(bins):.0f}%"></span>' for n in bins if max(bins))
-            + "</span>")
+            + f'</span><span class="muted"> {top:g}</span></span>')
 
 
 def _section(title: str, heads: list[str], rows: list[list], empty: str) -> list[str]:
