@@ -25,9 +25,10 @@ def _whole_points(stage, rows: list[dict], score: float, *tags: str, **fields) -
     if abs(taken) < 1e-9:
         return []
     tags = [*tags, "whole points"] + (["bonus"] if stage.bonus else [])
-    return [{"name": f"{stage.label}: its score rounded down to whole points", "score": -taken, "max_score": 0.0,
-             "output": "a stage scores whole points: its checks' points, rounded down",
-             "visibility": "visible", "tags": tags, **fields}]
+    return [{"name": f"{stage.label}: its score rounded down to whole points", "number": f"{stage.number}.whole",
+             "score": -taken, "max_score": 0.0, "status": "failed",
+             "output": "a stage scores whole points: its checks' points, rounded down", "visibility": "visible",
+             "tags": tags, **fields}]
 
 
 def gradescope_json(report: GradeReport) -> dict:

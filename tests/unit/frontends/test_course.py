@@ -110,6 +110,7 @@ def test_a_stage_of_five_points_scores_the_same_whole_points_on_every_route():
     # Gradescope's rows add up to the grade, the rounding a row of its own; on hidden examples too
     rows = gradescope_json(report)["tests"]
     assert sum(t["score"] for t in rows) == whole and sum(t["max_score"] for t in rows) == 5
+    assert all({"name", "number", "score", "max_score", "status", "output"} <= set(t) for t in rows)  # the contract's fields
     all_passed = StageResult(result.stage, [CheckResult(c, CheckStatus.PASSED) for c in checks])
     report.stages, report.hidden_examples = [all_passed], {first.number: result}
     data = gradescope_json(report)
