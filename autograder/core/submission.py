@@ -95,11 +95,8 @@ class Submission:
         # Workspace.op_build), and the note the stage's row then shows
         self.substitute: dict[str, str] = {}
         self.notes: list[str] = []
-        self.verified: set[str] = set()  # names of the student's classes found to work (no substitute)
         self.timed_out: dict[str, int] = {}  # the student's names whose stage ran past its time limit -> that stage
-        # what one check's diagnosis worked out that another check of the stage would ask again
-        # (the student's module run at the sizes a failure names), by the asker's key
-        self.memo: dict = {}
+        self.memo: dict = {}  # what one check worked out that another of the stage asks again (memoised)
 
     def full_size(self):
         """A block that runs the student's code on full-size tensors: in a kernel, on the kernel's own
@@ -146,8 +143,15 @@ class Submission:
     def substituting(self, name: str, source: str, note: str) -> None:
         """From now on the chapter's class is built as ``name``; the stage's row says so (``note``)."""
         self.substitute = {**self.substitute, name: source}
+        self.memo.clear()  # what was built depends on the substitutes
         if note not in self.notes:
             self.notes.append(note)
+
+    def memoised(self, key, compute):
+        """``compute()``, once a stage per ``key``."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
 
     def kind(self, name: str) -> str:
         """"missing", "class", "function" or "other"."""

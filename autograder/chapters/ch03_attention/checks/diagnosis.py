@@ -208,18 +208,17 @@ def _error_variants_at(sizes: Sizes, error: StudentCodeError, spec: ModuleSpec, 
 
 def run_at(spec: ModuleSpec, sub, sizes: Sizes) -> tuple:
     """(weights, input, output or the CheckFailure raised) of the student's module at ``sizes`` on
-    the grader's weights, once a stage (``sub.memo``): several failing checks ask the same."""
-    key = ("run_at", spec.name, sizes, tuple(sorted(sub.substitute.items())))
-    if key not in sub.memo:
+    the grader's weights, once a stage: several failing checks ask the same."""
+    def run() -> tuple:
         state = x = None
         try:
             module = spec.build(sub, sizes)
             state = load_grader_weights(module, sizes.seed)
             x = spec.input(sizes)
-            sub.memo[key] = (state, x, module(x))
+            return state, x, module(x)
         except CheckFailure as failure:
-            sub.memo[key] = (state, x, failure)
-    return sub.memo[key]
+            return state, x, failure
+    return sub.memoised(("run_at", spec.name, sizes), run)
 
 
 def _gives(variant, args: tuple, out: torch.Tensor) -> bool:

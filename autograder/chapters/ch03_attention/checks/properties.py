@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose_module, expect_reference, explain_module_error, shape_named
 from autograder.chapters.ch03_attention.checks.spec import (
     ModuleSpec,
+    broken,
     expect_weights_matter,
     load_grader_weights,
     load_weights,
@@ -86,6 +87,27 @@ def fails_alike(error: StudentCodeError, part, x: torch.Tensor, spec: ModuleSpec
     except StudentCodeError as own:
         return own.exc_type == error.exc_type and works_somewhere(spec, sub)
     return False
+
+
+def book_unless_working(spec: ModuleSpec, sub, probes: tuple[Sizes, ...], book) -> None:
+    """Where the student's ``spec`` class is broken at ``probes`` (its own stage grades it), a later
+    stage builds on the book's: ``book(sub, why)``."""
+    if spec.name not in sub.substitute:
+        why = sub.memoised(("broken", spec.name), lambda: next(filter(None, (broken(spec, sub, s) for s in probes)), ""))
+        if why:
+            book(sub, why)
+
+
+def excusing_errors(spec: ModuleSpec, sub, part, x: torch.Tensor, judge, book, where: str):
+    """``judge()``; an error the student's ``spec`` class (``part()``) raises alike on ``x`` is its own
+    stage's: ``book(sub, why)`` and judge again."""
+    try:
+        return judge()
+    except StudentCodeError as error:
+        if spec.name in sub.substitute or not fails_alike(error, part(), x, spec, sub):
+            raise
+        book(sub, f"yours raises {error.exc_type or 'an error'} {where}")
+        return judge()
 
 
 # -- the properties ----------------------------------------------------------------------------

@@ -11,9 +11,10 @@ from autograder.chapters.ch03_attention.checks.policy import no_library_attentio
 from autograder.chapters.ch03_attention.checks.properties import (
     STRUCTURE_SIZES,
     batch_independence,
+    book_unless_working,
     causality,
+    excusing_errors,
     expect_uses_weights,
-    fails_alike,
     judged,
     module_side_effects,
     moves_to_device,
@@ -25,7 +26,6 @@ from autograder.chapters.ch03_attention.checks.s4_causal import SPEC as CAUSAL
 from autograder.chapters.ch03_attention.checks.spec import (
     BookCall,
     ModuleSpec,
-    broken,
     expect_weights_matter,
     load_grader_weights,
     load_weights,
@@ -115,13 +115,7 @@ def _book_heads(sub, why: str) -> None:
 
 def working_heads(sub) -> None:
     """When the student's CausalAttention is broken (stage 4's mistake), the heads are the book's."""
-    if CAUSAL.name in sub.substitute or CAUSAL.name in sub.verified:
-        return
-    why = next((found for found in (broken(CAUSAL, sub, sizes) for sizes in HEAD_PROBES) if found), "")
-    if why:
-        _book_heads(sub, why)
-    else:
-        sub.verified.add(CAUSAL.name)
+    book_unless_working(CAUSAL, sub, HEAD_PROBES, _book_heads)
 
 
 def own_heads(sub, state: dict, x: torch.Tensor, sizes: Sizes) -> torch.Tensor:
@@ -159,16 +153,8 @@ def _expect_own_heads(module, out: torch.Tensor, state: dict, x: torch.Tensor, s
 
 def _excusing_head_errors(sub, sizes: Sizes, x: torch.Tensor, judge) -> None:
     """Run ``judge``; an error the student's CausalAttention raises alike is stage 4's: run it again on the book's."""
-    try:
-        judge()
-    except StudentCodeError as error:
-        if CAUSAL.name in sub.substitute:
-            raise
-        head = sub.build(CAUSAL.name, sizes.d_in, sizes.head_dim, sizes.context_length, 0.0, seed=0)
-        if not fails_alike(error, head, x, CAUSAL, sub):
-            raise
-        _book_heads(sub, f"yours raises {error.exc_type or 'an error'} at num_tokens={x.shape[1]}")
-        judge()
+    excusing_errors(CAUSAL, sub, lambda: sub.build(CAUSAL.name, sizes.d_in, sizes.head_dim, sizes.context_length,
+                                                   0.0, seed=0), x, judge, _book_heads, f"at num_tokens={x.shape[1]}")
 
 
 def _book(sub, d_out: int, printed: torch.Tensor) -> None:

@@ -4,14 +4,14 @@ import torch
 
 from autograder.chapters.ch03_attention.checks.diagnosis import diagnose
 from autograder.chapters.ch03_attention.checks.policy import no_library_attention
-from autograder.chapters.ch03_attention.checks.properties import fails_alike
+from autograder.chapters.ch03_attention.checks.properties import book_unless_working, excusing_errors
 from autograder.chapters.ch03_attention.checks.s6_mha import SPEC as MHA
-from autograder.chapters.ch03_attention.checks.spec import broken, expect_weights_matter, load_grader_weights, require
+from autograder.chapters.ch03_attention.checks.spec import expect_weights_matter, load_grader_weights, require
 from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
-from autograder.core.failures import NAMED, CheckFailure, Hint, StudentCodeError
+from autograder.core.failures import NAMED, CheckFailure, Hint
 from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import explaining, tensor
 
@@ -70,41 +70,26 @@ def _book_mha(sub, why: str) -> None:
 
 
 def _working_mha(sub) -> None:
-    if MHA.name in sub.substitute or MHA.name in sub.verified:
-        return
-    why = broken(MHA, sub, GPT2_PROBE)
-    if why:
-        _book_mha(sub, why)
-    else:
-        sub.verified.add(MHA.name)
+    book_unless_working(MHA, sub, (GPT2_PROBE,), _book_mha)
 
 
 def _build(sub):
-    """The builder's module, built once a stage (``sub.memo``): each check loads the weights it judges."""
+    """The builder's module, built once a stage: each check loads the weights it judges."""
     require(sub, NAME, "function")
     _working_mha(sub)
-    key = ("gpt2_module", _substituted(sub))
-    if key not in sub.memo:
-        sub.memo[key] = sub.call_for_module(NAME)
-    return sub.memo[key]
+    return sub.memoised("gpt2_module", lambda: sub.call_for_module(NAME))
 
 
 def _excusing_own_errors(sub, x, judge) -> None:
     """Run ``judge`` on the builder's module; an error the student's MultiHeadAttention raises alike
     is stage 6's: run it again with the book's class."""
-    try:
-        return judge(_build(sub))
-    except StudentCodeError as error:
-        if MHA.name in sub.substitute or not fails_alike(error, _own_mha(sub), x, MHA, sub):
-            raise
-        _book_mha(sub, f"yours raises {error.exc_type or 'an error'} on {x.shape[1]} tokens")
-        return judge(_build(sub))
+    excusing_errors(MHA, sub, lambda: _own_mha(sub), x, lambda: judge(_build(sub)), _book_mha,
+                    f"on {x.shape[1]} tokens")
 
 
 def _expect_uses_weights(sub) -> None:
-    """Points only when forward uses the weights (once a stage: ``sub.memo``)."""
-    key = ("gpt2_uses_weights", _substituted(sub))
-    if key in sub.memo:
+    """Points only when forward uses the weights (judged once a stage)."""
+    if "gpt2_uses_weights" in sub.memo:
         return
     x = tensor((1, 3, 768), 5, -1, 1)
 
@@ -112,21 +97,13 @@ def _expect_uses_weights(sub) -> None:
         state = load_grader_weights(module, 5)
         expect_weights_matter(module, x, module(x), state, 5, restore=False)
     _excusing_own_errors(sub, x, judge)
-    sub.memo[key] = True
-
-
-def _substituted(sub) -> tuple:
-    """The chapter's classes built in place of the student's, as a key: what is built depends on them."""
-    return tuple(sorted(sub.substitute))
+    sub.memo["gpt2_uses_weights"] = True
 
 
 def _own_mha(sub, num_heads: int = 12):
     """The student's own MultiHeadAttention at GPT-2 small's sizes (stage 6 grades the class), built once a stage."""
-    key = ("gpt2_own", num_heads, _substituted(sub))
-    if key not in sub.memo:
-        sub.memo[key] = sub.build(MHA.name, SIZE["d_in"], SIZE["d_out"], SIZE["context_length"], SIZE["dropout"],
-                                  num_heads=num_heads, seed=0)
-    return sub.memo[key]
+    return sub.memoised(("gpt2_own", num_heads), lambda: sub.build(
+        MHA.name, SIZE["d_in"], SIZE["d_out"], SIZE["context_length"], SIZE["dropout"], num_heads=num_heads, seed=0))
 
 
 @check("7.1", 3, "returns a MultiHeadAttention with 2,360,064 parameters")
