@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 import torch
@@ -73,11 +72,11 @@ def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, *, hin
             f"{kind}", mistake=f"observed_{kind.lower()}"))
     if not torch.allclose(actual64, expected64, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
         diff = (actual64 - expected64).abs().nan_to_num(0.0)
-        at = _unravel(int(diff.argmax()), diff.shape)
+        flat = int(diff.argmax())
+        at = _unravel(flat, diff.shape)
         where = f" at index {list(at)}" if at else ""
-        # small tensors are shown whole (four rows at most); large ones only where they differ most
-        # the row (leading axes flattened) of the largest difference, so the excerpt shows it
-        row = int(torch.arange(math.prod(actual.shape[:-1])).reshape(actual.shape[:-1])[at[:-1]]) if len(at) > 1 else None
+        # small tensors are shown whole (four rows at most), around the row of the largest difference
+        row = flat // actual.shape[-1] if len(at) > 1 else None
         values = f"; got {fmt(actual, around=row)}, expected {fmt(expected, around=row)}" if actual.numel() <= 64 else ""
         raise CheckFailure(
             f"{what} differs from the expected values: largest difference {diff.max().item():.4g}{where} "

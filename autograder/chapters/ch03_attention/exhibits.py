@@ -44,11 +44,6 @@ def _weights(spec, q, k, mistake: str | None, d_in: int) -> torch.Tensor:
     """The attention weights: attention with the identity as values returns the weights."""
     t = q.shape[-2]
     eye = torch.eye(t, dtype=q.dtype).expand(*q.shape[:-1], t)
-    if mistake is None:
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(k.shape[-1])
-        if spec.causal:
-            scores = scores.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), -math.inf)
-        return torch.softmax(scores, dim=-1)
     return R.attention_variant(q, k, eye, scale=1 / math.sqrt(k.shape[-1]), causal=spec.causal,
                                mistake=mistake, d_in=d_in)
 

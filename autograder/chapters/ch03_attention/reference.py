@@ -23,11 +23,6 @@ def d(t: torch.Tensor) -> torch.Tensor:
 FunctionMistakes = dict[str, tuple[Callable[..., torch.Tensor], Hint | str]]
 
 
-def _exp_normalised(x: torch.Tensor, dim) -> torch.Tensor:
-    exp_x = x.exp()
-    return exp_x / exp_x.sum(dim=dim, keepdim=True)
-
-
 SOFTMAX_MISTAKES: FunctionMistakes = {
     "whole_tensor": (lambda x: x.exp() / x.exp().sum(),
                      Hint("the whole tensor sums to 1: take one sum per row along the last dimension", "exp_x.sum(dim=-1, keepdim=True)")),
@@ -48,7 +43,7 @@ def softmax_mistakes(x: torch.Tensor) -> FunctionMistakes:
     for dim in range(x.dim() - 1):
         which = "the first dimension (dim=0)" if dim == 0 else f"dimension {dim}"
         found[f"sum_dim_{dim}"] = (
-            lambda x, dim=dim: _exp_normalised(x, dim),
+            lambda x, dim=dim: x.exp() / x.exp().sum(dim=dim, keepdim=True),
             Hint(f"the values sum to 1 along {which}: sum along the last dimension, which is right for inputs with "
                  "any number of dimensions", "exp_x.sum(dim=-1, keepdim=True)"))
     return found
@@ -235,23 +230,14 @@ def mistakes_for(causal: bool) -> dict[str, Hint | str]:
 QKV = ("W_query", "W_key", "W_value")
 
 
-def _attend(q, k, v, x: torch.Tensor, causal: bool, mistake: str | None) -> torch.Tensor:
+def attention(state: dict, x: torch.Tensor, mistake: str | None = None, *, causal: bool = True,
+              prefix: str = "", v1: bool = False) -> torch.Tensor:
+    """Attention through nn.Linear projections (CausalAttention's; SelfAttention_v2's, not causal), or
+    through SelfAttention_v1's (d_in, d_out) matrices (``v1``)."""
+    x = d(x)
+    q, k, v = (x @ d(state[n]) if v1 else linear(state, prefix + n, x) for n in QKV)
     return attention_variant(q, k, v, scale=1 / math.sqrt(max(1, k.shape[-1])), causal=causal, mistake=mistake,
                              d_in=x.shape[-1])
-
-
-def self_attention_v1(state: dict, x: torch.Tensor, mistake: str | None = None) -> torch.Tensor:
-    x = d(x)
-    q, k, v = (x @ d(state[n]) for n in QKV)
-    return _attend(q, k, v, x, False, mistake)
-
-
-def attention(state: dict, x: torch.Tensor, mistake: str | None = None, *, causal: bool = True,
-              prefix: str = "") -> torch.Tensor:
-    """Attention through nn.Linear projections: CausalAttention's, or SelfAttention_v2's (not causal)."""
-    x = d(x)
-    q, k, v = (linear(state, prefix + n, x) for n in QKV)
-    return _attend(q, k, v, x, causal, mistake)
 
 
 WRAPPER_MISTAKES: dict[str, Hint | str] = {

@@ -62,7 +62,7 @@ def _d(state):
 
 
 @pytest.mark.parametrize("program, reference, v1, batched", [
-    (V1, R.self_attention_v1, True, False),
+    (V1, lambda state, x: R.attention(state, x, causal=False, v1=True), True, False),
     (V2, lambda state, x: R.attention(state, x, causal=False), False, False),
     (CAUSAL, R.attention, False, True),
     (MHA, lambda state, x: R.multi_head(state, x, SIZES.num_heads), False, True),

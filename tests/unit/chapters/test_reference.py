@@ -119,7 +119,7 @@ def qkv_state(d_in: int, d_out: int, seed: int, prefix: str = "") -> dict:
 
 def v1(ex: Example, mistake):
     state = {n: random(ex.d_in, ex.head_dim, seed=ex.seed + i) for i, n in enumerate(("W_query", "W_key", "W_value"))}
-    return R.self_attention_v1(state, random(ex.tokens, ex.d_in, seed=ex.seed), mistake)
+    return R.attention(state, random(ex.tokens, ex.d_in, seed=ex.seed), mistake, causal=False, v1=True)
 
 
 def v2(ex: Example, mistake):

@@ -79,16 +79,6 @@ def works_somewhere(spec: ModuleSpec, sub) -> bool:
     return False
 
 
-def fails_alike(error: StudentCodeError, part, x: torch.Tensor, spec: ModuleSpec, sub) -> bool:
-    """Whether ``part`` (the student's module a later stage builds on) raises the same kind of
-    error on ``x`` and works elsewhere: then the error is the earlier stage's mistake."""
-    try:
-        part(x)
-    except StudentCodeError as own:
-        return own.exc_type == error.exc_type and works_somewhere(spec, sub)
-    return False
-
-
 def book_unless_working(spec: ModuleSpec, sub, probes: tuple[Sizes, ...], book) -> None:
     """Where the student's ``spec`` class is broken at ``probes`` (its own stage grades it), a later
     stage builds on the book's: ``book(sub, why)``."""
@@ -99,15 +89,21 @@ def book_unless_working(spec: ModuleSpec, sub, probes: tuple[Sizes, ...], book) 
 
 
 def excusing_errors(spec: ModuleSpec, sub, part, x: torch.Tensor, judge, book, where: str):
-    """``judge()``; an error the student's ``spec`` class (``part()``) raises alike on ``x`` is its own
-    stage's: ``book(sub, why)`` and judge again."""
+    """``judge()``; an error the student's ``spec`` class (``part()``) raises alike on ``x``, though it works
+    elsewhere, is its own stage's: ``book(sub, why)`` and judge again."""
     try:
         return judge()
     except StudentCodeError as error:
-        if spec.name in sub.substitute or not fails_alike(error, part(), x, spec, sub):
+        if spec.name in sub.substitute:
             raise
-        book(sub, f"yours raises {error.exc_type or 'an error'} {where}")
-        return judge()
+        own = part()
+        try:
+            own(x)
+        except StudentCodeError as same:
+            if same.exc_type == error.exc_type and works_somewhere(spec, sub):
+                book(sub, f"yours raises {error.exc_type or 'an error'} {where}")
+                return judge()
+        raise
 
 
 # -- the properties ----------------------------------------------------------------------------

@@ -81,7 +81,7 @@ V2 = ModuleSpec(
     shape_hint="x is (num_tokens, d_in) and the output (num_tokens, d_out)")
 V1 = replace(
     V2, name="SelfAttention_v1", book=BookCall(BOOK_SIZES, (3, 2), 123), v1_style=True,
-    reference=lambda state, x, s, mistake: R.self_attention_v1(state, x, mistake),
+    reference=lambda state, x, s, mistake: R.attention(state, x, mistake, causal=False, v1=True),
     program=Program(self_attention_v1_steps, (_SCALE_AS_POWER,)),
     structure_hint=Hint("SelfAttention_v1 holds plain (d_in, d_out) parameter matrices W_query, W_key, W_value, used "
                         "as x @ W_query", "nn.Parameter(torch.rand(d_in, d_out))"))

@@ -89,15 +89,12 @@ def _excusing_own_errors(sub, x, judge) -> None:
 
 def _expect_uses_weights(sub) -> None:
     """Points only when forward uses the weights (judged once a stage)."""
-    if "gpt2_uses_weights" in sub.memo:
-        return
     x = tensor((1, 3, 768), 5, -1, 1)
 
     def judge(module):
         state = load_grader_weights(module, 5)
         expect_weights_matter(module, x, module(x), state, 5, restore=False)
-    _excusing_own_errors(sub, x, judge)
-    sub.memo["gpt2_uses_weights"] = True
+    sub.memoised("gpt2_uses_weights", lambda: _excusing_own_errors(sub, x, judge) or True)
 
 
 def _own_mha(sub, num_heads: int = 12):

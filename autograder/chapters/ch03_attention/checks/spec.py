@@ -141,21 +141,19 @@ def expect_weights_matter(module, x: torch.Tensor, out: torch.Tensor, state: dic
     """The output must change when other weights are loaded: zeros, constants and looked-up
     outputs earn no points. ``restore``: load ``state`` back afterwards (9 MB at GPT-2's size)."""
     other = grader_weights(module, seed + 104_729)
-    if other:
-        module.load(other)
-        changed = module(x)
-        if restore:
-            module.load(state)
-        if not close(out, changed, EXACT):
-            return
     if not other:
         raise CheckFailure(f"{module.what} has no registered parameters, so its output cannot depend on them",
                            Hint("layers kept in a plain Python list or dict, or created inside forward, are not "
                                 "registered: assign them to self, or hold them in nn.ModuleList", rank=NAMED,
                                 mistake='layers_not_registered'))
-    raise CheckFailure(f"{module.what}(x) gave the same output with other weights loaded into it: the output "
-                       "does not depend on the module's weights",
-                       Hint(WEIGHTS_IGNORED_HINT, rank=NAMED, mistake="weights_ignored"))
+    module.load(other)
+    changed = module(x)
+    if restore:
+        module.load(state)
+    if close(out, changed, EXACT):
+        raise CheckFailure(f"{module.what}(x) gave the same output with other weights loaded into it: the output "
+                           "does not depend on the module's weights",
+                           Hint(WEIGHTS_IGNORED_HINT, rank=NAMED, mistake="weights_ignored"))
 
 
 def broken(spec: ModuleSpec, sub, sizes: Sizes) -> str:
