@@ -57,13 +57,17 @@ _SEED_READS: ContextVar[list | None] = ContextVar("seed_reads", default=None)
 
 
 @contextmanager
+def _set(var: ContextVar, value):
+    token = var.set(value)
+    try:
+        yield value
+    finally:
+        var.reset(token)
+
+
 def examples_seed(value: int | None):
     """Inside, every property draws its examples from ``value`` (None: the visible examples)."""
-    token = _EXAMPLES_SEED.set(value)
-    try:
-        yield
-    finally:
-        _EXAMPLES_SEED.reset(token)
+    return _set(_EXAMPLES_SEED, value)
 
 
 def _read_examples_seed() -> int | None:
@@ -74,15 +78,9 @@ def _read_examples_seed() -> int | None:
     return _EXAMPLES_SEED.get()
 
 
-@contextmanager
 def noting_seed_reads():
     """Yields a list that grows each time the code inside reads the examples seed."""
-    reads: list = []
-    token = _SEED_READS.set(reads)
-    try:
-        yield reads
-    finally:
-        _SEED_READS.reset(token)
+    return _set(_SEED_READS, [])
 
 
 def variation_seed() -> int:

@@ -19,7 +19,7 @@ from autograder.chapters.ch03_attention.checks.spec import BookCall, ModuleSpec,
 from autograder.chapters.ch03_attention.checks.structure import linear_structure
 from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
 from autograder.chapters.ch03_attention.programs import Program
-from autograder.chapters.ch03_attention.reference import linear
+from autograder.chapters.ch03_attention.reference import QKV, linear
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close
@@ -70,7 +70,6 @@ ERROR_HINTS = [
                        "(num_tokens, num_tokens); v1 multiplies x @ W (W of shape (d_in, d_out))", "the scores are queries @ keys.T")),
 ]
 
-QKV = ["W_query", "W_key", "W_value"]
 BOOK_SIZES = Sizes(batch=1, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=1, seed=0)
 
 V2 = ModuleSpec(

@@ -22,7 +22,7 @@ from autograder.chapters.ch03_attention.checks.spec import BookCall, ModuleSpec,
 from autograder.chapters.ch03_attention.checks.structure import dropout_structure, linear_structure, mask_structure
 from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
 from autograder.chapters.ch03_attention.programs import MASKS, Program
-from autograder.chapters.ch03_attention.reference import linear
+from autograder.chapters.ch03_attention.reference import QKV, linear
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.failures import Hint
@@ -58,7 +58,6 @@ ERROR_HINTS = [
                        "the batch axis too) and slice the mask to the input's num_tokens", "keys.transpose(1, 2)")),
 ]
 
-QKV = ["W_query", "W_key", "W_value"]
 BOOK_SIZES = Sizes(batch=2, tokens=6, d_in=3, d_out=2, context_length=6, num_heads=1, seed=0)
 
 SPEC = ModuleSpec(

@@ -114,7 +114,9 @@ def _book_heads(sub, why: str) -> None:
 
 
 def working_heads(sub) -> None:
-    """When the student's CausalAttention is broken (stage 4's mistake), the heads are the book's."""
+    """The wrapper must be defined; when the student's CausalAttention is broken (stage 4's mistake), its
+    heads are the book's."""
+    require(sub, NAME, "class")
     book_unless_working(CAUSAL, sub, HEAD_PROBES, _book_heads)
 
 
@@ -164,7 +166,6 @@ def _book(sub, d_out: int, printed: torch.Tensor) -> None:
 
 
 def _judge_book(sub, d_out: int, printed: torch.Tensor, sizes: Sizes) -> None:
-    require(sub, NAME, "class")
     working_heads(sub)
     module = sub.build(NAME, 3, d_out, 6, 0.0, num_heads=2, seed=123)
     what = f"{module.what}(batch)"
@@ -194,7 +195,6 @@ def exercise(sub):
 
 @check("5.3", 2, "structure: `heads` is an nn.ModuleList of num_heads CausalAttention modules")
 def structure(sub):
-    require(sub, NAME, "class")
     working_heads(sub)
     info = sub.build(NAME, 4, 2, 5, 0.0, num_heads=3, seed=0).info
     container = info["module_containers"].get("heads")
@@ -240,7 +240,6 @@ def structure(sub):
 
 @check("5.4", 2, "head i fills columns [i*d_out, (i+1)*d_out) and equals causal attention on its weights")
 def oracle(sub):
-    require(sub, NAME, "class")
     working_heads(sub)
 
     def body(sizes):
@@ -281,7 +280,6 @@ def _wrapper_property(sub, prop):
 
 @check("5.5", 1, "causality and batch independence")
 def causal_and_batch(sub):
-    require(sub, NAME, "class")
     working_heads(sub)
     run_property(_wrapper_property(sub, causality), attention_sizes(heads=True, min_tokens=2),
                  positions, examples=EXAMPLES["module"] // 2, show_input=SPEC.input)
@@ -291,14 +289,12 @@ def causal_and_batch(sub):
 
 @check("5.6", 1, "moves to another device with .to() (every head's mask moves too)")
 def device(sub):
-    require(sub, NAME, "class")
     working_heads(sub)
     run_property(_wrapper_property(sub, moves_to_device), attention_sizes(heads=True), examples=2)
 
 
 @check("5.7", 1, "forward leaves its input and its heads' buffers unchanged; two calls give the same output")
 def side_effects(sub):
-    require(sub, NAME, "class")
     working_heads(sub)
     _wrapper_property(sub, module_side_effects)(STRUCTURE_SIZES)
 
@@ -308,7 +304,8 @@ STAGE = StageParts(
     error_hints=ERROR_HINTS,
     # charged only for calls its heads (stage 4's CausalAttention) do not make
     call_policy=no_library_attention(
-        (lambda sub: working_heads(sub) or sub.build(NAME, 3, 2, 6, 0.0, num_heads=2, seed=0), (2, 4, 3)),
+        (lambda sub: book_unless_working(CAUSAL, sub, HEAD_PROBES, _book_heads)
+         or sub.build(NAME, 3, 2, 6, 0.0, num_heads=2, seed=0), (2, 4, 3)),
         parts=(lambda sub: sub.build(CAUSAL.name, 3, 2, 6, 0.0, seed=0), (2, 4, 3))),
     exhibit=exhibits.attention_weights(SPEC),
 )

@@ -22,7 +22,7 @@ from autograder.chapters.ch03_attention.checks.spec import BookCall, ModuleSpec,
 from autograder.chapters.ch03_attention.checks.structure import dropout_structure, linear_structure, mask_structure, out_proj_structure
 from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
 from autograder.chapters.ch03_attention.programs import MASKS, Program
-from autograder.chapters.ch03_attention.reference import linear
+from autograder.chapters.ch03_attention.reference import QKV, linear
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close, expect_shape
@@ -31,7 +31,6 @@ from autograder.core.hints import NEGATIVE_SIZE, SHAPE_ERROR
 from autograder.core.strategies import EXAMPLES, run_property, tensor
 
 NAME = "MultiHeadAttention"
-QKV = ["W_query", "W_key", "W_value"]
 
 # manual_seed(123); MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(BATCH)[0]
 MHA = torch.tensor([
@@ -227,7 +226,7 @@ def scale(sub):
 @check("6.10", 1, "gradients reach every weight; moves to another device with .to()")
 def grads_and_device(sub):
     require(sub, NAME, "class")
-    run_property(lambda sizes: gradients(SPEC, sub, sizes, [f"{n}.weight" for n in QKV + ["out_proj"]]),
+    run_property(lambda sizes: gradients(SPEC, sub, sizes, [f"{n}.weight" for n in [*QKV, "out_proj"]]),
                  attention_sizes(heads=True), examples=3, show_input=SPEC.input)
     run_property(lambda sizes: moves_to_device(SPEC, sub, sizes), attention_sizes(heads=True), examples=2)
 

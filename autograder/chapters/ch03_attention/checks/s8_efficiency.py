@@ -16,6 +16,7 @@ from autograder.chapters.ch03_attention.checks.properties import dropout_behavio
 from autograder.chapters.ch03_attention.checks.spec import load_grader_weights, named_weights, require
 from autograder.chapters.ch03_attention.checks.structure import linear_structure, out_proj_structure
 from autograder.chapters.ch03_attention.examples import attention_sizes
+from autograder.chapters.ch03_attention.reference import QKV
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import EXACT, FLOAT32, close
@@ -23,7 +24,6 @@ from autograder.core.failures import CheckFailure, Hint
 from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import EXAMPLES, distinct_shape, float_arrays, run_property, tensor
 
-QKV = ["W_query", "W_key", "W_value"]
 SDPA = "torch.nn.functional.scaled_dot_product_attention"
 
 # -- (a) a softmax that cannot overflow ---------------------------------------------------------
