@@ -1,5 +1,5 @@
-"""Operations on the student's namespace (build, call, forward, weights), where the student's code
-runs: the worker, or the notebook's kernel. They produce outputs and never judge them."""
+"""Operations on the student's namespace (build, call, forward, weights) where the student's code
+runs, in the worker or the notebook's kernel; they never judge what they produce."""
 
 from __future__ import annotations
 
@@ -88,8 +88,8 @@ def on_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
 
 
 def seed_generators(seed: int, device: torch.device) -> None:
-    """``torch.manual_seed(seed)``, but on the CPU alone only the CPU's generator: manual_seed
-    also queues a seeding of each device not started, 0.3 to 1 ms per build (docs/maintainers.md)."""
+    """``torch.manual_seed(seed)``; on the CPU alone only the CPU's generator, which saves 0.3 to 1 ms
+    per build (docs/maintainers.md)."""
     if device.type == "cpu" and not torch.cuda.is_initialized():
         torch.default_generator.manual_seed(seed)
     else:
@@ -207,8 +207,6 @@ class Workspace:
 
     @staticmethod
     def _info(module: nn.Module) -> dict:
-        buffers = dict(module.named_buffers())
-        persistent = set(module.state_dict().keys())
         submodules = {}
         for name, sub in module.named_modules():
             entry = {"class": type(sub).__name__}
@@ -231,9 +229,7 @@ class Workspace:
         return {
             "class": type(module).__name__,
             "params": {n: list(p.shape) for n, p in module.named_parameters()},
-            "param_classes": {n: type(p).__name__ for n, p in module.named_parameters()},
-            "buffers": {n: {"shape": list(b.shape), "persistent": n in persistent, "dtype": str(b.dtype)}
-                        for n, b in buffers.items()},
+            "buffers": {n: {"shape": list(b.shape)} for n, b in module.named_buffers()},
             "modules": submodules,
             "plain_tensors": plain_tensors,
             "module_containers": containers,
@@ -277,7 +273,7 @@ class Workspace:
                     self.namespace[name] = value
 
     def op_call(self, name: str, args: list, kwargs: dict | None = None, seed=None, substitute=None, echo=False):
-        """``echo``: the arguments come back too, as the call left them (the grader compares)."""
+        """``echo``: the arguments come back too, as the call left them."""
         with self._substituted(substitute):
             fn = self._lookup(name)
             if not callable(fn):
@@ -363,8 +359,7 @@ class Workspace:
         return {"shape": list(out.shape)}
 
     def op_calls(self, handle: int | None = None, x=None, name: str = "", args: list = ()):
-        """The PyTorch functions, by name, that one forward pass (eval mode) or one call of the
-        function ``name`` makes."""
+        """The PyTorch functions one forward pass (eval mode) or one call of function ``name`` makes."""
         fn = self._lookup(name) if name else self.modules[handle]
         if not name:
             fn.train(False)
@@ -374,7 +369,6 @@ class Workspace:
         if not isinstance(out, torch.Tensor):
             return self._result(out)
         return {"calls": sorted(calls.names)[:1000]}
-
 
     op_function_calls = op_calls
 
