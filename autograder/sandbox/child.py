@@ -255,7 +255,3 @@ def main() -> None:
             answer = workspace.dispatch(request)
             _capture_prints()
             send(answer)
-
-
-if __name__ == "__main__":
-    main()

@@ -154,10 +154,14 @@ def serve(fd: int) -> None:
     if os.getppid() != handshake.get("grader_pid"):
         os._exit(3)  # the grader ended before the line above took effect
     try:
-        _import_what_workers_use(handshake.get("threads", 1))
+        from autograder.sandbox import confinement, loader, wire, workspace  # noqa: F401
+
+        child.pin_threads(handshake.get("threads", 1))
+        child.preload_notebook_imports()
     except Exception as exc:
         sock.send(f"imports failed: {type(exc).__name__}: {exc}".encode()[:4000])
         os._exit(1)
+    gc.freeze()  # the copies' collections skip what the server imported, and leave its pages shared
     threads = oslayer.thread_count()
     if threads != 1:  # a fork copies one thread: another's locks would stay held in every copy
         sock.send(f"the server runs {threads} threads; forking it would not be safe".encode())
@@ -208,14 +212,6 @@ def _take_over(cwd: str, env: dict, stdio: list[int], keep: int = -1) -> None:
     os.environ.clear()
     os.environ.update(env)
     tempfile.tempdir = None  # computed again from TMPDIR, the scratch folder
-
-
-def _import_what_workers_use(threads: int) -> None:
-    from autograder.sandbox import confinement, loader, wire, workspace  # noqa: F401
-
-    child.pin_threads(threads)
-    child.preload_notebook_imports()
-    gc.freeze()  # the copies' collections skip what the server imported, and leave its pages shared
 
 
 def _reap(options: int) -> None:
