@@ -114,34 +114,22 @@ PACKAGE = "autograder"
 PACKAGE_VISIBLE = ("__init__.py", "sandbox")  # what the worker itself runs; the rest is the grader's
 
 
-def _landlock_abi(libc) -> int:
-    abi = libc.syscall(_SYS_CREATE_RULESET, None, 0, _VERSION_FLAG)
-    return abi if abi > 0 else 0
-
-
 def readable_paths(package_parent: str) -> list[str]:
     """The system, the Python install and ``sys.path``, but of the grader's package only
     :data:`PACKAGE_VISIBLE`."""
     parent = os.path.realpath(package_parent)
-
-    def holds_parent(path: str) -> bool:  # the folder itself, or one above it
-        return parent == path or parent.startswith(path.rstrip(os.sep) + os.sep)
-
     candidates = [*_SYSTEM_READ, sys.prefix, sys.base_prefix, sys.exec_prefix, *(p for p in sys.path if p)]
     paths = sorted({os.path.realpath(p) for p in candidates if os.path.isdir(p)} - {""})
-    paths = [p for p in paths if not holds_parent(p)]
-    if not _is_checkout(parent):
+    # not the folder holding the package, nor one above it
+    paths = [p for p in paths if not (parent == p or parent.startswith(p.rstrip(os.sep) + os.sep))]
+    # site-packages, not this repository's checkout (answers and tests beside the package)
+    if not any(os.path.exists(os.path.join(parent, m)) for m in ("solutions", "tests", "pyproject.toml", ".git")):
         try:
             entries = sorted(os.listdir(parent))
         except OSError:
             entries = []
         paths += [os.path.join(parent, e) for e in entries if e != PACKAGE]
     return paths + [os.path.join(parent, PACKAGE, e) for e in PACKAGE_VISIBLE]
-
-
-def _is_checkout(folder: str) -> bool:
-    """Whether ``folder`` is this repository (answers and tests beside the package), not site-packages."""
-    return any(os.path.exists(os.path.join(folder, m)) for m in ("solutions", "tests", "pyproject.toml", ".git"))
 
 
 def _add_path_rule(libc, ruleset: int, path: str, access: int) -> bool:
@@ -163,7 +151,7 @@ def _install_landlock(writable: str, package_parent: str, extra_devices: tuple[s
     """Reads as :func:`readable_paths` says, writes beneath ``writable``, no TCP (ABI 4+), no signals out (ABI 6+)."""
     libc = _libc()
     libc.syscall.restype = ctypes.c_long
-    abi = _landlock_abi(libc)
+    abi = libc.syscall(_SYS_CREATE_RULESET, None, 0, _VERSION_FLAG)
     if abi < 1:
         return {}
     handled = _READ | _WRITE_FILE | _CHANGE_TREE | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)

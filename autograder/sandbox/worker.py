@@ -265,12 +265,10 @@ class Worker:
                 if isinstance(exc, wire.WireTimeout) and not full:
                     for index, why in _loops_alike(self.cells, running).items():
                         self.fatal.setdefault(index, why)
-                self.fatal[running] = (
-                    f"{full}; skipped, the other cells still ran" if full
-                    else f"stopped after {self.limits.cell_seconds:g} s (an endless loop?); skipped, the "
-                    "other cells still ran" if isinstance(exc, wire.WireTimeout)
-                    else "ended the grading process (sys.exit in a thread, os._exit, os.kill or a "
-                         "crash); skipped, the other cells still ran")
+                why = full or (f"stopped after {self.limits.cell_seconds:g} s (an endless loop?)"
+                               if isinstance(exc, wire.WireTimeout) else
+                               "ended the grading process (sys.exit in a thread, os._exit, os.kill or a crash)")
+                self.fatal[running] = f"{why}; skipped, the other cells still ran"
         raise RuntimeError("every cell of the submission ended the grading process")
 
     def _over_time(self, doing: str) -> str:

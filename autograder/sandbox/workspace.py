@@ -272,27 +272,26 @@ class Workspace:
                 else:
                     self.namespace[name] = value
 
-    def op_call(self, name: str, args: list, kwargs: dict | None = None, seed=None, substitute=None, echo=False):
-        """``echo``: the arguments come back too, as the call left them."""
+    def _invoke(self, name: str, what: str, args: list, kwargs: dict | None, seed, substitute):
+        """``name`` (a ``what``, the book's in its place where substituted) and what calling it gave."""
         with self._substituted(substitute):
             fn = self._lookup(name)
             if not callable(fn):
-                raise _NotAModule(f"`{name}` is a {type(fn).__name__}, not a function")
+                raise _NotAModule(f"`{name}` is a {type(fn).__name__}, not a {what}")
             self._seed(seed)
-            args = self._to_device(args)
-            value = fn(*args, **(kwargs or {}))
+            return fn, fn(*args, **(kwargs or {}))
+
+    def op_call(self, name: str, args: list, kwargs: dict | None = None, seed=None, substitute=None, echo=False):
+        """``echo``: the arguments come back too, as the call left them."""
+        args = self._to_device(args)
+        fn, value = self._invoke(name, "function", args, kwargs, seed, substitute)
         if isinstance(fn, type) and isinstance(value, fn):
             raise _NotAModule(f"`{name}` is a class, not a function: calling it built a {type(value).__name__} "
                               f"object instead of returning a result; define it with `def {name}(...)`")
         return {**self._result(value), "args": args} if echo else self._result(value)
 
     def op_build(self, name: str, args: list, kwargs: dict | None = None, seed=None, substitute=None):
-        with self._substituted(substitute):
-            cls = self._lookup(name)
-            if not callable(cls):
-                raise _NotAModule(f"`{name}` is a {type(cls).__name__}, not a class")
-            self._seed(seed)
-            module = cls(*args, **(kwargs or {}))
+        module = self._invoke(name, "class", args, kwargs, seed, substitute)[1]
         if not isinstance(module, nn.Module):
             raise _NotAModule(f"`{name}(...)` gave a {type(module).__name__}, not an nn.Module")
         return self._register(module)
