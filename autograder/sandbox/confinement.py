@@ -120,7 +120,6 @@ def readable_paths(package_parent: str) -> list[str]:
     parent = os.path.realpath(package_parent)
     candidates = [*_SYSTEM_READ, sys.prefix, sys.base_prefix, sys.exec_prefix, *(p for p in sys.path if p)]
     paths = sorted({os.path.realpath(p) for p in candidates if os.path.isdir(p)} - {""})
-    # not the folder holding the package, nor one above it
     paths = [p for p in paths if not (parent == p or parent.startswith(p.rstrip(os.sep) + os.sep))]
     # site-packages, not this repository's checkout (answers and tests beside the package)
     if not any(os.path.exists(os.path.join(parent, m)) for m in ("solutions", "tests", "pyproject.toml", ".git")):

@@ -77,12 +77,9 @@ class ForkServer:
                                              pass_fds=(theirs.fileno(),), start_new_session=True)
         finally:
             theirs.close()
+        self.pid = self.proc.pid
         self._sock = ours
         self._sock.settimeout(120)  # the server's imports, on a busy machine
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
 
     @property
     def alive(self) -> bool:

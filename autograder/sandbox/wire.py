@@ -103,8 +103,7 @@ class Reader:
 
     def __init__(self, fd: int, deadlines: bool = True):
         self.fd = fd
-        # Without select on pipes (oslayer), a thread reads for the deadlines; a reader that
-        # never waits with one (the worker's) reads the pipe itself.
+        # Without select on pipes (oslayer), a thread reads for the deadlines (the worker's reader has none).
         self._pump = oslayer.Pump(fd) if deadlines and not oslayer.is_posix() else None
         self._buffer = bytearray()
         self._closed = False
@@ -202,8 +201,7 @@ def write(fd: int, obj, deadline: float | None = None) -> None:
             continue
 
 
-# Written by the loaded worker after each stage's process has ended: a frame of its own, read
-# as the answer when the stage's process died between frames, and otherwise a mark the grader
-# skips to, past whatever a process killed mid-answer left half-written in the channel.
+# Written by the loaded worker once a stage's process ended: the answer when it died between frames,
+# else a mark the grader skips to, past what a process killed mid-answer left half-written.
 STAGE_OVER_EVENT = {"event": "stage_over"}
 STAGE_OVER = encode(STAGE_OVER_EVENT)

@@ -96,9 +96,8 @@ def seed_generators(seed: int, device: torch.device) -> None:
         torch.manual_seed(seed)
 
 
-# Float32 precision, pinned to IEEE while a check runs: TF32 would round products to about 1e-3
-# on a GPU (docs/grading.md, "Precision"). PyTorch 2.9+ has the per-key fp32_precision API, where
-# reading a legacy flag after a key was written raises; older releases have the legacy flags alone.
+# Float32 pinned to IEEE while a check runs: TF32 rounds products to about 1e-3 (docs/grading.md).
+# PyTorch 2.9+ has per-key fp32_precision, where reading a legacy flag after a key was written raises.
 _PRECISION_KEYS = []
 if hasattr(torch._C, "_get_fp32_precision_getter"):
     for _key in [("generic", "all"), *((b, o) for b in ("cuda", "mkldnn") for o in ("all", "matmul", "conv", "rnn"))]:
