@@ -45,18 +45,24 @@ SCRATCH_MOST_ENTRIES = 10_000  # past this it counts as full: counting more woul
 
 def scratch_usage(folder: str, stop_above: int, most_entries: int = SCRATCH_MOST_ENTRIES) -> int | None:
     """Bytes beneath ``folder`` on disk, counted until past ``stop_above``; ``None`` past ``most_entries``."""
-    total, entries = 0, 0
-    for root, folders, files in os.walk(folder):  # symbolic links are counted, not followed
-        for name in folders + files:
-            entries += 1
-            if entries > most_entries:
-                return None
-            with contextlib.suppress(OSError):
-                info = os.lstat(os.path.join(root, name))
-                # st_blocks: what the file takes on disk (a sparse file of 0 blocks takes none)
-                total += info.st_blocks * 512 if hasattr(info, "st_blocks") else info.st_size
-        if total > stop_above:
-            break
+    total, entries, folders = 0, 0, [folder]  # a stack: os.walk recurses, and a deep tree would end the watch
+    while folders and total <= stop_above:
+        try:
+            with os.scandir(folders.pop()) as found:
+                for entry in found:
+                    entries += 1
+                    if entries > most_entries:
+                        return None
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    # st_blocks: what the file takes on disk (a sparse file of 0 blocks takes none)
+                    total += info.st_blocks * 512 if hasattr(info, "st_blocks") else info.st_size
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+        except OSError:
+            continue
     return total
 
 

@@ -80,3 +80,11 @@ def test_the_scratch_count_takes_what_files_hold_on_disk(tmp_path):
         (tmp_path / "many" / str(i)).touch()
     assert scratch_usage(str(tmp_path), 2**31, most_entries=20) is None
     assert scratch_usage(str(tmp_path), 2**31, most_entries=30) is not None
+
+
+def test_a_tree_deeper_than_the_recursion_limit_is_measured(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for _ in range(1500):  # os.walk recurses: it would raise RecursionError and end the watch's thread
+        os.mkdir("a")
+        os.chdir("a")
+    assert scratch_usage(str(tmp_path), 2**31) is not None
