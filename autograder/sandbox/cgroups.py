@@ -125,8 +125,7 @@ class Budget:
         return found
 
     def close(self, belongs=None, seconds: float = 2.0) -> None:
-        """End what is left in the groups (a process ``belongs`` rejects goes back to the parent
-        group) and remove them."""
+        """End what is left in the groups (what ``belongs`` rejects goes back to the parent) and remove them."""
         give_up = time.monotonic() + seconds
         for group in list(reversed(self.groups)):
             while group.exists() and time.monotonic() < give_up:

@@ -54,8 +54,8 @@ def _capture_prints() -> None:
 
 
 def _claim_channels(debug: bool) -> tuple[int, int]:
-    """Move the protocol pipes off fds 0/1, out of reach of the student's prints, ``input()`` and
-    subprocesses. ``debug`` keeps stderr."""
+    """The protocol pipes moved off fds 0/1, out of reach of prints, ``input()`` and subprocesses
+    (``debug`` keeps stderr)."""
     proto_in, proto_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1) if debug else (0, 1, 2):
@@ -133,22 +133,13 @@ def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = Fal
     return statuses
 
 
-def _tensor_bytes(obj) -> int:
-    import torch
-
-    if isinstance(obj, torch.Tensor):
-        return obj.numel() * obj.element_size()
-    if isinstance(obj, dict):
-        return sum(_tensor_bytes(v) for v in obj.values())
-    if isinstance(obj, (list, tuple)):
-        return sum(_tensor_bytes(v) for v in obj)
-    return 0
-
-
 def _frame(answer, wire) -> bytes:
     """The answer as a frame; one too large or that cannot be encoded becomes an error to show."""
+    import torch
+    from torch.utils._pytree import tree_flatten
+
     try:
-        size = _tensor_bytes(answer)
+        size = sum(t.numel() * t.element_size() for t in tree_flatten(answer)[0] if isinstance(t, torch.Tensor))
         if size > ANSWER_LIMIT:
             message = (f"the output holds {size / 2**20:.0f} MiB of tensors, far more than this "
                        "stage needs; check the shapes you create")
@@ -161,15 +152,13 @@ def _frame(answer, wire) -> bytes:
 
 
 def preload_notebook_imports() -> None:
-    """What the course's notebooks import besides torch, imported before student code (a plain
-    install without it imports nothing here)."""
+    """What the course's notebooks import besides torch, imported before student code."""
     with contextlib.suppress(Exception):
         import matplotlib.pyplot  # noqa: F401
 
 
 def pin_threads(threads: int) -> None:
-    """Back to the handshake's count, whatever the notebook set: a stage's copy would hang on a
-    thread pool without its threads."""
+    """Back to the handshake's count: a stage's copy would hang on a thread pool without its threads."""
     import torch
 
     torch.set_num_threads(threads)
@@ -266,7 +255,3 @@ def main() -> None:
             answer = workspace.dispatch(request)
             _capture_prints()
             send(answer)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,5 @@
-"""The worker's fences, applied after it imported PyTorch and before any student code: Landlock,
-seccomp, no capabilities, a private ``/proc`` as root. Linux only; both fences are inherited and
-cannot be lifted (docs/security.md: the fences)."""
+"""The worker's fences, applied after it imported PyTorch and before any student code (Linux only;
+docs/security.md: the fences)."""
 
 from __future__ import annotations
 
@@ -33,9 +32,8 @@ _ARCH = {
 }
 _COMMON = dict(pidfd_send_signal=424, pidfd_getfd=438)  # same number on every architecture
 
-# Refused whatever the arguments; allowed only when the target (first argument) is this
-# process (its pid, 0 = itself / its own group, -pid = its own process group); refused for
-# these commands (second argument) only.
+# Refused; allowed only when the target (first argument) is this process (pid, 0 or -pid); refused
+# for these commands (second argument) only.
 _REFUSED = ("tkill", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_send_signal", "pidfd_getfd",
             "socket")
 _OWN_TARGET_ONLY = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "prlimit64")
@@ -48,8 +46,7 @@ _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 
 
 def _seccomp_program(arch: int, numbers: dict[str, int], own_pid: int) -> list[tuple[int, int, int, int]]:
-    """A classic-BPF program over ``struct seccomp_data`` (nr @0, arch @4, args[0] low @16,
-    args[1] low @24)."""
+    """Classic BPF over ``struct seccomp_data`` (nr @0, arch @4, args[0] low @16, args[1] low @24)."""
     deny, allow, check_target = "deny", "allow", "check_target"
     program: list[tuple] = [
         (_LD_W_ABS, 0, 0, 4), (_JEQ_K, 0, deny, arch),          # a foreign ABI (i386 on x86_64): refuse
@@ -69,17 +66,16 @@ def _seccomp_program(arch: int, numbers: dict[str, int], own_pid: int) -> list[t
                 deny, (_RET_K, 0, 0, _RET_ERRNO | _EPERM),
                 allow, (_RET_K, 0, 0, _RET_ALLOW)]
     labels, code = {}, []
-    for item in program:  # resolve labels into relative jumps
+    for item in program:  # labels become relative jumps
         if isinstance(item, str):
             labels[item] = len(code)
         else:
             code.append(item)
-    resolved = []
-    for position, (op, jt, jf, k) in enumerate(code):
-        jt = labels[jt] - position - 1 if isinstance(jt, str) else jt
-        jf = labels[jf] - position - 1 if isinstance(jf, str) else jf
-        resolved.append((op, jt, jf, k))
-    return resolved
+
+    def jump(target, at: int) -> int:
+        return labels[target] - at - 1 if isinstance(target, str) else target
+
+    return [(op, jump(jt, at), jump(jf, at), k) for at, (op, jt, jf, k) in enumerate(code)]
 
 
 def install_seccomp() -> bool:
@@ -118,34 +114,21 @@ PACKAGE = "autograder"
 PACKAGE_VISIBLE = ("__init__.py", "sandbox")  # what the worker itself runs; the rest is the grader's
 
 
-def _landlock_abi(libc) -> int:
-    abi = libc.syscall(_SYS_CREATE_RULESET, None, 0, _VERSION_FLAG)
-    return abi if abi > 0 else 0
-
-
 def readable_paths(package_parent: str) -> list[str]:
-    """The system's libraries, the Python install and ``sys.path``, but of the folder holding the
-    grader's package only :data:`PACKAGE_VISIBLE` (and, in site-packages, the other packages)."""
+    """The system, the Python install and ``sys.path``, but of the grader's package only
+    :data:`PACKAGE_VISIBLE`."""
     parent = os.path.realpath(package_parent)
-
-    def holds_parent(path: str) -> bool:  # the folder itself, or one above it
-        return parent == path or parent.startswith(path.rstrip(os.sep) + os.sep)
-
     candidates = [*_SYSTEM_READ, sys.prefix, sys.base_prefix, sys.exec_prefix, *(p for p in sys.path if p)]
     paths = sorted({os.path.realpath(p) for p in candidates if os.path.isdir(p)} - {""})
-    paths = [p for p in paths if not holds_parent(p)]
-    if not _is_checkout(parent):
+    paths = [p for p in paths if not (parent == p or parent.startswith(p.rstrip(os.sep) + os.sep))]
+    # site-packages, not this repository's checkout (answers and tests beside the package)
+    if not any(os.path.exists(os.path.join(parent, m)) for m in ("solutions", "tests", "pyproject.toml", ".git")):
         try:
             entries = sorted(os.listdir(parent))
         except OSError:
             entries = []
         paths += [os.path.join(parent, e) for e in entries if e != PACKAGE]
     return paths + [os.path.join(parent, PACKAGE, e) for e in PACKAGE_VISIBLE]
-
-
-def _is_checkout(folder: str) -> bool:
-    """Whether ``folder`` is this repository (answers and tests beside the package), not site-packages."""
-    return any(os.path.exists(os.path.join(folder, m)) for m in ("solutions", "tests", "pyproject.toml", ".git"))
 
 
 def _add_path_rule(libc, ruleset: int, path: str, access: int) -> bool:
@@ -164,11 +147,10 @@ def _add_path_rule(libc, ruleset: int, path: str, access: int) -> bool:
 
 
 def _install_landlock(writable: str, package_parent: str, extra_devices: tuple[str, ...] = ()) -> dict:
-    """Reads as :func:`readable_paths` says, writes beneath ``writable`` (and to a few device
-    files), TCP connect/bind nowhere (ABI 4+), signals to nothing outside (ABI 6+)."""
+    """Reads as :func:`readable_paths` says, writes beneath ``writable``, no TCP (ABI 4+), no signals out (ABI 6+)."""
     libc = _libc()
     libc.syscall.restype = ctypes.c_long
-    abi = _landlock_abi(libc)
+    abi = libc.syscall(_SYS_CREATE_RULESET, None, 0, _VERSION_FLAG)
     if abi < 1:
         return {}
     handled = _READ | _WRITE_FILE | _CHANGE_TREE | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
@@ -199,8 +181,8 @@ _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 
 
 
 def _private_proc() -> bool:
-    """A mount namespace of its own with a ``/proc`` showing only what the worker may trace
-    (``hidepid=invisible``). Root and Linux 5.8+ only; before Landlock, which forbids mounting."""
+    """A ``/proc`` showing only what the worker may trace, in a mount namespace of its own (root,
+    Linux 5.8+; before Landlock, which forbids mounting)."""
     if os.geteuid() != 0:
         return False
     libc = _libc()
@@ -232,8 +214,7 @@ def _drop_capabilities() -> bool:
 
 
 def confine(writable: str, package_parent: str, devices: tuple[str, ...] = (), fences: bool = True) -> dict:
-    """Apply every fence this system offers (none with ``fences=False``, the tests' setting);
-    returns which ones hold, for the report."""
+    """Apply every fence this system offers (none with ``fences=False``); which ones hold, for the report."""
     from autograder.sandbox import oslayer
 
     if not fences:

@@ -1,5 +1,4 @@
-"""This process's fork server (:mod:`autograder.sandbox.forkserver`), once started: each CPU
-:class:`~autograder.sandbox.worker.Worker` then starts as a fork of it."""
+"""This process's fork server (:mod:`autograder.sandbox.forkserver`), which CPU workers start from."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ _fork_server_scratch: tempfile.TemporaryDirectory | None = None
 
 
 def start_fork_server(settings: Settings | None = None, here: bool = False) -> bool:
-    """Start the fork server for this process's CPU workers (``here``: as a fork of this process);
-    False where it cannot run."""
+    """Start the fork server (``here``: as a fork of this process); False where it cannot run."""
     global _fork_server, _fork_server_scratch
 
     settings = settings or Settings()

@@ -1,6 +1,5 @@
-"""Workers without the start-up: a clean process that imported PyTorch and the worker's modules
-forks one worker per submission, which fences itself in as a fresh one does. The server never
-runs student code, holds no thread when it forks, and dies with the grader. Linux only."""
+"""Workers without the start-up: a clean process that imported PyTorch forks one worker per
+submission, which fences itself in as a fresh one does. Linux only."""
 
 from __future__ import annotations
 
@@ -30,8 +29,7 @@ def available() -> bool:
 
 
 class ForkedProcess:
-    """A worker forked by the server, with the part of ``subprocess.Popen`` a Worker uses
-    (``returncode`` is -9 once it ended: the server reaps it)."""
+    """The part of ``subprocess.Popen`` a Worker uses; ``returncode`` is -9 once it ended (the server reaps it)."""
 
     def __init__(self, pid: int, pidfd: int, stdin, stdout):
         self.pid, self._pidfd, self.stdin, self.stdout = pid, pidfd, stdin, stdout
@@ -44,6 +42,7 @@ class ForkedProcess:
             if not poller.poll(None if timeout is None else max(0, int(timeout * 1000))):
                 raise subprocess.TimeoutExpired("forked worker", timeout)
             self.returncode = -signal.SIGKILL
+            os.close(self._pidfd)  # nothing signals it again: its number may be reused
         return self.returncode
 
     def poll(self) -> int | None:
@@ -52,23 +51,16 @@ class ForkedProcess:
         return self.returncode
 
     def kill(self) -> None:
-        if self.returncode is None and self._pidfd >= 0:
+        if self.returncode is None:
             with contextlib.suppress(ProcessLookupError, OSError):
                 signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
-
-    def release(self) -> None:
-        """Close the pidfd once nothing will signal it again (its number could be reused)."""
-        pidfd, self._pidfd = self._pidfd, -1
-        if pidfd >= 0:
-            os.close(pidfd)
 
 
 class ForkServer:
     """The grader's side: starts the server and asks it for workers."""
 
     def __init__(self, env: dict, cwd: str, stderr, threads: int, here: bool = False):
-        """``env``: a worker's, its handshake naming this process as the grader. ``here``: fork
-        this process (single-threaded, its environment clean) instead of starting a new one."""
+        """``env``: a worker's, naming this process as the grader; ``here``: fork this process instead."""
         self.threads, self.here = threads, here
         self._asking = threading.Lock()
         self._ready = False  # the server's first message, read before the first request
@@ -85,20 +77,17 @@ class ForkServer:
                                              pass_fds=(theirs.fileno(),), start_new_session=True)
         finally:
             theirs.close()
+        self.pid = self.proc.pid
         self._sock = ours
         self._sock.settimeout(120)  # the server's imports, on a busy machine
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
 
     @property
     def alive(self) -> bool:
         return self.proc.poll() is None
 
     def spawn(self, env: dict, cwd: str, stderr_fd: int) -> ForkedProcess:
-        """A fresh worker in ``cwd`` with exactly ``env``, its stderr to ``stderr_fd``, talking over
-        two new pipes; :class:`ForkServerError` when the server does not answer."""
+        """A fresh worker in ``cwd`` with exactly ``env`` and two new pipes; :class:`ForkServerError`
+        when the server does not answer."""
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         fds: list[int] = []  # what the server sent back: the new worker's pidfd
@@ -129,7 +118,7 @@ class ForkServer:
                              os.fdopen(from_worker_r, "rb", buffering=0))
 
     def close(self) -> None:
-        """Let the server reap its ended workers (their time counts as this process's), then end it."""
+        """Let the server reap its workers (their time counts as this process's), then end it."""
         with contextlib.suppress(OSError):
             self._sock.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -139,7 +128,6 @@ class ForkServer:
         if self.here:  # this process's own child: reaped here
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self.proc.pid, 0)
-            self.proc.release()
 
 
 def _fork(run, *args) -> int:
@@ -163,10 +151,14 @@ def serve(fd: int) -> None:
     if os.getppid() != handshake.get("grader_pid"):
         os._exit(3)  # the grader ended before the line above took effect
     try:
-        _import_what_workers_use(handshake.get("threads", 1))
+        from autograder.sandbox import confinement, loader, wire, workspace  # noqa: F401
+
+        child.pin_threads(handshake.get("threads", 1))
+        child.preload_notebook_imports()
     except Exception as exc:
         sock.send(f"imports failed: {type(exc).__name__}: {exc}".encode()[:4000])
         os._exit(1)
+    gc.freeze()  # the copies' collections skip what the server imported, and leave its pages shared
     threads = oslayer.thread_count()
     if threads != 1:  # a fork copies one thread: another's locks would stay held in every copy
         sock.send(f"the server runs {threads} threads; forking it would not be safe".encode())
@@ -202,8 +194,8 @@ def _serve_here(sock: socket.socket, env: dict, cwd: str, stderr) -> None:
 
 
 def _take_over(cwd: str, env: dict, stdio: list[int], keep: int = -1) -> None:
-    """This fork in its own session and ``cwd``, with ``stdio`` as fds 0-2, no other file of its
-    parent's but ``keep`` (a fence applies to files opened after it), and exactly ``env``."""
+    """This fork in its own session, ``cwd`` and ``env``, with ``stdio`` as fds 0-2 and no other file
+    of its parent's but ``keep`` (a fence applies to files opened after it)."""
     import tempfile
 
     os.setsid()
@@ -219,14 +211,6 @@ def _take_over(cwd: str, env: dict, stdio: list[int], keep: int = -1) -> None:
     tempfile.tempdir = None  # computed again from TMPDIR, the scratch folder
 
 
-def _import_what_workers_use(threads: int) -> None:
-    from autograder.sandbox import confinement, loader, wire, workspace  # noqa: F401
-
-    child.pin_threads(threads)
-    child.preload_notebook_imports()
-    gc.freeze()  # the copies' collections skip what the server imported, and leave its pages shared
-
-
 def _reap(options: int) -> None:
     """Collect the workers that ended (they are the server's children); with 0, all of them."""
     with contextlib.suppress(ChildProcessError):
@@ -235,8 +219,7 @@ def _reap(options: int) -> None:
 
 
 def _become_worker(sock: socket.socket, request: bytes, fds: list[int]) -> None:
-    """In the fork: the pipes become fds 0-2, the request's folder and environment replace the
-    server's, and the worker's own main runs."""
+    """In the fork: the request's pipes, folder and environment replace the server's; the worker's main runs."""
     sock.close()  # the copy must not be able to ask the server for anything
     asked = json.loads(request)
     if len(fds) != 3:

@@ -1,5 +1,5 @@
-"""What a worker starts with: its boot line, its environment with the handshake, and whether the
-grader may go on once it has said which fences it holds (``Settings.require_confinement``)."""
+"""What a worker starts with (its boot line, its environment with the handshake), and whether its
+fences let the grading go on."""
 
 from __future__ import annotations
 
@@ -67,8 +67,7 @@ def matplotlib_cache(scratch: str) -> str:
 
 def worker_environment(scratch: str, device: str, settings: Settings, grader_pid: int | None = None,
                        token: str = "") -> dict:
-    """The whole environment of a worker (or fork server). The handshake is all it learns of the
-    grader: whom it dies with, its device, threads, memory, the mark of its processes, its switches."""
+    """The whole environment of a worker (or fork server): the handshake is all it learns of the grader."""
     limits = settings.limits
     env = {k: v for k, v in os.environ.items() if k in _PASSED_ON or k.startswith(_PASSED_ON_PREFIXES)}
     # Caches and temporary files go to the scratch folder, the only place the worker may write.

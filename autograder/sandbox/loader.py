@@ -118,8 +118,7 @@ _MAGIC = re.compile(r"^(\s*)[%!]")
 
 
 def strip_magics(source: str) -> str:
-    """Turn IPython-only lines (``%matplotlib inline``, ``!pip ...``, ``%%time``) into ``pass``
-    so the rest of the cell still runs as plain Python."""
+    """IPython-only lines (``%matplotlib inline``, ``!pip ...``) become ``pass``: the rest still runs."""
     lines = []
     for line in source.splitlines():
         match = _MAGIC.match(line)

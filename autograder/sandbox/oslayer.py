@@ -1,5 +1,5 @@
-"""What the sandbox needs from the operating system beyond portable Python. Where a Linux piece is
-missing (macOS, Windows, the ``portable`` setting), grading stays correct with less isolation."""
+"""What the sandbox needs from the operating system; without a Linux piece (macOS, Windows, the
+``portable`` setting) grading stays correct with less isolation."""
 
 from __future__ import annotations
 
@@ -30,8 +30,7 @@ def is_posix() -> bool:
 
 
 def stages_fork() -> bool:
-    """Each stage in a forked copy of the loaded worker: Linux only (macOS forbids forking once
-    PyTorch started Apple's frameworks; Windows has no fork)."""
+    """Stages in forked copies: Linux only (macOS forbids forking once PyTorch started Apple's frameworks)."""
     return is_linux() and hasattr(os, "fork")
 
 
@@ -58,12 +57,9 @@ def set_resource_limit(name: str, value: int) -> bool:
         return False
     import resource
 
-    limit = getattr(resource, f"RLIMIT_{name}", None)
-    if limit is None:
-        return False
     try:
-        resource.setrlimit(limit, (value, value))
-    except (ValueError, OSError):  # macOS refuses some address-space limits
+        resource.setrlimit(getattr(resource, f"RLIMIT_{name}"), (value, value))
+    except (AttributeError, ValueError, OSError):  # macOS refuses some address-space limits
         return False
     return True
 
@@ -99,8 +95,7 @@ def kill_group(pgid: int) -> None:
 
 
 def proc_stat(pid: int) -> tuple[bool, int, int] | None:
-    """``(alive, parent pid, process group)`` from ``/proc``, a zombie not alive; ``None`` when
-    it cannot be read."""
+    """``(alive, parent pid, process group)`` from ``/proc`` (a zombie is not alive), or ``None``."""
     try:
         with open(f"/proc/{int(pid)}/stat", encoding="utf-8", errors="replace") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()

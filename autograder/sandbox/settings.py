@@ -14,8 +14,7 @@ HINT_LEVELS = (1, 2)
 
 @dataclass(frozen=True)
 class Limits:
-    """How much time, memory, threads and disk a worker gets: the command's options and nbgrader's
-    settings take their defaults from here."""
+    """How much time, memory, threads and disk a worker gets (the commands' defaults)."""
 
     cell_seconds: float = 60.0      # one notebook cell while loading
     stage_seconds: float = 60.0     # all checks of one stage
@@ -90,8 +89,7 @@ _PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
 @functools.lru_cache(maxsize=1)
 def _course_section() -> dict[str, str]:
-    """The ``key = value`` lines of ``[tool.autograder]`` in this repository's pyproject.toml; {}
-    when there is none (a wheel, as on Colab) or it is another project's."""
+    """The ``key = value`` lines of ``[tool.autograder]`` in this repository's pyproject.toml ({} in a wheel)."""
     try:
         text = _PYPROJECT.read_text(encoding="utf-8")
     except OSError:

@@ -37,8 +37,7 @@ def is_alive(pid: int) -> bool:
 
 
 def descends_from_worker(pid: int, sessions: set[int], filters: int | None, token: str) -> bool:
-    """Whether ``pid`` comes from a worker: in one of its ``sessions``, with more seccomp filters
-    than the grader's ``filters``, or the worker's ``token`` in its environment."""
+    """Whether ``pid`` comes from a worker: its session, its seccomp filters or its environment says so."""
     try:
         if os.getsid(pid) in sessions:
             return True
@@ -54,8 +53,8 @@ def descends_from_worker(pid: int, sessions: set[int], filters: int | None, toke
 
 
 def end_stray_processes(known: set[int] | None = None, seconds: float = 5.0, belongs=None) -> None:
-    """Kill this process's children (but ``known`` ones and the fork server; only those ``belongs``
-    accepts), orphans included, until none is left (a dying process may have forked again)."""
+    """Kill this process's children (but ``known`` ones and the fork server) that ``belongs`` accepts,
+    until none is left (a dying process may have forked again)."""
     known = (known or set()) | forkpool.fork_server_pids()
     give_up = time.monotonic() + seconds
     while time.monotonic() < give_up:

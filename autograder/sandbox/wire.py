@@ -36,24 +36,16 @@ class FrameTooLarge(WireError):
     pass
 
 
-def _tensor_bytes(t: torch.Tensor) -> tuple[dict, memoryview | bytes]:
-    """The tensor's header and a view of its bytes (the frame is joined at once)."""
-    t = t.detach().to("cpu").contiguous()
-    if t.dtype not in _NAMES:  # complex and exotic dtypes travel as float64
-        t = t.real.double() if t.is_complex() else t.double()
-    raw = memoryview(t.reshape(-1).view(torch.uint8).numpy()) if t.numel() else b""
-    return {"dtype": _NAMES[t.dtype], "shape": list(t.shape)}, raw
-
-
 def encode(obj) -> bytes:
-    blobs: list = []
+    blobs: list = []  # views of each tensor's bytes (the frame is joined at once)
 
     def walk(o):
         if isinstance(o, torch.Tensor):
-            meta, raw = _tensor_bytes(o)
-            meta["__tensor__"] = len(blobs)
-            blobs.append(raw)
-            return meta
+            t = o.detach().to("cpu").contiguous()
+            if t.dtype not in _NAMES:  # complex and exotic dtypes travel as float64
+                t = t.real.double() if t.is_complex() else t.double()
+            blobs.append(memoryview(t.reshape(-1).view(torch.uint8).numpy()) if t.numel() else b"")
+            return {"dtype": _NAMES[t.dtype], "shape": list(t.shape), "__tensor__": len(blobs) - 1}
         if isinstance(o, dict):
             return {str(k): walk(v) for k, v in o.items()}
         if isinstance(o, (list, tuple)):
@@ -90,7 +82,7 @@ def _decode_tensor(meta: dict, blobs: list[bytes]) -> torch.Tensor:
     return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(shape)  # its own writable memory
 
 
-def decode(header: bytes, blobs: list[bytes]):
+def _decode(header: bytes, blobs: list[bytes]):
     def walk(o):
         if isinstance(o, dict):
             if "__tensor__" in o:
@@ -111,15 +103,13 @@ class Reader:
 
     def __init__(self, fd: int, deadlines: bool = True):
         self.fd = fd
-        # Without select on pipes (oslayer), a thread reads for the deadlines; a reader that
-        # never waits with one (the worker's) reads the pipe itself.
+        # Without select on pipes (oslayer), a thread reads for the deadlines (the worker's reader has none).
         self._pump = oslayer.Pump(fd) if deadlines and not oslayer.is_posix() else None
         self._buffer = bytearray()
         self._closed = False
 
     def read_some(self, deadline: float | None, most: int = 1 << 20) -> bytes:
-        """What has arrived, up to ``most`` bytes (``b""``: the other side closed the channel);
-        :class:`WireTimeout` when nothing came before ``deadline``."""
+        """Up to ``most`` bytes (``b""``: the channel closed); :class:`WireTimeout` past ``deadline``."""
         if not self._buffer and self._pump is not None:
             if self._closed:
                 return b""
@@ -141,8 +131,8 @@ class Reader:
         return os.read(self.fd, most)
 
     def skip_to(self, marker: bytes, deadline: float) -> bool:
-        """Read up to and including ``marker``; False when it does not come in time or more
-        follows it (the channel is then no longer in step)."""
+        """Read up to and including ``marker``; False when it does not come in time or more follows
+        it (the channel is then out of step)."""
         seen = b""
         while time.monotonic() < deadline:
             try:
@@ -182,7 +172,7 @@ class Reader:
             if total > MAX_FRAME:
                 raise FrameTooLarge(f"more than {MAX_FRAME // 2**20} MiB of tensors")
             blobs.append(self._exact(blen, deadline))
-        return decode(header, blobs)
+        return _decode(header, blobs)
 
 
 def loads(frame: bytes):
@@ -193,8 +183,8 @@ def loads(frame: bytes):
 
 
 def write(fd: int, obj, deadline: float | None = None) -> None:
-    """Write one frame. With a ``deadline`` the fd must be non-blocking: a reader that stops
-    reading (a worker stuck in student code) then raises :class:`WireTimeout`, not a hang."""
+    """Write one frame; with a ``deadline`` the fd must be non-blocking, so that a reader stuck in
+    student code raises :class:`WireTimeout`, not a hang."""
     data = memoryview(encode(obj))
     if deadline is not None and not oslayer.is_posix():
         if not oslayer.write_with_deadline(fd, data, deadline):
@@ -211,8 +201,7 @@ def write(fd: int, obj, deadline: float | None = None) -> None:
             continue
 
 
-# Written by the loaded worker after each stage's process has ended: a frame of its own, read
-# as the answer when the stage's process died between frames, and otherwise a mark the grader
-# skips to, past whatever a process killed mid-answer left half-written in the channel.
+# Written by the loaded worker once a stage's process ended: the answer when it died between frames,
+# else a mark the grader skips to, past what a process killed mid-answer left half-written.
 STAGE_OVER_EVENT = {"event": "stage_over"}
 STAGE_OVER = encode(STAGE_OVER_EVENT)

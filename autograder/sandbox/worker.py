@@ -1,6 +1,5 @@
-"""The grader's side of one submission's worker (:class:`Worker`), kept on a leash: time, memory,
-the scratch folder, no stray processes. Each stage runs in a forked copy of the loaded worker, so
-a stage that fails costs that stage only."""
+"""The grader's side of one submission's worker, kept on a leash (time, memory, scratch folder, no
+stray processes); each stage runs in a forked copy, so a stage that fails costs that stage only."""
 
 from __future__ import annotations
 
@@ -25,15 +24,14 @@ from autograder.sandbox.loader import Cell, strip_magics
 from autograder.sandbox.settings import Settings
 from autograder.sandbox.strays import descends_from_worker, end_stray_processes, is_alive, seccomp_filters
 
-# Run in the grader before the first cell, named by the caller: no module file is read after student
-# code could have touched it (defence in depth where Landlock is missing; tests/e2e/test_confinement.py).
+# Run in the grader before the first cell: no module file is read after student code could have
+# touched it (defence in depth where Landlock is missing).
 Preload = Callable[[], None]
 _preloaded: set = set()  # each runs once per process
 
 
 def run_preloads(preload: Sequence[Preload]) -> None:
-    """Run each of ``preload`` this process has not run yet, in order; then freeze what they
-    imported out of the garbage collector's reach (it lives as long as the process)."""
+    """Run each of ``preload`` not run yet; what they imported is frozen (it lives as long as the process)."""
     new = [warm_up for warm_up in preload if warm_up not in _preloaded]
     for warm_up in new:
         _preloaded.add(warm_up)
@@ -46,9 +44,8 @@ SCRATCH_MOST_ENTRIES = 10_000  # past this it counts as full: counting more woul
 
 
 def scratch_usage(folder: str, stop_above: int, most_entries: int = SCRATCH_MOST_ENTRIES) -> int | None:
-    """Bytes the files beneath ``folder`` take on disk, counted until past ``stop_above``; ``None``
-    for a tree of more than ``most_entries`` entries."""
-    total, entries, folders = 0, 0, [folder]
+    """Bytes beneath ``folder`` on disk, counted until past ``stop_above``; ``None`` past ``most_entries``."""
+    total, entries, folders = 0, 0, [folder]  # a stack: os.walk recurses, and a deep tree would end the watch
     while folders and total <= stop_above:
         try:
             with os.scandir(folders.pop()) as found:
@@ -82,12 +79,9 @@ class ScratchWatch:
     def _run(self) -> None:
         while not self._stop.wait(self.every):
             used = scratch_usage(self.folder, self.limit)
-            if used is None:
-                self.over(f"the submission wrote more than {SCRATCH_MOST_ENTRIES} files (the limit of its "
-                          "scratch folder); they were removed")
-            elif used > self.limit:
-                self.over(f"the submission wrote more than {self.limit / 2**30:g} GiB of files (the limit of "
-                          "its scratch folder); they were removed")
+            if used is None or used > self.limit:
+                amount = f"{SCRATCH_MOST_ENTRIES} files" if used is None else f"{self.limit / 2**30:g} GiB of files"
+                self.over(f"the submission wrote more than {amount} (the limit of its scratch folder); they were removed")
 
     def stop(self) -> None:
         self._stop.set()
@@ -271,12 +265,10 @@ class Worker:
                 if isinstance(exc, wire.WireTimeout) and not full:
                     for index, why in _loops_alike(self.cells, running).items():
                         self.fatal.setdefault(index, why)
-                self.fatal[running] = (
-                    f"{full}; skipped, the other cells still ran" if full
-                    else f"stopped after {self.limits.cell_seconds:g} s (an endless loop?); skipped, the "
-                    "other cells still ran" if isinstance(exc, wire.WireTimeout)
-                    else "ended the grading process (sys.exit in a thread, os._exit, os.kill or a "
-                         "crash); skipped, the other cells still ran")
+                why = full or (f"stopped after {self.limits.cell_seconds:g} s (an endless loop?)"
+                               if isinstance(exc, wire.WireTimeout) else
+                               "ended the grading process (sys.exit in a thread, os._exit, os.kill or a crash)")
+                self.fatal[running] = f"{why}; skipped, the other cells still ran"
         raise RuntimeError("every cell of the submission ended the grading process")
 
     def _over_time(self, doing: str) -> str:
@@ -308,9 +300,6 @@ class Worker:
         for stream in (proc.stdin, proc.stdout):
             with contextlib.suppress(OSError):
                 stream.close()
-        release = getattr(proc, "release", None)  # a forked worker's pidfd (forkserver.py)
-        if release is not None:
-            release()
         end_stray_processes(belongs=self._from_worker)
 
     def _from_worker(self, pid: int) -> bool:

@@ -1,5 +1,5 @@
-"""Operations on the student's namespace (build, call, forward, weights), where the student's code
-runs: the worker, or the notebook's kernel. They produce outputs and never judge them."""
+"""Operations on the student's namespace (build, call, forward, weights) where the student's code
+runs, in the worker or the notebook's kernel; they never judge what they produce."""
 
 from __future__ import annotations
 
@@ -88,17 +88,16 @@ def on_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
 
 
 def seed_generators(seed: int, device: torch.device) -> None:
-    """``torch.manual_seed(seed)``, but on the CPU alone only the CPU's generator: manual_seed
-    also queues a seeding of each device not started, 0.3 to 1 ms per build (docs/maintainers.md)."""
+    """``torch.manual_seed(seed)``; on the CPU alone only the CPU's generator, which saves 0.3 to 1 ms
+    per build (docs/maintainers.md)."""
     if device.type == "cpu" and not torch.cuda.is_initialized():
         torch.default_generator.manual_seed(seed)
     else:
         torch.manual_seed(seed)
 
 
-# Float32 precision, pinned to IEEE while a check runs: TF32 would round products to about 1e-3
-# on a GPU (docs/grading.md, "Precision"). PyTorch 2.9+ has the per-key fp32_precision API, where
-# reading a legacy flag after a key was written raises; older releases have the legacy flags alone.
+# Float32 pinned to IEEE while a check runs: TF32 rounds products to about 1e-3 (docs/grading.md).
+# PyTorch 2.9+ has per-key fp32_precision, where reading a legacy flag after a key was written raises.
 _PRECISION_KEYS = []
 if hasattr(torch._C, "_get_fp32_precision_getter"):
     for _key in [("generic", "all"), *((b, o) for b in ("cuda", "mkldnn") for o in ("all", "matmul", "conv", "rnn"))]:
@@ -207,8 +206,6 @@ class Workspace:
 
     @staticmethod
     def _info(module: nn.Module) -> dict:
-        buffers = dict(module.named_buffers())
-        persistent = set(module.state_dict().keys())
         submodules = {}
         for name, sub in module.named_modules():
             entry = {"class": type(sub).__name__}
@@ -231,9 +228,7 @@ class Workspace:
         return {
             "class": type(module).__name__,
             "params": {n: list(p.shape) for n, p in module.named_parameters()},
-            "param_classes": {n: type(p).__name__ for n, p in module.named_parameters()},
-            "buffers": {n: {"shape": list(b.shape), "persistent": n in persistent, "dtype": str(b.dtype)}
-                        for n, b in buffers.items()},
+            "buffers": {n: {"shape": list(b.shape)} for n, b in module.named_buffers()},
             "modules": submodules,
             "plain_tensors": plain_tensors,
             "module_containers": containers,
@@ -276,27 +271,26 @@ class Workspace:
                 else:
                     self.namespace[name] = value
 
-    def op_call(self, name: str, args: list, kwargs: dict | None = None, seed=None, substitute=None, echo=False):
-        """``echo``: the arguments come back too, as the call left them (the grader compares)."""
+    def _invoke(self, name: str, what: str, args: list, kwargs: dict | None, seed, substitute):
+        """``name`` (a ``what``, the book's in its place where substituted) and what calling it gave."""
         with self._substituted(substitute):
             fn = self._lookup(name)
             if not callable(fn):
-                raise _NotAModule(f"`{name}` is a {type(fn).__name__}, not a function")
+                raise _NotAModule(f"`{name}` is a {type(fn).__name__}, not a {what}")
             self._seed(seed)
-            args = self._to_device(args)
-            value = fn(*args, **(kwargs or {}))
+            return fn, fn(*args, **(kwargs or {}))
+
+    def op_call(self, name: str, args: list, kwargs: dict | None = None, seed=None, substitute=None, echo=False):
+        """``echo``: the arguments come back too, as the call left them."""
+        args = self._to_device(args)
+        fn, value = self._invoke(name, "function", args, kwargs, seed, substitute)
         if isinstance(fn, type) and isinstance(value, fn):
             raise _NotAModule(f"`{name}` is a class, not a function: calling it built a {type(value).__name__} "
                               f"object instead of returning a result; define it with `def {name}(...)`")
         return {**self._result(value), "args": args} if echo else self._result(value)
 
     def op_build(self, name: str, args: list, kwargs: dict | None = None, seed=None, substitute=None):
-        with self._substituted(substitute):
-            cls = self._lookup(name)
-            if not callable(cls):
-                raise _NotAModule(f"`{name}` is a {type(cls).__name__}, not a class")
-            self._seed(seed)
-            module = cls(*args, **(kwargs or {}))
+        module = self._invoke(name, "class", args, kwargs, seed, substitute)[1]
         if not isinstance(module, nn.Module):
             raise _NotAModule(f"`{name}(...)` gave a {type(module).__name__}, not an nn.Module")
         return self._register(module)
@@ -363,8 +357,7 @@ class Workspace:
         return {"shape": list(out.shape)}
 
     def op_calls(self, handle: int | None = None, x=None, name: str = "", args: list = ()):
-        """The PyTorch functions, by name, that one forward pass (eval mode) or one call of the
-        function ``name`` makes."""
+        """The PyTorch functions one forward pass (eval mode) or one call of function ``name`` makes."""
         fn = self._lookup(name) if name else self.modules[handle]
         if not name:
             fn.train(False)
@@ -374,7 +367,6 @@ class Workspace:
         if not isinstance(out, torch.Tensor):
             return self._result(out)
         return {"calls": sorted(calls.names)[:1000]}
-
 
     op_function_calls = op_calls
 

@@ -80,3 +80,19 @@ def test_the_scratch_count_takes_what_files_hold_on_disk(tmp_path):
         (tmp_path / "many" / str(i)).touch()
     assert scratch_usage(str(tmp_path), 2**31, most_entries=20) is None
     assert scratch_usage(str(tmp_path), 2**31, most_entries=30) is not None
+
+
+def test_a_tree_deeper_than_the_recursion_limit_is_measured(tmp_path, monkeypatch):
+    """os.walk recurses: a tree this deep would raise RecursionError and end the watch's thread."""
+    monkeypatch.chdir(tmp_path)
+    made = 0
+    try:
+        while made < 1500:
+            os.mkdir("a")
+            os.chdir("a")
+            made += 1
+        assert scratch_usage(str(tmp_path), 2**31) is not None
+    finally:  # removed here: shutil.rmtree, pytest's clean-up, recurses too before Python 3.12
+        for _ in range(made):
+            os.chdir("..")
+            os.rmdir("a")
