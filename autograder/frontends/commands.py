@@ -74,6 +74,18 @@ def parse(name: str, argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def load_chapter(chapter_id: str | None, stages=None):
+    """The chapter, its ``stages`` checked; Refused names what is not there."""
+    from autograder.chapters import load
+
+    try:
+        chapter = load(chapter_id)
+        chapter.select(stages)
+    except KeyError as exc:
+        raise Refused(exc.args[0]) from None
+    return chapter
+
+
 def default_jobs() -> int:
     """Gradings at a time by default: the CPU cores this process may run on."""
     try:

@@ -96,14 +96,6 @@ def summary_markdown(report: GradeReport, verdict: Verdict | None = None) -> str
     return "\n".join(lines) + "\n"
 
 
-def grader_verdict(chapter, graded: Path | None) -> Verdict:
-    """The running grader against the release fingerprint ``make student-repo`` left; with no
-    notebook graded, the grader alone (a missing notebook is no edit)."""
-    root = CHECKOUT
-    return fingerprint.verify_checkout(root, chapter.release_notebook(Path()).as_posix(), graded,
-                                       notebook_found=graded is not None)
-
-
 def notebook_to_grade(args: argparse.Namespace, chapter) -> tuple[Path | None, str]:
     """``args.submission``, else the repository's notebook under another name, with a note."""
     given = Path(args.submission)
@@ -193,11 +185,6 @@ def write_junit(path: str | Path, report: GradeReport, verdict: Verdict | None =
     junit_xml(report, verdict).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def grade(args: argparse.Namespace, chapter) -> tuple[GradeReport, list[str]]:
-    """Grade as ``python -m autograder`` does; a grader failure's traceback goes to the CI log."""
-    return cli.grade_report(args, chapter, cli.settings_from(args), args.stage, show_traceback=True)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Grade a submission once for CI: console table, a grade annotation, "
                           "Gradescope results.json, JUnit XML and a Markdown step summary. Exit status: "
@@ -212,11 +199,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cli.fork_workers_here(args.device, cli.settings_from(args))
-    chapter = cli.load_chapter(args)
-    if chapter is None:
-        return 2
+    chapter = commands.load_chapter(args.chapter, args.stage)
     graded, note = notebook_to_grade(args, chapter)
-    verdict = grader_verdict(chapter, graded)
+    # the running grader against the release fingerprint make student-repo left (a missing notebook is no edit)
+    verdict = fingerprint.verify_checkout(CHECKOUT, chapter.release_notebook(Path()).as_posix(), graded,
+                                          notebook_found=graded is not None)
     # From here to the annotations, every line may quote the submission: plain text to GitHub.
     with workflow_commands_stopped():
         if note:
@@ -242,7 +229,7 @@ def _grade_and_report(args, chapter, verdict: Verdict) -> tuple[GradeReport, boo
     if args.results and not cli.save_results(args.results, add_fingerprint(
             provisional_json(chapter, args.submission, args.stage), verdict)):
         return None
-    report, notes = grade(args, chapter)
+    report, notes = cli.grade_report(args, chapter, cli.settings_from(args), args.stage, show_traceback=True)
     if args.results and not cli.save_results(args.results, add_fingerprint(gradescope_json(report), verdict)):
         return None
     output_failed = False  # a report that could not be written: said, and exit 2 after the grade is printed

@@ -26,6 +26,7 @@ from autograder.frontends.reports.safe_write import write_atomic, write_json
 from autograder.frontends.reports.text import bonus_total
 from autograder.frontends.students import cli
 from autograder.sandbox.confinement import is_confined
+from autograder.sandbox.settings import Settings
 
 REPO_ROOT = CHECKOUT  # the instructor's checkout
 SCHEMA = "classroom50/result/v1"
@@ -185,10 +186,8 @@ def grade(workspace: Path, environ=None) -> int:
         else:
             copy = Path(scratch) / notebook.name  # a private copy: the checkout is only read
             shutil.copyfile(notebook, copy, follow_symlinks=False)
-            args = argparse.Namespace(submission=str(copy), device="cpu", stage=None,
-                                      stage_timeout=cli.DEFAULT_LIMITS.stage_seconds,
-                                      cell_timeout=cli.DEFAULT_LIMITS.cell_seconds)
-            report, _ = ci.grade(args, chapter)
+            report, _ = cli.grade_report(argparse.Namespace(submission=str(copy), device="cpu"), chapter,
+                                         Settings.read(), None, show_traceback=True)
             report.submission = str(notebook.relative_to(workspace))
             stale = cli.stale_points_note(str(copy), chapter)  # a stale copy: the instructor's points grade it
             note = "; ".join(n for n in (note, stale) if n)

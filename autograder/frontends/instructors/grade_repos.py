@@ -22,7 +22,7 @@ from pathlib import Path
 
 from autograder import CHECKOUT
 from autograder.frontends import finder, fingerprint
-from autograder.frontends.commands import Refused, default_jobs
+from autograder.frontends.commands import Refused, default_jobs, load_chapter
 from autograder.frontends.instructors.deadline import (
     HOW_TO_TRUST,
     TRUSTED_DATES,
@@ -253,8 +253,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autograder.chapters import load
-
     empty = Refused(f"{args.repos} holds no repository folders")
     if args.collect is not None:
         if not args.repos.is_dir() or not student_repos(args.repos):
@@ -264,10 +262,7 @@ def run(args: argparse.Namespace) -> int:
         deadline = parse_instant(args.deadline) if args.deadline else None
     except InstantError as exc:
         raise Refused(f"DEADLINE {exc}") from None
-    try:
-        chapter = load(args.chapter)
-    except KeyError as exc:
-        raise Refused(exc.args[0]) from None
+    chapter = load_chapter(args.chapter)
     why = _refusal(args.repos, args.out)
     if why:
         raise Refused(why)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from autograder import CHECKOUT
 from autograder.frontends import fingerprint
-from autograder.frontends.commands import Refused
+from autograder.frontends.commands import Refused, load_chapter
 
 REPO_ROOT = CHECKOUT  # the instructor's checkout
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -224,13 +224,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autograder.chapters import load
-
-    try:
-        chapter = load(args.chapter)
-    except KeyError as exc:
-        raise Refused(exc.args[0]) from None
-    files = build(Path(args.dest), chapter, args.url, args.grader_url, grade_on=args.grade_on)
+    files = build(Path(args.dest), load_chapter(args.chapter), args.url, args.grader_url, grade_on=args.grade_on)
     skipped = sorted(set(fingerprint.grader_files(REPO_ROOT)) - set(files))
     if skipped:
         print(f"note: not copied, git does not track them: {', '.join(skipped)}")

@@ -242,19 +242,6 @@ def grade_report(args, chapter, settings, stages, *, show_traceback: bool):
     return report, notes
 
 
-def load_chapter(args):
-    """``--chapter``, its ``--stage`` keys checked; None after saying why."""
-    from autograder.chapters import load
-
-    try:
-        chapter = load(args.chapter)
-        chapter.select(args.stage)
-    except KeyError as exc:
-        print(f"error: {exc.args[0]}", file=sys.stderr)
-        return None
-    return chapter
-
-
 def _grade(args, settings) -> int:
     if timings.enabled():  # the grader's own torch import, measured apart from its other modules
         import torch  # noqa: F401
@@ -262,9 +249,7 @@ def _grade(args, settings) -> int:
     from autograder.frontends.reports.console import print_console
     from autograder.frontends.reports.results_json import gradescope_json, provisional_json
 
-    chapter = load_chapter(args)
-    if chapter is None:
-        return 2
+    chapter = commands.load_chapter(args.chapter, args.stage)
     # a valid zero stands from the start, whatever happens to this process later
     if args.results and not save_results(args.results,
                                            provisional_json(chapter, args.submission, args.stage)):
