@@ -14,6 +14,7 @@ from pathlib import Path
 from autograder import CHECKOUT
 from autograder.frontends import fingerprint
 from autograder.frontends.commands import Refused, load_chapter
+from autograder.frontends.reports.safe_write import write_files
 
 REPO_ROOT = CHECKOUT  # the instructor's checkout
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -193,10 +194,7 @@ def build(dest: Path, chapter, url: str | None = None, grader_url: str | None = 
     files[fingerprint.RELEASE_FILE] = (json.dumps(record, indent=2) + "\n").encode()
     created = not dest.exists()
     try:
-        for relative, data in sorted(files.items()):
-            path = dest / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+        write_files(dest, files)
         _git(dest, "init", "-q")
         _git(dest, "add", "--all")
         _git(dest, "commit", "-q", "-m", f"{chapter.title}: the exercises")
