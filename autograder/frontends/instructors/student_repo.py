@@ -35,11 +35,9 @@ SOURCE_LINE = re.compile(r'^GRADER_SOURCE = ".*?"', re.M)
 
 def install_source(url: str) -> str:
     """What pip installs the grader from: ``git+URL`` for a git URL, an archive or a path as given."""
-    if "+" in url.split("://")[0] or not url.startswith(("https://", "http://")):
-        return url
-    if url.split("?")[0].endswith((".whl", ".tar.gz", ".zip")):
-        return url
-    return f"git+{url}"
+    as_given = "+" in url.split("://")[0] or not url.startswith(("https://", "http://")) \
+        or url.split("?")[0].endswith((".whl", ".tar.gz", ".zip"))
+    return url if as_given else f"git+{url}"
 
 
 def with_install_source(notebook: bytes, url: str) -> bytes:
