@@ -1,9 +1,5 @@
-"""``python -m autograder COMMAND [options]``: every job of the grader behind one entry point.
-
-Each command is a module with ``add_arguments(parser)`` and ``run(args) -> int``, imported only
-when it runs (grading a notebook imports nothing of nbgrader). ``python -m autograder NOTEBOOK``
-grades the notebook.
-"""
+"""``python -m autograder COMMAND [options]`` (``python -m autograder NOTEBOOK`` grades it): each command is
+a module with ``add_arguments(parser)`` and ``run(args) -> int``, imported only when it runs."""
 
 from __future__ import annotations
 
@@ -34,8 +30,7 @@ class Refused(Exception):
 
 
 def restart_clean(argv: list[str]) -> None:
-    """A grading runs in a process that holds none of its caller's secrets: its workers are forks
-    of it (:func:`autograder.sandbox.launch.restart_clean`). Only ``python -m autograder`` does."""
+    """A grading runs in a process holding none of its caller's secrets: its workers are forks of it."""
     from autograder.sandbox.launch import restart_clean
 
     if (argv[0] if argv and argv[0] in COMMANDS else "grade") in ("grade", "ci", "gradescope"):

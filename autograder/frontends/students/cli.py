@@ -1,8 +1,5 @@
-"""``make test``: grade one submission and print the table (and results.json with ``--results``).
-
-Owns what every grading front end shares: the arguments, the device, the workers' fork server
-and :func:`grade_report`, the one grading CI and Gradescope also use.
-"""
+"""``make test``: grade one submission and print the table; and what every grading front end shares:
+the arguments, the device, the workers' fork server and :func:`grade_report`."""
 
 from __future__ import annotations
 
@@ -266,7 +263,6 @@ def _grade(args, settings) -> int:
 
 def print_notes(submission: str, chapter, report, notes: list[str]) -> None:
     """What the student should know beside the grade (make test and CI alike)."""
-    # a stale copy's points: the instructor's points grade it
     for note in filter(None, [*notes, stale_points_note(submission, chapter)]):
         print(f"note: {note}")
     for warning in filter(None, [finder.overlooked(submission, report.score == 0 and not report.bonus_score),
