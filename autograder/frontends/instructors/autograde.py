@@ -340,12 +340,10 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
         # everyone else, serially (a run the workers could not finish runs here, sandboxed)
         for student in waiting:
             record(student)
-    replayed = len(REUSED)
     PRECOMPUTED.clear()
-    summary = Summary(students, time.monotonic() - started, failed, replayed, warned,
-                      summary_rows(app.coursedir.db_url, assignment, students, failed, warned))
-    summary.mistakes, summary.report = class_report(Path(app.coursedir.root), assignment)
-    return summary
+    return Summary(students, time.monotonic() - started, failed, len(REUSED), warned,
+                   summary_rows(app.coursedir.db_url, assignment, students, failed, warned),
+                   *class_report(Path(app.coursedir.root), assignment))
 
 
 def class_report(root: Path, assignment: str) -> tuple[list[str], str]:

@@ -63,10 +63,6 @@ def _zeros(chapter) -> dict[str, float]:
     return {_stage_column(s): 0.0 for s in chapter.stages}
 
 
-def _is_repository(folder: Path) -> bool:
-    return (folder / ".git").exists()
-
-
 def _folders(parent: Path) -> list[Path]:
     return sorted(p for p in parent.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
 
@@ -76,7 +72,7 @@ def student_repos(repos: Path) -> dict[str, Path]:
     found: list[Path] = []
     for folder in _folders(repos):
         inside = _folders(folder)
-        if not _is_repository(folder) and any(_is_repository(p) for p in inside):
+        if not (folder / ".git").exists() and any((p / ".git").exists() for p in inside):
             found += inside
         else:
             found.append(folder)
