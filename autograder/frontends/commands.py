@@ -1,9 +1,5 @@
-"""``python -m autograder COMMAND [options]``: every job of the grader behind one entry point.
-
-Each command is a module with ``add_arguments(parser)`` and ``run(args) -> int``, imported only
-when it runs (grading a notebook imports nothing of nbgrader). ``python -m autograder NOTEBOOK``
-grades the notebook.
-"""
+"""``python -m autograder COMMAND [options]`` (``python -m autograder NOTEBOOK`` grades it): each command is
+a module with ``add_arguments(parser)`` and ``run(args) -> int``, imported only when it runs."""
 
 from __future__ import annotations
 
@@ -34,8 +30,7 @@ class Refused(Exception):
 
 
 def restart_clean(argv: list[str]) -> None:
-    """A grading runs in a process that holds none of its caller's secrets: its workers are forks
-    of it (:func:`autograder.sandbox.launch.restart_clean`). Only ``python -m autograder`` does."""
+    """A grading runs in a process holding none of its caller's secrets: its workers are forks of it."""
     from autograder.sandbox.launch import restart_clean
 
     if (argv[0] if argv and argv[0] in COMMANDS else "grade") in ("grade", "ci", "gradescope"):
@@ -72,6 +67,18 @@ def parse(name: str, argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=f"python -m autograder {name}", description=COMMANDS[name][1])
     importlib.import_module(COMMANDS[name][0]).add_arguments(parser)
     return parser.parse_args(argv)
+
+
+def load_chapter(chapter_id: str | None, stages=None):
+    """The chapter, its ``stages`` checked; Refused names what is not there."""
+    from autograder.chapters import load
+
+    try:
+        chapter = load(chapter_id)
+        chapter.select(stages)
+    except KeyError as exc:
+        raise Refused(exc.args[0]) from None
+    return chapter
 
 
 def default_jobs() -> int:

@@ -20,9 +20,6 @@ class Found:
     problem: Literal["", "none", "several", "link", "not a file"] = ""
     reason: str = ""
 
-    def others(self) -> list[Path]:
-            return [p for p in self.candidates if p != self.notebook]
-
 
 def _counts(path: Path, folder: Path, below: bool, links: str) -> bool:
     parts = path.relative_to(folder).parts
@@ -31,10 +28,6 @@ def _counts(path: Path, folder: Path, below: bool, links: str) -> bool:
     if below and SKIPPED_FOLDERS & set(parts[:-1]):
         return False
     return path.is_file() or (links == "refuse" and path.is_symlink())
-
-
-def _depth_order(folder: Path):
-    return lambda p: (len(p.relative_to(folder).parts), str(p))
 
 
 def find_notebook(folder: str | Path, assignment: str, *, below: bool = False, expected: str | Path | None = None,
@@ -48,8 +41,8 @@ def find_notebook(folder: str | Path, assignment: str, *, below: bool = False, e
     if exact.is_file() or (links == "refuse" and (exact.exists() or exact.is_symlink())):
         chosen = exact
     else:
-        named = sorted((p for p in candidates if p.name == name), key=_depth_order(folder))
-        renamed = sorted(candidates, key=_depth_order(folder))
+        renamed = sorted(candidates, key=lambda p: (len(p.relative_to(folder).parts), str(p)))
+        named = [p for p in renamed if p.name == name]
         if named:
             chosen = named[0]
         elif not renamed:

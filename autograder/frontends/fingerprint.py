@@ -126,15 +126,10 @@ class Verdict:
                 "grader_modified": self.status == "modified", "changed": self.changed}
 
 
-def without_notebook(parts: Mapping[str, str]) -> dict[str, str]:
-    """The grader's parts alone: a missing notebook is no modified grader."""
-    return {name: value for name, value in parts.items() if not name.startswith(LOCKED_CELL_PREFIX)}
-
-
 def compare(parts: Mapping[str, str], release_parts: Mapping[str, str] | None, *, notebook_found: bool = True) -> Verdict:
-    if not notebook_found:
-        parts = without_notebook(parts)
-        release_parts = None if release_parts is None else without_notebook(release_parts)
+    if not notebook_found:  # the grader's parts alone: a missing notebook is no modified grader
+        parts, release_parts = ({n: v for n, v in p.items() if not n.startswith(LOCKED_CELL_PREFIX)} if p is not None
+                                else None for p in (parts, release_parts))
     if release_parts is None:
         return Verdict(digest(parts), None)
     changed = sorted(name for name in set(parts) | set(release_parts) if parts.get(name) != release_parts.get(name))

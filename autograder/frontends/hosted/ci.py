@@ -96,14 +96,6 @@ def summary_markdown(report: GradeReport, verdict: Verdict | None = None) -> str
     return "\n".join(lines) + "\n"
 
 
-def grader_verdict(chapter, graded: Path | None) -> Verdict:
-    """The running grader against the release fingerprint ``make student-repo`` left; with no
-    notebook graded, the grader alone (a missing notebook is no edit)."""
-    root = CHECKOUT
-    return fingerprint.verify_checkout(root, chapter.release_notebook(Path()).as_posix(), graded,
-                                       notebook_found=graded is not None)
-
-
 def notebook_to_grade(args: argparse.Namespace, chapter) -> tuple[Path | None, str]:
     """``args.submission``, else the repository's notebook under another name, with a note."""
     given = Path(args.submission)
@@ -183,21 +175,6 @@ def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.Element
     return ET.ElementTree(suites)
 
 
-def write_junit(path: str | Path, report: GradeReport, verdict: Verdict | None = None) -> None:
-    """JUnit XML at ``path``, never over a file that is not JUnit XML."""
-    why = overwrite_refusal(path, "--junit", lambda data: b"<testsuites" in data[:4096])
-    if why:
-        raise OutputRefused(why)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    junit_xml(report, verdict).write(path, encoding="utf-8", xml_declaration=True)
-
-
-def grade(args: argparse.Namespace, chapter) -> tuple[GradeReport, list[str]]:
-    """Grade as ``python -m autograder`` does; a grader failure's traceback goes to the CI log."""
-    return cli.grade_report(args, chapter, cli.settings_from(args), args.stage, show_traceback=True)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Grade a submission once for CI: console table, a grade annotation, "
                           "Gradescope results.json, JUnit XML and a Markdown step summary. Exit status: "
@@ -212,56 +189,50 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cli.fork_workers_here(args.device, cli.settings_from(args))
-    chapter = cli.load_chapter(args)
-    if chapter is None:
-        return 2
+    from autograder.frontends.reports.console import print_console  # imports torch
+
+    chapter = commands.load_chapter(args.chapter, args.stage)
     graded, note = notebook_to_grade(args, chapter)
-    verdict = grader_verdict(chapter, graded)
+    # the running grader against the release fingerprint make student-repo left (a missing notebook is no edit)
+    verdict = fingerprint.verify_checkout(CHECKOUT, chapter.release_notebook(Path()).as_posix(), graded,
+                                          notebook_found=graded is not None)
+    output_failed = False  # a report that could not be written: said, and exit 2 after the grade is printed
     # From here to the annotations, every line may quote the submission: plain text to GitHub.
     with workflow_commands_stopped():
         if note:
             print(f"note: {note}")
-        outcome = _grade_and_report(args, chapter, verdict)
-    if outcome is None:
-        return 2
-    report, output_failed = outcome
+        # a valid zero stands if anything kills this process
+        if args.results and not cli.save_results(args.results, add_fingerprint(
+                provisional_json(chapter, args.submission, args.stage), verdict)):
+            return 2
+        report, notes = cli.grade_report(args, chapter, cli.settings_from(args), args.stage, show_traceback=True)
+        if args.results and not cli.save_results(args.results, add_fingerprint(gradescope_json(report), verdict)):
+            return 2
+        if args.junit:
+            try:  # never over a file that is not JUnit XML
+                why = overwrite_refusal(args.junit, "--junit", lambda data: b"<testsuites" in data[:4096])
+                if why:
+                    raise OutputRefused(why)
+                Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
+                junit_xml(report, verdict).write(args.junit, encoding="utf-8", xml_declaration=True)
+            except (OSError, OutputRefused) as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                output_failed = True
+        if args.summary:
+            try:
+                with open(args.summary, "a", encoding="utf-8") as handle:
+                    handle.write(summary_markdown(report, verdict))
+            except OSError as exc:
+                print(f"warning: could not write the step summary to {args.summary}: {exc}", file=sys.stderr)
+        print_console(report)
+        cli.print_notes(args.submission, chapter, report, notes)
+        print(verdict.words if verdict.status != "modified" else f"WARNING: {verdict.words}")
     print(fingerprint_annotation(verdict))
     print(grade_annotation(report))  # printed once, last
     status = 2 if output_failed else exit_status(report.score, report.error, args.pass_mark)
     if status == 1:
         print(f"Score {format_points(report.score)} is below the pass mark {format_points(args.pass_mark)}.")
     return status
-
-
-def _grade_and_report(args, chapter, verdict: Verdict) -> tuple[GradeReport, bool] | None:
-    """Grade, write every output, print the table. None when results.json could not be
-    written; else the report and whether another output failed."""
-    from autograder.frontends.reports.console import print_console  # imports torch
-
-    # a valid zero stands if anything kills this process
-    if args.results and not cli.save_results(args.results, add_fingerprint(
-            provisional_json(chapter, args.submission, args.stage), verdict)):
-        return None
-    report, notes = grade(args, chapter)
-    if args.results and not cli.save_results(args.results, add_fingerprint(gradescope_json(report), verdict)):
-        return None
-    output_failed = False  # a report that could not be written: said, and exit 2 after the grade is printed
-    if args.junit:
-        try:
-            write_junit(args.junit, report, verdict)
-        except (OSError, OutputRefused) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            output_failed = True
-    if args.summary:
-        try:
-            with open(args.summary, "a", encoding="utf-8") as handle:
-                handle.write(summary_markdown(report, verdict))
-        except OSError as exc:
-            print(f"warning: could not write the step summary to {args.summary}: {exc}", file=sys.stderr)
-    print_console(report)
-    cli.print_notes(args.submission, chapter, report, notes)
-    print(verdict.words if verdict.status != "modified" else f"WARNING: {verdict.words}")
-    return report, output_failed
 
 
 main = commands.script("ci")

@@ -22,10 +22,11 @@ from autograder.frontends import finder, fingerprint
 from autograder.frontends.commands import Refused
 from autograder.frontends.hosted import ci
 from autograder.frontends.hosted.gradescope import torch_pin
-from autograder.frontends.reports.safe_write import write_atomic, write_json
+from autograder.frontends.reports.safe_write import write_atomic, write_files, write_json
 from autograder.frontends.reports.text import bonus_total
 from autograder.frontends.students import cli
 from autograder.sandbox.confinement import is_confined
+from autograder.sandbox.settings import Settings
 
 REPO_ROOT = CHECKOUT  # the instructor's checkout
 SCHEMA = "classroom50/result/v1"
@@ -164,10 +165,8 @@ def release_body(report: GradeReport, result: dict, note: str = "") -> str:
 def grading_broke(report: GradeReport) -> bool:
     """The worker was not fenced in or the grader failed: an error, not a 0 (a missing or
     damaged notebook is a grade)."""
-    if not report.error:
-        return False
-    return report.error.startswith(cli.GRADER_FAILED) or (bool(report.confinement) and not is_confined(report.confinement)) \
-        or "AUTOGRADER_REQUIRE_CONFINEMENT" in report.error
+    return bool(report.error) and (report.error.startswith(cli.GRADER_FAILED) or "AUTOGRADER_REQUIRE_CONFINEMENT" in report.error
+                                   or (bool(report.confinement) and not is_confined(report.confinement)))
 
 
 def grade(workspace: Path, environ=None) -> int:
@@ -185,20 +184,15 @@ def grade(workspace: Path, environ=None) -> int:
         else:
             copy = Path(scratch) / notebook.name  # a private copy: the checkout is only read
             shutil.copyfile(notebook, copy, follow_symlinks=False)
-            args = argparse.Namespace(submission=str(copy), device="cpu", stage=None,
-                                      stage_timeout=cli.DEFAULT_LIMITS.stage_seconds,
-                                      cell_timeout=cli.DEFAULT_LIMITS.cell_seconds)
-            report, _ = ci.grade(args, chapter)
+            report, _ = cli.grade_report(argparse.Namespace(submission=str(copy), device="cpu"), chapter,
+                                         Settings.read(), None, show_traceback=True)
             report.submission = str(notebook.relative_to(workspace))
             stale = cli.stale_points_note(str(copy), chapter)  # a stale copy: the instructor's points grade it
             note = "; ".join(n for n in (note, stale) if n)
         print_console(report, verbose=True)
     if grading_broke(report):
-        # no result file may stand as this run's
-        for name in (RESULT_FILE, RELEASE_BODY_FILE):
-            stale = workspace / name
-            if stale.is_symlink() or stale.is_file():
-                stale.unlink()
+        for name in (RESULT_FILE, RELEASE_BODY_FILE):  # no result file may stand as this run's
+            (workspace / name).unlink(missing_ok=True)
         print(f"classroom50 autograder: the grading broke, nothing recorded as a grade: {report.error}")
         return 1
     result = classroom_result(report, identity(chapter.id, env))
@@ -262,10 +256,7 @@ def build(dest: Path, root: Path = REPO_ROOT) -> tuple[list[str], int]:
                           "give the assignment's own folder, new or made by make classroom50 (nothing was changed)")
     for stale in present - set(files):
         (dest / stale).unlink()
-    for relative, data in sorted(files.items()):
-        path = dest / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+    write_files(dest, files)
     (dest / ENTRY_FILE).chmod(0o755)
     for folder in sorted((p for p in dest.rglob("*") if p.is_dir()), reverse=True):
         if not any(folder.iterdir()):

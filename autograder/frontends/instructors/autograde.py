@@ -133,17 +133,14 @@ def _app(assignment: str, *flags: str):
     return app
 
 
-def _steps(app) -> list:
+def _through_sandbox(app) -> list:
+    """The configured preprocessors up to the sandboxed run (what the workers run)."""
     from nbgrader.converters import Autograde
 
-    configured = app.config.Autograde.get("autograde_preprocessors")
-    return list(configured or Autograde.class_traits()["autograde_preprocessors"].default())
-
-
-def _through_sandbox(steps: list) -> list:
-    """The configured preprocessors up to the sandboxed run (what the workers run)."""
     from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
 
+    configured = app.config.Autograde.get("autograde_preprocessors")
+    steps = list(configured or Autograde.class_traits()["autograde_preprocessors"].default())
     if SandboxExecute not in steps:
         raise SystemExit("nbgrader_config.py does not run SandboxExecute in place of Execute: make autograde "
                          "grades only in the sandbox (see the repository's nbgrader_config.py)")
@@ -178,7 +175,7 @@ def sqlite_path(db_url: str) -> Path | None:
 _worker: dict = {}
 
 
-def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, started=None) -> None:
+def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, started) -> None:
     # Kernels and nbgrader write to stderr; that would tear the progress bar apart.
     log = os.open(Path(scratch, f"worker-{os.getpid()}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(log, 1)
@@ -196,7 +193,7 @@ def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, 
     shutil.copyfile(sqlite_path(app.coursedir.db_url), private)
     app.coursedir.db_url = f"sqlite:///{private}"
     app.coursedir.autograded_directory = executed
-    app.config.Autograde.autograde_preprocessors = _through_sandbox(_steps(app))
+    app.config.Autograde.autograde_preprocessors = _through_sandbox(app)
     _worker["app"] = app
 
 
@@ -223,8 +220,7 @@ def _execute_one(student: str) -> tuple[str, dict] | None:
         def keep_diagnosis(self, student, assignment, result):
             pass  # the parent's serial pass records it, with the gradebook
 
-    if _worker.get("started") is not None:  # the progress line names the students being graded
-        _worker["started"].put((student, time.time()))
+    _worker["started"].put((student, time.time()))  # the progress line names the students being graded
     app = _worker["app"]
     steps = list(app.config.Autograde.autograde_preprocessors)
     steps[-1] = Keep
@@ -266,20 +262,20 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
 
     from autograder.frontends.instructors.nbgrader.execute import PRECOMPUTED, REUSED
     from autograder.frontends.instructors.nbgrader.stages import write_outcome
+    from autograder.frontends.reports.diagnoses import DIAGNOSES
 
     # nbgrader 0.9 warns about its own session use with SQLAlchemy 2: harmless, it buries the progress bar
     warnings.filterwarnings("ignore", category=SAWarning)
     started = time.monotonic()
     app = _app(assignment, "--log-level=CRITICAL")  # warnings are collected per student instead
     everyone = submitted_students(app)
+    where = app.coursedir.format_path(app.coursedir.submitted_directory, "<student>", assignment)
     unknown = sorted(set(students or []) - set(everyone))
     if unknown:
-        raise SystemExit(f"no submission for {', '.join(unknown)} under "
-                         f"{app.coursedir.format_path(app.coursedir.submitted_directory, '<student>', assignment)} "
-                         f"(submissions: {', '.join(everyone) or 'none'})")
+        raise SystemExit(f"no submission for {', '.join(unknown)} under {where} (submissions: {', '.join(everyone) or 'none'})")
     students = [s for s in everyone if not students or s in students]
     if not students:
-        raise SystemExit(f"no submissions under {app.coursedir.format_path(app.coursedir.submitted_directory, '<student>', assignment)}")
+        raise SystemExit(f"no submissions under {where}")
     with Gradebook(app.coursedir.db_url) as gb:
         try:
             gb.find_assignment(assignment)
@@ -289,16 +285,15 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
     if sqlite_path(app.coursedir.db_url) is None and jobs > 1:
         print(f"JOBS={jobs} needs an sqlite gradebook (each worker grades against a copy); grading serially")
         jobs = 1
-    _through_sandbox(_steps(app))  # refuses a configuration that would run a kernel
-    failed: dict[str, str] = {}
+    _through_sandbox(app)  # refuses a configuration that would run a kernel
     PRECOMPUTED.clear()
     REUSED.clear()
-    forget_diagnoses(Path(app.coursedir.root), students, assignment)
+    for student in students:  # a student not graded now must not keep the last grading's diagnosis
+        (Path(app.coursedir.root) / DIAGNOSES / student / f"{assignment}.json").unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
         executed = str(Path(scratch, "executed"))
         submitted = str(Path(scratch, "submitted"))
-        students, notes_by_student, refused = mirror_submissions(app, students, Path(submitted))
-        failed.update(refused)
+        gradable, notes_by_student, failed = mirror_submissions(app, students, Path(submitted))
         app.coursedir.submitted_directory = submitted
         warned = {student: [f"[WARNING] {note}"] for student, note in notes_by_student.items()}
 
@@ -314,15 +309,15 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
             progress.advance(record_task)
 
         record_task = progress.add_task("recording in the gradebook" if jobs > 1 else "autograding serially",
-                                        total=len(students))
-        waiting = list(students)  # to be recorded, in this order unless a run finishes first
-        if jobs > 1 and students:
+                                        total=len(gradable))
+        waiting = list(gradable)  # to be recorded, in this order unless a run finishes first
+        if jobs > 1 and gradable:
             context = get_context("spawn")
             started_queue = context.Queue()
-            task = progress.add_task(f"running {len(students)} notebooks, {jobs} at a time", total=len(students))
+            task = progress.add_task(f"running {len(gradable)} notebooks, {jobs} at a time", total=len(gradable))
             with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
                                      initargs=(assignment, scratch, executed, submitted, started_queue)) as pool:
-                futures = {pool.submit(_execute_one, s): s for s in students}
+                futures = {pool.submit(_execute_one, s): s for s in gradable}
                 pending, running = set(futures), {}
                 while pending:
                     finished, pending = wait(pending, timeout=1, return_when=FIRST_COMPLETED)
@@ -337,7 +332,7 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
                         if run is not None:
                             PRECOMPUTED[futures[done]] = run
                             ran.append(futures[done])
-                    progress.update(task, description=running_description(len(students), jobs, running))
+                    progress.update(task, description=running_description(len(gradable), jobs, running))
                     # recorded while the others run: one writer (this process), no wait for the slowest
                     for student in sorted(ran):
                         waiting.remove(student)
@@ -345,21 +340,10 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
         # everyone else, serially (a run the workers could not finish runs here, sandboxed)
         for student in waiting:
             record(student)
-    replayed = len(REUSED)
     PRECOMPUTED.clear()
-    everyone_graded = sorted(set(students) | set(refused))
-    summary = Summary(everyone_graded, time.monotonic() - started, failed, replayed, warned,
-                      summary_rows(app.coursedir.db_url, assignment, everyone_graded, failed, warned))
-    summary.mistakes, summary.report = class_report(Path(app.coursedir.root), assignment)
-    return summary
-
-
-def forget_diagnoses(root: Path, students: list[str], assignment: str) -> None:
-    """A student not graded now must not keep the last grading's diagnosis in the class report."""
-    from autograder.frontends.reports.diagnoses import DIAGNOSES
-
-    for student in students:
-        (root / DIAGNOSES / student / f"{assignment}.json").unlink(missing_ok=True)
+    return Summary(students, time.monotonic() - started, failed, len(REUSED), warned,
+                   summary_rows(app.coursedir.db_url, assignment, students, failed, warned),
+                   *class_report(Path(app.coursedir.root), assignment))
 
 
 def class_report(root: Path, assignment: str) -> tuple[list[str], str]:

@@ -13,10 +13,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from autograder.chapters import load
 from autograder.core import course as course_file
 from autograder.core.chapter import Chapter
 from autograder.core.course import Course, CourseError
+from autograder.frontends.commands import load_chapter
 from autograder.frontends.reports.text import format_points
 
 # | 4 | `causal` | `CausalAttention` | 20 |: a stage's number, its id, ..., its points last
@@ -172,7 +172,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    chapter = load(args.chapter)
+    chapter = load_chapter(args.chapter)
     root = Path.cwd().resolve()
     if not args.course_only:
         from nbgrader.apps.baseapp import NbGrader

@@ -131,11 +131,6 @@ def _local(repo: Path, commit: str, when: str) -> Pick:
     return Pick(refusal=f"{commit[:12]} ({when}) is not in this clone; fetch first (git -C {repo} fetch)")
 
 
-def github_name(repo: Path) -> str:
-    match = GITHUB_ORIGIN.search(git_output(repo, "config", "--get", "remote.origin.url") or "")
-    return f"{match[1]}/{match[2]}" if match else ""
-
-
 def server_refusal() -> str:
     """Why GitHub's record cannot be read here ('' when gh runs and is logged in to github.com)."""
     try:
@@ -165,7 +160,8 @@ def activities(name: str, branch: str) -> list[dict]:
 
 def pushed_commit(repo: Path, deadline: datetime) -> Pick:
     """The commit the branch held at the deadline by GitHub's record; a later push is named."""
-    name, branch = github_name(repo), graded_branch(repo)
+    origin = GITHUB_ORIGIN.search(git_output(repo, "config", "--get", "remote.origin.url") or "")
+    name, branch = (f"{origin[1]}/{origin[2]}" if origin else ""), graded_branch(repo)
     if not name or not branch:
         return Pick(refusal=f"no push record: {'origin is not a github.com repository' if branch else 'no branch'}; "
                             f"{HOW_TO_TRUST}")
@@ -190,17 +186,14 @@ def pushed_commit(repo: Path, deadline: datetime) -> Pick:
     return Pick(pick.commit, "; ".join(p for p in (pick.note, late) if p), pick.refusal)
 
 
-def collected_commit(repo: Path, entry: dict | None, deadline: datetime | None) -> Pick:
-    if not entry or not entry.get("commit"):
-        return Pick(refusal=f"not collected: {(entry or {}).get('error', 'not in the collection')}")
-    when = datetime.fromisoformat(entry["collected"])
-    after = f", {(when - deadline).total_seconds():+.0f} s from the deadline" if deadline else ""
-    return _local(repo, entry["commit"], f"the tip collected {describe(when)} by the instructor's clock{after}")
-
-
 def choose_commit(student: str, repo: Path, deadline: datetime | None, collected: dict | None, trust: bool) -> Pick:
     if collected is not None:
-        return collected_commit(repo, collected.get(student), deadline)
+        entry = collected.get(student) or {}
+        if not entry.get("commit"):
+            return Pick(refusal=f"not collected: {entry.get('error', 'not in the collection')}")
+        when = datetime.fromisoformat(entry["collected"])
+        after = f", {(when - deadline).total_seconds():+.0f} s from the deadline" if deadline else ""
+        return _local(repo, entry["commit"], f"the tip collected {describe(when)} by the instructor's clock{after}")
     if trust:
         commit = commit_at(repo, deadline)
         return Pick(commit, TRUSTED_DATES) if commit else \

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from autograder import CHECKOUT
 from autograder.frontends import finder, fingerprint
-from autograder.frontends.commands import Refused, default_jobs
+from autograder.frontends.commands import Refused, default_jobs, load_chapter
 from autograder.frontends.instructors.deadline import (
     HOW_TO_TRUST,
     TRUSTED_DATES,
@@ -37,7 +37,7 @@ from autograder.frontends.instructors.deadline import (
     parse_instant,
     server_refusal,
 )
-from autograder.frontends.reports.safe_write import write_atomic
+from autograder.frontends.reports.safe_write import write_atomic, write_files
 
 REPO_ROOT = CHECKOUT  # the instructor's checkout: its grader grades
 DEFAULT_OUT = Path("build") / "grade-repos"
@@ -63,10 +63,6 @@ def _zeros(chapter) -> dict[str, float]:
     return {_stage_column(s): 0.0 for s in chapter.stages}
 
 
-def _is_repository(folder: Path) -> bool:
-    return (folder / ".git").exists()
-
-
 def _folders(parent: Path) -> list[Path]:
     return sorted(p for p in parent.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
 
@@ -76,7 +72,7 @@ def student_repos(repos: Path) -> dict[str, Path]:
     found: list[Path] = []
     for folder in _folders(repos):
         inside = _folders(folder)
-        if not _is_repository(folder) and any(_is_repository(p) for p in inside):
+        if not (folder / ".git").exists() and any((p / ".git").exists() for p in inside):
             found += inside
         else:
             found.append(folder)
@@ -86,23 +82,14 @@ def student_repos(repos: Path) -> dict[str, Path]:
     return {(repo.name if counts[repo.name] == 1 else repo.relative_to(repos).as_posix()): repo for repo in found}
 
 
-def head_commit(repo: Path) -> str:
-    return git_output(repo, "rev-parse", "--verify", "-q", "HEAD") or ""
-
-
 def export_commit(repo: Path, commit: str, into: Path) -> None:
     """The commit's regular files written under ``into`` (``git archive``: the repository is only read)."""
     proc = _git(repo, "archive", "--format=tar", commit, text=False)
     if proc is None or proc.returncode != 0:
         raise OSError(f"git archive {commit[:12]} failed: {(proc.stderr if proc else b'').decode(errors='replace')[:200]}")
     with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as archive:
-        for member in archive.getmembers():
-            parts = Path(member.name).parts
-            if not member.isfile() or not parts or Path(member.name).is_absolute() or ".." in parts:
-                continue
-            path = into.joinpath(*parts)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(archive.extractfile(member).read())
+        write_files(into, {m.name: archive.extractfile(m).read() for m in archive.getmembers() if m.isfile()
+                           and Path(m.name).parts and not Path(m.name).is_absolute() and ".." not in Path(m.name).parts})
 
 
 def fingerprint_status(repo: Path, chapter, release_parts: dict[str, str], graded: Path | None) -> str:
@@ -110,17 +97,15 @@ def fingerprint_status(repo: Path, chapter, release_parts: dict[str, str], grade
     notebook = chapter.release_notebook(Path()).as_posix()
     parts = fingerprint.parts_of(fingerprint.read_tree(repo, notebook, graded), notebook)
     verdict = fingerprint.compare(parts, release_parts, notebook_found=graded is not None)
-    if verdict.status == "release":
-        return "release"
-    shown = "; ".join(verdict.changed[:6])
-    return f"modified: {shown}" + (f" and {len(verdict.changed) - 6} more" if len(verdict.changed) > 6 else "")
+    return verdict.status if verdict.status == "release" else verdict.words.removeprefix("grader ")
 
 
 def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[str, str],
               deadline: datetime | None = None, collected: dict | None = None, trust: bool = False) -> Row:
     """One repository, at the checked-out files or at the commit :func:`choose_commit` picks."""
     at_head = deadline is None and collected is None
-    pick = Pick(head_commit(repo)) if at_head else choose_commit(student, repo, deadline, collected, trust)
+    pick = Pick(git_output(repo, "rev-parse", "--verify", "-q", "HEAD") or "") if at_head else \
+        choose_commit(student, repo, deadline, collected, trust)
     row = Row(student, _zeros(chapter), commit=pick.commit)
     folder = out / student
     folder.mkdir(parents=True, exist_ok=True)
@@ -142,8 +127,7 @@ def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(notebook, copy, follow_symlinks=False)
     results = folder / "results.json"
-    if results.exists():
-        results.unlink()  # our own file from an earlier run (the folder is ours: see _refusal)
+    results.unlink(missing_ok=True)  # our own file from an earlier run (the folder is ours: see _refusal)
     env = {**os.environ, "COLUMNS": "140", "NO_COLOR": "1", "TERM": "dumb", "PYTHONPATH": str(REPO_ROOT)}
     command = [sys.executable, "-I", "-m", "autograder", str(copy), "--results", str(results), "--device", "cpu",
                "--chapter", chapter.id]
@@ -151,9 +135,9 @@ def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[
         proc = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=GRADING_SECONDS)
         log = proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as exc:
-        log = f"{exc.stdout or ''}{exc.stderr or ''}"
+        log = "".join(p.decode("utf-8", "replace") if isinstance(p, bytes) else p for p in (exc.stdout, exc.stderr) if p)
         row.reason = f"grading did not finish in {GRADING_SECONDS} s"
-    (folder / "report.txt").write_text(log if isinstance(log, str) else log.decode("utf-8", "replace"), encoding="utf-8")
+    (folder / "report.txt").write_text(log, encoding="utf-8")
     try:
         data = json.loads(results.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -173,8 +157,6 @@ def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[
 
 
 def _refusal(repos: Path, out: Path) -> str | None:
-    if not repos.is_dir():
-        return f"{repos}: no such folder (REPOS= the folder of cloned student repositories)"
     if out.resolve() == repos.resolve() or repos.resolve() in out.resolve().parents:
         return f"--out {out} is inside {repos}; nothing may be written there"
     csv_path = out / "grades.csv"
@@ -191,15 +173,14 @@ def _refusal(repos: Path, out: Path) -> str | None:
 
 
 def write_csv(path: Path, rows: list[Row], chapter) -> None:
+    graded = [_stage_column(s) for s in chapter.stages if not s.bonus]
+    bonus = [_stage_column(s) for s in chapter.stages if s.bonus]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", *[_stage_column(s) for s in chapter.stages if not s.bonus], "total",
-                     *[_stage_column(s) for s in chapter.stages if s.bonus], "commit", "commit_date", "fingerprint",
-                     "reason"])
+    writer.writerow(["student", *graded, "total", *bonus, "commit", "commit_date", "fingerprint", "reason"])
     for row in rows:
-        points = [f"{row.stage_points[_stage_column(s)]:g}" for s in chapter.stages if not s.bonus]
-        bonus = [f"{row.stage_points[_stage_column(s)]:g}" for s in chapter.stages if s.bonus]
-        writer.writerow([row.student, *points, f"{row.total:g}", *bonus, row.commit, row.commit_date, row.fingerprint,
+        writer.writerow([row.student, *(f"{row.stage_points[c]:g}" for c in graded), f"{row.total:g}",
+                         *(f"{row.stage_points[c]:g}" for c in bonus), row.commit, row.commit_date, row.fingerprint,
                          row.reason])
     write_atomic(path, buffer.getvalue())
 
@@ -253,26 +234,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autograder.chapters import load
-
-    empty = Refused(f"{args.repos} holds no repository folders")
+    if not args.repos.is_dir():
+        raise Refused(f"{args.repos}: no such folder (REPOS= the folder of cloned student repositories)")
+    students = student_repos(args.repos)
+    if not students:
+        raise Refused(f"{args.repos} holds no repository folders")
     if args.collect is not None:
-        if not args.repos.is_dir() or not student_repos(args.repos):
-            raise empty
-        return collect(args.repos, student_repos(args.repos), args.collect)
+        return collect(args.repos, students, args.collect)
     try:
         deadline = parse_instant(args.deadline) if args.deadline else None
     except InstantError as exc:
         raise Refused(f"DEADLINE {exc}") from None
-    try:
-        chapter = load(args.chapter)
-    except KeyError as exc:
-        raise Refused(exc.args[0]) from None
+    chapter = load_chapter(args.chapter)
     why = _refusal(args.repos, args.out)
     if why:
         raise Refused(why)
-    if not student_repos(args.repos):
-        raise empty
     collected = None
     if args.collected is not None:
         try:

@@ -44,10 +44,6 @@ def grade_and_end_strays(path: str, chapter, numbers: list[int], seeds: dict[int
     return json.loads(json.dumps(graded))
 
 
-def read_seeds(text: str) -> dict[int, int]:
-    return {int(n): int(s) for n, s in (json.loads(text) if text.strip() else {}).items()}
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("notebook")
     parser.add_argument("--stage", type=int, nargs="*", default=[])
@@ -62,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
     from autograder.chapters import load
     from autograder.sandbox.strays import become_subreaper
 
-    seeds = read_seeds(sys.stdin.read())
+    text = sys.stdin.read()
+    seeds = {int(n): int(s) for n, s in (json.loads(text) if text.strip() else {}).items()}
     become_subreaper()
     graded = grade_and_end_strays(args.notebook, load(args.chapter), args.stage, seeds, args.device,
                                   Settings.read(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout,

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from autograder import CHECKOUT
 from autograder.frontends import fingerprint
-from autograder.frontends.commands import Refused
+from autograder.frontends.commands import Refused, load_chapter
+from autograder.frontends.reports.safe_write import write_files
 
 REPO_ROOT = CHECKOUT  # the instructor's checkout
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -34,11 +35,9 @@ SOURCE_LINE = re.compile(r'^GRADER_SOURCE = ".*?"', re.M)
 
 def install_source(url: str) -> str:
     """What pip installs the grader from: ``git+URL`` for a git URL, an archive or a path as given."""
-    if "+" in url.split("://")[0] or not url.startswith(("https://", "http://")):
-        return url
-    if url.split("?")[0].endswith((".whl", ".tar.gz", ".zip")):
-        return url
-    return f"git+{url}"
+    as_given = "+" in url.split("://")[0] or not url.startswith(("https://", "http://")) \
+        or url.split("?")[0].endswith((".whl", ".tar.gz", ".zip"))
+    return url if as_given else f"git+{url}"
 
 
 def with_install_source(notebook: bytes, url: str) -> bytes:
@@ -193,10 +192,7 @@ def build(dest: Path, chapter, url: str | None = None, grader_url: str | None = 
     files[fingerprint.RELEASE_FILE] = (json.dumps(record, indent=2) + "\n").encode()
     created = not dest.exists()
     try:
-        for relative, data in sorted(files.items()):
-            path = dest / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+        write_files(dest, files)
         _git(dest, "init", "-q")
         _git(dest, "add", "--all")
         _git(dest, "commit", "-q", "-m", f"{chapter.title}: the exercises")
@@ -224,13 +220,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autograder.chapters import load
-
-    try:
-        chapter = load(args.chapter)
-    except KeyError as exc:
-        raise Refused(exc.args[0]) from None
-    files = build(Path(args.dest), chapter, args.url, args.grader_url, grade_on=args.grade_on)
+    files = build(Path(args.dest), load_chapter(args.chapter), args.url, args.grader_url, grade_on=args.grade_on)
     skipped = sorted(set(fingerprint.grader_files(REPO_ROOT)) - set(files))
     if skipped:
         print(f"note: not copied, git does not track them: {', '.join(skipped)}")

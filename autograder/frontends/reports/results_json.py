@@ -43,13 +43,12 @@ def gradescope_json(report: GradeReport) -> dict:
                f"{r.summary}" for r in report.stages]
     if report.error:
         summary.insert(0, f"Could not grade: {report.error}")
-    results = {"score": report.score, "output": "\n".join(summary), "tests": tests,
-               "stdout_visibility": "visible"}
+    extra = {"confinement": confinement_text(report)}
     if any(r.stage.bonus for r in report.stages):
         summary.append(f"Total: {format_points(report.score)}/{format_points(report.max_score)}{bonus_total(report)}")
-        results["output"] = "\n".join(summary)
-        results["extra_data"] = {"bonus_score": report.bonus_score, "bonus_max_score": report.bonus_max_score}
-    results.setdefault("extra_data", {})["confinement"] = confinement_text(report)
+        extra = {"bonus_score": report.bonus_score, "bonus_max_score": report.bonus_max_score, **extra}
+    results = {"score": report.score, "output": "\n".join(summary), "tests": tests, "stdout_visibility": "visible",
+               "extra_data": extra}
     if report.hidden_examples:
         _add_hidden_examples(results, report)
     # what each check diagnosed, as data (the class report reads it: reports/diagnoses.py)

@@ -30,6 +30,14 @@ def write_json(path: str | Path, data: dict) -> None:
     write_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
+def write_files(folder: Path, files: dict[str, bytes]) -> None:
+    """Each of ``files`` (by path relative to ``folder``) written under ``folder``."""
+    for relative, data in sorted(files.items()):
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
 class OutputRefused(Refused):
     """The path given for an output file holds something else: nothing was written."""
 

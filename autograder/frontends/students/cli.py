@@ -1,8 +1,5 @@
-"""``make test``: grade one submission and print the table (and results.json with ``--results``).
-
-Owns what every grading front end shares: the arguments, the device, the workers' fork server
-and :func:`grade_report`, the one grading CI and Gradescope also use.
-"""
+"""``make test``: grade one submission and print the table; and what every grading front end shares:
+the arguments, the device, the workers' fork server and :func:`grade_report`."""
 
 from __future__ import annotations
 
@@ -157,38 +154,31 @@ def stale_points_note(submission: str, chapter) -> str | None:
 
 
 def edited_test_cells(submission: str, chapter) -> list[str]:
-    """The grade_ids of the notebook's test cells that differ from the release's (the release
-    record, else the course repository's released notebook)."""
+    """The grade_ids of the notebook's test cells that differ from the release record's, else (the
+    course repository) from both the released notebook's and the source's, which holds the hidden tests."""
     import hashlib
     import json
 
     from autograder.frontends import fingerprint
 
-    try:
-        mine = fingerprint.locked_cells(Path(submission).read_bytes())
-    except OSError:
-        return []
-    root = CHECKOUT
-    try:
-        record = json.loads((root / fingerprint.RELEASE_FILE).read_text(encoding="utf-8"))["parts"]
-        released = {name[len(fingerprint.LOCKED_CELL_PREFIX):]: str(sha) for name, sha in record.items()
-                    if name.startswith(fingerprint.LOCKED_CELL_PREFIX)}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        # the course repository: the released notebook's cells, or the source's (a copy of the
-        # solutions, whose test cells hold the hidden tests, is no edit either)
-        release, source = chapter.release_notebook(root), chapter.source_notebook(root)
-        if not release.is_file():
-            return []
+    def sha(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def cells(path: Path) -> dict[str, str]:
         try:
-            cells = fingerprint.locked_cells(release.read_bytes())
-            instructors = fingerprint.locked_cells(source.read_bytes()) if source.is_file() else {}
+            return fingerprint.locked_cells(path.read_bytes())
         except OSError:
-            return []
-        if instructors and all(mine.get(grade_id) == text for grade_id, text in instructors.items()):
-            return []
-        released = {grade_id: hashlib.sha256(text.encode("utf-8")).hexdigest() for grade_id, text in cells.items()}
-    return sorted(grade_id for grade_id, sha in released.items() if grade_id in mine
-                  and hashlib.sha256(mine[grade_id].encode("utf-8")).hexdigest() != sha)
+            return {}
+
+    try:
+        record = json.loads((CHECKOUT / fingerprint.RELEASE_FILE).read_text(encoding="utf-8"))["parts"]
+        allowed = [{name.removeprefix(fingerprint.LOCKED_CELL_PREFIX): str(value) for name, value in record.items()
+                    if name.startswith(fingerprint.LOCKED_CELL_PREFIX)}]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        allowed = [{grade_id: sha(text) for grade_id, text in cells(path).items()}
+                   for path in (chapter.release_notebook(CHECKOUT), chapter.source_notebook(CHECKOUT))]
+    return sorted(grade_id for grade_id, text in cells(Path(submission)).items()
+                  if grade_id in allowed[0] and all(sha(text) != known.get(grade_id) for known in allowed))
 
 
 main = commands.script("grade")  # ch03-grade NOTEBOOK
@@ -242,19 +232,6 @@ def grade_report(args, chapter, settings, stages, *, show_traceback: bool):
     return report, notes
 
 
-def load_chapter(args):
-    """``--chapter``, its ``--stage`` keys checked; None after saying why."""
-    from autograder.chapters import load
-
-    try:
-        chapter = load(args.chapter)
-        chapter.select(args.stage)
-    except KeyError as exc:
-        print(f"error: {exc.args[0]}", file=sys.stderr)
-        return None
-    return chapter
-
-
 def _grade(args, settings) -> int:
     if timings.enabled():  # the grader's own torch import, measured apart from its other modules
         import torch  # noqa: F401
@@ -262,9 +239,7 @@ def _grade(args, settings) -> int:
     from autograder.frontends.reports.console import print_console
     from autograder.frontends.reports.results_json import gradescope_json, provisional_json
 
-    chapter = load_chapter(args)
-    if chapter is None:
-        return 2
+    chapter = commands.load_chapter(args.chapter, args.stage)
     # a valid zero stands from the start, whatever happens to this process later
     if args.results and not save_results(args.results,
                                            provisional_json(chapter, args.submission, args.stage)):
@@ -288,13 +263,12 @@ def _grade(args, settings) -> int:
 
 def print_notes(submission: str, chapter, report, notes: list[str]) -> None:
     """What the student should know beside the grade (make test and CI alike)."""
-    overlooked = finder.overlooked(submission, report.score == 0 and not report.bonus_score)
-    stale = stale_points_note(submission, chapter)  # a stale copy: the instructor's points grade it
-    edited = edited_test_cells(submission, chapter)
-    for note in [*notes, *([stale] if stale else [])]:
+    for note in filter(None, [*notes, stale_points_note(submission, chapter)]):
         print(f"note: {note}")
-    for warning in [*([overlooked] if overlooked else []), *late_name_warnings(submission)]:
+    for warning in filter(None, [finder.overlooked(submission, report.score == 0 and not report.bonus_score),
+                                 *late_name_warnings(submission)]):
         print(f"warning: {warning}")
+    edited = edited_test_cells(submission, chapter)
     if edited:
         print(f"warning: the test cell{'s' if len(edited) > 1 else ''} {', '.join(edited)} {'were' if len(edited) > 1 else 'was'} "
               "edited: restore the test cell as you were given it; this grade comes from the course's own checks, not "

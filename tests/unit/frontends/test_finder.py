@@ -25,7 +25,7 @@ def test_exact_name_wins_and_others_are_listed(tmp_path):
     touch(tmp_path / "scratch.ipynb")
     found = finder.find_notebook(tmp_path, A)
     assert found.notebook == exact and found.problem == ""
-    assert found.others() == [tmp_path / "scratch.ipynb"]
+    assert found.candidates == [exact, tmp_path / "scratch.ipynb"]
     assert submitted_notebook(tmp_path, A) == (exact, f"graded {A}.ipynb; not graded: scratch.ipynb")
 
 

@@ -83,11 +83,8 @@ def load_nbgrader(root: Path = Path("."), assignment: str | None = None) -> list
         path = diagnoses / student / f"{assignment}.json"
         data, why = read_json_file(path)
         if why.startswith("no "):
-            found.append(Submission(student, reason="not graded: no diagnosis record (make autograde has not "
-                                                    "graded this submission)"))
-            continue
-        record, why = (None, why) if why else checked_record(data, path.name)
-        found.append(Submission(student, record, why))
+            why = "not graded: no diagnosis record (make autograde has not graded this submission)"
+        found.append(Submission(student, *((None, why) if why else checked_record(data, path.name))))
     return found
 
 
@@ -105,11 +102,9 @@ def load_repos(out: Path = REPOS_OUT) -> list[Submission]:
     for student in sorted(students):
         data, why = read_json_file(out / student / "results.json")
         if why:
-            why = f"not graded: {reasons[student]}" if reasons.get(student) else why
-            found.append(Submission(student, reason=why))
-            continue
-        record, why = record_from_results(data, f"{student}/results.json")
-        found.append(Submission(student, record, why))
+            found.append(Submission(student, reason=f"not graded: {reasons[student]}" if reasons.get(student) else why))
+        else:
+            found.append(Submission(student, *record_from_results(data, f"{student}/results.json")))
     return found
 
 
@@ -151,10 +146,9 @@ def load_gradescope_zip(path: Path) -> list[Submission]:
             where = next((i for i, p in enumerate(parts[:-1]) if SUBMISSION_FOLDER.fullmatch(p)), None)
             if where is None:
                 continue
-            folder = "/".join(parts[:where + 1])
-            folders.setdefault(folder, [])
+            results = folders["/".join(parts[:where + 1])]  # every submission folder, whether it holds one or not
             if parts[-1] == "results.json":
-                folders[folder].append(name)
+                results.append(name)
         if not any(folders.values()):
             raise ReportInputError(
                 f"{path} holds no results.json: give the zip of Export Submissions (the assignment's "
@@ -173,8 +167,7 @@ def load_gradescope_zip(path: Path) -> list[Submission]:
             except (ValueError, UnicodeDecodeError, zipfile.BadZipFile, OSError) as exc:
                 found.append(Submission(student, reason=f"results.json is damaged ({type(exc).__name__})"))
                 continue
-            record, why = record_from_results(data, f"{key}/results.json")
-            found.append(Submission(student, record, why))
+            found.append(Submission(student, *record_from_results(data, f"{key}/results.json")))
     return found
 
 
@@ -191,17 +184,15 @@ def detect_source(root: Path = Path("."), repos_out: Path = REPOS_OUT) -> str:
 def aggregate(submissions: list[Submission], *, anonymous: bool = False, source: str = "") -> dict:
     """The report's data; ``anonymous``: no names."""
     graded = [s for s in submissions if s.record is not None]
-    known: dict[int, dict] = {}
+    per_stage: dict[int, dict] = {}
     for sub in graded:
         for stage in sub.record["stages"]:
-            known.setdefault(stage["number"], {"number": stage["number"], "id": stage.get("id", ""),
-                                               "label": stage.get("label", f"Stage {stage['number']}"),
-                                               "bonus": bool(stage.get("bonus")),
-                                               "max_score": float(stage.get("max_score", 0))})
+            per_stage.setdefault(stage["number"], {
+                "number": stage["number"], "id": stage.get("id", ""), "label": stage.get("label", f"Stage {stage['number']}"),
+                "bonus": bool(stage.get("bonus")), "max_score": float(stage.get("max_score", 0)), "scores": [],
+                "full_marks": 0, "attempted": 0, "not_attempted": 0, "stopped": 0, "undiagnosed": 0, "stopped_students": set()})
+    per_stage = dict(sorted(per_stage.items()))
     who = (lambda names: sorted(names)) if not anonymous else (lambda names: [])
-    per_stage: dict[int, dict] = {n: {**info, "scores": [], "full_marks": 0, "attempted": 0, "not_attempted": 0,
-                                      "stopped": 0, "undiagnosed": 0, "stopped_students": set()}
-                                  for n, info in sorted(known.items())}
     mistakes: dict[tuple, dict] = {}
     errors: dict[tuple, dict] = {}
     policy: dict[int, dict] = {}
@@ -261,7 +252,7 @@ def aggregate(submissions: list[Submission], *, anonymous: bool = False, source:
                   where="when the notebook ran")
 
     def label(number) -> str:
-        return known[number]["label"] if number in known else ("before the stages" if number is None else f"Stage {number}")
+        return per_stage[number]["label"] if number in per_stage else ("before the stages" if number is None else f"Stage {number}")
 
     def listed(table: dict, order, **fields) -> list[dict]:
         return [{**{k: v for k, v in e.items() if k not in ("students", "hints")}, "stage_label": label(e["stage"]),

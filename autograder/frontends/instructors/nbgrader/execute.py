@@ -76,10 +76,7 @@ class SandboxExecute(NbGraderPreprocessor):
 
     def run_in_sandbox(self, nb, chapter: Chapter | None) -> dict:
         cells = stage_cells(nb, chapter) if chapter else {}
-        seeds = {}
-        for index, stage in cells.items():
-            for seed in hidden_seeds(nb.cells[index].source, stage):
-                seeds[stage.number] = seed
+        seeds = {stage.number: seed for index, stage in cells.items() for seed in hidden_seeds(nb.cells[index].source, stage)}
         numbers = sorted({s.number for s in cells.values()})
         with tempfile.TemporaryDirectory(prefix="sandbox-run-") as scratch:
             notebook = Path(scratch, "submission.ipynb")
@@ -136,17 +133,12 @@ def apply_run(nb, chapter: Chapter | None, result: dict) -> None:
             where = f" ({error['where']})" if error.get("where") else ""
             outputs.append(nbformat.v4.new_output("error", ename=ename, evalue=str(error.get("message", "")),
                                                   traceback=[f"{ename}: {error.get('message', '')}{where}"]))
-        graded = result.get("stages", {}).get(str(stages[position].number)) if position in stages else None
-        if graded is not None:
-            outputs = [
-                nbformat.v4.new_output("stream", name="stdout", text=graded["text"] + "\n"),
-                nbformat.v4.new_output("execute_result", data={"text/plain": f"{graded['score']:g}"},
-                                       execution_count=count),
-            ]
-        elif position in stages:
-            outputs = [nbformat.v4.new_output("stream", name="stdout", text="not graded: "
-                                              + (result.get("error") or "the sandboxed grader gave no grade") + "\n"),
-                       nbformat.v4.new_output("execute_result", data={"text/plain": "0"}, execution_count=count)]
+        if position in stages:
+            graded = result.get("stages", {}).get(str(stages[position].number))
+            text, score = (graded["text"], f"{graded['score']:g}") if graded is not None else \
+                ("not graded: " + (result.get("error") or "the sandboxed grader gave no grade"), "0")
+            outputs = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n"),
+                       nbformat.v4.new_output("execute_result", data={"text/plain": score}, execution_count=count)]
         cell.outputs = outputs
 
 

@@ -157,11 +157,11 @@ class StageCsvExport(ExportPlugin):
                    *stage_columns, "raw_score", "extra_credit", "late_submission_penalty", "score", "max_score",
                    "warnings"]
         rows = []
-        coursedir = getattr(self.parent, "coursedir", None)
-        root = coursedir.root if coursedir is not None else "."
+        coursedir = self.parent.coursedir
+        known = {student.id: student for student in gradebook.students}
         for assignment in assignments:
-            folders = submission_folders(coursedir, assignment.name)
-            known = {student.id: student for student in gradebook.students}
+            pattern = Path(coursedir.format_path(coursedir.submitted_directory, "*", assignment.name))
+            folders = {f.parent.name: f for f in pattern.parent.parent.glob(f"*/{assignment.name}") if f.is_dir()}
             for student_id in sorted(set(known) | set(folders)):
                 if wanted_students and student_id not in wanted_students:
                     continue
@@ -170,21 +170,21 @@ class StageCsvExport(ExportPlugin):
                        "last_name": getattr(student, "last_name", None) or "",
                        "first_name": getattr(student, "first_name", None) or "", "email": getattr(student, "email", None) or "",
                        "max_score": f"{assignment.max_score:g}", **{c: "0" for c in stage_columns}}
-                notes, chosen = [], None
-                if student_id in folders:
-                    chosen, note = submitted_notebook(folders[student_id], assignment.name)
-                    notes.append(note if chosen else f"{NOT_GRADED}: {note}")
-                outcome = read_outcome(student_id, assignment.name, root) or {}
+                outcome = read_outcome(student_id, assignment.name, coursedir.root) or {}
                 try:
                     submission = gradebook.find_submission(assignment.name, student_id)
                 except MissingEntry:
                     submission = None
-                if student_id in folders and chosen and outcome.get("graded") is False:
-                    # the last autograde failed: the gradebook's grades (zeros, or an earlier
-                    # run's) are not this submission's
-                    notes.insert(0, f"{NOT_GRADED}: {outcome.get('reason') or UNFINISHED}")
-                if student_id in folders and (not chosen or outcome.get("graded") is False):
-                    submission = None
+                notes = []
+                if student_id in folders:
+                    chosen, note = submitted_notebook(folders[student_id], assignment.name)
+                    notes.append(note if chosen else f"{NOT_GRADED}: {note}")
+                    if chosen and outcome.get("graded") is False:
+                        # the last autograde failed: the gradebook's grades (zeros, or an earlier
+                        # run's) are not this submission's
+                        notes.insert(0, f"{NOT_GRADED}: {outcome.get('reason') or UNFINISHED}")
+                    if not chosen or outcome.get("graded") is False:
+                        submission = None
                 notes += outcome.get("notes") or []
                 if submission is None:  # nothing submitted, nothing gradable, or not graded: zero everywhere
                     row.update(timestamp="", raw_score="0", extra_credit="0", late_submission_penalty="0", score="0")
@@ -221,10 +221,3 @@ class StageCsvExport(ExportPlugin):
     def refuse(self, message: str) -> None:
         self.log.error("%s", message)
         raise SystemExit(1)
-
-
-def submission_folders(coursedir, assignment: str) -> dict[str, Path]:
-    if coursedir is None:
-        return {}
-    pattern = Path(coursedir.format_path(coursedir.submitted_directory, "*", assignment))
-    return {folder.parent.name: folder for folder in sorted(pattern.parent.parent.glob(f"*/{assignment}")) if folder.is_dir()}

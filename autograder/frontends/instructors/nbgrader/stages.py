@@ -74,7 +74,7 @@ def submitted_notebook(folder: Path, assignment: str) -> tuple[Path | None, str]
     if found.notebook is None:
         return None, found.reason
     if found.notebook.name == expected:
-        others = [p.name for p in found.others()]
+        others = [p.name for p in found.candidates if p != found.notebook]
         return found.notebook, (f"graded {expected}; not graded: {', '.join(others)}" if others else "")
     return found.notebook, f"renamed notebook: graded {found.notebook.name} as {expected}"
 
