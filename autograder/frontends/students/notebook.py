@@ -84,7 +84,8 @@ def _in_a_kernel() -> bool:
 
 def show_feedback(result, html_of) -> None:
     """In a Jupyter kernel one display with text/html and a text/plain fallback; elsewhere the text."""
-    from autograder.frontends.reports.html import escape
+    from html import escape
+
     from autograder.frontends.reports.text import stage_text
 
     text = stage_text(result)
