@@ -7,6 +7,7 @@ import hashlib
 import json
 import subprocess
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,10 +93,8 @@ def read_tree(root: Path, notebook_path: str, graded: Path | None = None) -> dic
         sources[notebook_path] = Path(graded)
     for relative, path in sources.items():
         if path.is_file() and not path.is_symlink():
-            try:
+            with suppress(OSError):
                 files[relative] = path.read_bytes()
-            except OSError:
-                continue
     return files
 
 

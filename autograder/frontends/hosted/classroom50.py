@@ -21,14 +21,13 @@ from autograder.core.results import GradeReport
 from autograder.frontends import finder, fingerprint
 from autograder.frontends.commands import Refused
 from autograder.frontends.hosted import ci
-from autograder.frontends.hosted.gradescope import torch_pin
+from autograder.frontends.hosted.gradescope import CPU_WHEELS, torch_pin
 from autograder.frontends.reports.safe_write import write_atomic, write_files, write_json
 from autograder.frontends.reports.text import bonus_total
 from autograder.frontends.students import cli
 from autograder.sandbox.confinement import is_confined
 from autograder.sandbox.settings import Settings
 
-REPO_ROOT = CHECKOUT  # the instructor's checkout
 SCHEMA = "classroom50/result/v1"
 RESULT_FILE = "result.json"
 RELEASE_BODY_FILE = "release-body.md"
@@ -37,7 +36,6 @@ GRADER_FOLDER = "grader"
 ENTRY_FILE = "autograder.py"
 # Written into DEST by build; a folder holding it (and only what build wrote) may be rebuilt.
 MANIFEST_FILE = "classroom50-bundle.json"
-CPU_WHEELS = "https://download.pytorch.org/whl/cpu"
 
 # autograder.py: standard library only (the runner's Python); build fills in the fields.
 ENTRY = '''\
@@ -206,7 +204,7 @@ def grade(workspace: Path, environ=None) -> int:
     return 0
 
 
-def bundle_files(root: Path = REPO_ROOT) -> dict[str, bytes]:
+def bundle_files(root: Path = CHECKOUT) -> dict[str, bytes]:
     """Every file of the autograder folder: the grader as the students' repository ships it, and autograder.py."""
     root = Path(root)
     files = {f"{GRADER_FOLDER}/{path}": data for path, data in fingerprint.grader_bundle(root).items()}
@@ -238,7 +236,7 @@ def _earlier_build(dest: Path) -> set[str] | None:
         return None
 
 
-def build(dest: Path, root: Path = REPO_ROOT) -> tuple[list[str], int]:
+def build(dest: Path, root: Path = CHECKOUT) -> tuple[list[str], int]:
     """Write the folder to ``dest`` (new, empty, or an earlier build and nothing else); its files and packed size."""
     dest = Path(dest)
     if dest.is_symlink() or (dest.exists() and not dest.is_dir()):

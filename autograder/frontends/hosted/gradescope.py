@@ -21,7 +21,6 @@ from autograder.sandbox.settings import Settings
 
 ASSIGNMENT = DEFAULT  # the chapter the bundle grades
 NOTEBOOK_NAME = f"{ASSIGNMENT}.ipynb"
-REPO_ROOT = CHECKOUT  # the checkout
 DEFAULT_ZIP = Path("build") / "gradescope" / f"{ASSIGNMENT}_autograder.zip"
 CPU_WHEELS = "https://download.pytorch.org/whl/cpu"
 NOTEBOOK_EXTRA = "notebook"  # pyproject.toml's extra: what the notebook imports (matplotlib)
@@ -60,7 +59,7 @@ exec "$root/venv/bin/python" -m autograder gradescope run --root "$root"
 """
 
 
-def torch_pin(constraints: Path = REPO_ROOT / "constraints.txt") -> str:
+def torch_pin(constraints: Path = CHECKOUT / "constraints.txt") -> str:
     """The torch version constraints.txt pins for every install."""
     match = re.search(r"^torch==(\S+)\s*$", constraints.read_text(encoding="utf-8"), re.M)
     if not match:
@@ -77,7 +76,7 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = Fa
 
 def build(out: Path = DEFAULT_ZIP, hidden_seed: int | None = None) -> Path:
     """The zip; with ``hidden_seed``, each submission is graded again on hidden examples too."""
-    pyproject = REPO_ROOT / "pyproject.toml"
+    pyproject = CHECKOUT / "pyproject.toml"
     if not pyproject.is_file():
         raise SystemExit(f"no {pyproject}: build the zip from a checkout of the repository")
     setup = SETUP_SH.format(torch=torch_pin(), cpu_wheels=CPU_WHEELS, extra=NOTEBOOK_EXTRA)
@@ -92,7 +91,7 @@ def build(out: Path = DEFAULT_ZIP, hidden_seed: int | None = None) -> Path:
         _add(archive, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
         if hidden_seed is not None:
             _add(archive, HIDDEN_EXAMPLES_FILE, json.dumps({"seed": hidden_seed}).encode())
-        for path, data in grader_bundle(REPO_ROOT).items():
+        for path, data in grader_bundle(CHECKOUT).items():
             _add(archive, path, data)
     partial.replace(out)
     return out

@@ -104,31 +104,26 @@ def release(chapter: Chapter, root: Path) -> list[str]:
     return changed
 
 
-def _cells_by_kind(notebook) -> dict[str, set[str]]:
-    from nbgrader import utils
-
-    kinds = {"grade": utils.is_grade, "solution": utils.is_solution, "task": utils.is_task,
-             "source": lambda c: utils.is_grade(c) or utils.is_solution(c) or utils.is_locked(c) or utils.is_task(c)}
-    return {kind: {c.metadata.nbgrader["grade_id"] for c in notebook.cells if test(c)} for kind, test in kinds.items()}
-
-
 def gradebook_refusal(chapter: Chapter, root: Path, db_url: str) -> str | None:
     """Why nbgrader would refuse the release halfway (cells added or removed once graded), or None."""
     import nbformat
+    from nbgrader import utils
     from nbgrader.api import Gradebook, MissingEntry
 
     database = db_url.removeprefix("sqlite:///")
     if db_url.startswith("sqlite:///") and not (root / database).is_file():
         return None  # no gradebook yet: nothing graded
-    new = _cells_by_kind(nbformat.read(chapter.source_notebook(root), as_version=4))
+    cells = nbformat.read(chapter.source_notebook(root), as_version=4).cells
+    kinds = {"grade": utils.is_grade, "solution": utils.is_solution, "task": utils.is_task,
+             "source": lambda c: utils.is_grade(c) or utils.is_solution(c) or utils.is_locked(c) or utils.is_task(c)}
+    new = {kind: {c.metadata.nbgrader["grade_id"] for c in cells if test(c)} for kind, test in kinds.items()}
     with Gradebook(db_url) as gradebook:
         try:
             notebook = gradebook.find_notebook(chapter.id, chapter.id)
         except MissingEntry:
             return None
         submissions = len(notebook.submissions)
-        old = {"grade": {c.name for c in notebook.grade_cells}, "solution": {c.name for c in notebook.solution_cells},
-               "task": {c.name for c in notebook.task_cells}, "source": {c.name for c in notebook.source_cells}}
+        old = {kind: {c.name for c in getattr(notebook, f"{kind}_cells")} for kind in kinds}
     removed = sorted(set().union(*(old[k] - new[k] for k in old)))
     added = sorted(set().union(*(new[k] - old[k] for k in old)))
     if not submissions or not (removed or added):

@@ -31,11 +31,10 @@ def late_rule(per_day: float, cap: float) -> str:
 
 def quote_late_rule(root: Path, per_day: float, cap: float) -> list[str]:
     """The docs' quotes of the rule set from nbgrader_config.py; the pages changed."""
-    changed = []
+    changed, rule = [], {"per_day": per_day, "cap": cap}
     for page in sorted((root / "docs").rglob("*.md")):
         text = page.read_text(encoding="utf-8")
-        new = re.sub(r"(`per_day` \()[\d.]+(\))", lambda m: f"{m.group(1)}{per_day:g}{m.group(2)}", text)
-        new = re.sub(r"(`cap` \()[\d.]+(\))", lambda m: f"{m.group(1)}{cap:g}{m.group(2)}", new)
+        new = re.sub(r"`(per_day|cap)` \([\d.]+\)", lambda m: f"`{m.group(1)}` ({rule[m.group(1)]:g})", text)
         if new != text:
             page.write_text(new, encoding="utf-8")
             changed.append(page.relative_to(root).as_posix())

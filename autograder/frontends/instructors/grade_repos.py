@@ -39,7 +39,6 @@ from autograder.frontends.instructors.deadline import (
 )
 from autograder.frontends.reports.safe_write import write_atomic, write_files
 
-REPO_ROOT = CHECKOUT  # the instructor's checkout: its grader grades
 DEFAULT_OUT = Path("build") / "grade-repos"
 GRADING_SECONDS = 900  # one notebook, every stage; the grader's own limits stop it well before
 
@@ -128,11 +127,11 @@ def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[
         shutil.copyfile(notebook, copy, follow_symlinks=False)
     results = folder / "results.json"
     results.unlink(missing_ok=True)  # our own file from an earlier run (the folder is ours: see _refusal)
-    env = {**os.environ, "COLUMNS": "140", "NO_COLOR": "1", "TERM": "dumb", "PYTHONPATH": str(REPO_ROOT)}
+    env = {**os.environ, "COLUMNS": "140", "NO_COLOR": "1", "TERM": "dumb", "PYTHONPATH": str(CHECKOUT)}
     command = [sys.executable, "-I", "-m", "autograder", str(copy), "--results", str(results), "--device", "cpu",
                "--chapter", chapter.id]
     try:
-        proc = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=GRADING_SECONDS)
+        proc = subprocess.run(command, cwd=CHECKOUT, env=env, capture_output=True, text=True, timeout=GRADING_SECONDS)
         log = proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as exc:
         log = "".join(p.decode("utf-8", "replace") if isinstance(p, bytes) else p for p in (exc.stdout, exc.stderr) if p)
@@ -268,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
         how = f"commit dated at or before it, {TRUSTED_DATES}" if args.trust_commit_dates else \
             "push at or before it, by GitHub's record (gh api)"
         print(f"deadline {describe(deadline)}: each repository's last {how}")
-    # absolute: the grader runs in this checkout (cwd=REPO_ROOT), not necessarily the current folder
+    # absolute: the grader runs in this checkout (cwd=CHECKOUT), not necessarily the current folder
     rows = grade_all(args.repos.resolve(), args.out.resolve(), chapter, max(1, args.jobs or default_jobs()), deadline,
                      collected, args.trust_commit_dates)
     write_csv(args.out / "grades.csv", rows, chapter)

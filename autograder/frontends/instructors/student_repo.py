@@ -16,7 +16,6 @@ from autograder.frontends import fingerprint
 from autograder.frontends.commands import Refused, load_chapter
 from autograder.frontends.reports.safe_write import write_files
 
-REPO_ROOT = CHECKOUT  # the instructor's checkout
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 COPIED = (".gitignore",)
 STUDENT_MAKEFILE = "students.mk"  # the students' repository's Makefile
@@ -126,7 +125,7 @@ def grade_workflow(text: str, grade_on: str) -> str:
                                  "git push origin submit-1\n", 1)
 
 
-def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None,
+def release_files(chapter, root: Path = CHECKOUT, url: str | None = None,
                   grader_url: str | None = None, grade_on: str = "push") -> dict[str, bytes]:
     """Every file of the student repository but the release fingerprint, by relative path."""
     from autograder.frontends.hosted.gradescope import torch_pin
@@ -154,7 +153,7 @@ def release_files(chapter, root: Path = REPO_ROOT, url: str | None = None,
     return files
 
 
-def release_parts(chapter, root: Path = REPO_ROOT) -> dict[str, str]:
+def release_parts(chapter, root: Path = CHECKOUT) -> dict[str, str]:
     notebook = chapter.release_notebook(Path()).as_posix()
     return fingerprint.parts_of(release_files(chapter, root), notebook)
 
@@ -165,7 +164,7 @@ def _refusal(dest: Path) -> str | None:
     if dest.is_dir() and any(dest.iterdir()):
         return f"{dest} is not empty; give a new path (nothing there was changed)"
     inside = dest.resolve()
-    if inside == REPO_ROOT or REPO_ROOT in inside.parents:
+    if inside == CHECKOUT or CHECKOUT in inside.parents:
         return f"{dest} is inside the course repository; the student repository goes elsewhere"
     return None
 
@@ -221,7 +220,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     files = build(Path(args.dest), load_chapter(args.chapter), args.url, args.grader_url, grade_on=args.grade_on)
-    skipped = sorted(set(fingerprint.grader_files(REPO_ROOT)) - set(files))
+    skipped = sorted(set(fingerprint.grader_files(CHECKOUT)) - set(files))
     if skipped:
         print(f"note: not copied, git does not track them: {', '.join(skipped)}")
     size = sum((Path(args.dest) / f).stat().st_size for f in files)

@@ -3,6 +3,9 @@ the cell errors and the total, drawn with rich."""
 
 from __future__ import annotations
 
+import os
+import sys
+
 from autograder.core.checks import CheckStatus
 from autograder.core.engine import check_preloads
 from autograder.core.results import GradeReport
@@ -28,30 +31,21 @@ def grader_preloads() -> tuple[Preload, ...]:
     """What a grading process that prints this table imports before the submission runs."""
     return (*check_preloads(), console_preload)
 
+
 # Off a terminal (CI's log, a pipe) rich would squeeze the table into 80 columns and wrap a
 # hint quoting a tensor over dozens of lines: a log reads at any width, so it gets a wide one
 LOG_WIDTH = 160
-
-
-def _console():
-    import os
-    import sys
-
-    from rich.console import Console
-
-    wide = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
-    return Console(highlight=False, soft_wrap=False, width=LOG_WIDTH if wide else None)
-
-
 STATUS_STYLE = {CheckStatus.PASSED: "green", CheckStatus.NOT_IMPLEMENTED: "dim", CheckStatus.FAILED: "red",
                 CheckStatus.STOPPED: "red"}
 
 
 def print_console(report: GradeReport, verbose: bool = False) -> None:
+    from rich.console import Console
     from rich.markup import escape  # messages quote the submission: "[/red]" in it is text, not markup
     from rich.table import Table
 
-    console = _console()
+    wide = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
+    console = Console(highlight=False, soft_wrap=False, width=LOG_WIDTH if wide else None)
     console.print(f"[bold]Grading[/bold] {escape(report.submission)} [dim](device: {report.device})[/dim]")
     # the fences are the instructor's concern: named with V=1 only
     if verbose:

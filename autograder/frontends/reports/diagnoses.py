@@ -19,21 +19,16 @@ STAGE_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*Stage\s+(\d+)\b", re.IGNORECASE | 
 MESSAGE_CHARS = 300
 
 
-def rank_name(hint: Hint | None, status: CheckStatus = CheckStatus.FAILED) -> str:
-    """The rank of a hint in words ('' for no hint, or for a stage not attempted)."""
+def _named(hint: Hint | None, status: CheckStatus = CheckStatus.FAILED) -> dict:
+    """The mistake a hint names and its rank in words; none for no hint or a stage not attempted."""
     if not hint or status is CheckStatus.NOT_IMPLEMENTED:
-        return ""
-    return RANKS.get(hint.rank, "generic")
-
-
-def mistake_of(hint: Hint | None, status: CheckStatus = CheckStatus.FAILED) -> str:
-    """The stable id of the mistake a hint names ('' when it names none)."""
-    return hint.mistake if hint and status is not CheckStatus.NOT_IMPLEMENTED else ""
+        return {"mistake": "", "rank": ""}
+    return {"mistake": hint.mistake, "rank": RANKS.get(hint.rank, "generic")}
 
 
 def check_record(result: CheckResult) -> dict:
     return {"check": result.check.id, "status": result.status.value, "points": float(result.check.points),
-            "mistake": mistake_of(result.diagnosis, result.status), "rank": rank_name(result.diagnosis, result.status),
+            **_named(result.diagnosis, result.status),
             "hint": result.hint, "exception": result.exception, "hidden_failure": result.hidden_failure}
 
 
@@ -43,9 +38,7 @@ def stage_record(result: StageResult) -> dict:
         shown = result._first_attempted_failure()
     return {"number": result.stage.number, "id": result.stage.id, "label": result.stage.label,
             "bonus": result.stage.bonus, "score": float(result.score), "max_score": float(result.max_score),
-            "status": result.status.value,
-            "mistake": mistake_of(shown.diagnosis) if shown else "", "rank": rank_name(shown.diagnosis) if shown else "",
-            "hint": result.hint,
+            "status": result.status.value, **_named(shown.diagnosis if shown else None), "hint": result.hint,
             "checks": [check_record(c) for c in result.checks if c.status is not CheckStatus.PASSED]}
 
 
@@ -80,10 +73,11 @@ def cell_error_records(report: GradeReport, notebook: str | Path | None = None) 
 
 
 def submission_record(report: GradeReport, stages: dict[int, StageResult] | None = None,
-                      notebook: str | Path | None = None, hidden: bool | None = None) -> dict:
-    """The diagnosis record of ``report``; ``stages``: each stage's result over visible and hidden examples."""
-    hidden = bool(stages if stages is not None else report.hidden_examples) if hidden is None else hidden
-    stages = stages if stages is not None else report.hidden_examples
+                      notebook: str | Path | None = None, hidden: bool = False) -> dict:
+    """The diagnosis record of ``report``; ``stages``: each stage's result over visible and hidden examples
+    (by default the report's own)."""
+    if stages is None:
+        stages, hidden = report.hidden_examples, bool(report.hidden_examples)
     final = [stages.get(r.stage.number, r) for r in report.stages]
     return {"format": FORMAT, "chapter": report.chapter.id, "error": report.error,
             "score": float(sum(r.score for r in final if not r.stage.bonus)),
@@ -91,10 +85,3 @@ def submission_record(report: GradeReport, stages: dict[int, StageResult] | None
             "hidden_examples": hidden,
             "stages": [stage_record(r) for r in final],
             "cell_errors": cell_error_records(report, notebook)}
-
-
-def extra_data_of(result: CheckResult) -> dict:
-    """A failed test's ``extra_data`` in results.json (Gradescope keeps it with the test)."""
-    record = check_record(result)
-    return {key: record[key] for key in ("status", "mistake", "rank", "exception", "hidden_failure")}
-

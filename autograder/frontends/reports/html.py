@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
+from html import escape
+
 from autograder.core.checks import CheckStatus
 from autograder.core.results import StageResult
-from autograder.frontends.reports.text import format_points, hints_once, split_example
-
-
-def escape(text) -> str:
-    """Any value as HTML text (``str()`` of it, ``<``, ``>``, ``&`` and quotes escaped)."""
-    import html
-
-    return html.escape(str(text))
-
+from autograder.frontends.reports.text import format_points, hints_once, split_example, stage_heading
 
 _HTML_MARK = {CheckStatus.PASSED: ("✓ passed", "#1a7f37"), CheckStatus.FAILED: ("✗ failed", "#cf222e"),
               CheckStatus.STOPPED: ("⏱ stopped", "#cf222e"), CheckStatus.NOT_IMPLEMENTED: ("· not implemented", "#6e7781")}
@@ -22,7 +16,6 @@ def stage_html(result: StageResult, heatmap_png: bytes | None = None, exhibit=No
     """The notebook's feedback for one stage: its checks, each failure's message, example and hint, the heatmap."""
     import base64
 
-    kind = "bonus points (not part of the 100)" if result.stage.bonus else "points"
     colour = "#1a7f37" if result.status is CheckStatus.PASSED else "#cf222e"
     hints = hints_once(result)
     cell = "padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #d0d7de"
@@ -42,8 +35,7 @@ def stage_html(result: StageResult, heatmap_png: bytes | None = None, exhibit=No
             details.append(f"<div><b>hint:</b> {escape(hints[c.check.id])}</div>")
         rows.append(f'<tr><td colspan="3" style="{cell};padding-left:24px;font-size:90%">{"".join(details)}</td></tr>')
     parts = ['<div class="ag-feedback" style="font-family:sans-serif;font-size:13px">',
-             f'<div style="font-weight:bold;color:{colour}">{escape(result.stage.label)}: '
-             f'{format_points(result.score)}/{format_points(result.max_score)} {kind}</div>',
+             f'<div style="font-weight:bold;color:{colour}">{escape(stage_heading(result))}</div>',
              f'<table style="border-collapse:collapse;margin:4px 0"><thead><tr><th style="{cell}">check</th>'
              f'<th style="{cell}">points</th><th style="{cell}">result</th></tr></thead><tbody>{"".join(rows)}</tbody></table>']
     if result.status is CheckStatus.NOT_IMPLEMENTED:

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from autograder.core.checks import CheckStatus
 from autograder.core.results import GradeReport
-from autograder.frontends.reports.diagnoses import extra_data_of, submission_record
+from autograder.frontends.reports.diagnoses import check_record, submission_record
 from autograder.frontends.reports.text import bonus_total, confinement_text, format_points
 
 
 def _test(stage, c, passed: bool, **fields) -> dict:
-    """One check's test: the message and hint where it failed, tagged "bonus" on a bonus stage."""
+    """One check's test, tagged "bonus" on a bonus stage; a failed one keeps its diagnosis (extra_data)."""
     suffix = fields.pop("suffix", "") + (" (bonus)" if stage.bonus else "")
     tags = fields.pop("tags", []) + (["bonus"] if stage.bonus else [])
+    diagnosis = {k: v for k, v in check_record(c).items() if k in ("status", "mistake", "rank", "exception", "hidden_failure")}
     return {"name": f"{stage.label} {c.check.id}: {c.check.title}{suffix}", "number": c.check.id,
             "score": c.score, "max_score": c.check.points, "status": "passed" if passed else "failed",
             "output": c.message + (f"\nhint: {c.hint}" if c.hint else ""), "visibility": "visible",
-            **({"tags": tags} if tags else {}), **({} if passed else {"extra_data": extra_data_of(c)}), **fields}
+            **({"tags": tags} if tags else {}), **({} if passed else {"extra_data": diagnosis}), **fields}
 
 
 def _whole_points(stage, rows: list[dict], score: float, *tags: str, **fields) -> list[dict]:

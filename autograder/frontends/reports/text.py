@@ -36,11 +36,14 @@ def total_line(report: GradeReport) -> str:
     return f"Total: {format_points(report.score)}/{format_points(report.max_score)}{bonus_total(report)}"
 
 
+def stage_heading(result: StageResult) -> str:
+    kind = "bonus points (not part of the 100)" if result.stage.bonus else "points"
+    return f"{result.stage.label}: {format_points(result.score)}/{format_points(result.max_score)} {kind}"
+
+
 def stage_text(result: StageResult) -> str:
     """Plain text of one stage with every check: printed by the notebook's test cells."""
-    kind = "bonus points (not part of the 100)" if result.stage.bonus else "points"
-    lines = [f"{result.stage.label}: {format_points(result.score)}/{format_points(result.max_score)} {kind}"
-             + (f" ({result.status.words})" if result.status is CheckStatus.NOT_IMPLEMENTED else "")]
+    lines = [stage_heading(result) + (f" ({result.status.words})" if result.status is CheckStatus.NOT_IMPLEMENTED else "")]
     hints = hints_once(result)
     for c in result.checks:
         lines.append(f"  {c.status.mark} {c.check.id} {c.check.title} "

@@ -36,11 +36,6 @@ def _table(source: str, index: int):
         return None  # a cell that does not parse is reported as a cell error already
 
 
-def _defined(table) -> set[str]:
-    return {s.get_name() for s in table.get_symbols()
-            if s.is_assigned() or s.is_imported() or s.is_namespace()}
-
-
 def _uses(table, owner: str):
     for child in table.get_children():
         name = child.get_name() if owner == "" else owner
@@ -56,9 +51,9 @@ def late_names(cells) -> list[LateName]:
     names = {c.index: c.name for c in cells}
     first: dict[str, int] = {}
     for index, _, table in tables:
-        if table is not None:
-            for name in _defined(table):
-                first.setdefault(name, index)
+        for symbol in table.get_symbols() if table is not None else ():
+            if symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace():
+                first.setdefault(symbol.get_name(), index)
     tests = [index for index, source, _ in tables if "grade_stage(" in source]
     found, seen = [], set()
     for index, _, table in tables:

@@ -86,9 +86,7 @@ def resolve_device(choice: str) -> str:
         raise NoDevice("--device mps: Apple's MPS (Metal) GPU is not available here; it needs macOS on Apple "
                        "silicon or an AMD GPU and a macOS build of PyTorch (use --device cpu or auto)")
     if choice == "auto":
-        if torch.cuda.is_available():
-            return "cuda"
-        return "mps" if _mps_available() else "cpu"
+        return "cuda" if torch.cuda.is_available() else "mps" if _mps_available() else "cpu"
     return choice
 
 
@@ -123,12 +121,10 @@ def find_renamed(args) -> list[str]:
     (``args.submission`` changed); the lines that say so, or that name the candidates."""
     import shlex
 
-    from autograder.frontends.finder import find_notebook
-
     path = Path(args.submission)
     if path.exists() or path.suffix != ".ipynb" or not path.parent.is_dir():
         return []
-    found = find_notebook(path.parent, path.stem, expected=path.name)
+    found = finder.find_notebook(path.parent, path.stem, expected=path.name)
     if found.notebook is not None:
         args.submission = str(found.notebook)
         return [f"note: there is no {path.name} in {path.parent}/; graded the notebook there, {found.notebook.name}"]

@@ -28,10 +28,8 @@ def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu"
         print(f"Stage {number} is not part of this course (your instructor dropped it): nothing to check here")
         return cell_value(0.0)
     if os.environ.get("NBGRADER_EXECUTION") == "autograde":
-        # nbgrader sets this while it autogrades. The kernel runs the student's code, so its
-        # answer could be forged: the sandboxed engine grades the notebook afterwards and
-        # replaces this cell's output (autograder.frontends.instructors.nbgrader.execute.SandboxExecute). Until then the
-        # cell is worth 0, so a pipeline without that step cannot hand out points.
+        # the kernel runs the student's code, so its answer could be forged: worth 0 here,
+        # the sandboxed run (nbgrader.execute.SandboxExecute) replaces this cell's output
         print(f"{stage.label}: graded by the course autograder in a separate process")
         return 0
 
@@ -78,13 +76,13 @@ def _in_a_kernel() -> bool:
         from IPython import get_ipython
     except ImportError:
         return False
-    shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
+    return getattr(get_ipython(), "kernel", None) is not None
 
 
 def show_feedback(result, html_of) -> None:
     """In a Jupyter kernel one display with text/html and a text/plain fallback; elsewhere the text."""
-    from autograder.frontends.reports.html import escape
+    from html import escape
+
     from autograder.frontends.reports.text import stage_text
 
     text = stage_text(result)
