@@ -1,6 +1,5 @@
-"""One-operation changes of Python code (the classic mutation operators, over :mod:`ast`), and the
-variants of a chapter's step-by-step program they give: an output equal to one names a mistake nobody
-catalogued. ``tests/mutants.py`` mutates the solutions with the same operators."""
+"""One-operation changes of Python code (mutation operators over :mod:`ast`) and the variants of a
+chapter's step program they give: an output equal to one names a mistake nobody catalogued."""
 
 from __future__ import annotations
 
