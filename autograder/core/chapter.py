@@ -144,12 +144,10 @@ class Chapter:
 
         graded = {s.number: s for s in self.stages}
         declared = {n: collect(module, graded.get(n, parts.stage)) for n, (module, parts) in self._modules.items()}
-        return {s.number: scaled(declared[s.number], self._stage_points(s, declared)) for s in self.stages}
+        return {s.number: scaled(declared[s.number], self._points(s, declared[s.number])) for s in self.stages}
 
-    def _stage_points(self, stage: Stage, declared: dict[int, tuple[Check, ...]]) -> float:
-        if self.course is None:
-            return sum(c.points for c in declared.get(stage.number, ()))
-        return self.course.stages[stage.number].points
+    def _points(self, stage: Stage, checks: tuple[Check, ...]) -> float:
+        return self.course.stages[stage.number].points if self.course else sum(c.points for c in checks)
 
     def checks_for(self, stage: Stage) -> tuple[Check, ...]:
         return self._checks.get(stage.number, ())
@@ -160,7 +158,7 @@ class Chapter:
 
     def points(self, stage: Stage) -> float:
         """The stage's points: the course's (its checks share them by weight)."""
-        return self._stage_points(stage, {stage.number: self.checks_for(stage)})
+        return self._points(stage, self.checks_for(stage))
 
     @property
     def max_score(self) -> float:
@@ -173,7 +171,3 @@ class Chapter:
     def release_notebook(self, root: Path) -> Path:
         """The students' notebook (nbgrader release) in a checkout at ``root``."""
         return Path(root) / "assignments" / self.id / f"{self.id}.ipynb"
-
-    @property
-    def notebook_name(self) -> str:
-        return f"{self.id}.ipynb"

@@ -32,20 +32,17 @@ def warm_up_checks() -> None:
 
 
 def check_preloads() -> tuple[Preload, ...]:
-    """What the checks would import lazily, imported before the submission's first cell
-    (:func:`autograder.sandbox.worker.run_preloads`)."""
+    """What the checks would import lazily, imported before the submission's first cell."""
     return (warm_up_checks,)
 
 
 def call_policy_in_force(chapter: Chapter, stage: Stage, settings: Settings) -> bool:
-    """Whether the stage refuses a library call of what it teaches: unless the instructor's
-    settings relax the policy (read by the grading process, never by the student's code)."""
+    """Whether the stage refuses a library call of what it teaches (the instructor's settings may relax it)."""
     return chapter.parts(stage).call_policy is not None and not settings.allow_library_attention
 
 
 def _policy_refusal(chapter: Chapter, stage: Stage, sub: Submission, settings: Settings) -> CheckFailure | StageAborted | None:
-    """The policy's refusal, or the stop (a time limit, an exit) the student's code met while
-    the policy ran it, which ends the stage as it would in a check."""
+    """The policy's refusal, or the stop (a time limit, an exit) the student's code met under it."""
     if not call_policy_in_force(chapter, stage, settings):
         return None
     try:
@@ -67,12 +64,9 @@ def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed:
     results: list[CheckResult] = []
     aborted: StageAborted | None = None
     refusal = _policy_refusal(chapter, stage, sub, settings) if checks else None
-    if isinstance(refusal, StageAborted):
-        aborted, refusal = refusal, None
-        results.append(CheckResult(checks[0], CheckStatus.STOPPED, aborted.message, aborted.hint))
     with strategies.examples_seed(examples_seed):
-        for chk in checks[len(results):]:
-            if refusal is not None:
+        for chk in checks:
+            if isinstance(refusal, CheckFailure):
                 results.append(CheckResult(chk, CheckStatus.FAILED, refusal.message, refusal.hint))
                 continue
             if aborted is not None:
@@ -80,6 +74,8 @@ def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed:
                 continue
             with strategies.noting_seed_reads() as seed_reads:
                 try:
+                    if refusal is not None:  # the policy's run met a stop: the stage ends at its first check
+                        raise refusal
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         chk.run(sub)
@@ -189,8 +185,8 @@ HIDDEN_FAILURE = "passes on the visible examples but fails on hidden ones (other
 
 
 def with_hidden(visible: StageResult, hidden: StageResult) -> StageResult:
-    """A check keeps its visible result unless that passed and the hidden run's did not; then the hidden
-    run's hint is kept, under a plain message (the hidden run's names its inputs)."""
+    """A check keeps its visible result unless that passed and the hidden run's did not: then the hidden
+    run's hint, under a plain message (the hidden run's names its inputs)."""
     by_id = {c.check.id: c for c in hidden.checks}
     checks = []
     for seen in visible.checks:
@@ -254,8 +250,7 @@ def one_thread():
 
 @contextmanager
 def no_full_collection():
-    """No full garbage collection inside: in the student's kernel a full pass walks every object
-    of torch and Jupyter; the young generations, where the grading's garbage lives, still are."""
+    """No full garbage collection inside: in a kernel a full pass walks all of torch and Jupyter."""
     before = gc.get_threshold()
     if before[0]:  # a threshold of 0 turns collection off: left so
         gc.set_threshold(before[0], before[1], 2**30)

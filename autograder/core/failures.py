@@ -5,10 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # the sandbox finds out that a stage cannot go on, and owns the exception
-from autograder.sandbox.errors import StageAborted
-
-__all__ = ["AMBIGUOUS", "GENERIC", "NAMED", "POLICY", "SEEN", "CheckFailure", "Hint", "NotImplementedYet", "StageAborted",
-           "StudentCodeError", "as_hint", "hint_rank"]
+from autograder.sandbox.errors import StageAborted as StageAborted
 
 # how sure a hint is of the mistake it names: a stage's row shows the surest (GENERIC: an observation, advice;
 # SEEN: read off the module itself, its layers and buffers, surer than a mistake deduced from outputs)

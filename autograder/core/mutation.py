@@ -1,6 +1,5 @@
-"""One-operation changes of Python code (the classic mutation operators, over :mod:`ast`), and the
-variants of a chapter's step-by-step program they give: an output equal to one names a mistake nobody
-catalogued. ``tests/mutants.py`` mutates the solutions with the same operators."""
+"""One-operation changes of Python code (mutation operators over :mod:`ast`) and the variants of a
+chapter's step program they give: an output equal to one names a mistake nobody catalogued."""
 
 from __future__ import annotations
 
@@ -138,22 +137,13 @@ def mutable(node: ast.AST, parents: dict, vocabulary: Vocabulary = GENERIC) -> b
 def replaced(tree: ast.AST, parents: dict, node: ast.AST, replacement: ast.AST) -> str | None:
     """The source of ``tree`` with ``node`` replaced (``tree`` itself is left as it was)."""
     holder = parents.get(node)
-    if holder is None:
-        return None
-    for name, value in ast.iter_fields(holder):
-        if value is node:
-            setattr(holder, name, replacement)
+    for name, value in ast.iter_fields(holder) if holder is not None else ():
+        if value is node or isinstance(value, list) and any(item is node for item in value):
+            setattr(holder, name, replacement if value is node else [replacement if i is node else i for i in value])
             try:
                 return ast.unparse(tree)
             finally:
-                setattr(holder, name, node)
-        if isinstance(value, list) and any(item is node for item in value):
-            i = next(i for i, item in enumerate(value) if item is node)
-            value[i] = replacement
-            try:
-                return ast.unparse(tree)
-            finally:
-                value[i] = node
+                setattr(holder, name, value)
     return None
 
 

@@ -119,8 +119,7 @@ class GradeReport:
     cells: list[dict] = field(default_factory=list)
     error: str = ""  # set when the submission could not be graded at all
     seconds: float = 0.0
-    # the worker's fences, as it reported them
-    confinement: dict = field(default_factory=dict)
+    confinement: dict = field(default_factory=dict)  # the worker's fences, as it reported them
     # each stage's result over the visible and hidden examples (with_hidden), where graded on both
     hidden_examples: dict[int, StageResult] = field(default_factory=dict)
 

@@ -32,27 +32,21 @@ GRADING = settings(
     phases=(Phase.explicit, Phase.generate, Phase.shrink),
 )
 
-# Hypothesis also draws, now and then, numbers read from the source of the modules loaded from
-# outside site-packages: the grader's own, which differ between a test cell's kernel and make
-# test's process and change with any edit. None drawn: the same examples on every route.
+# Hypothesis also draws numbers read from the grader's own source, which differs between routes
+# and with any edit: none drawn, the same examples on every route.
 if hasattr(providers, "_get_local_constants"):
     providers._get_local_constants = providers.Constants
 
-# Examples per property: enough to cover every size class below a few times, few enough
-# that a full grade stays within seconds (each example is one or two calls to the worker).
-# Derandomized draws are the same every run: 6 module examples already cover 2, 3 and 4 heads,
-# head_dim 1 to 3, batch 1 and more, num_tokens 1 to 6, inputs shorter than the context and
-# not; every mistake of tests/catalog is caught with as few as 5/3/3 (issue 7 measured this).
+# Examples per property: every size class a few times, a grade within seconds; every mistake
+# of tests/catalog is caught with as few as 5/3/3 (issue 7 measured this).
 EXAMPLES = {"function": 15, "module": 6, "cheap_module": 9}
 
-# The seed of the examples drawn: None for the visible ones; the hidden tests of the
-# instructor's notebook draw other examples from their own seed (engine.run_stage).
+# The seed of the examples drawn: None for the visible ones, the hidden tests' own seed for theirs.
 _EXAMPLES_SEED: ContextVar[int | None] = ContextVar("examples_seed", default=None)
 
 
-# Set while a check runs (engine.run_stage): each read of the examples seed adds to it. A check
-# that never reads the seed draws the same examples whatever it is, so a run of it on hidden
-# examples would repeat its visible run request for request, and is skipped.
+# Grows with each read of the examples seed while a check runs: a check that never reads it
+# would repeat its visible run on hidden examples, so that run is skipped.
 _SEED_READS: ContextVar[list | None] = ContextVar("seed_reads", default=None)
 
 
@@ -91,12 +85,10 @@ def variation_seed() -> int:
 
 
 class Example:
-    """A drawn example of a chapter's own kind: ``str`` of it says it in plain words, and
-    :meth:`read_error` reads an error of the student's code against it."""
+    """A drawn example of a chapter's own kind, said in plain words by ``str``."""
 
     def read_error(self, message: str, fallback: Hint | None = None) -> Hint | None:
-        """The hint for the error ``message`` the student's code raised on this example:
-        by default ``fallback``, the hint the error's message alone gives."""
+        """The hint for an error the student's code raised on this example (``fallback``: the message's alone)."""
         return fallback
 
 
@@ -187,8 +179,7 @@ def run_property(body, *strategies, examples: int, show_input=None) -> None:
 
 
 def _with_example(failure: CheckFailure, args: tuple, show_input) -> CheckFailure:
-    """The failure, naming the example it came from and, for an error of the student's code,
-    the hint the example reads in the error message (:meth:`Example.read_error`)."""
+    """The failure, naming its example; an error of the student's code as the example reads it."""
     parts = [describe(a, show_input) for a in args if isinstance(a, (Example, np.ndarray))]
     missing = [p for p in parts if p not in failure.message]
     if missing:

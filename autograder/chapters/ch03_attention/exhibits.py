@@ -50,9 +50,7 @@ def _weights(spec, q, k, mistake: str | None, d_in: int) -> torch.Tensor:
 
 def attention_weights(spec, by_check: dict | None = None):
     """A stage's exhibit: the weights of ``spec``'s module (``by_check``: another spec, by check id)."""
-    def exhibit(sub, check_id: str, sizes: Sizes | None) -> AttentionExhibit | None:
-        return attention_exhibit(sub, (by_check or {}).get(check_id, spec), sizes)
-    return exhibit
+    return lambda sub, check_id, sizes: attention_exhibit(sub, (by_check or {}).get(check_id, spec), sizes)
 
 
 def attention_exhibit(sub, spec, sizes: Sizes | None) -> AttentionExhibit | None:

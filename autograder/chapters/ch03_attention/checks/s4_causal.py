@@ -50,10 +50,10 @@ def causal_attention_steps(state, x, context_length, num_heads):
     return context
 
 
+BUFFER_NAME = (r"buffer name should be a string", Hint("register_buffer takes the buffer's name first, then the tensor",
+               "self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))"))
 ERROR_HINTS = [
-    (r"buffer name should be a string", Hint("register_buffer takes the buffer's name first, then the tensor",
-                                             "self.register_buffer('mask', torch.triu(torch.ones(context_length, "
-                                             "context_length), diagonal=1))")),
+    BUFFER_NAME,
     (SHAPE_ERROR, Hint("x is (batch, num_tokens, d_in): transpose only the keys' last two axes (keys.T reverses "
                        "the batch axis too) and slice the mask to the input's num_tokens", "keys.transpose(1, 2)")),
 ]

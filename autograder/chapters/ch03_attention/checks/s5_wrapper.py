@@ -88,12 +88,14 @@ SPEC = ModuleSpec(
     shape_hint=Hint("the output is (batch, num_tokens, num_heads * d_out): concatenate the heads' outputs along the "
                     "last dimension", "torch.cat([head(x) for head in self.heads], dim=-1)"))
 
+SHARED_HEADS = ("the heads share one set of weights: create a new CausalAttention for each head, in a loop "
+                "([CausalAttention(...)] * num_heads repeats one head)")
+
 
 def _heads_hint(missing: str, present: set) -> Hint | str:
     if missing.startswith("heads.") and any(name.startswith("heads.0.") for name in present):
         # named_parameters() lists a module once however often the ModuleList repeats it
-        return ("the heads share one set of weights: create a new CausalAttention for each head, in a loop "
-                "([CausalAttention(...)] * num_heads repeats one head)")
+        return SHARED_HEADS
     return (Hint("the heads are num_heads CausalAttention modules held in an nn.ModuleList named heads",
                  "self.heads = nn.ModuleList([CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)])"))
 
@@ -207,9 +209,7 @@ def structure(sub):
     heads = [n for n in info["modules"] if n.count(".") == 1 and n.startswith("heads.")]
     if len(heads) != 3:
         # named_modules() lists a module once however often it is repeated
-        raise seen(f"num_heads=3 gave {len(heads)} distinct head{'s' * (len(heads) != 1)}", "the heads share one set "
-                   "of weights: create a new CausalAttention for each head, in a loop ([CausalAttention(...)] * "
-                   "num_heads repeats one head)")
+        raise seen(f"num_heads=3 gave {len(heads)} distinct head{'s' * (len(heads) != 1)}", SHARED_HEADS)
     for name in heads:
         if info["modules"][name]["class"] != "CausalAttention":
             raise seen(f"`{name}` is a {info['modules'][name]['class']}, expected CausalAttention",

@@ -18,6 +18,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
     positions,
     row_sums,
 )
+from autograder.chapters.ch03_attention.checks.s4_causal import BUFFER_NAME
 from autograder.chapters.ch03_attention.checks.spec import BookCall, ModuleSpec, load_grader_weights, load_weights, named_weights, require
 from autograder.chapters.ch03_attention.checks.structure import dropout_structure, linear_structure, mask_structure, out_proj_structure
 from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
@@ -67,9 +68,7 @@ ERROR_HINTS = [
     (r"unflatten: Provided sizes", "unflatten splits one axis into the sizes given: the heads come from the last "
      "axis, .unflatten(-1, (num_heads, head_dim)), and a (b * num_heads) axis from axis 0, .unflatten(0, (b, "
      "num_heads))"),
-    (r"buffer name should be a string", Hint("register_buffer takes the buffer's name first, then the tensor",
-                                             "self.register_buffer('mask', torch.triu(torch.ones(context_length, "
-                                             "context_length), diagonal=1))")),
+    BUFFER_NAME,
     (r"(?i)(ValueError|AssertionError).*divisib", "the divisibility check refused sizes that divide evenly "
      "(every size the grader builds with, outside check 6.3, is a d_out that num_heads divides): raise only "
      "when num_heads does not divide d_out"),

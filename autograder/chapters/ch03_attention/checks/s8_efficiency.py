@@ -1,6 +1,5 @@
-"""Stage 8 (efficiency), a bonus: ``softmax_stable`` (finite where exp overflows), ``FusedQKVAttention``
-(one ``nn.Linear(d_in, 3 * d_out)``, as GPT-2's ``c_attn``), ``attn_weights_bytes`` (the memory of the
-attention weights) and ``SDPAMultiHeadAttention`` (PyTorch's fused attention, which never stores them)."""
+"""Stage 8 (efficiency), a bonus: ``softmax_stable``, ``FusedQKVAttention`` (one ``nn.Linear(d_in, 3 * d_out)``,
+as GPT-2's ``c_attn``), ``attn_weights_bytes`` and ``SDPAMultiHeadAttention`` (PyTorch's fused attention)."""
 
 import math
 from dataclasses import replace
