@@ -43,10 +43,6 @@ def _mounts() -> list[tuple[str, str, set[str]]]:
     return found
 
 
-def _inside(mount: str, path: str) -> Path:
-    return Path(mount) / path.lstrip("/")
-
-
 def _clear_stale(parent: Path) -> None:
     """Remove the empty groups left in ``parent`` by graders that no longer run (killed from outside)."""
     with contextlib.suppress(OSError):
@@ -79,14 +75,14 @@ class Budget:
         values["pids"] = str(self.tasks)  # controller -> its limit
         unified = next((point for kind, point, _ in mounts if kind == "cgroup2"), None)
         if unified is not None and "0" in own:
-            control = _inside(unified, own["0"]) / "cgroup.subtree_control"
+            control = Path(unified, own["0"].lstrip("/"), "cgroup.subtree_control")
             if set(values) <= (set(control.read_text().split()) if control.exists() else set()):
                 self._group(control.parent / name, "v2", values)
                 return
         for controller, value in values.items():
             point = next((p for kind, p, options in mounts if kind == "cgroup" and controller in options), None)
             if point is not None and controller in own:
-                self._group(_inside(point, own[controller]) / name, "v1", {controller: value})
+                self._group(Path(point, own[controller].lstrip("/"), name), "v1", {controller: value})
 
     def _group(self, group: Path, version: str, values: dict[str, str]) -> None:
         _clear_stale(group.parent)

@@ -11,6 +11,8 @@ import os
 import sys
 import time
 
+from autograder.sandbox import oslayer
+
 # The folder holding the package: a checkout or site-packages.
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HANDSHAKE = "AUTOGRADER_WORKER"  # the one variable the grader sets (launch.worker_environment)
@@ -81,8 +83,6 @@ def _processes_of(uid: int) -> int:
 
 def _limit_resources(limit: int) -> dict:
     """Per-process limits, for the report. RLIMIT_NPROC counts all the user's processes."""
-    from autograder.sandbox import oslayer
-
     applied = {}
     if limit > 0 and oslayer.set_resource_limit("AS", limit):
         applied["memory"] = f"{limit / 2**30:g} GiB per process"
@@ -166,8 +166,6 @@ def pin_threads(threads: int) -> None:
 
 def main() -> None:
     handshake = json.loads(os.environ.get(HANDSHAKE, "{}"))
-    from autograder.sandbox import oslayer
-
     oslayer.force_portable(handshake.get("portable"))
     oslayer.die_with_parent()  # a worker looping in student code must not outlive the grader
     if handshake.get("grader_pid") not in (None, os.getppid()):

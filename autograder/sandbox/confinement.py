@@ -9,6 +9,8 @@ import platform
 import struct
 import sys
 
+from autograder.sandbox import oslayer
+
 _PR_CAPBSET_DROP = 24
 _PR_SET_SECCOMP = 22
 _PR_SET_NO_NEW_PRIVS = 38
@@ -115,8 +117,7 @@ PACKAGE_VISIBLE = ("__init__.py", "sandbox")  # what the worker itself runs; the
 
 
 def readable_paths(package_parent: str) -> list[str]:
-    """The system, the Python install and ``sys.path``, but of the grader's package only
-    :data:`PACKAGE_VISIBLE`."""
+    """The system, the Python install and ``sys.path``; of the grader's package only :data:`PACKAGE_VISIBLE`."""
     parent = os.path.realpath(package_parent)
     candidates = [*_SYSTEM_READ, sys.prefix, sys.base_prefix, sys.exec_prefix, *(p for p in sys.path if p)]
     paths = sorted({os.path.realpath(p) for p in candidates if os.path.isdir(p)} - {""})
@@ -215,8 +216,6 @@ def _drop_capabilities() -> bool:
 
 def confine(writable: str, package_parent: str, devices: tuple[str, ...] = (), fences: bool = True) -> dict:
     """Apply every fence this system offers (none with ``fences=False``); which ones hold, for the report."""
-    from autograder.sandbox import oslayer
-
     if not fences:
         return {"platform": sys.platform, "switched_off": True}
     if not oslayer.is_linux():

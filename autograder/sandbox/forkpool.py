@@ -38,9 +38,8 @@ def start_fork_server(settings: Settings | None = None, here: bool = False) -> b
 
 
 def fork_server_here(settings: Settings) -> bool:
-    """The server as a fork of this process once it imported PyTorch, so that a grading imports it
-    once. Only where a worker may see all this process holds: its environment is the clean one
-    (launch.restart_clean), it runs one thread, and it has read no check, reference or secret yet."""
+    """The server forked from this process once it imported PyTorch (one import per grading); only where a
+    worker may see all it holds: the clean environment (launch.restart_clean), one thread, no check or secret read."""
     if not (forkserver.available() and environment_is_clean()):
         return False
     import torch

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+from autograder.sandbox import oslayer
 from autograder.sandbox.child import HANDSHAKE, PACKAGE_PARENT
 from autograder.sandbox.settings import SOURCES, Settings
 
@@ -33,9 +34,7 @@ def _kept(name: str) -> bool:
 def environment_is_clean() -> bool:
     """Whether this process started isolated (``python -I``) with only the variables a grading
     command keeps, so that a process forked from it holds no secret of its caller's."""
-    from autograder.sandbox.oslayer import started_environment
-
-    names = started_environment()
+    names = oslayer.started_environment()
     return (names is not None and bool(sys.flags.isolated) and os.environ.get("OMP_NUM_THREADS") == "1"
             and all(map(_kept, names | set(os.environ))))
 

@@ -101,9 +101,8 @@ def _last_heading(markdown: str) -> str:
 
 
 def cell_label(source: str, heading: str = "", execution_count=None, lines: int = 1) -> str:
-    """A code cell named as the student sees it: ``cell [12] "class CausalAttention(nn.Module):"
-    under "Stage 4 (causal): ..."`` (its first ``lines`` lines). Never a position: JupyterLab
-    shows none, and a position would count Markdown cells too."""
+    """A code cell named as the student sees it (``cell [12] "class CausalAttention(nn.Module):" under
+    "Stage 4 (causal): ..."``), never by position: JupyterLab shows none, and Markdown cells would count."""
     first = " / ".join([line.strip() for line in source.splitlines() if line.strip()][:lines])
     label = "cell"
     if type(execution_count) is int and execution_count > 0:

@@ -7,6 +7,7 @@ import ast
 import contextlib
 import gc
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -90,8 +91,6 @@ class ScratchWatch:
 
 def empty_folder(folder: str) -> None:
     """Remove what the submission wrote into its scratch folder (the folder stays)."""
-    import shutil
-
     for entry in list(os.scandir(folder)) if os.path.isdir(folder) else []:
         if entry.is_dir(follow_symlinks=False):
             shutil.rmtree(entry.path, ignore_errors=True)
