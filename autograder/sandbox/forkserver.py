@@ -86,8 +86,7 @@ class ForkServer:
         return self.proc.poll() is None
 
     def spawn(self, env: dict, cwd: str, stderr_fd: int) -> ForkedProcess:
-        """A fresh worker in ``cwd`` with exactly ``env`` and two new pipes; :class:`ForkServerError`
-        when the server does not answer."""
+        """A fresh worker in ``cwd`` with exactly ``env`` and two new pipes, or :class:`ForkServerError`."""
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         fds: list[int] = []  # what the server sent back: the new worker's pidfd
