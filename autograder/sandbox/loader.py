@@ -77,7 +77,8 @@ def read_cells(path: str | Path) -> list[Cell]:
         if not isinstance(cell, dict):
             continue
         if cell.get("cell_type") == "markdown":
-            heading = _last_heading(_join(cell.get("source", ""))) or heading
+            found = re.findall(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", _join(cell.get("source", "")), re.MULTILINE)
+            heading = found[-1] if found else heading
         elif cell.get("cell_type") == "code":
             code.append((position, _join(cell.get("source", "")), heading, cell.get("execution_count")))
     # cells that begin alike (three `torch.manual_seed(123)`) are told apart by their second line
@@ -93,11 +94,6 @@ def read_cells(path: str | Path) -> list[Cell]:
 def _shorten(text: str, width: int = 48) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[:width - 3].rstrip() + "..."
-
-
-def _last_heading(markdown: str) -> str:
-    found = [m.group(1) for m in re.finditer(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", markdown, re.MULTILINE)]
-    return found[-1] if found else ""
 
 
 def cell_label(source: str, heading: str = "", execution_count=None, lines: int = 1) -> str:
