@@ -12,11 +12,13 @@ def _test(stage, c, passed: bool, **fields) -> dict:
     """One check's test, tagged "bonus" on a bonus stage; a failed one keeps its diagnosis (extra_data)."""
     suffix = fields.pop("suffix", "") + (" (bonus)" if stage.bonus else "")
     tags = fields.pop("tags", []) + (["bonus"] if stage.bonus else [])
-    diagnosis = {k: v for k, v in check_record(c).items() if k in ("status", "mistake", "rank", "exception", "hidden_failure")}
+    if not passed:
+        record = check_record(c)
+        fields["extra_data"] = {k: record[k] for k in ("status", "mistake", "rank", "exception", "hidden_failure")}
     return {"name": f"{stage.label} {c.check.id}: {c.check.title}{suffix}", "number": c.check.id,
             "score": c.score, "max_score": c.check.points, "status": "passed" if passed else "failed",
             "output": c.message + (f"\nhint: {c.hint}" if c.hint else ""), "visibility": "visible",
-            **({"tags": tags} if tags else {}), **({} if passed else {"extra_data": diagnosis}), **fields}
+            **({"tags": tags} if tags else {}), **fields}
 
 
 def _whole_points(stage, rows: list[dict], score: float, *tags: str, **fields) -> list[dict]:
