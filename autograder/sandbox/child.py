@@ -100,7 +100,7 @@ def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = Fal
     import linecache
 
     from autograder.sandbox.loader import strip_magics
-    from autograder.sandbox.workspace import describe_error, printable
+    from autograder.sandbox.workspace import describe_error
 
     statuses = []
     for cell in cells:
@@ -123,7 +123,7 @@ def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = Fal
         except BaseException as exc:
             status = {"index": index, "status": "error", "error": describe_error(exc)}
             if isinstance(exc, SyntaxError):  # its str() repeats the cell's name, and a cut one ends in "line)"
-                status["error"].update(message=printable(str(exc.msg)[:600]), where=f"{name}, line {exc.lineno}",
+                status["error"].update(message=str(exc.msg)[:600], where=f"{name}, line {exc.lineno}",
                                        code=(exc.text or "").strip()[:120])
         _capture_prints()
         status["seconds"] = round(time.monotonic() - started, 3)
@@ -180,7 +180,7 @@ def main() -> None:
 
     pin_threads(handshake.get("threads", 1))
     preload_notebook_imports()
-    reader = wire.Reader(proto_in, deadlines=False)
+    reader = wire.Reader(proto_in, deadlines=False, clean=False)
     write = os.write  # the submission may patch os.write; the protocol keeps its own
 
     def send_raw(data) -> None:

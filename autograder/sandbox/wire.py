@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import select
 import struct
 import time
@@ -22,6 +23,9 @@ _DTYPES = {
     "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
 }
 _NAMES = {v: k for k, v in _DTYPES.items()}
+# Text from the worker loses control characters (an ANSI or C1 sequence that clears the screen or
+# recolours the grade) and bidirectional overrides, each a '?': here, as the worker could skip any escaping of its own.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 class WireError(Exception):
@@ -82,15 +86,18 @@ def _decode_tensor(meta: dict, blobs: list[bytes]) -> torch.Tensor:
     return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(shape)  # its own writable memory
 
 
-def _decode(header: bytes, blobs: list[bytes]):
+def _decode(header: bytes, blobs: list[bytes], clean: bool = True):
+    def text(o):
+        return _CONTROL.sub("?", o) if clean and isinstance(o, str) else o
+
     def walk(o):
         if isinstance(o, dict):
             if "__tensor__" in o:
                 return _decode_tensor(o, blobs)
-            return {k: walk(v) for k, v in o.items()}
+            return {text(k): walk(v) for k, v in o.items()}
         if isinstance(o, list):
             return [walk(v) for v in o]
-        return o
+        return text(o)
 
     try:  # a hostile worker may nest lists a million deep: that is a bad frame, not a crash
         return walk(json.loads(header))
@@ -99,10 +106,11 @@ def _decode(header: bytes, blobs: list[bytes]):
 
 
 class Reader:
-    """Reads frames from a file descriptor, with an optional deadline."""
+    """Reads frames from a file descriptor, with an optional deadline; ``clean``: text without control characters
+    (the worker reads the cells' source as it is)."""
 
-    def __init__(self, fd: int, deadlines: bool = True):
-        self.fd = fd
+    def __init__(self, fd: int, deadlines: bool = True, clean: bool = True):
+        self.fd, self.clean = fd, clean
         # Without select on pipes (oslayer), a thread reads for the deadlines (the worker's reader has none).
         self._pump = oslayer.Pump(fd) if deadlines and not oslayer.is_posix() else None
         self._buffer = bytearray()
@@ -172,7 +180,7 @@ class Reader:
             if total > MAX_FRAME:
                 raise FrameTooLarge(f"more than {MAX_FRAME // 2**20} MiB of tensors")
             blobs.append(self._exact(blen, deadline))
-        return _decode(header, blobs)
+        return _decode(header, blobs, self.clean)
 
 
 def loads(frame: bytes):

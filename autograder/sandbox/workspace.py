@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import random
-import re
 import sys
 import traceback
 
@@ -43,14 +42,6 @@ def _cell_of(filename: str) -> str:
     return f"cell [{count}]" if type(count) is int else filename
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def printable(text: str) -> str:
-    """Control characters (an ANSI sequence that recolours the grade) become '?'."""
-    return _CONTROL.sub("?", text)
-
-
 def describe_error(exc: BaseException) -> dict:
     """Turn an exception raised by the student's code into plain data."""
     kind = "not_implemented" if isinstance(exc, NotImplementedError) else "exit" if isinstance(exc, SystemExit) else "exception"
@@ -67,8 +58,7 @@ def describe_error(exc: BaseException) -> dict:
         message = str(exc)
     except BaseException:
         message = "<unprintable>"
-    return {"kind": kind, "type": printable(type(exc).__name__), "message": printable(message[:600]),
-            "where": printable(where), "code": printable(code)}
+    return {"kind": kind, "type": type(exc).__name__, "message": message[:600], "where": where, "code": code}
 
 
 def on_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
@@ -183,10 +173,10 @@ class Workspace:
         if isinstance(value, nn.Module):
             return self._register(value)
         try:
-            text = printable(repr(value))
+            text = repr(value)
         except BaseException:
-            text = printable(f"<{type(value).__name__}>")
-        found = {"value_type": printable(type(value).__name__), "repr": text if len(text) <= 120 else text[:117] + "..."}
+            text = f"<{type(value).__name__}>"
+        found = {"value_type": type(value).__name__, "repr": text if len(text) <= 120 else text[:117] + "..."}
         if type(value) in (int, float):  # a count such as attn_weights_bytes(...) travels as a JSON number
             found["number"] = value
         return found

@@ -97,6 +97,7 @@ CASES = [
     Case("forks_daemon.py", 0, 1, ("not implemented yet",), own_process=True),
     Case("rewrites_itself.py", 0, 1, ("not implemented yet",), own_process=True),
     Case("markup_in_message.py", 0, 1, ("raised ValueError: [/red] [bold]",)),
+    Case("skips_escaping.py", 0, 1, ("raised ValueError: ?[2J?[H?[32mTotal",)),
     Case("partly_wrong_random.py", 10, 1, ("softmax over the wrong dimension",)),
     # The fences: the answers, the grader's reference and the network are out of reach.
     Case("reads_solutions.py", 0, 1, ("PermissionError",)),
@@ -104,7 +105,7 @@ CASES = [
 BY_FILE = {case.file: case for case in CASES}
 # Outcomes the tests after the parametrized one look at, whichever tests a session selects.
 READ_BY_OTHER_TESTS = ("blank_stub.py", "patches_comparisons.py", "partly_wrong_random.py", "wrong_dtype.py",
-                       "markup_in_message.py", "print_flood.py", "endless_loop_at_load.ipynb",
+                       "markup_in_message.py", "skips_escaping.py", "print_flood.py", "endless_loop_at_load.ipynb",
                        "exit_in_one_cell.ipynb")
 
 
@@ -257,9 +258,11 @@ def test_exit_in_one_cell_skips_only_that_cell(graded):
     assert 'cell "import os":' in got.stdout and "ended the grading process" in got.stdout, got.stdout
 
 
-def test_markup_and_control_codes_stay_text(graded):
-    got = graded["markup_in_message.py"]
-    assert "\x1b" not in got.stdout and "\x07" not in got.stdout  # shown as '?': no cleared screen
+@pytest.mark.parametrize("name", ["markup_in_message.py", "skips_escaping.py"])
+def test_markup_and_control_codes_stay_text(name, graded):
+    got = graded[name]
+    shown = got.stdout + json.dumps(got.results, ensure_ascii=False)
+    assert not any(c in shown for c in "\x1b\x07\x9b"), shown  # shown as '?': no cleared screen
 
 
 def test_print_flood_is_truncated(graded):
