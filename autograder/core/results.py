@@ -11,6 +11,8 @@ from autograder.core.checks import Check, CheckStatus
 from autograder.core.failures import Hint, as_hint, hint_rank
 from autograder.sandbox.settings import Settings
 
+MESSAGE_LIMIT = 2000  # characters of a check's message
+
 
 @dataclass
 class CheckResult:
@@ -28,6 +30,8 @@ class CheckResult:
 
     def __post_init__(self):
         self.diagnosis = as_hint(self.diagnosis)
+        # one line of bounded length, whatever text of the student's it quotes (an exception's message)
+        self.message = " ".join(self.message.splitlines())[:MESSAGE_LIMIT]
 
     @property
     def score(self) -> float:

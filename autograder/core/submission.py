@@ -292,4 +292,4 @@ def _first_cell_error(cell_errors: list[dict]) -> str:
 
 def at_line(hint: Hint, where: str) -> Hint:
     """The hint with the line of the student's cell that raised ("cell 12, line 4, in forward")."""
-    return replace(hint, raised_at=where) if where else hint
+    return replace(hint, raised_at=" ".join(where.splitlines())[:200]) if where else hint

@@ -24,8 +24,10 @@ _DTYPES = {
 }
 _NAMES = {v: k for k, v in _DTYPES.items()}
 # Text from the worker loses control characters (an ANSI or C1 sequence that clears the screen or
-# recolours the grade) and bidirectional overrides, each a '?': here, as the worker could skip any escaping of its own.
+# recolours the grade) and bidirectional overrides, each a '?', and is cut to TEXT_LIMIT characters
+# (printed output, the longest, keeps 20,000): here, as the worker could skip any escaping or cut of its own.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+TEXT_LIMIT = 32_000
 
 
 class WireError(Exception):
@@ -88,7 +90,7 @@ def _decode_tensor(meta: dict, blobs: list[bytes]) -> torch.Tensor:
 
 def _decode(header: bytes, blobs: list[bytes], clean: bool = True):
     def text(o):
-        return _CONTROL.sub("?", o) if clean and isinstance(o, str) else o
+        return _CONTROL.sub("?", o[:TEXT_LIMIT]) if clean and isinstance(o, str) else o
 
     def walk(o):
         if isinstance(o, dict):

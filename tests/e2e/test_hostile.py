@@ -98,6 +98,7 @@ CASES = [
     Case("rewrites_itself.py", 0, 1, ("not implemented yet",), own_process=True),
     Case("markup_in_message.py", 0, 1, ("raised ValueError: [/red] [bold]",)),
     Case("skips_escaping.py", 0, 1, ("raised ValueError: ?[2J?[H?[32mTotal",)),
+    Case("long_lines_in_errors.py", 0, 1, ("raised ValueError: oops  Total: 100/100",)),
     Case("partly_wrong_random.py", 10, 1, ("softmax over the wrong dimension",)),
     # The fences: the answers, the grader's reference and the network are out of reach.
     Case("reads_solutions.py", 0, 1, ("PermissionError",)),
@@ -106,7 +107,7 @@ BY_FILE = {case.file: case for case in CASES}
 # Outcomes the tests after the parametrized one look at, whichever tests a session selects.
 READ_BY_OTHER_TESTS = ("blank_stub.py", "patches_comparisons.py", "partly_wrong_random.py", "wrong_dtype.py",
                        "markup_in_message.py", "skips_escaping.py", "print_flood.py", "endless_loop_at_load.ipynb",
-                       "exit_in_one_cell.ipynb")
+                       "exit_in_one_cell.ipynb", "long_lines_in_errors.py")
 
 
 @dataclass
@@ -263,6 +264,13 @@ def test_markup_and_control_codes_stay_text(name, graded):
     got = graded[name]
     shown = got.stdout + json.dumps(got.results, ensure_ascii=False)
     assert not any(c in shown for c in "\x1b\x07\x9b"), shown  # shown as '?': no cleared screen
+
+
+def test_error_text_is_one_bounded_line(graded):
+    """Whatever the worker sends as an error: each stage one line of results.json, no forged line, no 30 MB file."""
+    got = graded["long_lines_in_errors.py"]
+    assert all(line.startswith("Stage ") for line in got.results["output"].splitlines()), got.results["output"][:3000]
+    assert len(json.dumps(got.results)) < 100_000
 
 
 def test_print_flood_is_truncated(graded):

@@ -97,10 +97,12 @@ def test_every_value_round_trips(value):
 
 
 def test_the_graders_reader_drops_control_characters_from_text():
-    """Whatever the worker sends (it may skip any escaping of its own): no ANSI or C1 sequence, no
-    bidirectional override reaches a report, in keys or values; newlines, tabs and other text stay."""
+    """Whatever the worker sends (it may skip any escaping or cut of its own): no ANSI or C1 sequence, no
+    bidirectional override reaches a report, in keys or values, and no text longer than TEXT_LIMIT;
+    newlines, tabs and other text stay."""
     sent = {"message": "\x1b[2J\x9b31m\u202eTotal\r\x07", "\x1bkey": ["a\tb\nc \u00e9\u4e2d"]}
     assert read_frame(wire.encode(sent)) == {"message": "?[2J?31m?Total??", "?key": ["a\tb\nc \u00e9\u4e2d"]}
+    assert read_frame(wire.encode("x" * 10**6)) == "x" * wire.TEXT_LIMIT  # a cut the worker skipped
 
 
 @FUZZ
