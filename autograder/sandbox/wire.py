@@ -38,7 +38,11 @@ class WireTimeout(WireError):
     pass
 
 
-class FrameTooLarge(WireError):
+class BadFrame(WireError):
+    """A frame the grader will not take: too large, or not a valid frame (the channel is still open)."""
+
+
+class FrameTooLarge(BadFrame):
     pass
 
 
@@ -71,20 +75,20 @@ def _decode_tensor(meta: dict, blobs: list[bytes]) -> torch.Tensor:
         shape = [int(s) for s in meta["shape"]]
         raw = blobs[int(meta["__tensor__"])]
     except (KeyError, IndexError, TypeError, ValueError, OverflowError) as exc:  # Infinity is valid JSON
-        raise WireError(f"malformed tensor header {meta!r}") from exc
+        raise BadFrame(f"malformed tensor header {meta!r}") from exc
     # Each size below 2**62: a zero elsewhere in the shape makes any product match 0 bytes,
     # and torch cannot allocate a size that large even when it holds nothing.
     if any(s < 0 or s >= 2**62 for s in shape) or len(shape) > 16:
-        raise WireError(f"bad tensor shape {shape}")
+        raise BadFrame(f"bad tensor shape {shape}")
     numel = math.prod(shape)
     itemsize = torch.empty((), dtype=dtype).element_size()
     if numel * itemsize != len(raw):
-        raise WireError(f"tensor of shape {shape} does not match its {len(raw)} bytes")
+        raise BadFrame(f"tensor of shape {shape} does not match its {len(raw)} bytes")
     if numel == 0:
         try:
             return torch.empty(shape, dtype=dtype)
         except RuntimeError as exc:  # "Storage size calculation overflowed" for sizes like [2**40, 2**40, 0]
-            raise WireError(f"bad tensor shape {shape}") from exc
+            raise BadFrame(f"bad tensor shape {shape}") from exc
     return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(shape)  # its own writable memory
 
 
@@ -104,7 +108,7 @@ def _decode(header: bytes, blobs: list[bytes], clean: bool = True):
     try:  # a hostile worker may nest lists a million deep: that is a bad frame, not a crash
         return walk(json.loads(header))
     except (ValueError, RecursionError) as exc:
-        raise WireError(f"frame header is not valid JSON ({type(exc).__name__})") from None
+        raise BadFrame(f"frame header is not valid JSON ({type(exc).__name__})") from None
 
 
 class Reader:
@@ -174,7 +178,7 @@ class Reader:
         header = self._exact(hlen, deadline)
         (count,) = struct.unpack("<I", self._exact(4, deadline))
         if count > 4096:
-            raise WireError("too many tensors in one frame")
+            raise BadFrame("too many tensors in one frame")
         blobs, total = [], 0
         for _ in range(count):
             (blen,) = struct.unpack("<Q", self._exact(8, deadline))

@@ -443,8 +443,8 @@ class Worker:
             if time.monotonic() >= self.give_up_at:
                 raise StageAborted(self._over_time("grading"), "look for slow code in this stage")
             raise over_the_stage_time_limit(self.limits.stage_seconds)
-        if isinstance(answer, wire.FrameTooLarge):
-            raise StageAborted(f"the submission sent an output far too large to check ({answer})",
+        if isinstance(answer, wire.BadFrame):
+            raise StageAborted(f"the submission sent an output the grader cannot check ({answer})",
                                "return tensors of the documented shape")
         if isinstance(answer, (dict, Exception)):
             raise ended_the_stage(self._scratch_note())

@@ -99,6 +99,7 @@ CASES = [
     Case("markup_in_message.py", 0, 1, ("raised ValueError: [/red] [bold]",)),
     Case("skips_escaping.py", 0, 1, ("raised ValueError: ?[2J?[H?[32mTotal",)),
     Case("long_lines_in_errors.py", 0, 1, ("raised ValueError: oops  Total: 100/100",)),
+    Case("seventeen_dims.py", 0, 1, ("the grader cannot check (bad tensor shape",)),
     Case("partly_wrong_random.py", 10, 1, ("softmax over the wrong dimension",)),
     # The fences: the answers, the grader's reference and the network are out of reach.
     Case("reads_solutions.py", 0, 1, ("PermissionError",)),
