@@ -183,7 +183,7 @@ class Workspace:
         if isinstance(value, nn.Module):
             return self._register(value)
         try:
-            text = printable(repr(value))
+            text = " ".join(printable(repr(value)).split())  # one line: a tuple of tensors spans many
         except BaseException:
             text = printable(f"<{type(value).__name__}>")
         found = {"value_type": printable(type(value).__name__), "repr": text if len(text) <= 120 else text[:117] + "..."}
