@@ -173,7 +173,7 @@ class Workspace:
         if isinstance(value, nn.Module):
             return self._register(value)
         try:
-            text = repr(value)
+            text = " ".join(repr(value).split())  # one line: a tuple of tensors spans many
         except BaseException:
             text = f"<{type(value).__name__}>"
         found = {"value_type": type(value).__name__, "repr": text if len(text) <= 120 else text[:117] + "..."}

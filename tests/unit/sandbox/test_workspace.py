@@ -104,3 +104,10 @@ def test_the_calls_a_check_reads_are_the_submissions_not_the_move_of_its_inputs(
                     {"op": "calls", "handle": handle, "x": torch.ones(2, 3)}):
         calls = workspace.dispatch(request)["ok"]["calls"]
         assert any("softmax" in c for c in calls) and not any(c.endswith("Tensor.to") for c in calls), calls
+
+
+def test_a_value_that_is_no_tensor_is_shown_on_one_short_line():
+    """A tuple of tensors (output and weights) prints over many lines: the message shows it on one."""
+    workspace = Workspace({"f": lambda x: (x, x.T)})
+    shown = workspace.dispatch({"op": "call", "name": "f", "args": [torch.rand(4, 4)]})["ok"]
+    assert shown["value_type"] == "tuple" and "\n" not in shown["repr"] and len(shown["repr"]) <= 120, shown

@@ -371,4 +371,15 @@ def module_side_effects(spec: ModuleSpec, sub, sizes: Sizes = STRUCTURE_SIZES) -
     """:func:`no_side_effects` of ``forward`` (eval mode, no dropout), counted only where the output uses the weights."""
     module, x = spec.build(sub, sizes), spec.input(sizes)
     no_side_effects(f"{spec.name}.forward", module.echo, {"x": x}, lambda: module.calls(x), module.state)
+    # nothing carries over to a call on another input: the used module answers a shorter one as a new one does
+    shorter = x.narrow(-2, 0, x.shape[-2] - 1)
+    expected = spec.build(sub, sizes)(shorter)  # an error here is the other checks' to explain
+    try:
+        carried = not close(module(shorter), expected, EXACT)
+    except StudentCodeError:
+        carried = True
+    if carried:
+        raise CheckFailure(f"after a call on x, {spec.name}.forward gave another answer for x's first tokens than a "
+                           "new module", Hint(f"{spec.name}.forward keeps something from one call to the next (a size, "
+                                              "a tensor): compute everything from the x it is given", mistake="calls_differ"))
     expect_uses_weights(spec, sub, sizes)

@@ -225,8 +225,8 @@ def structure(sub):
                        "features", "CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)")
     # dropout and qkv_bias reach every head, as far as the student's own CausalAttention honours them
     info = sub.build(NAME, 4, 2, 5, 0.25, num_heads=2, qkv_bias=True, seed=0).info
-    own = sub.build(CAUSAL.name, 4, 2, 5, 0.25, qkv_bias=True, seed=0).info["modules"]
-    own_p, own_bias = own.get("dropout", {}).get("p"), own.get("W_query", {}).get("bias")
+    own = sub.build(CAUSAL.name, 4, 2, 5, 0.25, qkv_bias=True, seed=0).info
+    own_p, own_bias = own["modules"].get("dropout", {}).get("p"), own["modules"].get("W_query", {}).get("bias")
     for name in ("heads.0", "heads.1"):
         p = info["modules"].get(f"{name}.dropout", {}).get("p")
         bias = info["modules"].get(f"{name}.W_query", {}).get("bias")
@@ -235,6 +235,14 @@ def structure(sub):
                                f"dropout {p} and {'a' if bias else 'no'} bias",
                                Hint("pass dropout and qkv_bias on to every head",
                                     "CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)"))
+        # context_length reaches the heads too: their buffers (the mask) are sized by it
+        for buffer, shape in own["buffers"].items():
+            got = info["buffers"].get(f"{name}.{buffer}", {}).get("shape")
+            if got not in (None, shape["shape"]):
+                raise seen(f"MultiHeadAttentionWrapper(4, 2, 5, ...) built a head whose `{buffer}` has shape {got}, "
+                           f"expected {shape['shape']} as CausalAttention(4, 2, 5, ...) builds it",
+                           "each head is built with the wrapper's own arguments, in CausalAttention's order",
+                           "CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)", "wrapper_head_arguments")
     _excusing_head_errors(sub, STRUCTURE_SIZES, SPEC.input(STRUCTURE_SIZES), lambda: expect_uses_weights(SPEC, sub))
 
 

@@ -6,7 +6,7 @@ import math
 import zlib
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -160,21 +160,23 @@ def broken(spec: ModuleSpec, sub, sizes: Sizes) -> str:
     """How the student's ``spec`` class fails at ``sizes`` (a few words), or "": whether a later stage can build on it."""
     if spec.name in sub.timed_out:  # calling it would only wait for this stage's time limit too
         return f"yours ran past the time limit in stage {sub.timed_out[spec.name]}"
+    # then a shorter input to the same module: a size or tensor kept from the first call breaks it
+    runs = [s for s in (sizes, replace(sizes, tokens=sizes.tokens - 1)) if s.tokens]
     try:
         module = spec.build(sub, sizes)
-        x = spec.input(sizes)
         state = load_grader_weights(module, sizes.seed)
-        out = module(x)
+        outs = [(s, spec.input(s), module(spec.input(s))) for s in runs]
     except StudentCodeError as error:
         return f"yours raises {error.exc_type or 'an error'}"
     except NotImplementedYet:
         return "yours is not written yet"
     except CheckFailure:
         return "yours cannot be built"
-    with named_weights(spec, state):
-        expected = spec.reference(state, x, sizes, None)
-    if not isinstance(out, torch.Tensor) or out.shape != expected.shape or not close(out, expected, FLOAT32):
-        return "yours gives other outputs than the book's"
+    for s, x, out in outs:
+        with named_weights(spec, state):
+            expected = spec.reference(state, x, s, None)
+        if not isinstance(out, torch.Tensor) or out.shape != expected.shape or not close(out, expected, FLOAT32):
+            return "yours gives other outputs than the book's"
     return ""
 
 
