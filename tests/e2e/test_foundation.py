@@ -129,6 +129,6 @@ def test_layout_matches_the_design_card():
 
 
 def test_cli_usage_errors_are_plain(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "autograder", str(SOLUTION), "--stage", "9"],
+    proc = subprocess.run([sys.executable, "-m", "autograder", str(SOLUTION), "--stage", "99"],
                           cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 2 and "no stage" in proc.stderr and "Traceback" not in proc.stderr

@@ -252,10 +252,11 @@ def print_summary(demo: Demo, seconds: float) -> bool:
             + (f" +{got['extra']:g} bonus" if got["extra"] else "")
         rows.append({"student": s.id, "what": entry.what, "expected": expected, "nbgrader": nbgrader,
                      "repos": f"{demo.repo_totals[s.id]:g}" if s.id in demo.repo_totals else "-", "ok": "yes" if ok else "NO"})
-    heads = {"student": "student", "what": "what they did", "expected": "expected /100",
+    total = f"{load(ASSIGNMENT).max_score:g}"  # the course's, which make release may have changed
+    heads = {"student": "student", "what": "what they did", "expected": f"expected /{total}",
              "nbgrader": "nbgrader", "repos": "repos", "ok": "as expected"}
     widths = {k: max(len(heads[k]), *(len(r[k]) for r in rows)) for k in heads}
-    print("\nEach simulated student: the expected total (out of 100; the late penalty per "
+    print(f"\nEach simulated student: the expected total (out of {total}; the late penalty per "
           "nbgrader_config.py's LatePenalty), nbgrader's (raw, -penalty, +bonus) and the repositories' regrade:")
     for row in [heads, *rows]:
         print(("  " + "  ".join(row[k].ljust(widths[k]) for k in heads)).rstrip())

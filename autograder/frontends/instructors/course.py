@@ -74,8 +74,8 @@ def course_numbers(text: str, course: Course) -> str:
 def release(chapter: Chapter, root: Path) -> list[str]:
     """The course file, and the points and totals of the notebook, README and docs; what changed."""
     source = chapter.source_notebook(root)
-    course = course_file.from_notebook(source, chapter.declared_stages,
-                                       source.relative_to(root).as_posix() if source.is_relative_to(root) else str(source))
+    label = source.relative_to(root).as_posix() if source.is_relative_to(root) else str(source)
+    course = course_file.from_notebook(source, chapter.declared_stages, label)
     changed = []
     if course_file.write(course, chapter.course_path):
         changed.append(chapter.course_path.name)
@@ -93,7 +93,7 @@ def release(chapter: Chapter, root: Path) -> list[str]:
             edited = True
     if edited:
         source.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        changed.append(source.name)
+        changed.append(label)  # its path: the release's notebook has the same name
     # the course repository's README and docs (students.md goes to the students) show the same table
     for page in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
         text = page.read_text(encoding="utf-8") if page.is_file() else ""
