@@ -28,13 +28,14 @@ class Vocabulary:
                                            "float", "view", "reshape"})
     # keyword arguments whose removal is a change (the callee's default taken instead)
     keywords: tuple[str, ...] = ("keepdim",)
-    # attribute names exchanged for one another (each pair both ways)
-    attributes: tuple[tuple[str, str], ...] = ()
-    # string constants exchanged for one another (each pair both ways); other strings are never changed
-    strings: tuple[tuple[str, str], ...] = ()
+    # attribute names exchanged for one another: each for every other of its group
+    attributes: tuple[tuple[str, ...], ...] = ()
+    # string constants exchanged for one another: each for every other of its group; other strings are never changed
+    strings: tuple[tuple[str, ...], ...] = ()
 
-    def counterpart(self, pairs: tuple[tuple[str, str], ...], value) -> str | None:
-        return next((b if value == a else a for a, b in pairs if value in (a, b)), None)
+    @staticmethod
+    def counterparts(groups: tuple[tuple[str, ...], ...], value) -> list[str]:
+        return [other for group in groups if value in group for other in group if other != value]
 
 
 GENERIC = Vocabulary()
@@ -71,10 +72,9 @@ def one_operation_changes(node: ast.AST, vocabulary: Vocabulary = GENERIC) -> It
             yield f"int {node.value}->{value}", ast.Constant(value)
     elif isinstance(node, ast.Constant) and type(node.value) is float:
         yield f"float {node.value}->{node.value + 1}", ast.Constant(node.value + 1.0)
-    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
-            vocabulary.counterpart(vocabulary.strings, node.value) is not None:
-        other = vocabulary.counterpart(vocabulary.strings, node.value)
-        yield f"'{node.value}'->'{other}'", ast.Constant(other)
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        for other in vocabulary.counterparts(vocabulary.strings, node.value):
+            yield f"'{node.value}'->'{other}'", ast.Constant(other)
     elif isinstance(node, ast.Constant) and node.value is True:
         yield "True->False", ast.Constant(False)
     elif isinstance(node, ast.Constant) and node.value is False:
@@ -83,9 +83,9 @@ def one_operation_changes(node: ast.AST, vocabulary: Vocabulary = GENERIC) -> It
         yield "inf->0", ast.Constant(0.0)
     elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
         yield f"drop .{node.attr}", node.value
-    elif isinstance(node, ast.Attribute) and vocabulary.counterpart(vocabulary.attributes, node.attr) is not None:
-        other = vocabulary.counterpart(vocabulary.attributes, node.attr)
-        yield f"{node.attr}->{other}", ast.Attribute(node.value, other, node.ctx)
+    elif isinstance(node, ast.Attribute) and vocabulary.counterparts(vocabulary.attributes, node.attr):
+        for other in vocabulary.counterparts(vocabulary.attributes, node.attr):
+            yield f"{node.attr}->{other}", ast.Attribute(node.value, other, node.ctx)
     elif isinstance(node, ast.Subscript) and isinstance(node.slice, (ast.Slice, ast.Tuple)) and \
             any(isinstance(s, ast.Slice) for s in ([node.slice] if isinstance(node.slice, ast.Slice) else node.slice.elts)):
         yield "drop slice", node.value
@@ -131,7 +131,7 @@ def mutable(node: ast.AST, parents: dict, vocabulary: Vocabulary = GENERIC) -> b
     if isinstance(parents.get(node), ast.Call) and parents[node].func is node:
         return False
     return not (isinstance(node, ast.Constant) and isinstance(node.value, str) and
-                vocabulary.counterpart(vocabulary.strings, node.value) is None)
+                not vocabulary.counterparts(vocabulary.strings, node.value))
 
 
 def replaced(tree: ast.AST, parents: dict, node: ast.AST, replacement: ast.AST) -> str | None:

@@ -36,10 +36,12 @@ ADDITIVE_MASK = ("masked = scores + (1.0 - torch.tril(torch.ones(context_length,
                  "[:num_tokens, :num_tokens]) * -1e9")
 MASKS = (TRIL_MASK, FINITE_MASK, ADDITIVE_MASK)
 
-# what the changes vary besides core's generic calls: attention's calls, the biases, the mask's triangle and -inf
+# what the changes vary besides core's generic calls: attention's calls, the biases, the mask's triangle, -inf and
+# which projection a step uses (copy-pasted W_key for W_value)
 VOCABULARY = Vocabulary(
     droppable=GENERIC.droppable | {"softmax", "dropout", "masked_fill", "masked_fill_", "triu", "tril", "out_proj", "proj"},
-    keywords=(*GENERIC.keywords, "bias", "qkv_bias"), attributes=(("triu", "tril"),), strings=(("-inf", "inf"),))
+    keywords=(*GENERIC.keywords, "bias", "qkv_bias"), attributes=(("triu", "tril"),),
+    strings=(("-inf", "inf"), ("W_query", "W_key", "W_value")))
 
 # steps of one kind, named together when an error cannot tell them apart
 GROUPS: dict[str, tuple[str, str]] = {step: (group, words) for group, words, steps in (
