@@ -70,14 +70,14 @@ def scores_mistakes(x: torch.Tensor) -> FunctionMistakes:
 
 WEIGHTS_MISTAKES: FunctionMistakes = {
     "columns": (lambda s: torch.softmax(s, dim=0),
-                Hint("softmax over the wrong dimension: the columns sum to 1; the weights of each query (each row) must",
+                Hint("softmax over the wrong dimension: the columns sum to 1; the weights of each query (each row) must sum to 1",
                      "torch.softmax(attn_scores, dim=-1)")),
     "divide_by_sum": (lambda s: s / s.sum(dim=-1, keepdim=True),
                       Hint("dividing by the row sum normalises but is not a softmax: exponentiate first",
                            "torch.softmax(attn_scores, dim=-1)")),
     "exp_only": (lambda s: s.exp(), "exp alone: divide by the sum of each row too (a softmax)"),
     "whole_tensor": (lambda s: s.exp() / s.exp().sum(),
-                     Hint("the whole matrix sums to 1: each row must", "torch.softmax(attn_scores, dim=-1)")),
+                     Hint("the whole matrix sums to 1: each row must sum to 1", "torch.softmax(attn_scores, dim=-1)")),
 }
 
 CONTEXT_MISTAKES: FunctionMistakes = {
