@@ -44,7 +44,12 @@ def restart_clean(argv: list[str]) -> None:
     only the variables it needs, unless this one did; only where the grader can fork its workers."""
     from autograder.sandbox.forkserver import available
 
-    if not available() or environment_is_clean():
+    # Once only: where site's start-up sets a variable (a .pth file), the restarted process is not
+    # clean either; it then grades with workers started afresh instead of forks of itself.
+    head, _, tail = RESTART.partition("{paths!r}")
+    code = sys.orig_argv[3] if sys.orig_argv[1:3] == ["-I", "-c"] and len(sys.orig_argv) > 3 else ""
+    restarted = code.startswith(head) and code.endswith(tail)
+    if not available() or environment_is_clean() or restarted:
         return
     env = {name: value for name, value in os.environ.items() if _kept(name)}
     env["OMP_NUM_THREADS"] = "1"

@@ -45,3 +45,20 @@ def test_an_unfenced_worker_is_refused_only_when_fences_are_required():
     assert confinement_refusal(fenced, required) is None
     assert "refusing to run the submission without its fences" in confinement_refusal({"seccomp": True}, required)
     assert confinement_refusal("not a dict", required) is not None
+
+
+def test_a_restarted_grading_is_not_restarted_again(monkeypatch):
+    """Where site's start-up sets a variable (a .pth file), the restarted process is not clean either:
+    it grades as it is instead of starting itself again without end."""
+    from autograder.sandbox import launch
+
+    execs = []
+    monkeypatch.setattr(launch.os, "execve", lambda *args: execs.append(args))
+    monkeypatch.setattr(launch, "environment_is_clean", lambda: False)
+    monkeypatch.setattr("autograder.sandbox.forkserver.available", lambda: True)
+    monkeypatch.setattr(launch.sys, "orig_argv", ["python", "-m", "autograder", "grade", "x.ipynb"])
+    launch.restart_clean(["grade", "x.ipynb"])
+    assert len(execs) == 1
+    monkeypatch.setattr(launch.sys, "orig_argv", execs[0][1])  # the restarted process's own command line
+    launch.restart_clean(["grade", "x.ipynb"])
+    assert len(execs) == 1
