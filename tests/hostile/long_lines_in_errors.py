@@ -1,11 +1,11 @@
-"""Error text the worker's own cuts miss: a str subclass whose slices are ten million characters,
-a message of many lines forging a total, a type name of a million characters. The grader cuts
+"""Error text the worker's own cuts miss: a str subclass whose slices are 100,000 characters,
+a message of many lines forging a total, a type name of 100,000 characters. The grader cuts
 what it reads to one line of bounded length: results.json and the console stay small."""
 
 
 class Endless(str):
     def __getitem__(self, key):
-        return Endless("x" * 10**7)
+        return Endless("x" * 10**5)
 
 
 class Forged(Exception):
@@ -22,7 +22,7 @@ def compute_attn_scores(inputs):
 
 
 def compute_attn_weights(attn_scores):
-    return type("T" * 10**6, (), {})()
+    return type("T" * 10**5, (), {})()
 
 
 def compute_context_vecs(attn_weights, inputs):
