@@ -34,17 +34,26 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _course(root: Path, venv: Path) -> Path:
-    course = root / "course"
+@pytest.fixture(scope="module")
+def released(tmp_path_factory) -> Path:
+    """The course after make release, made once (17 s of CPU): each test serves a copy."""
+    course = tmp_path_factory.mktemp("released") / "course"
     course.mkdir()
     for name in ("Makefile", "students.mk", "nbgrader_config.py", "pyproject.toml", "constraints.txt"):
         shutil.copy(REPO / name, course)
     shutil.copytree(REPO / "solutions", course / "solutions", ignore=shutil.ignore_patterns(".*"))
     (course / ".stamp").touch()
-    link_venv(course, venv)
+    link_venv(course, Path(sys.executable).parent.parent)
     subprocess.run(["make", "--no-print-directory", "release", f"STAMP={course / '.stamp'}"], cwd=course,
                    check=True, capture_output=True, timeout=300,
                    env={k: v for k, v in os.environ.items() if not k.startswith("MAKE")})
+    return course
+
+
+def _course(released: Path, root: Path, venv: Path) -> Path:
+    course = root / "course"
+    shutil.copytree(released, course, symlinks=True, ignore=shutil.ignore_patterns(".venv"))
+    link_venv(course, venv)
     return course
 
 
@@ -100,12 +109,12 @@ def _check(status: int, page: str, log: str) -> None:
     assert "127.0.0.1" in log and "0.0.0.0" not in log
 
 
-def test_formgrader_as_root(tmp_path):
+def test_formgrader_as_root(released, tmp_path):
     if os.geteuid() != 0:
         pytest.skip(f"not root (uid {os.geteuid()}): the server cannot be started as root here; "
                     "test_formgrader_as_a_user runs as this account")
     venv = Path(sys.executable).parent.parent
-    course = _course(tmp_path, venv)
+    course = _course(released, tmp_path, venv)
     status, page, log = _serve_and_get(course, _env(tmp_path / "home"))
     _check(status, page, log)
     dry = subprocess.run(["make", "-n", "-o", str(course / ".stamp"), "formgrader"], cwd=course,
@@ -115,15 +124,16 @@ def test_formgrader_as_root(tmp_path):
 
 def _user_venv(tmp_path: Path, user: str) -> Path:
     """This test's environment, for an unprivileged user: where the interpreter sits in a
-    folder only root may enter (pyenv under /root), a copy of it, with the test venv's
-    packages on its path and the venv's `jupyter` and `nbgrader` commands."""
+    folder only root may enter (pyenv under /root), a copy of it without its own packages
+    (685 MB here), with the test venv's packages on its path and the venv's `jupyter` and
+    `nbgrader` commands."""
     venv = Path(sys.executable).parent.parent
     probe = subprocess.run(["runuser", "-u", user, "--", str(venv / "bin" / "python"), "-c", "import nbgrader"],
                            capture_output=True)
     if probe.returncode == 0:
         return venv
     base = tmp_path / "python"
-    shutil.copytree(sys.base_prefix, base, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "test", "tests"))
+    shutil.copytree(sys.base_prefix, base, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "test", "tests", "site-packages"))
     user_venv = tmp_path / "venv"
     subprocess.run([base / "bin" / "python3", "-m", "venv", "--without-pip", user_venv], check=True)
     site = next((user_venv / "lib").glob("python3*/site-packages"))
@@ -139,11 +149,11 @@ def _user_venv(tmp_path: Path, user: str) -> Path:
     return user_venv
 
 
-def test_formgrader_as_a_user(request, tmp_path):
+def test_formgrader_as_a_user(released, request, tmp_path):
     if os.geteuid() != 0:
         # Not root: this account is the unprivileged user, and it runs this test's interpreter.
         venv = Path(sys.executable).parent.parent
-        course = _course(tmp_path, venv)
+        course = _course(released, tmp_path, venv)
         status, page, log = _serve_and_get(course, _env(tmp_path / "home"))
         _check(status, page, log)
         dry = subprocess.run(["make", "-n", "formgrader", f"STAMP={course / '.stamp'}"], cwd=course,
@@ -161,7 +171,7 @@ def test_formgrader_as_a_user(request, tmp_path):
     tmp_path.chmod(0o755)
     request.addfinalizer(lambda: shutil.rmtree(tmp_path, ignore_errors=True))
     venv = _user_venv(tmp_path, user)
-    course = _course(tmp_path, venv)
+    course = _course(released, tmp_path, venv)
     uid, gid = pwd.getpwnam(user).pw_uid, pwd.getpwnam(user).pw_gid
     home = tmp_path / "home"
     home.mkdir()
