@@ -59,9 +59,9 @@ class ForkedProcess:
 class ForkServer:
     """The grader's side: starts the server and asks it for workers."""
 
-    def __init__(self, env: dict, cwd: str, stderr, threads: int, here: bool = False):
+    def __init__(self, env: dict, cwd: str, stderr, here: bool = False):
         """``env``: a worker's, naming this process as the grader; ``here``: fork this process instead."""
-        self.threads, self.here = threads, here
+        self.here = here
         self._asking = threading.Lock()
         self._ready = False  # the server's first message, read before the first request
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -152,7 +152,7 @@ def serve(fd: int) -> None:
     try:
         from autograder.sandbox import confinement, loader, wire, workspace  # noqa: F401
 
-        child.pin_threads(handshake.get("threads", 1))
+        child.pin_threads()
         child.preload_notebook_imports()
     except Exception as exc:
         sock.send(f"imports failed: {type(exc).__name__}: {exc}".encode()[:4000])

@@ -72,18 +72,16 @@ def matplotlib_cache(scratch: str) -> str:
 def worker_environment(scratch: str, device: str, settings: Settings, grader_pid: int | None = None,
                        token: str = "") -> dict:
     """The whole environment of a worker (or fork server): the handshake is all it learns of the grader."""
-    limits = settings.limits
     env = {k: v for k, v in os.environ.items() if k in _PASSED_ON or k.startswith(_PASSED_ON_PREFIXES)}
     # Caches and temporary files go to the scratch folder, the only place the worker may write.
     env.update(MPLBACKEND="Agg", PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1",
                HOME=scratch, TMPDIR=scratch, MPLCONFIGDIR=matplotlib_cache(scratch), XDG_CACHE_HOME=scratch,
-               OMP_NUM_THREADS=str(limits.threads))
+               OMP_NUM_THREADS="1")
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
     env[HANDSHAKE] = json.dumps({
-        "grader_pid": grader_pid or os.getpid(), "device": device, "threads": limits.threads,
-        "memory_bytes": limits.memory_bytes if device == "cpu" else 0, "token": token,
-        "fences": settings.fences, "debug": settings.debug, "portable": settings.portable})
+        "grader_pid": grader_pid or os.getpid(), "device": device, "memory_bytes": settings.limits.memory_bytes if device == "cpu" else 0,
+        "token": token, "fences": settings.fences, "debug": settings.debug, "portable": settings.portable})
     return env
 
 

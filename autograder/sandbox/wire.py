@@ -42,10 +42,6 @@ class BadFrame(WireError):
     """A frame the grader will not take: too large, or not a valid frame (the channel is still open)."""
 
 
-class FrameTooLarge(BadFrame):
-    pass
-
-
 def encode(obj) -> bytes:
     blobs: list = []  # views of each tensor's bytes (the frame is joined at once)
 
@@ -174,7 +170,7 @@ class Reader:
     def read(self, deadline: float | None = None):
         (hlen,) = struct.unpack("<Q", self._exact(8, deadline))
         if hlen > MAX_HEADER:
-            raise FrameTooLarge(f"a header of {hlen} bytes")
+            raise BadFrame(f"a header of {hlen} bytes")
         header = self._exact(hlen, deadline)
         (count,) = struct.unpack("<I", self._exact(4, deadline))
         if count > 4096:
@@ -184,7 +180,7 @@ class Reader:
             (blen,) = struct.unpack("<Q", self._exact(8, deadline))
             total += blen
             if total > MAX_FRAME:
-                raise FrameTooLarge(f"more than {MAX_FRAME // 2**20} MiB of tensors")
+                raise BadFrame(f"more than {MAX_FRAME // 2**20} MiB of tensors")
             blobs.append(self._exact(blen, deadline))
         return _decode(header, blobs, self.clean)
 
