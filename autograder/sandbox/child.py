@@ -191,8 +191,9 @@ def main() -> None:
         send_raw(_frame(obj, wire))
 
     def stages_fork() -> bool:
-        # A copy forked from a process that started CUDA cannot use CUDA: then stages run in place.
-        return oslayer.stages_fork() and not torch.cuda.is_initialized()
+        # Linux only: macOS forbids forking once PyTorch started Apple's frameworks, and a copy forked
+        # from a process that started CUDA cannot use CUDA. Elsewhere stages run in place.
+        return oslayer.is_linux() and not torch.cuda.is_initialized()
 
     devices: tuple[str, ...] = ()
     if handshake.get("device") == "cuda":

@@ -25,7 +25,7 @@ class ForkServerError(Exception):
 
 
 def available() -> bool:
-    return oslayer.stages_fork() and hasattr(os, "pidfd_open")
+    return oslayer.is_linux() and hasattr(os, "pidfd_open")
 
 
 class ForkedProcess:
