@@ -76,11 +76,9 @@ def _decode_tensor(meta: dict, blobs: list[bytes]) -> torch.Tensor:
     # and torch cannot allocate a size that large even when it holds nothing.
     if any(s < 0 or s >= 2**62 for s in shape) or len(shape) > 16:
         raise BadFrame(f"bad tensor shape {shape}")
-    numel = math.prod(shape)
-    itemsize = torch.empty((), dtype=dtype).element_size()
-    if numel * itemsize != len(raw):
+    if math.prod(shape) * dtype.itemsize != len(raw):
         raise BadFrame(f"tensor of shape {shape} does not match its {len(raw)} bytes")
-    if numel == 0:
+    if not raw:
         try:
             return torch.empty(shape, dtype=dtype)
         except RuntimeError as exc:  # "Storage size calculation overflowed" for sizes like [2**40, 2**40, 0]
