@@ -60,7 +60,6 @@ class ForkServer:
 
     def __init__(self, env: dict, cwd: str, stderr, here: bool = False):
         """``env``: a worker's, naming this process as the grader; ``here``: fork this process instead."""
-        self.here = here
         self._asking = threading.Lock()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         boot = (f"import sys; sys.path.append({child.PACKAGE_PARENT!r}); "
@@ -117,7 +116,7 @@ class ForkServer:
             self.proc.wait(5)
         oslayer.kill_process_tree(self.proc)
         self.proc.wait()
-        if self.here:  # this process's own child: reaped here
+        if isinstance(self.proc, ForkedProcess):  # forked from this process: its child, reaped here
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self.proc.pid, 0)
 
