@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from autograder.sandbox import oslayer
+from autograder.sandbox import forkserver, oslayer
 from autograder.sandbox.child import HANDSHAKE, PACKAGE_PARENT
 from autograder.sandbox.settings import SOURCES, Settings
 
@@ -42,14 +42,12 @@ def environment_is_clean() -> bool:
 def restart_clean(argv: list[str]) -> None:
     """Run this command again (``python -m autograder ARGV``) in a process that starts isolated with
     only the variables it needs, unless this one did; only where the grader can fork its workers."""
-    from autograder.sandbox.forkserver import available
-
     # Once only: where site's start-up sets a variable (a .pth file), the restarted process is not
     # clean either; it then grades with workers started afresh instead of forks of itself.
     head, _, tail = RESTART.partition("{paths!r}")
     code = sys.orig_argv[3] if sys.orig_argv[1:3] == ["-I", "-c"] and len(sys.orig_argv) > 3 else ""
     restarted = code.startswith(head) and code.endswith(tail)
-    if not available() or environment_is_clean() or restarted:
+    if not forkserver.available() or environment_is_clean() or restarted:
         return
     env = {name: value for name, value in os.environ.items() if _kept(name)}
     env["OMP_NUM_THREADS"] = "1"
