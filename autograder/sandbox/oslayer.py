@@ -132,11 +132,12 @@ class Pump:
     def get(self, deadline: float | None) -> bytes | None:
         """The next chunk (``b""``: the pipe closed), or ``None`` when the deadline passed."""
         try:
-            if deadline is None:
-                return self.chunks.get()
-            return self.chunks.get(timeout=max(0.0, deadline - time.monotonic()))
+            chunk = self.chunks.get(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
         except queue.Empty:
             return None
+        if not chunk:
+            self.chunks.put(chunk)  # closed for every later read too
+        return chunk
 
 
 def write_with_deadline(fd: int, data: bytes, deadline: float) -> bool:

@@ -114,20 +114,16 @@ class Reader:
         # Without select on pipes (oslayer), a thread reads for the deadlines (the worker's reader has none).
         self._pump = oslayer.Pump(fd) if deadlines and not oslayer.is_posix() else None
         self._buffer = bytearray()
-        self._closed = False
 
     def read_some(self, deadline: float | None, most: int = 1 << 20) -> bytes:
         """Up to ``most`` bytes (``b""``: the channel closed); :class:`WireTimeout` past ``deadline``."""
         if not self._buffer and self._pump is not None:
-            if self._closed:
-                return b""
             chunk = self._pump.get(deadline)
             if chunk is None:
                 raise WireTimeout("no answer before the time limit")
-            self._buffer += chunk
             if not chunk:
-                self._closed = True
                 return b""
+            self._buffer += chunk
         if self._buffer:
             taken = bytes(self._buffer[:most])
             del self._buffer[:most]
