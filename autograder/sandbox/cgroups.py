@@ -20,12 +20,9 @@ def _own_groups() -> dict[str, str]:
     groups: dict[str, str] = {}
     with contextlib.suppress(OSError):
         for line in Path("/proc/self/cgroup").read_text().splitlines():
-            number, controllers, path = line.split(":", 2)
-            if number == "0" and not controllers:
-                groups["0"] = path
-            for name in controllers.split(","):
-                if name:
-                    groups[name] = path
+            _, controllers, path = line.split(":", 2)
+            for name in (controllers or "0").split(","):  # v2's line names no controller
+                groups[name] = path
     return groups
 
 

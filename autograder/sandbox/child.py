@@ -7,11 +7,13 @@ import contextlib
 import gc
 import io
 import json
+import linecache
 import os
 import sys
 import time
 
 from autograder.sandbox import oslayer
+from autograder.sandbox.loader import strip_magics
 
 # The folder holding the package: a checkout or site-packages.
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -97,9 +99,6 @@ def _limit_resources(limit: int) -> dict:
 
 
 def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = False) -> list[dict]:
-    import linecache
-
-    from autograder.sandbox.loader import strip_magics
     from autograder.sandbox.workspace import describe_error
 
     statuses = []
@@ -157,11 +156,11 @@ def preload_notebook_imports() -> None:
         import matplotlib.pyplot  # noqa: F401
 
 
-def pin_threads(threads: int) -> None:
-    """Back to the handshake's count: a stage's copy would hang on a thread pool without its threads."""
+def pin_threads() -> None:
+    """Back to one thread (a cell may raise it): a stage's copy would hang on a thread pool without its threads."""
     import torch
 
-    torch.set_num_threads(threads)
+    torch.set_num_threads(1)
 
 
 def main() -> None:
@@ -178,7 +177,7 @@ def main() -> None:
     from autograder.sandbox.confinement import confine, install_seccomp
     from autograder.sandbox.workspace import Workspace
 
-    pin_threads(handshake.get("threads", 1))
+    pin_threads()
     preload_notebook_imports()
     reader = wire.Reader(proto_in, deadlines=False, clean=False)
     write = os.write  # the submission may patch os.write; the protocol keeps its own
@@ -192,8 +191,9 @@ def main() -> None:
         send_raw(_frame(obj, wire))
 
     def stages_fork() -> bool:
-        # A copy forked from a process that started CUDA cannot use CUDA: then stages run in place.
-        return oslayer.stages_fork() and not torch.cuda.is_initialized()
+        # Linux only: macOS forbids forking once PyTorch started Apple's frameworks, and a copy forked
+        # from a process that started CUDA cannot use CUDA. Elsewhere stages run in place.
+        return oslayer.is_linux() and not torch.cuda.is_initialized()
 
     devices: tuple[str, ...] = ()
     if handshake.get("device") == "cuda":
@@ -220,9 +220,9 @@ def main() -> None:
         if op == "load_submission":
             torch.manual_seed(0)
             statuses = run_cells(request["cells"], namespace, send, bool(request.get("outputs")))
-            pin_threads(handshake.get("threads", 1))
+            pin_threads()
             workspace = Workspace(namespace, request.get("device", "cpu"))
-            send({"event": "loaded", "cells": statuses, "output": CAPTURED.take() + CAPTURED_ERR.take()})
+            send({"event": "loaded", "cells": statuses})
         elif workspace is None:
             send({"error": {"kind": "protocol", "type": "", "message": "load first", "where": ""}})
         elif op == "fork_stage":
@@ -238,7 +238,7 @@ def main() -> None:
                 oslayer.die_with_parent()
                 if handshake.get("fences", True):
                     install_seccomp()
-                pin_threads(handshake.get("threads", 1))
+                pin_threads()
                 send({"event": "stage", "pid": os.getpid()})
                 continue  # this copy answers the stage's requests, until "end_stage"
             with contextlib.suppress(ChildProcessError):

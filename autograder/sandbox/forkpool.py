@@ -8,7 +8,7 @@ import tempfile
 
 from autograder.sandbox import forkserver, oslayer
 from autograder.sandbox.launch import environment_is_clean, worker_environment
-from autograder.sandbox.settings import Limits, Settings
+from autograder.sandbox.settings import Settings
 
 _fork_server: forkserver.ForkServer | None = None  # once start_fork_server() has started one
 _fork_server_scratch: tempfile.TemporaryDirectory | None = None
@@ -28,8 +28,7 @@ def start_fork_server(settings: Settings | None = None, here: bool = False) -> b
     env = worker_environment(_fork_server_scratch.name, "cpu", settings)
     oslayer.become_subreaper()
     try:
-        _fork_server = forkserver.ForkServer(env, _fork_server_scratch.name, None if settings.debug else subprocess.DEVNULL,
-                                             settings.limits.threads, here)
+        _fork_server = forkserver.ForkServer(env, _fork_server_scratch.name, None if settings.debug else subprocess.DEVNULL, here)
     except OSError:
         _fork_server = None
         return False
@@ -56,10 +55,10 @@ def stop_fork_server() -> None:
         server.close()
 
 
-def fork_server_for(device: str, limits: Limits) -> forkserver.ForkServer | None:
-    """The running server, when it can start this worker (the CPU, the same thread count)."""
+def fork_server_for(device: str) -> forkserver.ForkServer | None:
+    """The running server, when it can start this worker (a CPU one)."""
     server = _fork_server
-    if server is None or device != "cpu" or server.threads != limits.threads:
+    if server is None or device != "cpu":
         return None
     if not server.alive:
         stop_fork_server()

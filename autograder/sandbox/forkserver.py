@@ -16,7 +16,6 @@ import threading
 
 from autograder.sandbox import child, oslayer
 
-READY = b"ready"
 _REQUEST_LIMIT = 1 << 20  # bytes of one request (an environment and a folder)
 
 
@@ -25,7 +24,7 @@ class ForkServerError(Exception):
 
 
 def available() -> bool:
-    return oslayer.stages_fork() and hasattr(os, "pidfd_open")
+    return oslayer.is_linux() and hasattr(os, "pidfd_open")
 
 
 class ForkedProcess:
@@ -59,11 +58,9 @@ class ForkedProcess:
 class ForkServer:
     """The grader's side: starts the server and asks it for workers."""
 
-    def __init__(self, env: dict, cwd: str, stderr, threads: int, here: bool = False):
+    def __init__(self, env: dict, cwd: str, stderr, here: bool = False):
         """``env``: a worker's, naming this process as the grader; ``here``: fork this process instead."""
-        self.threads, self.here = threads, here
         self._asking = threading.Lock()
-        self._ready = False  # the server's first message, read before the first request
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         boot = (f"import sys; sys.path.append({child.PACKAGE_PARENT!r}); "
                 f"from autograder.sandbox.forkserver import serve; serve({theirs.fileno()})")
@@ -79,7 +76,7 @@ class ForkServer:
             theirs.close()
         self.pid = self.proc.pid
         self._sock = ours
-        self._sock.settimeout(120)  # the server's imports, on a busy machine
+        self._sock.settimeout(120)  # the first answer waits on the server's imports, on a busy machine
 
     @property
     def alive(self) -> bool:
@@ -93,14 +90,9 @@ class ForkServer:
         try:
             request = json.dumps({"env": env, "cwd": cwd}).encode()
             with self._asking:  # one request and its answer at a time
-                if not self._ready:
-                    first = self._sock.recv(_REQUEST_LIMIT)
-                    if first != READY:
-                        raise ValueError(f"it did not start: {first[:200].decode('utf-8', 'replace')}")
-                    self._sock.settimeout(30)
-                    self._ready = True
                 socket.send_fds(self._sock, [request], [to_worker_r, from_worker_w, stderr_fd])
                 answer, fds, _, _ = socket.recv_fds(self._sock, _REQUEST_LIMIT, 1)
+                self._sock.settimeout(30)  # the server's imports are done
             for received in fds:
                 os.set_inheritable(received, False)
             pid = int(json.loads(answer)["pid"])
@@ -124,7 +116,7 @@ class ForkServer:
             self.proc.wait(5)
         oslayer.kill_process_tree(self.proc)
         self.proc.wait()
-        if self.here:  # this process's own child: reaped here
+        if isinstance(self.proc, ForkedProcess):  # forked from this process: its child, reaped here
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self.proc.pid, 0)
 
@@ -152,9 +144,9 @@ def serve(fd: int) -> None:
     try:
         from autograder.sandbox import confinement, loader, wire, workspace  # noqa: F401
 
-        child.pin_threads(handshake.get("threads", 1))
+        child.pin_threads()
         child.preload_notebook_imports()
-    except Exception as exc:
+    except Exception as exc:  # the grader reads this as no answer, and starts its workers afresh
         sock.send(f"imports failed: {type(exc).__name__}: {exc}".encode()[:4000])
         os._exit(1)
     gc.freeze()  # the copies' collections skip what the server imported, and leave its pages shared
@@ -162,7 +154,6 @@ def serve(fd: int) -> None:
     if threads != 1:  # a fork copies one thread: another's locks would stay held in every copy
         sock.send(f"the server runs {threads} threads; forking it would not be safe".encode())
         os._exit(1)
-    sock.send(READY)
     while True:
         try:
             request, fds, _, _ = socket.recv_fds(sock, _REQUEST_LIMIT, 5)

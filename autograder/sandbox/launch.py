@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from autograder.sandbox import oslayer
+from autograder.sandbox import forkserver, oslayer
 from autograder.sandbox.child import HANDSHAKE, PACKAGE_PARENT
 from autograder.sandbox.settings import SOURCES, Settings
 
@@ -42,14 +42,12 @@ def environment_is_clean() -> bool:
 def restart_clean(argv: list[str]) -> None:
     """Run this command again (``python -m autograder ARGV``) in a process that starts isolated with
     only the variables it needs, unless this one did; only where the grader can fork its workers."""
-    from autograder.sandbox.forkserver import available
-
     # Once only: where site's start-up sets a variable (a .pth file), the restarted process is not
     # clean either; it then grades with workers started afresh instead of forks of itself.
     head, _, tail = RESTART.partition("{paths!r}")
     code = sys.orig_argv[3] if sys.orig_argv[1:3] == ["-I", "-c"] and len(sys.orig_argv) > 3 else ""
     restarted = code.startswith(head) and code.endswith(tail)
-    if not available() or environment_is_clean() or restarted:
+    if not forkserver.available() or environment_is_clean() or restarted:
         return
     env = {name: value for name, value in os.environ.items() if _kept(name)}
     env["OMP_NUM_THREADS"] = "1"
@@ -72,18 +70,16 @@ def matplotlib_cache(scratch: str) -> str:
 def worker_environment(scratch: str, device: str, settings: Settings, grader_pid: int | None = None,
                        token: str = "") -> dict:
     """The whole environment of a worker (or fork server): the handshake is all it learns of the grader."""
-    limits = settings.limits
     env = {k: v for k, v in os.environ.items() if k in _PASSED_ON or k.startswith(_PASSED_ON_PREFIXES)}
     # Caches and temporary files go to the scratch folder, the only place the worker may write.
     env.update(MPLBACKEND="Agg", PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1",
                HOME=scratch, TMPDIR=scratch, MPLCONFIGDIR=matplotlib_cache(scratch), XDG_CACHE_HOME=scratch,
-               OMP_NUM_THREADS=str(limits.threads))
+               OMP_NUM_THREADS="1")
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
     env[HANDSHAKE] = json.dumps({
-        "grader_pid": grader_pid or os.getpid(), "device": device, "threads": limits.threads,
-        "memory_bytes": limits.memory_bytes if device == "cpu" else 0, "token": token,
-        "fences": settings.fences, "debug": settings.debug, "portable": settings.portable})
+        "grader_pid": grader_pid or os.getpid(), "device": device, "memory_bytes": settings.limits.memory_bytes if device == "cpu" else 0,
+        "token": token, "fences": settings.fences, "debug": settings.debug, "portable": settings.portable})
     return env
 
 

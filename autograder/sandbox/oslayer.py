@@ -29,11 +29,6 @@ def is_posix() -> bool:
     return os.name == "posix" and not forced_portable
 
 
-def stages_fork() -> bool:
-    """Stages in forked copies: Linux only (macOS forbids forking once PyTorch started Apple's frameworks)."""
-    return is_linux() and hasattr(os, "fork")
-
-
 def die_with_parent(signal_number: int = 9) -> None:
     """The kernel kills this process when its parent dies, even by SIGKILL (Linux only)."""
     if is_linux():
@@ -80,17 +75,15 @@ def started_environment() -> set[str] | None:
 
 def kill_process_tree(proc) -> None:
     """End the worker (a ``subprocess.Popen``) and, where process groups exist, its session."""
-    if is_posix():
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+    kill_group(proc.pid)
     with contextlib.suppress(OSError):
         proc.kill()
 
 
 def kill_group(pgid: int) -> None:
-    """SIGKILL to a process group (POSIX); callers check ``pgid`` first: never 0, 1 or ours."""
+    """SIGKILL to a process group (POSIX), never to 0, 1 or ours."""
     if is_posix() and pgid > 1 and pgid != os.getpgrp():
-        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        with contextlib.suppress(OSError):
             os.killpg(pgid, signal.SIGKILL)
 
 
@@ -111,7 +104,7 @@ def parent_and_group(pid: int) -> tuple[int, int] | None:
 
 
 def kill_pid(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+    with contextlib.suppress(OSError):
         os.kill(pid, signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGTERM)
 
 
@@ -139,11 +132,12 @@ class Pump:
     def get(self, deadline: float | None) -> bytes | None:
         """The next chunk (``b""``: the pipe closed), or ``None`` when the deadline passed."""
         try:
-            if deadline is None:
-                return self.chunks.get()
-            return self.chunks.get(timeout=max(0.0, deadline - time.monotonic()))
+            chunk = self.chunks.get(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
         except queue.Empty:
             return None
+        if not chunk:
+            self.chunks.put(chunk)  # closed for every later read too
+        return chunk
 
 
 def write_with_deadline(fd: int, data: bytes, deadline: float) -> bool:

@@ -14,12 +14,11 @@ HINT_LEVELS = (1, 2)
 
 @dataclass(frozen=True)
 class Limits:
-    """How much time, memory, threads and disk a worker gets (the commands' defaults)."""
+    """How much time, memory and disk a worker gets (the commands' defaults); it computes on one thread."""
 
     cell_seconds: float = 60.0      # one notebook cell while loading
     stage_seconds: float = 60.0     # all checks of one stage
     memory_bytes: int = 8 * 2**30   # address space of the worker (CPU only: CUDA reserves far more)
-    threads: int = 1
     # All the files the submission writes (its scratch folder); each file has 1 GiB at most.
     scratch_bytes: int = 2 * 2**30
     # The whole grading of one submission, loading included: below Gradescope's default

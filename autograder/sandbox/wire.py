@@ -42,10 +42,6 @@ class BadFrame(WireError):
     """A frame the grader will not take: too large, or not a valid frame (the channel is still open)."""
 
 
-class FrameTooLarge(BadFrame):
-    pass
-
-
 def encode(obj) -> bytes:
     blobs: list = []  # views of each tensor's bytes (the frame is joined at once)
 
@@ -80,11 +76,9 @@ def _decode_tensor(meta: dict, blobs: list[bytes]) -> torch.Tensor:
     # and torch cannot allocate a size that large even when it holds nothing.
     if any(s < 0 or s >= 2**62 for s in shape) or len(shape) > 16:
         raise BadFrame(f"bad tensor shape {shape}")
-    numel = math.prod(shape)
-    itemsize = torch.empty((), dtype=dtype).element_size()
-    if numel * itemsize != len(raw):
+    if math.prod(shape) * dtype.itemsize != len(raw):
         raise BadFrame(f"tensor of shape {shape} does not match its {len(raw)} bytes")
-    if numel == 0:
+    if not raw:
         try:
             return torch.empty(shape, dtype=dtype)
         except RuntimeError as exc:  # "Storage size calculation overflowed" for sizes like [2**40, 2**40, 0]
@@ -120,20 +114,16 @@ class Reader:
         # Without select on pipes (oslayer), a thread reads for the deadlines (the worker's reader has none).
         self._pump = oslayer.Pump(fd) if deadlines and not oslayer.is_posix() else None
         self._buffer = bytearray()
-        self._closed = False
 
     def read_some(self, deadline: float | None, most: int = 1 << 20) -> bytes:
         """Up to ``most`` bytes (``b""``: the channel closed); :class:`WireTimeout` past ``deadline``."""
         if not self._buffer and self._pump is not None:
-            if self._closed:
-                return b""
             chunk = self._pump.get(deadline)
             if chunk is None:
                 raise WireTimeout("no answer before the time limit")
-            self._buffer += chunk
             if not chunk:
-                self._closed = True
                 return b""
+            self._buffer += chunk
         if self._buffer:
             taken = bytes(self._buffer[:most])
             del self._buffer[:most]
@@ -174,7 +164,7 @@ class Reader:
     def read(self, deadline: float | None = None):
         (hlen,) = struct.unpack("<Q", self._exact(8, deadline))
         if hlen > MAX_HEADER:
-            raise FrameTooLarge(f"a header of {hlen} bytes")
+            raise BadFrame(f"a header of {hlen} bytes")
         header = self._exact(hlen, deadline)
         (count,) = struct.unpack("<I", self._exact(4, deadline))
         if count > 4096:
@@ -184,7 +174,7 @@ class Reader:
             (blen,) = struct.unpack("<Q", self._exact(8, deadline))
             total += blen
             if total > MAX_FRAME:
-                raise FrameTooLarge(f"more than {MAX_FRAME // 2**20} MiB of tensors")
+                raise BadFrame(f"more than {MAX_FRAME // 2**20} MiB of tensors")
             blobs.append(self._exact(blen, deadline))
         return _decode(header, blobs, self.clean)
 

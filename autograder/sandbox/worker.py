@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from autograder.sandbox import cgroups, forkpool, oslayer, timings
 from autograder.sandbox.errors import StageAborted, ended_the_stage, over_the_stage_time_limit
@@ -101,9 +101,8 @@ def empty_folder(folder: str) -> None:
 
 @dataclass
 class LoadReport:
-    cells: list[dict] = field(default_factory=list)  # per cell: index, status, error, seconds
-    output: str = ""
-    confinement: dict = field(default_factory=dict)  # which fences held (see confinement.py)
+    cells: list[dict]  # per cell: index, name, status, error, seconds
+    confinement: dict  # which fences held (see confinement.py)
 
 
 def _loops_alike(cells: list[Cell], looped: int) -> dict[int, str]:
@@ -181,7 +180,7 @@ class Worker:
         self._stderr.truncate()
         oslayer.become_subreaper()
         proc = None
-        server = forkpool.fork_server_for(self.device, self.limits)
+        server = forkpool.fork_server_for(self.device)
         if server is not None:
             try:
                 env = worker_environment(scratch, self.device, self.settings, server.pid, self._token)
@@ -225,10 +224,10 @@ class Worker:
             timings.mark("preloads_done")
             try:
                 ready = self.reader.read(time.monotonic() + 120)
+                if not isinstance(ready, dict) or ready.get("event") != "ready":
+                    raise wire.WireError("unexpected first message")
             except wire.WireError as exc:
                 raise self._startup_failure(str(exc)) from None
-            if not isinstance(ready, dict) or ready.get("event") != "ready":
-                raise self._startup_failure("unexpected first message")
             timings.mark("worker_ready")
             self.confinement = ready.get("confinement") if isinstance(ready.get("confinement"), dict) else {}
             if budgeted:  # the grader's fence, not the worker's word
@@ -283,7 +282,7 @@ class Worker:
             cells.append({"index": index, "name": names.get(index, ""), "status": "error", "seconds": None,
                           "error": {"kind": "fatal", "type": "", "message": why, "where": names.get(index, "")}})
         cells.sort(key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0)
-        return LoadReport(cells=cells, output=str(message.get("output", "")), confinement=self.confinement)
+        return LoadReport(cells, self.confinement)
 
     @property
     def alive(self) -> bool:
@@ -365,8 +364,7 @@ class Worker:
                     stage, self.stage_in_place = pid, in_place
         except (wire.WireError, OSError):
             forked = None
-        finally:
-            timings.add("fork_seconds", time.monotonic() - began)
+        timings.add("fork_seconds", time.monotonic() - began)
         if stage is None:
             self.kill()  # the next stage loads afresh
             if forked is not None:
@@ -393,26 +391,24 @@ class Worker:
         synced, self._stage_over_read = self._stage_over_read, False
         if pid is None or not self.alive:
             return
-        try:
-            if ask:  # the loader ignores this request, should the copy have died meanwhile
-                try:
-                    self._send({"op": "end_stage"}, time.monotonic() + 2)
-                except (wire.WireError, OSError):
-                    ask = False
-            if not self.stage_in_place:
-                give_up = time.monotonic() + (2 if ask else 0)
-                while is_alive(pid) and time.monotonic() < give_up:
-                    time.sleep(0.002)
-                with self._processes:
-                    self.kill_stage_copy(pid)
-                end_stray_processes(known={self.proc.pid}, belongs=self._from_worker)
-            # The loaded worker says the stage is over once it collected the copy (in place: once asked).
-            stuck = self.stage_in_place and not ask  # in place, the loaded worker itself stopped answering
-            over = min(time.monotonic() + (10 if self.stage_in_place else 120), self.give_up_at)
-            if stuck or not synced and not self.reader.skip_to(wire.STAGE_OVER, over):
-                self.kill()
-        finally:
-            timings.add("end_stage_seconds", time.monotonic() - began)
+        if ask:  # the loader ignores this request, should the copy have died meanwhile
+            try:
+                self._send({"op": "end_stage"}, time.monotonic() + 2)
+            except (wire.WireError, OSError):
+                ask = False
+        if not self.stage_in_place:
+            give_up = time.monotonic() + (2 if ask else 0)
+            while is_alive(pid) and time.monotonic() < give_up:
+                time.sleep(0.002)
+            with self._processes:
+                self.kill_stage_copy(pid)
+            end_stray_processes(known={self.proc.pid}, belongs=self._from_worker)
+        # The loaded worker says the stage is over once it collected the copy (in place: once asked).
+        stuck = self.stage_in_place and not ask  # in place, the loaded worker itself stopped answering
+        over = min(time.monotonic() + (10 if self.stage_in_place else 120), self.give_up_at)
+        if stuck or not synced and not self.reader.skip_to(wire.STAGE_OVER, over):
+            self.kill()
+        timings.add("end_stage_seconds", time.monotonic() - began)
 
     def request(self, req: dict) -> dict:
         from autograder.sandbox import wire

@@ -139,10 +139,9 @@ class Workspace:
         try:
             with ieee_precision():
                 return {"ok": method(**{k: v for k, v in request.items() if k != "op"})}
-        except _Missing as missing:
-            return {"error": {"kind": "missing", "type": "NameError", "message": str(missing), "where": ""}}
-        except _NotAModule as bad:
-            return {"error": {"kind": "bad_type", "type": "TypeError", "message": str(bad), "where": ""}}
+        except _Refused as refused:
+            kind, name, message = refused.args
+            return {"error": {"kind": kind, "type": name, "message": message, "where": ""}}
         except BaseException as exc:
             if self.interrupts_stop and isinstance(exc, KeyboardInterrupt):
                 raise
@@ -151,7 +150,7 @@ class Workspace:
     # -- helpers ------------------------------------------------------------------------
     def _lookup(self, name: str):
         if name not in self.namespace:
-            raise _Missing(name)
+            raise _Refused("missing", "NameError", name)
         return self.namespace[name]
 
     def _to_device(self, value):
@@ -259,7 +258,7 @@ class Workspace:
         with self._substituted(substitute):
             fn = self._lookup(name)
             if not callable(fn):
-                raise _NotAModule(f"`{name}` is a {type(fn).__name__}, not a {what}")
+                raise _Refused("bad_type", "TypeError", f"`{name}` is a {type(fn).__name__}, not a {what}")
             seed_generators(seed, self.device)
             return fn, fn(*args, **(kwargs or {}))
 
@@ -268,14 +267,14 @@ class Workspace:
         args = self._to_device(args)
         fn, value = self._invoke(name, "function", args, kwargs, seed, substitute)
         if isinstance(fn, type) and isinstance(value, fn):
-            raise _NotAModule(f"`{name}` is a class, not a function: calling it built a {type(value).__name__} "
-                              f"object instead of returning a result; define it with `def {name}(...)`")
+            raise _Refused("bad_type", "TypeError", f"`{name}` is a class, not a function: calling it built a "
+                           f"{type(value).__name__} object instead of returning a result; define it with `def {name}(...)`")
         return {**self._result(value), "args": args} if echo else self._result(value)
 
     def op_build(self, name: str, args: list, kwargs: dict | None = None, seed=None, substitute=None):
         module = self._invoke(name, "class", args, kwargs, seed, substitute)[1]
         if not isinstance(module, nn.Module):
-            raise _NotAModule(f"`{name}(...)` gave a {type(module).__name__}, not an nn.Module")
+            raise _Refused("bad_type", "TypeError", f"`{name}(...)` gave a {type(module).__name__}, not an nn.Module")
         return self._register(module)
 
     def op_forward(self, handle: int, x, train: bool = False, seed=None, repeat: int = 0, echo=False):
@@ -306,7 +305,7 @@ class Workspace:
         named = {**dict(module.named_parameters()), **dict(module.named_buffers())}
         unknown = sorted(set(tensors) - set(named))
         if unknown:
-            raise _Missing(", ".join(unknown))
+            raise _Refused("missing", "NameError", ", ".join(unknown))
         with torch.no_grad():
             for name, value in tensors.items():
                 named[name].copy_(on_device(value.to(named[name].dtype), named[name].device))
@@ -397,9 +396,5 @@ class _OnDevice(TorchFunctionMode):
 _MOVES = (torch.Tensor.to, torch.Tensor.type_as)  # they take a CPU tensor to the device
 
 
-class _Missing(Exception):
-    pass
-
-
-class _NotAModule(Exception):
-    pass
+class _Refused(Exception):
+    """Not the student's error: a name that is missing, or is not what the stage asks for (kind, type, message)."""

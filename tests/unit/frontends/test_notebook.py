@@ -59,7 +59,7 @@ def test_a_student_asks_for_the_fixing_code_with_hints_2_in_a_cell(capsys):
 
 
 def test_a_test_cell_grades_on_one_thread_and_gives_the_kernel_its_threads_back():
-    """The sandboxed worker computes on one thread (Limits.threads); so do the test cells,
+    """The sandboxed worker computes on one thread (child.pin_threads); so do the test cells,
     where tiny tensors on a thread pool cost more than they compute."""
     import torch
 

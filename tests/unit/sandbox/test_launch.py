@@ -14,13 +14,13 @@ def test_the_worker_gets_a_minimal_environment_and_one_handshake(monkeypatch):
     monkeypatch.setenv("GITHUB_TOKEN", "secret")
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
     monkeypatch.setenv("AUTOGRADER_HINT_LEVEL", "2")
-    settings = Settings(fences=False, limits=Limits(memory_bytes=123, threads=3))
+    settings = Settings(fences=False, limits=Limits(memory_bytes=123))
     env = worker_environment("/tmp/scratch", "cpu", settings, token="t0ken")
     assert "GITHUB_TOKEN" not in env and env["LC_ALL"] == "C.UTF-8"
-    assert env["HOME"] == env["TMPDIR"] == "/tmp/scratch" and env["OMP_NUM_THREADS"] == "3"
+    assert env["HOME"] == env["TMPDIR"] == "/tmp/scratch" and env["OMP_NUM_THREADS"] == "1"
     assert [name for name in env if name.startswith("AUTOGRADER_")] == [HANDSHAKE]
     assert json.loads(env[HANDSHAKE]) == {
-        "grader_pid": os.getpid(), "device": "cpu", "threads": 3, "memory_bytes": 123, "token": "t0ken",
+        "grader_pid": os.getpid(), "device": "cpu", "memory_bytes": 123, "token": "t0ken",
         "fences": False, "debug": False, "portable": False}
     assert env["CUDA_VISIBLE_DEVICES"] == ""
     gpu = worker_environment("/tmp/scratch", "cuda", Settings(), grader_pid=42)

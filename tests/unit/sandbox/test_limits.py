@@ -12,7 +12,7 @@ from autograder.sandbox.settings import Limits
 def test_the_defaults():
     limits = Limits()
     assert (limits.cell_seconds, limits.stage_seconds, limits.total_seconds) == (60.0, 60.0, 480.0)
-    assert limits.memory_bytes == 8 * 2**30 and limits.threads == 1
+    assert limits.memory_bytes == 8 * 2**30
     assert limits.scratch_bytes == 2 * 2**30
     with pytest.raises(dataclasses.FrozenInstanceError):
-        limits.threads = 2
+        limits.memory_bytes = 2
