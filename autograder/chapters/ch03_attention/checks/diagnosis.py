@@ -28,16 +28,9 @@ def either(hints: list[Hint]) -> Hint:
     return Hint("", rank=AMBIGUOUS, alternatives=tuple(hints), mistake="|".join(h.mistake for h in hints[:2]))
 
 
-def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dict[str, Hint | str], *,
-             nan_everywhere_names: bool = True) -> Hint | None:
+def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dict[str, Hint | str]) -> Hint | None:
     """The hint of the first known mistake whose output matches the student's, NAMED when no mistake with
-    another hint matches too. ``nan_everywhere_names=False`` where hypothesis shrinks the input toward
-    zeros: there a mistake can be NaN everywhere because of the input alone (x / x.sum() at x = [0.0])."""
-    all_nan = [name for name, output in variants.items() if bool(torch.isnan(output).all())]
-    if nan_everywhere_names and isinstance(actual, torch.Tensor) and actual.is_floating_point() and \
-            bool(torch.isnan(actual).all()) and len(all_nan) == 1 and variants[all_nan[0]].shape == actual.shape:
-        # NaN everywhere names a mistake only when no other mistake (nor a degenerate input) gives it
-        return named(hints[all_nan[0]], all_nan[0])
+    another hint matches too."""
     first: dict[tuple, Hint] = {}  # each hint once, named by the first mistake that gives it
     for name, output in variants.items():
         if same_output(actual, output):
@@ -49,15 +42,9 @@ def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dic
 
 
 def same_output(actual, output: torch.Tensor) -> bool:
-    """Whether ``actual`` is ``output``: the same values, NaN in the same places (an output NaN
-    everywhere identifies no mistake: a degenerate input gives it too)."""
-    if bool(torch.isnan(output).all()):
-        return False
-    if close(actual, output.float(), FLOAT32):
-        return True
-    return bool(torch.isnan(output).any()) and isinstance(actual, torch.Tensor) and actual.shape == output.shape and \
-        torch.equal(torch.isnan(actual), torch.isnan(output)) and \
-        close(actual.nan_to_num(0.0, 1e30, -1e30), output.float().nan_to_num(0.0, 1e30, -1e30), FLOAT32)
+    """Whether ``actual`` is ``output``, NaN in the same places (an output NaN everywhere identifies no
+    mistake: a degenerate input gives it too)."""
+    return not bool(torch.isnan(output).all()) and close(actual, output.float(), FLOAT32)
 
 
 # -- the steps' variants: mistakes nobody catalogued ----------------------------------------------
@@ -141,11 +128,11 @@ def error_variants(error: StudentCodeError, program, *args: torch.Tensor) -> lis
     except Exception as exc:
         if (type(exc).__name__, _comparable(str(exc))) == raised:
             return []
-    alike = [(v, out) for v, out in _variants_run(program, args)
+    alike = [v for v, out in _variants_run(program, args)
              if isinstance(out, Exception) and (type(out).__name__, _comparable(str(out))) == raised]
-    if len({P.GROUPS.get(P.STEPS[v.step][0], (P.STEPS[v.step][0],))[0] for v, _ in alike}) != 1:
+    if len({P.GROUPS.get(P.STEPS[v.step][0], (P.STEPS[v.step][0],))[0] for v in alike}) != 1:
         return []
-    return [v for v, out in alike if v.raised_here(out)] or [v for v, _ in alike]
+    return alike
 
 
 def _rename(error: StudentCodeError, hint: Hint | None) -> None:
@@ -166,13 +153,10 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
         return
     with named_weights(spec, state):
         suspects = error_variants(error, spec.program, *module_args(state, x, sizes))
-    if not suspects:  # at these sizes several steps raise alike: where no two sizes agree, one may
-        suspects = _error_variants_at(_distinct(spec), error, spec, module.sub)
     if suspects:
         _rename(error, _step_hint(suspects, raised=True))
         return
-    for other, other_state, other_x, out in runs_at_other_sizes(spec, module.sub, sizes) or \
-            runs_at_other_sizes(spec, module.sub, _distinct(spec)):
+    for other, other_state, other_x, out in runs_at_other_sizes(spec, module.sub, sizes):
         with named_weights(spec, other_state):
             hint = diagnose_module(spec, out, other_state, other_x, other)
         if hint and hint.rank == NAMED:
@@ -183,24 +167,12 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
             return
 
 
-# sizes no two of which agree: an error raised here names the step that meets the wrong axes
+# sizes no two of which agree: two mistakes that give one output elsewhere are told apart here
 DISTINCT_SIZES = Sizes(batch=3, tokens=5, d_in=7, d_out=8, context_length=6, num_heads=2, seed=11)
 
 
 def _distinct(spec: ModuleSpec) -> Sizes:
     return DISTINCT_SIZES if spec.multi_head else replace(DISTINCT_SIZES, num_heads=1)
-
-
-def _error_variants_at(sizes: Sizes, error: StudentCodeError, spec: ModuleSpec, sub) -> list:
-    """The variants that raise at ``sizes`` what the student's module raises there, on ``error``'s line."""
-    line = re.search(r"line \d+", error.message or "")
-    state, x, there = run_at(spec, sub, sizes)
-    if not isinstance(there, StudentCodeError) or state is None or x is None:
-        return []
-    if not line or line.group(0) not in (there.message or ""):
-        return []
-    with named_weights(spec, state):
-        return error_variants(there, spec.program, *module_args(state, x, sizes))
 
 
 def run_at(spec: ModuleSpec, sub, sizes: Sizes) -> tuple:
@@ -331,8 +303,7 @@ def function_mistake(actual, mistakes: R.FunctionMistakes, args: tuple, program,
     if not explaining():
         return default
     variants, hints = R.function_variants(mistakes, *args)
-    return diagnose(actual, variants, hints, nan_everywhere_names=False) or diagnose_steps(actual, program, *args) or \
-        default
+    return diagnose(actual, variants, hints) or diagnose_steps(actual, program, *args) or default
 
 
 def expect_function(actual: torch.Tensor, expected: torch.Tensor, what: str, mistakes: R.FunctionMistakes,
