@@ -156,7 +156,8 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
     if suspects:
         _rename(error, _step_hint(suspects, raised=True))
         return
-    for other, other_state, other_x, out in runs_at_other_sizes(spec, module.sub, sizes):
+    for other, other_state, other_x, out in runs_at_other_sizes(spec, module.sub, sizes) or \
+            runs_at_other_sizes(spec, module.sub, _distinct(spec)):
         with named_weights(spec, other_state):
             hint = diagnose_module(spec, out, other_state, other_x, other)
         if hint and hint.rank == NAMED:
@@ -167,7 +168,8 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
             return
 
 
-# sizes no two of which agree: two mistakes that give one output elsewhere are told apart here
+# sizes no two of which agree: near them a mistake that raises elsewhere may run; two mistakes that give one
+# output elsewhere are told apart here
 DISTINCT_SIZES = Sizes(batch=3, tokens=5, d_in=7, d_out=8, context_length=6, num_heads=2, seed=11)
 
 
