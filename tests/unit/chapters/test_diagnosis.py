@@ -61,10 +61,11 @@ def test_diagnose_matches_nan_in_the_same_places():
     assert diagnose(elsewhere, {"a": with_nan, "b": B}, HINTS) is None
 
 
-def test_an_output_nan_everywhere_names_no_mistake():
-    """A degenerate input gives NaN everywhere too (x / x.sum() at x = [0.0]): it is no evidence."""
+def test_an_output_nan_everywhere_names_a_mistake_only_when_no_other_gives_it():
     nan = torch.full((3, 4), float("nan"))
-    assert diagnose(nan.clone(), {"a": nan, "b": B}, HINTS) is None
+    assert diagnose(nan.clone(), {"a": nan, "b": nan.clone()}, HINTS) is None  # a degenerate input
+    hint = diagnose(nan.clone(), {"a": nan, "b": B}, HINTS)
+    assert hint.text() == "hint a" and hint.mistake == "a"
 
 
 def test_nan_hint_only_where_the_expected_output_is_finite():
@@ -142,6 +143,17 @@ def test_expect_reference_says_a_missing_contract_weight():
     state = {k: v for k, v in STATE.items() if k != "W_key.weight"}
     with pytest.raises(CheckFailure, match="CausalAttention has no weight named 'W_key.weight'"):
         expect_reference(s4_causal.SPEC, R.attention(STATE, X).float(), state, X, SIZES, "out")
+
+
+def test_nan_everywhere_names_no_mistake_on_a_drawn_example():
+    """At x = [0.0] the no-exp mistake (x / x.sum()) is NaN everywhere because of the input
+    alone: a submission NaN everywhere for its own reasons must not be told exp is missing."""
+    x = torch.tensor([0.0], dtype=torch.float64)
+    variants = {"no_exp": x / x.sum(), "whole_tensor": x.exp() / x.exp().sum()}
+    hints = {"no_exp": "exp is missing", "whole_tensor": "the whole tensor sums to 1"}
+    nan = torch.tensor([float("nan")])
+    assert diagnose(nan, variants, hints, nan_everywhere_names=False) is None
+    assert diagnose(nan, variants, hints).text() == "exp is missing"  # seeded module inputs: it names
 
 
 def _counting_builds(sub) -> list:

@@ -28,9 +28,16 @@ def either(hints: list[Hint]) -> Hint:
     return Hint("", rank=AMBIGUOUS, alternatives=tuple(hints), mistake="|".join(h.mistake for h in hints[:2]))
 
 
-def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dict[str, Hint | str]) -> Hint | None:
+def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dict[str, Hint | str], *,
+             nan_everywhere_names: bool = True) -> Hint | None:
     """The hint of the first known mistake whose output matches the student's, NAMED when no mistake with
-    another hint matches too."""
+    another hint matches too. ``nan_everywhere_names=False`` where hypothesis shrinks the input toward
+    zeros: there a mistake can be NaN everywhere because of the input alone (x / x.sum() at x = [0.0])."""
+    all_nan = [name for name, output in variants.items() if bool(torch.isnan(output).all())]
+    if nan_everywhere_names and isinstance(actual, torch.Tensor) and actual.is_floating_point() and \
+            bool(torch.isnan(actual).all()) and len(all_nan) == 1 and variants[all_nan[0]].shape == actual.shape:
+        # NaN everywhere names a mistake only when no other mistake (nor a degenerate input) gives it
+        return named(hints[all_nan[0]], all_nan[0])
     first: dict[tuple, Hint] = {}  # each hint once, named by the first mistake that gives it
     for name, output in variants.items():
         if same_output(actual, output):
@@ -305,7 +312,8 @@ def function_mistake(actual, mistakes: R.FunctionMistakes, args: tuple, program,
     if not explaining():
         return default
     variants, hints = R.function_variants(mistakes, *args)
-    return diagnose(actual, variants, hints) or diagnose_steps(actual, program, *args) or default
+    return diagnose(actual, variants, hints, nan_everywhere_names=False) or diagnose_steps(actual, program, *args) or \
+        default
 
 
 def expect_function(actual: torch.Tensor, expected: torch.Tensor, what: str, mistakes: R.FunctionMistakes,
