@@ -8,14 +8,12 @@ import warnings
 from collections.abc import Sequence
 from contextlib import contextmanager
 
-import torch
-
 from autograder.core import strategies
 from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import CheckStatus
 from autograder.core.failures import AMBIGUOUS, NAMED, CheckFailure, NotImplementedYet, StageAborted, hint_rank
 from autograder.core.results import CheckResult, GradeReport, StageResult
-from autograder.core.submission import Submission
+from autograder.core.submission import Submission, torch_threads
 from autograder.sandbox import timings
 from autograder.sandbox.errors import over_the_stage_time_limit
 from autograder.sandbox.settings import Settings
@@ -152,7 +150,7 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
             return report
         worker = Worker(cells, device, settings, preload=check_preloads() if preload is None else preload)
     late, timed_out = over_the_stage_time_limit(settings.limits.stage_seconds).message, {}
-    with one_thread():
+    with torch_threads(1):
         try:
             for stage in stages:
                 if worker.needs_start:  # not yet, or the last stage ended it: load (again)
@@ -202,8 +200,7 @@ def with_hidden(visible: StageResult, hidden: StageResult) -> StageResult:
 
 
 def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list | None, seeds: dict[int, int],
-                               device: str = "cpu", settings: Settings | None = None, *, worker=None,
-                               keep_outputs: bool = False,
+                               device: str = "cpu", settings: Settings | None = None, *, keep_outputs: bool = False,
                                preload: Sequence[Preload] | None = None) -> tuple[GradeReport, dict[int, StageResult]]:
     """The visible report, and each stage's result over it and one hidden run per distinct seed (``seeds``:
     stage number -> secret seed), in one loaded worker: the notebook runs once."""
@@ -211,20 +208,18 @@ def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list 
     from autograder.sandbox.worker import Worker
 
     settings = settings or Settings()
-    if worker is None:
-        try:
-            worker = Worker(read_cells(path), device, settings, keep_outputs=keep_outputs,
-                            preload=check_preloads() if preload is None else preload)
-        except SubmissionError:
-            pass  # grade_notebook_file reports why
+    try:
+        worker = Worker(read_cells(path), device, settings, keep_outputs=keep_outputs,
+                        preload=check_preloads() if preload is None else preload)
+    except SubmissionError:
+        worker = None  # grade_notebook_file reports why
     try:
         visible = grade_notebook_file(path, chapter, stage_numbers, device, settings, worker=worker, close=False)
         combined = {r.stage.number: r for r in visible.stages}
-        for seed in sorted(set(seeds.values())):
-            rerun = {n: checks_hidden_examples_could_fail(combined[n]) for n, s in seeds.items()
-                     if s == seed and n in combined}
-            rerun = {n: ids for n, ids in rerun.items() if ids}
-            if not rerun or visible.error:
+        for seed in () if visible.error else sorted(set(seeds.values())):
+            rerun = {n: ids for n, s in seeds.items()
+                     if s == seed and n in combined and (ids := checks_hidden_examples_could_fail(combined[n]))}
+            if not rerun:
                 continue
             hidden = grade_notebook_file(path, chapter, sorted(rerun), device, settings, worker=worker,
                                          examples_seed=seed, close=False, only=rerun)
@@ -234,18 +229,6 @@ def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list 
         if worker is not None:
             worker.close()
     return visible, combined
-
-
-@contextmanager
-def one_thread():
-    """PyTorch on one thread inside (``as`` gives the caller's count): the grader's tensors are
-    small, and a second OpenMP thread spins on the core the worker or the student's code needs."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield before
-    finally:
-        torch.set_num_threads(before)
 
 
 @contextmanager
@@ -267,7 +250,7 @@ def run_in_kernel(chapter: Chapter, stage: Stage, namespace: dict, device: str =
     from autograder.core.submission import LocalTransport, StageClock
 
     settings = settings or Settings()
-    with one_thread() as kernel_threads, no_full_collection(), StageClock(settings.limits.stage_seconds) as clock:
+    with torch_threads(1) as kernel_threads, no_full_collection(), StageClock(settings.limits.stage_seconds) as clock:
         sub = Submission(LocalTransport(namespace, device, clock, threads=kernel_threads), stage.label,
                          chapter.error_hints.get(stage.id, ()))
         return run_stage(chapter, stage, sub, examples_seed=examples_seed, only=only, settings=settings)

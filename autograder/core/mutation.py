@@ -8,7 +8,6 @@ import copy
 import inspect
 import re
 import textwrap
-import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -158,12 +157,6 @@ class StepVariant:
     before: str  # that statement as the reference writes it
     after: str  # and changed
     function: Callable
-    lines: tuple[int, int] = (0, 0)  # the changed statement's first and last line in the variant's code
-
-    def raised_here(self, error: BaseException) -> bool:
-        """Whether ``error`` was raised by the changed statement itself, not by a later step."""
-        own = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == self.function.__code__.co_filename]
-        return bool(own) and self.lines[0] <= (own[-1].lineno or 0) <= self.lines[1]
 
 
 def _slug(text: str) -> str:
@@ -227,10 +220,8 @@ def step_variants(function: Callable, alternatives: tuple[str, ...] = (), vocabu
                     seen.add(text)
                     namespace = dict(function.__globals__)
                     exec(compile(text, f"<variant of {function.__name__}>", "exec"), namespace)
-                    changed = ast.parse(text).body[0].body[index]
                     found.append(StepVariant(step, _slug(operator), ast.unparse(statement),
-                                             replaced(statement, parents, node, replacement),
-                                             namespace[definition.name], (changed.lineno, changed.end_lineno)))
+                                             replaced(statement, parents, node, replacement), namespace[definition.name]))
         finally:
             definition.body[index] = original
     return tuple(found)

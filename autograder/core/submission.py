@@ -15,6 +15,18 @@ from autograder.sandbox import wire
 from autograder.sandbox.errors import over_the_stage_time_limit
 
 
+@contextlib.contextmanager
+def torch_threads(n: int):
+    """PyTorch on ``n`` threads inside (``as`` gives the count before): the grader's tensors are small,
+    and a second OpenMP thread spins on the core the worker or the student's code needs."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield before
+    finally:
+        torch.set_num_threads(before)
+
+
 class LocalTransport:
     """The student's objects in this process (the test cells). An interrupt goes on up, unless
     ``time_limit`` ran out, which ends the stage as the worker's time limit does."""
@@ -25,20 +37,11 @@ class LocalTransport:
 
         self.workspace = Workspace(namespace, device, interrupts_stop=True)
         self.time_limit = time_limit
-        self.threads = threads  # the kernel's own thread count (the checks run on one: engine.one_thread)
+        self.threads = threads  # the kernel's own thread count (the checks run on one)
 
-    @contextlib.contextmanager
     def full_size(self):
         """The kernel's own thread count inside (see :meth:`Submission.full_size`)."""
-        if not self.threads or self.threads <= 1:
-            yield
-            return
-        before = torch.get_num_threads()
-        torch.set_num_threads(self.threads)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(before)
+        return torch_threads(self.threads) if self.threads and self.threads > 1 else contextlib.nullcontext()
 
     def request(self, req: dict) -> dict:
         req = _copied(req)

@@ -122,7 +122,7 @@ def sdpa(q, k, v, **options) -> torch.Tensor:
 SDPA_MASK_MISTAKES = ("sdpa_mask_inverted", "sdpa_float_mask")
 
 
-def attention_variant(q, k, v, *, scale: float, causal: bool, mistake: str | None, d_in: int = 0) -> torch.Tensor:
+def attention_variant(q, k, v, *, scale: float, causal: bool, mistake: str | None, d_in: int) -> torch.Tensor:
     """Attention with one named mistake (None: the correct computation, by PyTorch's SDPA).
     ``d_in``: the width of the module's input, for the mistake of scaling by it."""
     if mistake is None:
@@ -134,34 +134,20 @@ def attention_variant(q, k, v, *, scale: float, causal: bool, mistake: str | Non
     if mistake == "keys_queries_swapped":
         q, k = k, q
     scores = q @ k.transpose(-2, -1)
-    if mistake == "no_scale":
-        scale = 1.0
-    elif mistake == "scale_without_sqrt":
-        scale = scale ** 2
-    elif mistake == "scale_multiplied":
-        scale = 1.0 / scale
-    elif mistake == "scale_by_d_in":
-        scale = 1.0 / math.sqrt(d_in)
-    elif mistake.startswith("scale_by_keys_axis_"):
+    scale = {"no_scale": 1.0, "scale_without_sqrt": scale ** 2, "scale_multiplied": 1.0 / scale,
+             "scale_by_d_in": 1.0 / math.sqrt(d_in)}.get(mistake, scale)
+    if mistake.startswith("scale_by_keys_axis_"):
         axis = int(mistake.rsplit("_", 1)[1])
         if axis >= k.dim() - 1:
             raise RuntimeError("the keys have no such axis")
         scale = 1.0 / math.sqrt(k.shape[axis])
-    if causal and mistake != "no_mask":
-        if mistake == "mask_hides_diagonal":
-            scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(0), -math.inf)
-        elif mistake == "mask_zero_fill":
-            scores = scores.masked_fill(future, 0.0)
-        elif mistake == "mask_transposed":
-            scores = scores.masked_fill(future.T, -math.inf)
-        elif mistake == "mask_hides_all":
-            scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool), -math.inf)
-        elif mistake == "mask_pos_inf":
-            scores = scores.masked_fill(future, math.inf)
-        elif mistake == "mask_off_by_one":
-            scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(2), -math.inf)
-        elif mistake != "mask_after_softmax":
-            scores = scores.masked_fill(future, -math.inf)
+    if causal and mistake not in ("no_mask", "mask_after_softmax"):
+        every = torch.ones(n, n, dtype=torch.bool)
+        hidden, fill = {"mask_hides_diagonal": (every.triu(0), -math.inf), "mask_zero_fill": (future, 0.0),
+                        "mask_transposed": (future.T, -math.inf), "mask_hides_all": (every, -math.inf),
+                        "mask_pos_inf": (future, math.inf), "mask_off_by_one": (every.triu(2), -math.inf),
+                        }.get(mistake, (future, -math.inf))
+        scores = scores.masked_fill(hidden, fill)
     dim = {"softmax_wrong_dim": -2, "softmax_over_batch": 0}.get(mistake, -1)
     if mistake == "softmax_over_heads":
         if scores.dim() < 4:

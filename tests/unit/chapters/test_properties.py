@@ -60,9 +60,9 @@ def test_gradients(right):
 
 
 def test_dropout_behaviour(right):
-    dropout_behaviour(SPEC, right, SIZES, head_blocks=1)
+    dropout_behaviour(SPEC, right, SIZES)
     with pytest.raises(CheckFailure, match="dropped, not the attention weights|0 or its eval value"):
-        dropout_behaviour(SPEC, wrong("dropout_on_output"), SIZES, head_blocks=1)
+        dropout_behaviour(SPEC, wrong("dropout_on_output"), SIZES)
 
 
 def test_moves_to_device(right):

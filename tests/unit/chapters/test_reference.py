@@ -20,7 +20,7 @@ from autograder.core.compare import FLOAT32, close
 
 @pytest.fixture(autouse=True, scope="module")
 def one_torch_thread():
-    """Tiny tensors: one thread, as the grader computes (engine.one_thread). A second OpenMP
+    """Tiny tensors: one thread, as the grader computes (submission.torch_threads). A second OpenMP
     thread spinning after every operation makes each one ten times slower on two busy cores."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)

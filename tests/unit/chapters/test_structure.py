@@ -73,13 +73,6 @@ def test_a_missing_dropout_fails(info):
         dropout_structure(wrong, 0.25)
 
 
-def test_dropout_under_a_prefix():
-    info = {"modules": {"att.dropout": {"class": "Dropout", "p": 0.1}}}
-    dropout_structure(info, 0.1, prefix="att.")
-    with pytest.raises(CheckFailure):
-        dropout_structure(info, 0.1)
-
-
 def test_a_mask_for_another_context_fails(info):
     with pytest.raises(CheckFailure, match=r"shape \[7, 7\], expected \[6, 6\]"):
         mask_structure(info, 6)
@@ -100,13 +93,6 @@ def test_a_mask_held_as_a_parameter_is_named():
     with pytest.raises(CheckFailure, match="`mask` is an nn.Parameter") as failed:
         mask_structure({"buffers": {}, "params": {"mask": [4, 4]}}, 4)
     assert failed.value.hint.mistake == "mask_as_parameter" and "nn.Parameter" in failed.value.hint.text(1)
-
-
-def test_a_mask_under_a_prefix():
-    info = {"buffers": {"heads.0.mask": {"shape": [4, 4]}}}
-    mask_structure(info, 4, prefix="heads.0.")
-    with pytest.raises(CheckFailure):
-        mask_structure(info, 4)
 
 
 @pytest.mark.parametrize("shape, covers", [

@@ -30,16 +30,6 @@ def test_every_variant_changes_one_named_step_and_says_how():
     assert not any(v.before.startswith("b, n") for v in variants)
 
 
-def test_a_variant_knows_whether_it_raised_in_its_own_step():
-    variants = {(v.step, v.operator): v for v in step_variants(_program)}
-    x, w = torch.randn(3, 4), torch.randn(4, 5)
-    swapped = variants[("scores", "swap_operands")]
-    with pytest.raises(RuntimeError) as raised:
-        swapped.function(x, w)  # (4x5) @ (3x4): raises in the step it changed
-    assert swapped.raised_here(raised.value)
-    assert not variants[("scaled", "div_floordiv")].raised_here(raised.value)
-
-
 def test_alternatives_are_varied_in_their_turn():
     plain = step_variants(_program)
     more = step_variants(_program, ("scaled = scores * n ** -0.5",))

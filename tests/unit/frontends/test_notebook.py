@@ -84,8 +84,7 @@ def test_a_full_size_block_computes_on_the_kernels_threads_and_the_rest_on_one()
     test cell; every other request of the stage keeps to one thread."""
     import torch
 
-    from autograder.core.engine import one_thread
-    from autograder.core.submission import LocalTransport, Submission
+    from autograder.core.submission import LocalTransport, Submission, torch_threads
 
     seen = []
 
@@ -96,7 +95,7 @@ def test_a_full_size_block_computes_on_the_kernels_threads_and_the_rest_on_one()
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        with one_thread() as kernel_threads:
+        with torch_threads(1) as kernel_threads:
             sub = Submission(LocalTransport({"threads_now": threads_now}, threads=kernel_threads))
             sub.function("threads_now")()
             with sub.full_size():

@@ -49,15 +49,9 @@ def diagnose(actual: torch.Tensor, variants: dict[str, torch.Tensor], hints: dic
 
 
 def same_output(actual, output: torch.Tensor) -> bool:
-    """Whether ``actual`` is ``output``: the same values, NaN in the same places (an output NaN
-    everywhere identifies no mistake: a degenerate input gives it too)."""
-    if bool(torch.isnan(output).all()):
-        return False
-    if close(actual, output.float(), FLOAT32):
-        return True
-    return bool(torch.isnan(output).any()) and isinstance(actual, torch.Tensor) and actual.shape == output.shape and \
-        torch.equal(torch.isnan(actual), torch.isnan(output)) and \
-        close(actual.nan_to_num(0.0, 1e30, -1e30), output.float().nan_to_num(0.0, 1e30, -1e30), FLOAT32)
+    """Whether ``actual`` is ``output``, NaN in the same places (an output NaN everywhere identifies no
+    mistake: a degenerate input gives it too)."""
+    return not bool(torch.isnan(output).all()) and close(actual, output.float(), FLOAT32)
 
 
 # -- the steps' variants: mistakes nobody catalogued ----------------------------------------------
@@ -141,11 +135,11 @@ def error_variants(error: StudentCodeError, program, *args: torch.Tensor) -> lis
     except Exception as exc:
         if (type(exc).__name__, _comparable(str(exc))) == raised:
             return []
-    alike = [(v, out) for v, out in _variants_run(program, args)
+    alike = [v for v, out in _variants_run(program, args)
              if isinstance(out, Exception) and (type(out).__name__, _comparable(str(out))) == raised]
-    if len({P.GROUPS.get(P.STEPS[v.step][0], (P.STEPS[v.step][0],))[0] for v, _ in alike}) != 1:
+    if len({P.GROUPS.get(P.STEPS[v.step][0], (P.STEPS[v.step][0],))[0] for v in alike}) != 1:
         return []
-    return [v for v, out in alike if v.raised_here(out)] or [v for v, _ in alike]
+    return alike
 
 
 def _rename(error: StudentCodeError, hint: Hint | None) -> None:
@@ -156,8 +150,8 @@ def _rename(error: StudentCodeError, hint: Hint | None) -> None:
 
 def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes,
                          state: dict | None = None) -> None:
-    """Name the step behind an error the student's module raised: the variants raising the same,
-    borne out by the module's outputs at other sizes where it runs; else the mistake those name."""
+    """Name the step behind an error the student's module raised: the variants raising the same, else the
+    mistake its outputs name at other sizes where it runs."""
     if spec.program is None or not explaining():
         return
     try:
@@ -166,16 +160,11 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
         return
     with named_weights(spec, state):
         suspects = error_variants(error, spec.program, *module_args(state, x, sizes))
-    if not suspects:  # at these sizes several steps raise alike: where no two sizes agree, one may
-        suspects = _error_variants_at(_distinct(spec), error, spec, module.sub)
-    seen = runs_at_other_sizes(spec, module.sub, sizes)
-    for other, other_state, other_x, out in seen:
-        args = _float64(module_args(other_state, other_x, other))
-        suspects = [v for v in suspects if _gives(v, args, out)]
     if suspects:
         _rename(error, _step_hint(suspects, raised=True))
         return
-    for other, other_state, other_x, out in seen or runs_at_other_sizes(spec, module.sub, _distinct(spec)):
+    for other, other_state, other_x, out in runs_at_other_sizes(spec, module.sub, sizes) or \
+            runs_at_other_sizes(spec, module.sub, _distinct(spec)):
         with named_weights(spec, other_state):
             hint = diagnose_module(spec, out, other_state, other_x, other)
         if hint and hint.rank == NAMED:
@@ -186,24 +175,13 @@ def explain_module_error(error: StudentCodeError, spec: ModuleSpec, module, x: t
             return
 
 
-# sizes no two of which agree: an error raised here names the step that meets the wrong axes
+# sizes no two of which agree: near them a mistake that raises elsewhere may run; two mistakes that give one
+# output elsewhere are told apart here
 DISTINCT_SIZES = Sizes(batch=3, tokens=5, d_in=7, d_out=8, context_length=6, num_heads=2, seed=11)
 
 
 def _distinct(spec: ModuleSpec) -> Sizes:
     return DISTINCT_SIZES if spec.multi_head else replace(DISTINCT_SIZES, num_heads=1)
-
-
-def _error_variants_at(sizes: Sizes, error: StudentCodeError, spec: ModuleSpec, sub) -> list:
-    """The variants that raise at ``sizes`` what the student's module raises there, on ``error``'s line."""
-    line = re.search(r"line \d+", error.message or "")
-    state, x, there = run_at(spec, sub, sizes)
-    if not isinstance(there, StudentCodeError) or state is None or x is None:
-        return []
-    if not line or line.group(0) not in (there.message or ""):
-        return []
-    with named_weights(spec, state):
-        return error_variants(there, spec.program, *module_args(state, x, sizes))
 
 
 def run_at(spec: ModuleSpec, sub, sizes: Sizes) -> tuple:
@@ -219,15 +197,6 @@ def run_at(spec: ModuleSpec, sub, sizes: Sizes) -> tuple:
         except CheckFailure as failure:
             return state, x, failure
     return sub.memoised(("run_at", spec.name, sizes), run)
-
-
-def _gives(variant, args: tuple, out: torch.Tensor) -> bool:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return same_output(out, variant.function(*args))
-        except Exception:
-            return False
 
 
 def _confusable_sizes(sizes: Sizes) -> list[Sizes]:

@@ -17,11 +17,12 @@ from autograder.chapters.ch03_attention.checks.spec import (
     load_grader_weights,
     load_weights,
     named_weights,
+    require,
 )
 from autograder.chapters.ch03_attention.examples import Sizes
 from autograder.core.compare import EXACT, FLOAT32, close, expect_close, expect_shape, fmt
 from autograder.core.failures import NAMED, CheckFailure, Hint, StudentCodeError
-from autograder.core.strategies import tensor
+from autograder.core.strategies import run_property, tensor
 
 # the token after which causality changes the input (taken modulo the number of tokens)
 positions = st.integers(0, 64)
@@ -107,6 +108,14 @@ def excusing_errors(spec: ModuleSpec, sub, part, x: torch.Tensor, judge, book, w
 
 
 # -- the properties ----------------------------------------------------------------------------
+
+def on_drawn_sizes(spec: ModuleSpec, sub, prop, *strategies, examples: int, shown: bool = True) -> None:
+    """``prop(spec, sub, sizes, ...)`` on drawn examples of the student's ``spec`` class (the input named
+    beside a failure when ``shown``)."""
+    require(sub, spec.name, "class")
+    run_property(lambda *drawn: prop(spec, sub, *drawn), *strategies, examples=examples,
+                 show_input=spec.input if shown else None)
+
 
 def _weights_for_constant_values(spec: ModuleSpec, state: dict, sizes: Sizes) -> dict:
     """Weights that make every value vector all ones (on inputs whose first feature is 1)."""
@@ -230,7 +239,7 @@ def gradients(spec: ModuleSpec, sub, sizes: Sizes, names: list[str]) -> None:
                      hint="the forward pass computes something else than attention on these weights")
 
 
-def dropout_behaviour(spec: ModuleSpec, sub, sizes: Sizes, head_blocks: int) -> None:
+def dropout_behaviour(spec: ModuleSpec, sub, sizes: Sizes) -> None:
     """Eval mode ignores dropout; training mode drops whole attention weights, rescaled: token 0 attends
     only to itself, so its output is 0 or its eval value / (1 - p); how it breaks that names the mistake."""
     p, passes = 0.5, 64
@@ -257,13 +266,13 @@ def dropout_behaviour(spec: ModuleSpec, sub, sizes: Sizes, head_blocks: int) -> 
                                 "scaled_dot_product_attention in training mode)",
                                 "dropout_p=self.dropout.p if self.training else 0.0"))
     eval_out = reference.double()
-    block = samples.shape[-1] // head_blocks
+    block = samples.shape[-1] // sizes.num_heads
 
     def tolerance(value):
         return 1e-4 + 1e-4 * value.abs().amax(-1)
 
     seen = {"kept": False, "dropped": False}
-    for h in range(head_blocks):
+    for h in range(sizes.num_heads):
         cols = slice(h * block, (h + 1) * block)
         part, eval_part = samples[:, :, 0, cols], eval_out[:, 0, cols]  # (passes, batch, block)
         kept = (part - eval_part / (1 - p)).abs().amax(-1) <= tolerance(eval_part)

@@ -12,6 +12,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
     expect_uses_weights,
     matches_reference,
     module_side_effects,
+    on_drawn_sizes,
     permutation_equivariance,
     row_sums,
 )
@@ -25,7 +26,7 @@ from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close
 from autograder.core.failures import SEEN, CheckFailure, Hint
 from autograder.core.hints import SHAPE_ERROR
-from autograder.core.strategies import EXAMPLES, run_property, variation_seed
+from autograder.core.strategies import EXAMPLES, variation_seed
 
 # manual_seed(123); SelfAttention_v1(3, 2)(INPUTS)
 SELF_ATTENTION_V1 = torch.tensor([
@@ -160,19 +161,15 @@ def weight_transfer(sub):
 @check("3.5", 2, "equals scaled dot-product attention on its own weights (random sizes)")
 def oracle(sub):
     for spec in (V1, V2):
-        require(sub, spec.name, "class")
-        run_property(lambda sizes, spec=spec: matches_reference(spec, sub, sizes), attention_sizes(),
-                     examples=EXAMPLES["module"], show_input=spec.input)
+        on_drawn_sizes(spec, sub, matches_reference, attention_sizes(), examples=EXAMPLES["module"])
 
 
 @check("3.6", 2, "each token's weights sum to 1; permuting tokens permutes the output")
 def properties(sub):
     for spec in (V1, V2):
-        require(sub, spec.name, "class")
-        run_property(lambda sizes, spec=spec: row_sums(spec, sub, sizes), attention_sizes(),
-                     examples=EXAMPLES["cheap_module"] // 3)
-        run_property(lambda sizes, spec=spec: permutation_equivariance(spec, sub, sizes),
-                     attention_sizes(min_tokens=2), examples=EXAMPLES["cheap_module"] // 3, show_input=spec.input)
+        on_drawn_sizes(spec, sub, row_sums, attention_sizes(), examples=EXAMPLES["cheap_module"] // 3, shown=False)
+        on_drawn_sizes(spec, sub, permutation_equivariance, attention_sizes(min_tokens=2),
+                       examples=EXAMPLES["cheap_module"] // 3)
 
 
 @check("3.7", 1, "forward leaves its input unchanged; two calls give the same output")

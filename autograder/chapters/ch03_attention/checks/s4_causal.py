@@ -15,6 +15,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
     matches_reference,
     module_side_effects,
     moves_to_device,
+    on_drawn_sizes,
     positions,
     row_sums,
 )
@@ -27,7 +28,7 @@ from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.failures import Hint
 from autograder.core.hints import SHAPE_ERROR
-from autograder.core.strategies import EXAMPLES, run_property
+from autograder.core.strategies import EXAMPLES
 
 # manual_seed(123); CausalAttention(3, 2, 6, 0.0)(BATCH)[0]
 CAUSAL = torch.tensor([
@@ -95,44 +96,33 @@ def structure(sub):
 
 @check("4.3", 3, "equals causal scaled dot-product attention on its own weights, inputs shorter than the context")
 def oracle(sub):
-    require(sub, SPEC.name, "class")
-    run_property(lambda sizes: matches_reference(SPEC, sub, sizes), attention_sizes(), examples=EXAMPLES["module"],
-                 show_input=SPEC.input)
+    on_drawn_sizes(SPEC, sub, matches_reference, attention_sizes(), examples=EXAMPLES["module"])
 
 
 @check("4.4", 3, "causality: changing future tokens never changes earlier outputs")
 def future_tokens(sub):
-    require(sub, SPEC.name, "class")
-    run_property(lambda sizes, t: causality(SPEC, sub, sizes, t), attention_sizes(min_tokens=2), positions,
-                 examples=EXAMPLES["module"], show_input=SPEC.input)
+    on_drawn_sizes(SPEC, sub, causality, attention_sizes(min_tokens=2), positions, examples=EXAMPLES["module"])
 
 
 @check("4.5", 2, "each token's weights sum to 1; sequences in a batch are independent")
 def rows_and_batch(sub):
-    require(sub, SPEC.name, "class")
-    run_property(lambda sizes: row_sums(SPEC, sub, sizes), attention_sizes(), examples=EXAMPLES["module"] // 2)
-    run_property(lambda sizes: batch_independence(SPEC, sub, sizes), attention_sizes(min_batch=2),
-                 examples=EXAMPLES["module"] // 2, show_input=SPEC.input)
+    on_drawn_sizes(SPEC, sub, row_sums, attention_sizes(), examples=EXAMPLES["module"] // 2, shown=False)
+    on_drawn_sizes(SPEC, sub, batch_independence, attention_sizes(min_batch=2), examples=EXAMPLES["module"] // 2)
 
 
 @check("4.6", 3, "dropout: off in eval mode, on the attention weights in training mode, rescaled by 1/(1-p)")
 def dropout(sub):
-    require(sub, SPEC.name, "class")
-    run_property(lambda sizes: dropout_behaviour(SPEC, sub, sizes, head_blocks=1),
-                 attention_sizes(min_batch=2, min_tokens=2, min_head_dim=2), examples=3, show_input=SPEC.input)
+    on_drawn_sizes(SPEC, sub, dropout_behaviour, attention_sizes(min_batch=2, min_tokens=2, min_head_dim=2), examples=3)
 
 
 @check("4.7", 1, "moves to another device with .to() (mask is a buffer, no tensors created on the CPU)")
 def device(sub):
-    require(sub, SPEC.name, "class")
-    run_property(lambda sizes: moves_to_device(SPEC, sub, sizes), attention_sizes(), examples=2)
+    on_drawn_sizes(SPEC, sub, moves_to_device, attention_sizes(), examples=2, shown=False)
 
 
 @check("4.8", 2, "gradients reach W_query, W_key and W_value")
 def grads(sub):
-    require(sub, SPEC.name, "class")
-    run_property(lambda sizes: gradients(SPEC, sub, sizes, [f"{n}.weight" for n in QKV]),
-                 attention_sizes(), examples=3, show_input=SPEC.input)
+    on_drawn_sizes(SPEC, sub, lambda *drawn: gradients(*drawn, [f"{n}.weight" for n in QKV]), attention_sizes(), examples=3)
 
 
 @check("4.9", 1, "forward leaves its input and the mask buffer unchanged; two calls give the same output")

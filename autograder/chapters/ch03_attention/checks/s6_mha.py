@@ -15,6 +15,7 @@ from autograder.chapters.ch03_attention.checks.properties import (
     matches_reference,
     module_side_effects,
     moves_to_device,
+    on_drawn_sizes,
     positions,
     row_sums,
 )
@@ -148,9 +149,7 @@ def invalid_heads(sub):
 
 @check("6.4", 3, "equals multi-head causal attention on its own weights (random sizes and head counts)")
 def oracle(sub):
-    require(sub, NAME, "class")
-    run_property(lambda sizes: matches_reference(SPEC, sub, sizes), attention_sizes(heads=True),
-                 examples=EXAMPLES["module"], show_input=SPEC.input)
+    on_drawn_sizes(SPEC, sub, matches_reference, attention_sizes(heads=True), examples=EXAMPLES["module"])
 
 
 @check("6.5", 3, "equals the wrapper of independent heads when its weights are stacked from theirs")
@@ -184,25 +183,19 @@ def equals_wrapper(sub):
 
 @check("6.6", 2, "causality: changing future tokens never changes earlier outputs")
 def future_tokens(sub):
-    require(sub, NAME, "class")
-    run_property(lambda sizes, t: causality(SPEC, sub, sizes, t), attention_sizes(heads=True, min_tokens=2),
-                 positions, examples=EXAMPLES["module"], show_input=SPEC.input)
+    on_drawn_sizes(SPEC, sub, causality, attention_sizes(heads=True, min_tokens=2), positions, examples=EXAMPLES["module"])
 
 
 @check("6.7", 1, "each head's weights sum to 1; sequences in a batch are independent")
 def rows_and_batch(sub):
-    require(sub, NAME, "class")
-    run_property(lambda sizes: row_sums(SPEC, sub, sizes), attention_sizes(heads=True),
-                 examples=EXAMPLES["module"] // 2)
-    run_property(lambda sizes: batch_independence(SPEC, sub, sizes), attention_sizes(heads=True, min_batch=2),
-                 examples=EXAMPLES["module"] // 2, show_input=SPEC.input)
+    on_drawn_sizes(SPEC, sub, row_sums, attention_sizes(heads=True), examples=EXAMPLES["module"] // 2, shown=False)
+    on_drawn_sizes(SPEC, sub, batch_independence, attention_sizes(heads=True, min_batch=2), examples=EXAMPLES["module"] // 2)
 
 
 @check("6.8", 2, "dropout: off in eval mode, on each head's attention weights in training mode")
 def dropout(sub):
-    require(sub, NAME, "class")
-    run_property(lambda sizes: dropout_behaviour(SPEC, sub, sizes, head_blocks=sizes.num_heads),
-                 attention_sizes(heads=True, min_batch=2, min_tokens=2, min_head_dim=2), examples=3, show_input=SPEC.input)
+    on_drawn_sizes(SPEC, sub, dropout_behaviour, attention_sizes(heads=True, min_batch=2, min_tokens=2, min_head_dim=2),
+                   examples=3)
 
 
 @check("6.9", 1, "scores scaled by 1/sqrt(head_dim), with large scores where the scale matters")
@@ -224,10 +217,9 @@ def scale(sub):
 
 @check("6.10", 1, "gradients reach every weight; moves to another device with .to()")
 def grads_and_device(sub):
-    require(sub, NAME, "class")
-    run_property(lambda sizes: gradients(SPEC, sub, sizes, [f"{n}.weight" for n in [*QKV, "out_proj"]]),
-                 attention_sizes(heads=True), examples=3, show_input=SPEC.input)
-    run_property(lambda sizes: moves_to_device(SPEC, sub, sizes), attention_sizes(heads=True), examples=2)
+    on_drawn_sizes(SPEC, sub, lambda *drawn: gradients(*drawn, [f"{n}.weight" for n in [*QKV, "out_proj"]]),
+                   attention_sizes(heads=True), examples=3)
+    on_drawn_sizes(SPEC, sub, moves_to_device, attention_sizes(heads=True), examples=2, shown=False)
 
 
 @check("6.11", 1, "forward leaves its input and the mask buffer unchanged; two calls give the same output")

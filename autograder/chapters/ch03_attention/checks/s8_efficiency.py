@@ -255,7 +255,7 @@ def sdpa_equals_mha(sub):
                                     "pass dropout_p=self.dropout if self.training else 0.0")),
         attention_sizes(heads=True), examples=EXAMPLES["module"] // 2)
     # training mode: dropout on each head's attention weights, rescaled (the checks of stage 6)
-    run_property(lambda sizes: dropout_behaviour(SDPA_SPEC, sub, sizes, head_blocks=sizes.num_heads),
+    run_property(lambda sizes: dropout_behaviour(SDPA_SPEC, sub, sizes),
                  attention_sizes(heads=True, min_batch=2, min_tokens=2, min_head_dim=2), examples=2)
 
 

@@ -12,20 +12,19 @@ def seen(message: str, what: str, fix: str = "", mistake: str = "") -> CheckFail
     return CheckFailure(message, Hint(what, fix, mistake, SEEN))
 
 
-def mask_structure(info: dict, context_length: int, prefix: str = "") -> None:
-    name = f"{prefix}mask"
-    if name.split(".")[-1] in info.get("plain_tensors", {}) and name not in info["buffers"]:
+def mask_structure(info: dict, context_length: int) -> None:
+    if "mask" in info.get("plain_tensors", {}) and "mask" not in info["buffers"]:
         raise seen("`mask` is a plain tensor attribute, not a registered buffer",
                    "the mask must be a registered buffer so that it moves with .to(device)",
                    "self.register_buffer('mask', torch.triu(...))")
-    if name in info.get("params", ()):
-        raise seen(f"`{name}` is an nn.Parameter, not a registered buffer",
+    if "mask" in info.get("params", ()):
+        raise seen("`mask` is an nn.Parameter, not a registered buffer",
                    "the mask is held as an nn.Parameter, a weight to train: a constant the module keeps is a buffer",
                    "self.register_buffer('mask', torch.triu(...))", "mask_as_parameter")
-    if name not in info["buffers"]:
-        raise seen(f"no buffer named `{name}`", "the causal mask must be a registered buffer named mask",
+    if "mask" not in info["buffers"]:
+        raise seen("no buffer named `mask`", "the causal mask must be a registered buffer named mask",
                      "self.register_buffer('mask', ...)")
-    shape = info["buffers"][name]["shape"]
+    shape = info["buffers"]["mask"]["shape"]
     if not covers_context(shape, context_length):
         raise seen(f"the mask buffer has shape {shape}, expected {[context_length, context_length]}",
                      "build it for the full context_length and slice it in forward")
@@ -58,8 +57,8 @@ def linear_structure(info: dict, names: list[str], shape: list[int], bias: bool)
                          "nn.Linear(d_in, d_out, bias=qkv_bias)", "bias_ignores_qkv_bias")
 
 
-def dropout_structure(info: dict, p: float, prefix: str = "") -> None:
-    entry = info["modules"].get(f"{prefix}dropout")
+def dropout_structure(info: dict, p: float) -> None:
+    entry = info["modules"].get("dropout")
     if entry is None or entry["class"] != "Dropout":
         raise seen("no nn.Dropout named `dropout`", "the module keeps its dropout layer as self.dropout, made from the "
                      "dropout argument", "self.dropout = nn.Dropout(dropout)")
