@@ -98,11 +98,6 @@ def commit_date(repo: Path, commit: str) -> str:
         return ""
 
 
-def commit_at(repo: Path, deadline: datetime) -> str:
-    """The last commit of the branch whose committer date (the student's) is at or before ``deadline``."""
-    return git_output(repo, "rev-list", "-1", f"--before={int(deadline.timestamp())}", "HEAD", "--") or ""
-
-
 def graded_branch(repo: Path) -> str:
     """The checked-out branch, else the default branch origin's HEAD names ('' when neither)."""
     for ref in ("HEAD", "refs/remotes/origin/HEAD"):
@@ -194,8 +189,8 @@ def choose_commit(student: str, repo: Path, deadline: datetime | None, collected
         when = datetime.fromisoformat(entry["collected"])
         after = f", {(when - deadline).total_seconds():+.0f} s from the deadline" if deadline else ""
         return _local(repo, entry["commit"], f"the tip collected {describe(when)} by the instructor's clock{after}")
-    if trust:
-        commit = commit_at(repo, deadline)
+    if trust:  # the branch's last commit whose committer date (the student's) is at or before the deadline
+        commit = git_output(repo, "rev-list", "-1", f"--before={int(deadline.timestamp())}", "HEAD", "--")
         return Pick(commit, TRUSTED_DATES) if commit else \
             Pick(refusal=f"no commit dated at or before the deadline ({describe(deadline)}) by the student's machine "
                          f"(TRUST_COMMIT_DATES=1)")

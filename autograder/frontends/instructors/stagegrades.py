@@ -11,37 +11,29 @@ import sys
 from autograder.sandbox.settings import Limits, Settings
 
 
-def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, settings) -> dict:
-    """Visible and hidden runs in one loaded worker: {error, confinement, cells, stages, diagnosis}."""
+def grade_and_end_strays(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, settings) -> dict:
+    """Visible and hidden runs in one loaded worker, as JSON data: {error, confinement, cells, stages,
+    diagnosis}. Then every process the submission started is ended; earlier children are left alone."""
+    from autograder.chapters import load
     from autograder.core.engine import grade_with_hidden_examples
     from autograder.frontends.reports.diagnoses import submission_record
     from autograder.frontends.reports.text import confinement_text, stage_text
-
-    visible, results = grade_with_hidden_examples(path, chapter, numbers, seeds, device, settings, keep_outputs=True)
-    fences = confinement_text(visible)
-
-    def note(number: int) -> str:
-        return ("(graded by the course autograder in a separate process" + (
-            ", on the visible and on hidden examples" if number in seeds else "") + f"; confinement: {fences})")
-
-    return {"error": visible.error, "confinement": fences,
-            "cells": visible.cells,
-            "diagnosis": submission_record(visible, results, path, hidden=bool(seeds)),
-            "stages": {str(n): {"score": r.score, "max_score": r.max_score,
-                                "text": f"{stage_text(r)}\n{note(n)}"} for n, r in results.items()}}
-
-
-def grade_and_end_strays(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, settings) -> dict:
-    """Then every process the submission started is ended; earlier children are left alone."""
-    from autograder.chapters import load
     from autograder.sandbox.strays import children_of, end_stray_processes
 
     before = children_of(os.getpid())
     try:
-        graded = grade_stages(path, chapter or load(None), numbers, seeds, device, settings)
+        visible, results = grade_with_hidden_examples(path, chapter or load(None), numbers, seeds, device, settings,
+                                                      keep_outputs=True)
+        diagnosis = submission_record(visible, results, path, hidden=bool(seeds))
     finally:
         end_stray_processes(before)
-    return json.loads(json.dumps(graded))
+    fences = confinement_text(visible)
+    hidden = ", on the visible and on hidden examples"
+    return json.loads(json.dumps({
+        "error": visible.error, "confinement": fences, "cells": visible.cells, "diagnosis": diagnosis,
+        "stages": {str(n): {"score": r.score, "max_score": r.max_score,
+                            "text": f"{stage_text(r)}\n(graded by the course autograder in a separate process"
+                                    f"{hidden if n in seeds else ''}; confinement: {fences})"} for n, r in results.items()}}))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -310,19 +310,6 @@ def write_report(submissions: list[Submission], out: Path, *, anonymous: bool = 
     return report
 
 
-def load_source(source: str, *, root: Path = Path("."), repos_out: Path = REPOS_OUT, zip_path: Path | None = None,
-                assignment: str | None = None) -> list[Submission]:
-    if source == "gradescope":
-        if zip_path is None:
-            raise ReportInputError("--from gradescope needs the export: --gradescope-zip path/to/export.zip")
-        return load_gradescope_zip(zip_path)
-    if source == "repos":
-        if not (repos_out / "grades.csv").is_file() and not any(repos_out.glob("*/results.json")):
-            raise ReportInputError(f"{repos_out} holds no grades: run make grade-repos REPOS=... first")
-        return load_repos(repos_out)
-    return load_nbgrader(root, assignment)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from", dest="source", choices=("nbgrader", "repos", "gradescope"), default=None,
                         help="where the grades are (default: --gradescope-zip if given, else nbgrader's "
@@ -341,9 +328,12 @@ def run(args: argparse.Namespace) -> int:
     # records only: no chapter is imported (that would import torch)
     started = time.monotonic()
     source = args.source or ("gradescope" if args.gradescope_zip else detect_source(Path("."), args.repos_out))
-    submissions = load_source(source, repos_out=args.repos_out, zip_path=args.gradescope_zip, assignment=args.chapter)
+    if source == "gradescope" and args.gradescope_zip is None:
+        raise ReportInputError("--from gradescope needs the export: --gradescope-zip path/to/export.zip")
+    submissions = (load_gradescope_zip(args.gradescope_zip) if source == "gradescope" else
+                   load_repos(args.repos_out) if source == "repos" else load_nbgrader(Path("."), args.chapter))
     if not submissions:
-        raise ReportInputError(f"no submissions found ({source})")
+        raise ReportInputError(f"no submissions found ({source}): run make autograde or make grade-repos REPOS=... first")
     report = write_report(submissions, args.out, anonymous=args.anonymous, source=source)
     print(f"{report['graded']}/{report['students']} submissions graded ({source}); "
           f"{len(report['mistakes'])} distinct mistakes diagnosed.")

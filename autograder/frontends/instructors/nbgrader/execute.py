@@ -1,6 +1,5 @@
-"""nbgrader's kernel replaced: one run of the notebook in the confined worker gives every cell's
-outputs and each stage's grade. The run is a subprocess (``stage-grades``), which ends every process
-the submission left behind; nbgrader's own process, whose other children are kernels, must not."""
+"""nbgrader's kernel replaced: one run in the confined worker gives every cell's outputs and each
+stage's grade. It is a subprocess (``stage-grades``), which may end every process the submission left."""
 
 from __future__ import annotations
 
@@ -44,9 +43,6 @@ class SandboxExecute(NbGraderPreprocessor):
                           help="seconds for one stage's checks (the CLI's --stage-timeout)").tag(config=True)
     total_timeout = Float(Limits().total_seconds,
                           help="seconds for the whole grading of one notebook").tag(config=True)
-    diagnoses_directory = Unicode(
-        DIAGNOSES, help="where each run's diagnosis record goes, <student>/<assignment>.json, relative to the "
-                        "course root (the class report reads it: make class-report)").tag(config=True)
 
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader", {})
@@ -63,7 +59,7 @@ class SandboxExecute(NbGraderPreprocessor):
 
     def keep_diagnosis(self, student: str, assignment: str, result: dict) -> None:
         """For the class report; not beside the autograded notebook, which goes into the feedback."""
-        path = diagnosis_path(Path(self.diagnoses_directory), student, assignment)
+        path = diagnosis_path(Path(DIAGNOSES), student, assignment)
         if path is None:
             return
         record = result.get("diagnosis") if isinstance(result.get("diagnosis"), dict) else {
@@ -89,7 +85,8 @@ class SandboxExecute(NbGraderPreprocessor):
     def grade_file(self, notebook: Path, chapter: Chapter | None, numbers: list[int], seeds: dict[int, int]) -> dict:
         # -I: no PYTHON* variable and no current folder on the grader's path
         command = [sys.executable, "-I", "-m", "autograder", "stage-grades", str(notebook),
-                   "--device", self.device, *self.limit_arguments(),
+                   "--device", self.device, "--cell-timeout", str(self.cell_timeout),
+                   "--stage-timeout", str(self.stage_timeout), "--total-timeout", str(self.total_timeout),
                    *(["--chapter", chapter.id, "--stage", *map(str, numbers)] if chapter else [])]
         # the seeds go on a pipe: any process can read another one's command line
         proc = subprocess.run(command, capture_output=True, text=True,
@@ -106,10 +103,6 @@ class SandboxExecute(NbGraderPreprocessor):
     def settings(self) -> Settings:
         return Settings.read(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout,
                              total_seconds=self.total_timeout)
-
-    def limit_arguments(self) -> list[str]:
-        return ["--cell-timeout", str(self.cell_timeout), "--stage-timeout", str(self.stage_timeout),
-                "--total-timeout", str(self.total_timeout)]
 
 
 def apply_run(nb, chapter: Chapter | None, result: dict) -> None:
