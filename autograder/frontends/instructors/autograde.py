@@ -23,8 +23,6 @@ from pathlib import Path
 from autograder.chapters import DEFAULT
 from autograder.frontends.commands import default_jobs
 
-ASSIGNMENT = DEFAULT  # the nbgrader assignment id is the chapter id
-
 
 @dataclass
 class Summary:
@@ -139,8 +137,7 @@ def _through_sandbox(app) -> list:
 
     from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
 
-    configured = app.config.Autograde.get("autograde_preprocessors")
-    steps = list(configured or Autograde.class_traits()["autograde_preprocessors"].default())
+    steps = list(Autograde(coursedir=app.coursedir, parent=app).autograde_preprocessors)
     if SandboxExecute not in steps:
         raise SystemExit("nbgrader_config.py does not run SandboxExecute in place of Execute: make autograde "
                          "grades only in the sandbox (see the repository's nbgrader_config.py)")
@@ -167,11 +164,6 @@ def _run_converter(app, student: str) -> tuple[bool, str]:
         converter.log.removeHandler(notes)
 
 
-def sqlite_path(db_url: str) -> Path | None:
-    match = re.fullmatch(r"sqlite:///(.+)", db_url)
-    return Path(match.group(1)) if match else None
-
-
 _worker: dict = {}
 
 
@@ -190,7 +182,7 @@ def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, 
     app.coursedir.submitted_directory = submitted
     _worker["started"] = started
     private = Path(scratch, f"gradebook-{os.getpid()}.db")
-    shutil.copyfile(sqlite_path(app.coursedir.db_url), private)
+    shutil.copyfile(app.coursedir.db_url.removeprefix("sqlite:///"), private)
     app.coursedir.db_url = f"sqlite:///{private}"
     app.coursedir.autograded_directory = executed
     app.config.Autograde.autograde_preprocessors = _through_sandbox(app)
@@ -282,7 +274,7 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
         except MissingEntry:
             raise SystemExit(f"the gradebook ({app.coursedir.db_url}) has no assignment {assignment}: "
                              "run `make release` (nbgrader generate_assignment) first") from None
-    if sqlite_path(app.coursedir.db_url) is None and jobs > 1:
+    if not app.coursedir.db_url.startswith("sqlite:///") and jobs > 1:
         print(f"JOBS={jobs} needs an sqlite gradebook (each worker grades against a copy); grading serially")
         jobs = 1
     _through_sandbox(app)  # refuses a configuration that would run a kernel
@@ -373,7 +365,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("assignment", nargs="?", default=ASSIGNMENT)
+    parser.add_argument("assignment", nargs="?", default=DEFAULT)  # the assignment id is the chapter id
     parser.add_argument("--jobs", "-j", type=int, default=None, help="submissions at a time (default: CPU cores)")
     parser.add_argument("--student", nargs="+", help="only these students (make autograde STUDENT=id)")
     parser.add_argument("--verbose", "-v", action="store_true", help="whole errors (tracebacks), not their last line")

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,6 +15,7 @@ from autograder.core import course as course_file
 from autograder.core.chapter import Chapter
 from autograder.core.course import Course, CourseError
 from autograder.frontends.commands import load_chapter
+from autograder.frontends.reports.safe_write import write_files
 from autograder.frontends.reports.text import format_points
 
 # | 4 | `causal` | `CausalAttention` | 20 |: a stage's number, its id, ..., its points last
@@ -74,7 +73,7 @@ def course_numbers(text: str, course: Course) -> str:
 def release(chapter: Chapter, root: Path) -> list[str]:
     """The course file, and the points and totals of the notebook, README and docs; what changed."""
     source = chapter.source_notebook(root)
-    label = source.relative_to(root).as_posix() if source.is_relative_to(root) else str(source)
+    label = source.relative_to(root).as_posix()
     course = course_file.from_notebook(source, chapter.declared_stages, label)
     changed = []
     if course_file.write(course, chapter.course_path):
@@ -148,16 +147,11 @@ def generate_release(chapter: Chapter, root: Path) -> list[str]:
         made = Path(staging) / chapter.id
         if proc.returncode != 0 or not made.is_dir():
             raise CourseError(f"nbgrader generate_assignment failed (above); {destination.relative_to(root)} is as it was")
-        copied = []
-        for path in sorted(p for p in made.rglob("*") if p.is_file()):
-            target = destination / path.relative_to(made)
-            if target.is_file() and target.read_bytes() == path.read_bytes():
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target.with_name(target.name + ".new"))
-            os.replace(target.with_name(target.name + ".new"), target)
-            copied.append(target.relative_to(root).as_posix())
-    return copied
+        files = {p.relative_to(made).as_posix(): p.read_bytes() for p in made.rglob("*") if p.is_file()}
+    changed = {name: data for name, data in files.items()
+               if not (destination / name).is_file() or (destination / name).read_bytes() != data}
+    write_files(destination, changed)
+    return [(destination / name).relative_to(root).as_posix() for name in sorted(changed)]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -91,14 +91,6 @@ def export_commit(repo: Path, commit: str, into: Path) -> None:
                            and Path(m.name).parts and not Path(m.name).is_absolute() and ".." not in Path(m.name).parts})
 
 
-def fingerprint_status(repo: Path, chapter, release_parts: dict[str, str], graded: Path | None) -> str:
-    """The student's grader against the release; ``graded``: the notebook graded, if any."""
-    notebook = chapter.release_notebook(Path()).as_posix()
-    parts = fingerprint.parts_of(fingerprint.read_tree(repo, notebook, graded), notebook)
-    verdict = fingerprint.compare(parts, release_parts, notebook_found=graded is not None)
-    return verdict.status if verdict.status == "release" else verdict.words.removeprefix("grader ")
-
-
 def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[str, str],
               deadline: datetime | None = None, collected: dict | None = None, trust: bool = False) -> Row:
     """One repository, at the checked-out files or at the commit :func:`choose_commit` picks."""
@@ -116,7 +108,11 @@ def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[
         if pick.commit or at_head:
             row.commit_date = commit_date(repo, row.commit)
             notebook, note = finder.find_in_repository(tree, chapter)
-            row.fingerprint = fingerprint_status(tree, chapter, release_parts, notebook)
+            # the student's grader against the release
+            released = chapter.release_notebook(Path()).as_posix()
+            parts = fingerprint.parts_of(fingerprint.read_tree(tree, released, notebook), released)
+            verdict = fingerprint.compare(parts, release_parts, notebook_found=notebook is not None)
+            row.fingerprint = verdict.status if verdict.status == "release" else verdict.words.removeprefix("grader ")
         if notebook is None:
             row.reason = "; ".join(p for p in (note, pick.note) if p)
             (folder / "report.txt").write_text(f"{student}: 0 points: {row.reason}\n", encoding="utf-8")

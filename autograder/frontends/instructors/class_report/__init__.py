@@ -185,13 +185,6 @@ def aggregate(submissions: list[Submission], *, anonymous: bool = False, source:
     """The report's data; ``anonymous``: no names."""
     graded = [s for s in submissions if s.record is not None]
     per_stage: dict[int, dict] = {}
-    for sub in graded:
-        for stage in sub.record["stages"]:
-            per_stage.setdefault(stage["number"], {
-                "number": stage["number"], "id": stage.get("id", ""), "label": stage.get("label", f"Stage {stage['number']}"),
-                "bonus": bool(stage.get("bonus")), "max_score": float(stage.get("max_score", 0)), "scores": [],
-                "full_marks": 0, "attempted": 0, "not_attempted": 0, "stopped": 0, "undiagnosed": 0, "stopped_students": set()})
-    per_stage = dict(sorted(per_stage.items()))
     who = (lambda names: sorted(names)) if not anonymous else (lambda names: [])
     mistakes: dict[tuple, dict] = {}
     errors: dict[tuple, dict] = {}
@@ -206,7 +199,11 @@ def aggregate(submissions: list[Submission], *, anonymous: bool = False, source:
     for sub in graded:
         totals.append(float(sub.record.get("score", 0)))
         for stage in sub.record["stages"]:
-            number, row = stage["number"], per_stage[stage["number"]]
+            number = stage["number"]
+            row = per_stage.setdefault(number, {
+                "number": number, "id": stage.get("id", ""), "label": stage.get("label", f"Stage {number}"),
+                "bonus": bool(stage.get("bonus")), "max_score": float(stage.get("max_score", 0)), "scores": [],
+                "full_marks": 0, "attempted": 0, "not_attempted": 0, "stopped": 0, "undiagnosed": 0, "stopped_students": set()})
             status = stage.get("status", "")
             row["scores"].append(float(stage["score"]))
             if status == "not_implemented":
@@ -250,6 +247,7 @@ def aggregate(submissions: list[Submission], *, anonymous: bool = False, source:
             kind = str(cell.get("type", "Error"))
             count(errors, (kind, cell.get("stage"), "cell"), sub.student, type=kind, stage=cell.get("stage"),
                   where="when the notebook ran")
+    per_stage = dict(sorted(per_stage.items()))
 
     def label(number) -> str:
         return per_stage[number]["label"] if number in per_stage else ("before the stages" if number is None else f"Stage {number}")

@@ -117,9 +117,7 @@ class LatePenalty(LateSubmissionPlugin):
     per_day = Float(0.1, help="share of the score taken per day (or part of a day) late").tag(config=True)
     cap = Float(0.5, help="the largest share of the score taken, however late").tag(config=True)
 
-    def late_submission_penalty(self, student_id, score, total_seconds_late):
-        if not total_seconds_late or total_seconds_late <= 0:
-            return None
+    def late_submission_penalty(self, student_id, score, total_seconds_late):  # called only when late
         days = math.ceil(total_seconds_late / 86400)
         share = min(self.cap, self.per_day * days)
         penalty = round(score * share, 2)
