@@ -316,19 +316,15 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
                     while not started_queue.empty():
                         student, since = started_queue.get()
                         running[student] = since
-                    ran = []
                     for done in finished:
                         running.pop(futures[done], None)
-                        progress.advance(task)
-                        run = None if done.exception() else done.result()
-                        if run is not None:
-                            PRECOMPUTED[futures[done]] = run
-                            ran.append(futures[done])
-                    progress.update(task, description=running_description(len(gradable), jobs, running))
+                    progress.update(task, advance=len(finished), description=running_description(len(gradable), jobs, running))
                     # recorded while the others run: one writer (this process), no wait for the slowest
-                    for student in sorted(ran):
-                        waiting.remove(student)
-                        record(student)
+                    for done in sorted(finished, key=futures.get):
+                        if not done.exception() and done.result() is not None:
+                            PRECOMPUTED[futures[done]] = done.result()
+                            waiting.remove(futures[done])
+                            record(futures[done])
         # everyone else, serially (a run the workers could not finish runs here, sandboxed)
         for student in waiting:
             record(student)

@@ -7,14 +7,13 @@ import argparse
 import json
 import re
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 from autograder.core import course as course_file
 from autograder.core.chapter import Chapter
 from autograder.core.course import Course, CourseError
-from autograder.frontends.commands import load_chapter
+from autograder.frontends.commands import Refused, load_chapter
 from autograder.frontends.reports.safe_write import write_files
 from autograder.frontends.reports.text import format_points
 
@@ -170,8 +169,7 @@ def run(args: argparse.Namespace) -> int:
         app.initialize([])
         refusal = gradebook_refusal(chapter, root, app.coursedir.db_url)
         if refusal:
-            print(refusal, file=sys.stderr)
-            return 2
+            raise Refused(refusal)
     if chapter.course_path is None:
         print(f"{chapter.id} has no course file: every declared stage is graded out of its checks' weights")
         return 0
@@ -180,8 +178,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.course_only:
             changed += generate_release(chapter, root)
     except CourseError as exc:
-        print(f"make release: {exc}", file=sys.stderr)
-        return 2
+        raise Refused(f"make release: {exc}") from None
     course = course_file.read(chapter.course_path)
     graded = sum(p.points for p in course.stages.values() if not p.bonus)
     bonus = sum(p.points for p in course.stages.values() if p.bonus)

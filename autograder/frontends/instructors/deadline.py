@@ -8,7 +8,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -16,6 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from autograder.frontends.commands import Refused
 from autograder.frontends.reports.safe_write import write_atomic
 
 _DATE_TIME = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})[T ](\d{1,2}:\d{2}(?::\d{2})?)\s*(.*?)\s*$")
@@ -211,9 +211,7 @@ def collect_one(repo: Path) -> dict:
 def collect(repos: Path, students: dict[str, Path], into: Path) -> int:
     """``make collect-repos``: each repository's tip at this moment, into a new file."""
     if into.exists() or repos.resolve() in into.resolve().parents:
-        print(f"error: {into} {'exists' if into.exists() else f'is inside {repos}'}; give a new file (COLLECTED=...)",
-              file=sys.stderr)
-        return 2
+        raise Refused(f"{into} {'exists' if into.exists() else f'is inside {repos}'}; give a new file (COLLECTED=...)")
     with ThreadPoolExecutor(max_workers=8) as pool:  # at the deadline: every origin asked at once
         found = dict(zip(students, pool.map(collect_one, students.values())))
     write_atomic(into, json.dumps(found, indent=1, sort_keys=True) + "\n")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from datetime import timezone
 from pathlib import Path
 
+from autograder.frontends.commands import Refused
 from autograder.frontends.instructors.deadline import InstantError, describe, parse_instant
 
 
@@ -54,8 +54,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         stored = set_duedate(app.coursedir.db_url, args.assignment, args.due)
     except InstantError as exc:
-        print(f"make duedate: nothing stored: {exc}", file=sys.stderr)
-        return 2
+        raise Refused(f"make duedate: nothing stored: {exc}") from None
     from autograder.frontends.instructors.nbgrader.plugins import LatePenalty
 
     rule = LatePenalty(config=app.config)

@@ -122,7 +122,7 @@ def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(notebook, copy, follow_symlinks=False)
     results = folder / "results.json"
-    results.unlink(missing_ok=True)  # our own file from an earlier run (the folder is ours: see _refusal)
+    results.unlink(missing_ok=True)  # our own file from an earlier run (the folder is ours: see _refuse_out)
     env = {**os.environ, "COLUMNS": "140", "NO_COLOR": "1", "TERM": "dumb", "PYTHONPATH": str(CHECKOUT)}
     command = [sys.executable, "-I", "-m", "autograder", str(copy), "--results", str(results), "--device", "cpu",
                "--chapter", chapter.id]
@@ -151,20 +151,18 @@ def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[
     return row
 
 
-def _refusal(repos: Path, out: Path) -> str | None:
+def _refuse_out(repos: Path, out: Path) -> None:
     if out.resolve() == repos.resolve() or repos.resolve() in out.resolve().parents:
-        return f"--out {out} is inside {repos}; nothing may be written there"
-    csv_path = out / "grades.csv"
+        raise Refused(f"--out {out} is inside {repos}; nothing may be written there")
     if out.exists() and not out.is_dir():
-        return f"--out {out} is a file; give a folder"
+        raise Refused(f"--out {out} is a file; give a folder")
     if out.is_dir() and any(out.iterdir()):
         try:
-            ours = csv_path.read_text(encoding="utf-8").startswith("student,")
+            ours = (out / "grades.csv").read_text(encoding="utf-8").startswith("student,")
         except OSError:
             ours = False
         if not ours:
-            return f"--out {out} holds files this command did not write; give a new folder"
-    return None
+            raise Refused(f"--out {out} holds files this command did not write; give a new folder")
 
 
 def write_csv(path: Path, rows: list[Row], chapter) -> None:
@@ -241,9 +239,7 @@ def run(args: argparse.Namespace) -> int:
     except InstantError as exc:
         raise Refused(f"DEADLINE {exc}") from None
     chapter = load_chapter(args.chapter)
-    why = _refusal(args.repos, args.out)
-    if why:
-        raise Refused(why)
+    _refuse_out(args.repos, args.out)
     collected = None
     if args.collected is not None:
         try:
@@ -266,7 +262,6 @@ def run(args: argparse.Namespace) -> int:
     # absolute: the grader runs in this checkout (cwd=CHECKOUT), not necessarily the current folder
     rows = grade_all(args.repos.resolve(), args.out.resolve(), chapter, max(1, args.jobs or default_jobs()), deadline,
                      collected, args.trust_commit_dates)
-    write_csv(args.out / "grades.csv", rows, chapter)
     for row in rows:
         flags = "  [grader modified]" if row.fingerprint.startswith("modified") else ""
         when = f"  {row.commit[:10]} {row.commit_date}" if (deadline or collected) is not None and row.commit else ""

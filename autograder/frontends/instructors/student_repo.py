@@ -158,15 +158,13 @@ def release_parts(chapter, root: Path = CHECKOUT) -> dict[str, str]:
     return fingerprint.parts_of(release_files(chapter, root), notebook)
 
 
-def _refusal(dest: Path) -> str | None:
+def _refuse_dest(dest: Path) -> None:
     if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
-        return f"{dest} exists and is not a folder; give a new path"
+        raise StudentRepoError(f"{dest} exists and is not a folder; give a new path")
     if dest.is_dir() and any(dest.iterdir()):
-        return f"{dest} is not empty; give a new path (nothing there was changed)"
-    inside = dest.resolve()
-    if inside == CHECKOUT or CHECKOUT in inside.parents:
-        return f"{dest} is inside the course repository; the student repository goes elsewhere"
-    return None
+        raise StudentRepoError(f"{dest} is not empty; give a new path (nothing there was changed)")
+    if dest.resolve() == CHECKOUT or CHECKOUT in dest.resolve().parents:
+        raise StudentRepoError(f"{dest} is inside the course repository; the student repository goes elsewhere")
 
 
 def _git(dest: Path, *args: str) -> None:
@@ -180,9 +178,7 @@ def build(dest: Path, chapter, url: str | None = None, grader_url: str | None = 
           grade_on: str = "push") -> list[str]:
     """The student repository in ``dest``, committed once."""
     dest = Path(dest)
-    why = _refusal(dest)
-    if why:
-        raise StudentRepoError(why)
+    _refuse_dest(dest)
     if shutil.which("git") is None:
         raise StudentRepoError("git is not installed; the student repository is a git repository")
     files = release_files(chapter, url=url, grader_url=grader_url, grade_on=grade_on)
