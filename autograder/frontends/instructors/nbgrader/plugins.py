@@ -15,18 +15,10 @@ from autograder.frontends.instructors.nbgrader.stages import UNFINISHED, chapter
 
 
 def repair_cells(nb, known: set[str]) -> list[str]:
-    """In place: nbgrader metadata kept on the first cell naming each id of ``known`` only, repeated
-    cell ids renumbered. One note per repair."""
-    notes, first, ids = [], {}, set()
+    """In place: nbgrader metadata kept on the first cell naming each id of ``known`` only (nbformat's
+    reading already made repeated cell ids unique). One note per repair."""
+    notes, first = [], {}
     for position, cell in enumerate(nb.cells, start=1):
-        cell_id = cell.get("id")
-        if isinstance(cell_id, str):
-            fresh, copy = cell_id, 1
-            while fresh in ids:  # nbformat requires unique ids; a hand-edited notebook may repeat them
-                copy += 1
-                fresh = f"{cell_id}-{copy}"
-            cell["id"] = fresh
-            ids.add(fresh)
         metadata = cell.get("metadata", {})
         if "nbgrader" not in metadata:
             continue
