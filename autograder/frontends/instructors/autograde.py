@@ -167,7 +167,7 @@ def _run_converter(app, student: str) -> tuple[bool, str]:
 _worker: dict = {}
 
 
-def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, started) -> None:
+def _start_worker(assignment: str, scratch: str, submitted: str, started) -> None:
     # Kernels and nbgrader write to stderr; that would tear the progress bar apart.
     log = os.open(Path(scratch, f"worker-{os.getpid()}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(log, 1)
@@ -184,7 +184,7 @@ def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, 
     private = Path(scratch, f"gradebook-{os.getpid()}.db")
     shutil.copyfile(app.coursedir.db_url.removeprefix("sqlite:///"), private)
     app.coursedir.db_url = f"sqlite:///{private}"
-    app.coursedir.autograded_directory = executed
+    app.coursedir.autograded_directory = str(Path(scratch, "executed"))
     app.config.Autograde.autograde_preprocessors = _through_sandbox(app)
     _worker["app"] = app
 
@@ -283,7 +283,6 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
     for student in students:  # a student not graded now must not keep the last grading's diagnosis
         (Path(app.coursedir.root) / DIAGNOSES / student / f"{assignment}.json").unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
-        executed = str(Path(scratch, "executed"))
         submitted = str(Path(scratch, "submitted"))
         gradable, notes_by_student, failed = mirror_submissions(app, students, Path(submitted))
         app.coursedir.submitted_directory = submitted
@@ -308,7 +307,7 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
             started_queue = context.Queue()
             task = progress.add_task(f"running {len(gradable)} notebooks, {jobs} at a time", total=len(gradable))
             with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
-                                     initargs=(assignment, scratch, executed, submitted, started_queue)) as pool:
+                                     initargs=(assignment, scratch, submitted, started_queue)) as pool:
                 futures = {pool.submit(_execute_one, s): s for s in gradable}
                 pending, running = set(futures), {}
                 while pending:

@@ -177,10 +177,7 @@ def _git(dest: Path, *args: str) -> None:
 def build(dest: Path, chapter, url: str | None = None, grader_url: str | None = None, *,
           grade_on: str = "push") -> list[str]:
     """The student repository in ``dest``, committed once."""
-    dest = Path(dest)
     _refuse_dest(dest)
-    if shutil.which("git") is None:
-        raise StudentRepoError("git is not installed; the student repository is a git repository")
     files = release_files(chapter, url=url, grader_url=grader_url, grade_on=grade_on)
     notebook = chapter.release_notebook(Path()).as_posix()
     record = fingerprint.release_record(fingerprint.parts_of(files, notebook))

@@ -19,7 +19,6 @@ from autograder.frontends.reports.diagnoses import DIAGNOSES
 
 REPORT_FORMAT = "autograder-class-report/1"
 DEFAULT_OUT = Path("build") / "class-report"
-GRADING = Path("grading")
 REPOS_OUT = Path("build") / "grade-repos"
 
 
@@ -76,7 +75,7 @@ def load_nbgrader(root: Path = Path("."), assignment: str | None = None) -> list
 
     assignment = assignment or DEFAULT
     diagnoses = root / DIAGNOSES
-    students = {p.parent.name for p in (root / GRADING / "submitted").glob(f"*/{assignment}") if p.is_dir()}
+    students = {p.parent.name for p in (root / "grading" / "submitted").glob(f"*/{assignment}") if p.is_dir()}
     students |= {p.parent.name for p in diagnoses.glob(f"*/{assignment}.json")}
     found = []
     for student in sorted(students):

@@ -15,7 +15,7 @@ from traitlets import Float, Unicode
 
 from autograder.core.chapter import Chapter
 from autograder.frontends.instructors.nbgrader.stages import cells_key, chapter_of, diagnosis_path, hidden_seeds, stage_cells
-from autograder.frontends.reports.diagnoses import DIAGNOSES, FORMAT
+from autograder.frontends.reports.diagnoses import DIAGNOSES
 from autograder.frontends.reports.safe_write import write_json
 from autograder.sandbox.settings import Limits, Settings
 
@@ -62,11 +62,8 @@ class SandboxExecute(NbGraderPreprocessor):
         path = diagnosis_path(Path(DIAGNOSES), student, assignment)
         if path is None:
             return
-        record = result.get("diagnosis") if isinstance(result.get("diagnosis"), dict) else {
-            "format": FORMAT, "error": result.get("error") or "the sandboxed grader gave no diagnosis",
-            "stages": [], "cell_errors": []}
         try:
-            write_json(path, {**record, "student": student, "assignment": assignment})
+            write_json(path, {**result["diagnosis"], "student": student, "assignment": assignment})
         except OSError as exc:
             self.log.warning("could not write the diagnosis record %s: %s", path, exc)
 
@@ -136,7 +133,6 @@ def apply_run(nb, chapter: Chapter | None, result: dict) -> None:
 
 
 def bonus_score(chapter: Chapter | None, result: dict) -> float | None:
-    bonus = [s for s in chapter.stages if s.bonus] if chapter else []
-    scores = [result.get("stages", {}).get(str(s.number)) for s in bonus]
-    scores = [float(g["score"]) for g in scores if isinstance(g, dict) and isinstance(g.get("score"), (int, float))]
+    graded = result.get("stages", {})
+    scores = [float(graded[str(s.number)]["score"]) for s in (chapter.stages if chapter else ()) if s.bonus and str(s.number) in graded]
     return sum(scores) if scores else None
