@@ -201,8 +201,11 @@ def _execute_one(student: str) -> tuple[str, dict] | None:
         def grade_file(self, notebook, chapter, numbers, seeds):
             # in this process, imports done; the student's code still runs only in the confined worker
             from autograder.frontends.instructors.stagegrades import grade_and_end_strays
+            from autograder.sandbox.settings import Settings
 
-            return grade_and_end_strays(str(notebook), chapter, numbers, seeds, self.device, self.settings())
+            settings = Settings.read(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout,
+                                     total_seconds=self.total_timeout)
+            return grade_and_end_strays(str(notebook), chapter, numbers, seeds, self.device, settings)
 
         def run_in_sandbox(self, nb, chapter):
             result = super().run_in_sandbox(nb, chapter)
@@ -327,7 +330,6 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
         # everyone else, serially (a run the workers could not finish runs here, sandboxed)
         for student in waiting:
             record(student)
-    PRECOMPUTED.clear()
     return Summary(students, time.monotonic() - started, failed, len(REUSED), warned,
                    summary_rows(app.coursedir.db_url, assignment, students, failed, warned),
                    *class_report(Path(app.coursedir.root), assignment))

@@ -1,5 +1,5 @@
-"""One sandboxed run of a notebook for nbgrader, as JSON on standard output. The hidden seeds come on
-standard input, never on a command line, which every process can read."""
+"""One sandboxed run of a notebook for nbgrader, as JSON on standard output. The hidden seeds and the
+time limits come on standard input, never on a command line, which every process can read."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-from autograder.sandbox.settings import Limits, Settings
+from autograder.sandbox.settings import Settings
 
 
 def grade_and_end_strays(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, settings) -> dict:
@@ -41,21 +41,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stage", type=int, nargs="*", default=[])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--chapter", default=None)
-    parser.add_argument("--cell-timeout", type=float, default=Limits().cell_seconds)
-    parser.add_argument("--stage-timeout", type=float, default=Limits().stage_seconds)
-    parser.add_argument("--total-timeout", type=float, default=Limits().total_seconds)
 
 
 def run(args: argparse.Namespace) -> int:
     from autograder.chapters import load
     from autograder.sandbox.strays import become_subreaper
 
-    text = sys.stdin.read()
-    seeds = {int(n): int(s) for n, s in (json.loads(text) if text.strip() else {}).items()}
+    given = json.loads(sys.stdin.read() or "{}")  # {"seeds": {stage: seed}, "limits": Settings' seconds}
+    seeds = {int(n): int(s) for n, s in given.get("seeds", {}).items()}
     become_subreaper()
     graded = grade_and_end_strays(args.notebook, load(args.chapter), args.stage, seeds, args.device,
-                                  Settings.read(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout,
-                                                total_seconds=args.total_timeout))
+                                  Settings.read(**given.get("limits", {})))
     # written only once every process the submission started has ended
     sys.stdout.write(json.dumps(graded))
     sys.stdout.flush()

@@ -17,7 +17,7 @@ from autograder.core.chapter import Chapter
 from autograder.frontends.instructors.nbgrader.stages import cells_key, chapter_of, diagnosis_path, hidden_seeds, stage_cells
 from autograder.frontends.reports.diagnoses import DIAGNOSES
 from autograder.frontends.reports.safe_write import write_json
-from autograder.sandbox.settings import Limits, Settings
+from autograder.sandbox.settings import Limits
 
 # make autograde's workers' runs by student, (cells_key, result): held in this process's memory,
 # never a file a submission could touch, until the serial pass takes each for the very same cells.
@@ -81,13 +81,12 @@ class SandboxExecute(NbGraderPreprocessor):
 
     def grade_file(self, notebook: Path, chapter: Chapter | None, numbers: list[int], seeds: dict[int, int]) -> dict:
         # -I: no PYTHON* variable and no current folder on the grader's path
-        command = [sys.executable, "-I", "-m", "autograder", "stage-grades", str(notebook),
-                   "--device", self.device, "--cell-timeout", str(self.cell_timeout),
-                   "--stage-timeout", str(self.stage_timeout), "--total-timeout", str(self.total_timeout),
+        command = [sys.executable, "-I", "-m", "autograder", "stage-grades", str(notebook), "--device", self.device,
                    *(["--chapter", chapter.id, "--stage", *map(str, numbers)] if chapter else [])]
         # the seeds go on a pipe: any process can read another one's command line
-        proc = subprocess.run(command, capture_output=True, text=True,
-                              input=json.dumps({str(n): s for n, s in sorted(seeds.items())}))
+        limits = {"cell_seconds": self.cell_timeout, "stage_seconds": self.stage_timeout, "total_seconds": self.total_timeout}
+        proc = subprocess.run(command, capture_output=True, text=True, input=json.dumps(
+            {"seeds": {str(n): s for n, s in sorted(seeds.items())}, "limits": limits}))
         try:
             result = json.loads(proc.stdout) if proc.returncode == 0 else None
         except ValueError:
@@ -96,10 +95,6 @@ class SandboxExecute(NbGraderPreprocessor):
             tail = "\n".join((proc.stdout[-2000:] + proc.stderr).strip().splitlines()[-20:])
             raise RuntimeError(f"the sandboxed grader failed (exit status {proc.returncode}):\n{tail}")
         return result
-
-    def settings(self) -> Settings:
-        return Settings.read(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout,
-                             total_seconds=self.total_timeout)
 
 
 def apply_run(nb, chapter: Chapter | None, result: dict) -> None:
