@@ -15,6 +15,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -75,9 +76,7 @@ def student_repos(repos: Path) -> dict[str, Path]:
             found += inside
         else:
             found.append(folder)
-    counts: dict[str, int] = {}
-    for repo in found:
-        counts[repo.name] = counts.get(repo.name, 0) + 1
+    counts = Counter(repo.name for repo in found)
     return {(repo.name if counts[repo.name] == 1 else repo.relative_to(repos).as_posix()): repo for repo in found}
 
 

@@ -17,10 +17,8 @@ from autograder.frontends.commands import Refused, load_chapter
 from autograder.frontends.reports.safe_write import write_files
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-COPIED = (".gitignore",)
 STUDENT_MAKEFILE = "students.mk"  # the students' repository's Makefile
 GRADE_ON = ("push", "tags", "none")
-SUBMISSION_TAGS = "submit*"
 AUTHOR = {"GIT_AUTHOR_NAME": "Course staff", "GIT_AUTHOR_EMAIL": "course-staff@users.noreply.github.com"}
 
 
@@ -121,7 +119,7 @@ def grade_workflow(text: str, grade_on: str) -> str:
     trigger = "on:\n  push:\n"
     if trigger not in text:
         raise StudentRepoError(f"{fingerprint.WORKFLOW} has no `{trigger.strip()}` trigger to narrow to tags")
-    return text.replace(trigger, f'on:\n  push:\n    tags: ["{SUBMISSION_TAGS}"]  # a submission: git tag submit-1 && '
+    return text.replace(trigger, 'on:\n  push:\n    tags: ["submit*"]  # a submission: git tag submit-1 && '
                                  "git push origin submit-1\n", 1)
 
 
@@ -135,7 +133,7 @@ def release_files(chapter, root: Path = CHECKOUT, url: str | None = None,
     if not (root / notebook).is_file():
         raise StudentRepoError(f"no released notebook {notebook}: run `make release` first")
     files = fingerprint.grader_bundle(root)
-    for path in (notebook, *COPIED):
+    for path in (notebook, ".gitignore"):
         files[path] = (root / path).read_bytes()
     beside = (Path(notebook).parent / "Makefile").as_posix()  # make test from the notebook's folder
     if (root / beside).is_file():
