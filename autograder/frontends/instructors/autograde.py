@@ -107,8 +107,7 @@ def print_summary(summary: Summary, jobs: int, console, verbose: bool = False) -
         table.add_row(row["student"], row["score"] or "-", row["extra"], row["late"],
                       "; ".join(row["problems"]) or ("late" if row["late"] else "ok"),
                       style="red" if any(p.startswith("NOT GRADED") for p in row["problems"]) else None)
-    if summary.rows:
-        console.print(table)
+    console.print(table)  # a row per student: never empty (no submission at all is refused before)
     graded = len(summary.students) - len(summary.failed)
     how = f"JOBS={jobs}" + (f", {graded - summary.replayed} executed serially"
                             if jobs > 1 and summary.replayed < graded else "")

@@ -143,11 +143,8 @@ def load_gradescope_zip(path: Path) -> list[Submission]:
             if parts[-1] == "submission_metadata.yml" and not metadata:
                 metadata = archive.read(name).decode("utf-8", "replace")
             where = next((i for i, p in enumerate(parts[:-1]) if SUBMISSION_FOLDER.fullmatch(p)), None)
-            if where is None:
-                continue
-            results = folders["/".join(parts[:where + 1])]  # every submission folder, whether it holds one or not
-            if parts[-1] == "results.json":
-                results.append(name)
+            if where is not None:  # every submission folder, whether it holds a results.json or not
+                folders["/".join(parts[:where + 1])] += [name] if parts[-1] == "results.json" else []
         if not any(folders.values()):
             raise ReportInputError(
                 f"{path} holds no results.json: give the zip of Export Submissions (the assignment's "
