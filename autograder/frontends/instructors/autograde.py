@@ -211,9 +211,6 @@ def _execute_one(student: str) -> tuple[str, dict] | None:
             computed["run"] = (cells_key(nb), result)
             return result
 
-        def keep_diagnosis(self, student, assignment, result):
-            pass  # the parent's serial pass records it, with the gradebook
-
     _worker["started"].put((student, time.time()))  # the progress line names the students being graded
     app = _worker["app"]
     steps = list(app.config.Autograde.autograde_preprocessors)

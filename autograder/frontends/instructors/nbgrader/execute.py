@@ -46,26 +46,23 @@ class SandboxExecute(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader", {})
-        chapter = chapter_of(info.get("assignment"))
-        result = take_precomputed(str(info.get("student")), cells_key(nb))
+        student, assignment = str(info.get("student") or ""), str(info.get("assignment") or "")
+        chapter = chapter_of(assignment)
+        result = take_precomputed(student, cells_key(nb))
         if result is None:
             result = self.run_in_sandbox(nb, chapter)
         apply_run(nb, chapter, result)
-        self.keep_diagnosis(str(info.get("student") or ""), str(info.get("assignment") or ""), result)
+        # the record for the class report; not beside the autograded notebook, which goes into the feedback
+        path = diagnosis_path(Path(DIAGNOSES), student, assignment)
+        try:
+            if path is not None:
+                write_json(path, {**result["diagnosis"], "student": student, "assignment": assignment})
+        except OSError as exc:
+            self.log.warning("could not write the diagnosis record %s: %s", path, exc)
         resources.setdefault("autograder", {})["bonus"] = bonus_score(chapter, result)
         if result.get("error"):
             self.log.warning("the sandboxed grader could not grade this notebook: %s", result["error"])
         return nb, resources
-
-    def keep_diagnosis(self, student: str, assignment: str, result: dict) -> None:
-        """For the class report; not beside the autograded notebook, which goes into the feedback."""
-        path = diagnosis_path(Path(DIAGNOSES), student, assignment)
-        if path is None:
-            return
-        try:
-            write_json(path, {**result["diagnosis"], "student": student, "assignment": assignment})
-        except OSError as exc:
-            self.log.warning("could not write the diagnosis record %s: %s", path, exc)
 
     def run_in_sandbox(self, nb, chapter: Chapter | None) -> dict:
         cells = stage_cells(nb, chapter) if chapter else {}
