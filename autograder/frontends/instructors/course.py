@@ -167,8 +167,7 @@ def run(args: argparse.Namespace) -> int:
 
         app = NbGrader()  # reads nbgrader_config.py from the current directory
         app.initialize([])
-        refusal = gradebook_refusal(chapter, root, app.coursedir.db_url)
-        if refusal:
+        if refusal := gradebook_refusal(chapter, root, app.coursedir.db_url):
             raise Refused(refusal)
     if chapter.course_path is None:
         print(f"{chapter.id} has no course file: every declared stage is graded out of its checks' weights")

@@ -59,7 +59,6 @@ def run(args: argparse.Namespace) -> int:
 
     rule = LatePenalty(config=app.config)
     print(f"{args.assignment} is due {stored}; {late_rule(rule.per_day, rule.cap)} (late penalties: make autograde again)")
-    pages = quote_late_rule(Path.cwd(), rule.per_day, rule.cap)
-    if pages:
+    if pages := quote_late_rule(Path.cwd(), rule.per_day, rule.cap):
         print("the late rule quoted in " + ", ".join(pages) + " now follows nbgrader_config.py")
     return 0

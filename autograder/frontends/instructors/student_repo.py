@@ -211,8 +211,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     files = build(Path(args.dest), load_chapter(args.chapter), args.url, args.grader_url, grade_on=args.grade_on)
-    skipped = sorted(set(fingerprint.grader_files(CHECKOUT)) - set(files))
-    if skipped:
+    if skipped := sorted(set(fingerprint.grader_files(CHECKOUT)) - set(files)):
         print(f"note: not copied, git does not track them: {', '.join(skipped)}")
     size = sum((Path(args.dest) / f).stat().st_size for f in files)
     record = json.loads((Path(args.dest) / fingerprint.RELEASE_FILE).read_text())
@@ -220,8 +219,7 @@ def run(args: argparse.Namespace) -> int:
           f"grader fingerprint {record['fingerprint'][:16]}")
     print("Publish it as the assignment's template repository: docs/instructors/github-organizations.md "
           "(a plain GitHub organization) or docs/instructors/classroom50.md.")
-    source = args.grader_url or args.url
-    if source:
+    if source := args.grader_url or args.url:
         print(f"On Colab and Kaggle the notebook installs the grader from {install_source(source)}: it must be "
               "public (no token is sent). docs/instructors/colab-kaggle.md")
     return 0

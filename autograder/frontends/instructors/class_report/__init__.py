@@ -293,8 +293,7 @@ def write_report(submissions: list[Submission], out: Path, *, anonymous: bool = 
     if out.exists() and not out.is_dir():
         raise OutputRefused(f"--out {out}: that is a file; give a folder")
     for name, ours in OURS.items():
-        why = overwrite_refusal(out / name, "--out", ours)
-        if why:
+        if why := overwrite_refusal(out / name, "--out", ours):
             raise OutputRefused(why)
     report = aggregate(submissions, anonymous=anonymous, source=source)
     out.mkdir(parents=True, exist_ok=True)
