@@ -261,8 +261,7 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
     app = _app(assignment, "--log-level=CRITICAL")  # warnings are collected per student instead
     everyone = submitted_students(app)
     where = app.coursedir.format_path(app.coursedir.submitted_directory, "<student>", assignment)
-    unknown = sorted(set(students or []) - set(everyone))
-    if unknown:
+    if unknown := sorted(set(students or []) - set(everyone)):
         raise SystemExit(f"no submission for {', '.join(unknown)} under {where} (submissions: {', '.join(everyone) or 'none'})")
     students = [s for s in everyone if not students or s in students]
     if not students:

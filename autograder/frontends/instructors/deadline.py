@@ -45,8 +45,7 @@ def parse_instant(text: str) -> datetime:
                            f"is in; add one: {EXAMPLES}")
     if zone.lower() in _UTC_WORDS:
         return local.replace(tzinfo=timezone.utc)
-    offset = _OFFSET.match(zone)
-    if offset:
+    if offset := _OFFSET.match(zone):
         sign, hours, minutes = offset.groups()
         delta = timedelta(hours=int(hours), minutes=int(minutes))
         if delta > timedelta(hours=14) or int(minutes) >= 60:
@@ -101,8 +100,7 @@ def commit_date(repo: Path, commit: str) -> str:
 def graded_branch(repo: Path) -> str:
     """The checked-out branch, else the default branch origin's HEAD names ('' when neither)."""
     for ref in ("HEAD", "refs/remotes/origin/HEAD"):
-        branch = git_output(repo, "symbolic-ref", "-q", "--short", ref)
-        if branch:
+        if branch := git_output(repo, "symbolic-ref", "-q", "--short", ref):
             return branch.removeprefix("origin/")
     return ""
 
