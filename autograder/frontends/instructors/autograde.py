@@ -220,9 +220,9 @@ def _execute_one(student: str) -> tuple[str, dict] | None:
     return computed.get("run")
 
 
-def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str], dict[str, str], dict[str, str]]:
+def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str], dict[str, list[str]], dict[str, str]]:
     """Copies of the submission folders, each notebook under the assignment's name: the students, their
-    notes (a renamed notebook), refusals."""
+    warnings (a renamed notebook), refusals."""
     from autograder.frontends.instructors.nbgrader.stages import submitted_notebook
 
     assignment = app.coursedir.assignment_id
@@ -234,7 +234,7 @@ def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str
             refused[student] = note
             continue
         if note:
-            notes[student] = note
+            notes[student] = [f"[WARNING] {note}"]
         copy = mirror / student / assignment
         shutil.copytree(folder, copy, symlinks=True, ignore=shutil.ignore_patterns("*.ipynb"))
         shutil.copyfile(chosen, copy / f"{assignment}.ipynb")
@@ -282,9 +282,8 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
         (Path(app.coursedir.root) / DIAGNOSES / student / f"{assignment}.json").unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
         submitted = str(Path(scratch, "submitted"))
-        gradable, notes_by_student, failed = mirror_submissions(app, students, Path(submitted))
+        gradable, warned, failed = mirror_submissions(app, students, Path(submitted))
         app.coursedir.submitted_directory = submitted
-        warned = {student: [f"[WARNING] {note}"] for student, note in notes_by_student.items()}
 
         def record(student: str) -> None:
             ok, notes = _run_converter(app, student)
