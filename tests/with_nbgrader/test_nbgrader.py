@@ -35,7 +35,6 @@ def test_which_notebook_is_the_submission(tmp_path):
 
 def test_late_penalty_rule():
     rule = LatePenalty(per_day=0.1, cap=0.5)
-    assert rule.late_submission_penalty("s", 100.0, 0) is None
     assert rule.late_submission_penalty("s", 100.0, 1) == 10
     assert rule.late_submission_penalty("s", 100.0, 36 * 3600) == 20
     assert rule.late_submission_penalty("s", 80.0, 30 * 86400) == 40  # capped at half

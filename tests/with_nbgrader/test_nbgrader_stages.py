@@ -86,7 +86,6 @@ def test_precomputed_runs_are_taken_once_and_only_for_their_cells():
 
 
 def test_math_becomes_mathml_outside_code():
-    pytest.importorskip("latex2mathml")
     out = math_as_mathml("softmax $e^x$ and `$not math$`")
     assert "<math" in out and "$e^x$" not in out
     assert "`$not math$`" in out

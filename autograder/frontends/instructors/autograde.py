@@ -23,8 +23,6 @@ from pathlib import Path
 from autograder.chapters import DEFAULT
 from autograder.frontends.commands import default_jobs
 
-ASSIGNMENT = DEFAULT  # the nbgrader assignment id is the chapter id
-
 
 @dataclass
 class Summary:
@@ -109,8 +107,7 @@ def print_summary(summary: Summary, jobs: int, console, verbose: bool = False) -
         table.add_row(row["student"], row["score"] or "-", row["extra"], row["late"],
                       "; ".join(row["problems"]) or ("late" if row["late"] else "ok"),
                       style="red" if any(p.startswith("NOT GRADED") for p in row["problems"]) else None)
-    if summary.rows:
-        console.print(table)
+    console.print(table)  # a row per student: never empty (no submission at all is refused before)
     graded = len(summary.students) - len(summary.failed)
     how = f"JOBS={jobs}" + (f", {graded - summary.replayed} executed serially"
                             if jobs > 1 and summary.replayed < graded else "")
@@ -139,8 +136,7 @@ def _through_sandbox(app) -> list:
 
     from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
 
-    configured = app.config.Autograde.get("autograde_preprocessors")
-    steps = list(configured or Autograde.class_traits()["autograde_preprocessors"].default())
+    steps = list(Autograde(coursedir=app.coursedir, parent=app).autograde_preprocessors)
     if SandboxExecute not in steps:
         raise SystemExit("nbgrader_config.py does not run SandboxExecute in place of Execute: make autograde "
                          "grades only in the sandbox (see the repository's nbgrader_config.py)")
@@ -167,15 +163,10 @@ def _run_converter(app, student: str) -> tuple[bool, str]:
         converter.log.removeHandler(notes)
 
 
-def sqlite_path(db_url: str) -> Path | None:
-    match = re.fullmatch(r"sqlite:///(.+)", db_url)
-    return Path(match.group(1)) if match else None
-
-
 _worker: dict = {}
 
 
-def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, started) -> None:
+def _start_worker(assignment: str, scratch: str, submitted: str, started) -> None:
     # Kernels and nbgrader write to stderr; that would tear the progress bar apart.
     log = os.open(Path(scratch, f"worker-{os.getpid()}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(log, 1)
@@ -190,9 +181,9 @@ def _start_worker(assignment: str, scratch: str, executed: str, submitted: str, 
     app.coursedir.submitted_directory = submitted
     _worker["started"] = started
     private = Path(scratch, f"gradebook-{os.getpid()}.db")
-    shutil.copyfile(sqlite_path(app.coursedir.db_url), private)
+    shutil.copyfile(app.coursedir.db_url.removeprefix("sqlite:///"), private)
     app.coursedir.db_url = f"sqlite:///{private}"
-    app.coursedir.autograded_directory = executed
+    app.coursedir.autograded_directory = str(Path(scratch, "executed"))
     app.config.Autograde.autograde_preprocessors = _through_sandbox(app)
     _worker["app"] = app
 
@@ -209,16 +200,16 @@ def _execute_one(student: str) -> tuple[str, dict] | None:
         def grade_file(self, notebook, chapter, numbers, seeds):
             # in this process, imports done; the student's code still runs only in the confined worker
             from autograder.frontends.instructors.stagegrades import grade_and_end_strays
+            from autograder.sandbox.settings import Settings
 
-            return grade_and_end_strays(str(notebook), chapter, numbers, seeds, self.device, self.settings())
+            settings = Settings.read(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout,
+                                     total_seconds=self.total_timeout)
+            return grade_and_end_strays(str(notebook), chapter, numbers, seeds, self.device, settings)
 
         def run_in_sandbox(self, nb, chapter):
             result = super().run_in_sandbox(nb, chapter)
             computed["run"] = (cells_key(nb), result)
             return result
-
-        def keep_diagnosis(self, student, assignment, result):
-            pass  # the parent's serial pass records it, with the gradebook
 
     _worker["started"].put((student, time.time()))  # the progress line names the students being graded
     app = _worker["app"]
@@ -229,9 +220,9 @@ def _execute_one(student: str) -> tuple[str, dict] | None:
     return computed.get("run")
 
 
-def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str], dict[str, str], dict[str, str]]:
+def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str], dict[str, list[str]], dict[str, str]]:
     """Copies of the submission folders, each notebook under the assignment's name: the students, their
-    notes (a renamed notebook), refusals."""
+    warnings (a renamed notebook), refusals."""
     from autograder.frontends.instructors.nbgrader.stages import submitted_notebook
 
     assignment = app.coursedir.assignment_id
@@ -243,7 +234,7 @@ def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str
             refused[student] = note
             continue
         if note:
-            notes[student] = note
+            notes[student] = [f"[WARNING] {note}"]
         copy = mirror / student / assignment
         shutil.copytree(folder, copy, symlinks=True, ignore=shutil.ignore_patterns("*.ipynb"))
         shutil.copyfile(chosen, copy / f"{assignment}.ipynb")
@@ -270,8 +261,7 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
     app = _app(assignment, "--log-level=CRITICAL")  # warnings are collected per student instead
     everyone = submitted_students(app)
     where = app.coursedir.format_path(app.coursedir.submitted_directory, "<student>", assignment)
-    unknown = sorted(set(students or []) - set(everyone))
-    if unknown:
+    if unknown := sorted(set(students or []) - set(everyone)):
         raise SystemExit(f"no submission for {', '.join(unknown)} under {where} (submissions: {', '.join(everyone) or 'none'})")
     students = [s for s in everyone if not students or s in students]
     if not students:
@@ -282,7 +272,7 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
         except MissingEntry:
             raise SystemExit(f"the gradebook ({app.coursedir.db_url}) has no assignment {assignment}: "
                              "run `make release` (nbgrader generate_assignment) first") from None
-    if sqlite_path(app.coursedir.db_url) is None and jobs > 1:
+    if not app.coursedir.db_url.startswith("sqlite:///") and jobs > 1:
         print(f"JOBS={jobs} needs an sqlite gradebook (each worker grades against a copy); grading serially")
         jobs = 1
     _through_sandbox(app)  # refuses a configuration that would run a kernel
@@ -291,11 +281,9 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
     for student in students:  # a student not graded now must not keep the last grading's diagnosis
         (Path(app.coursedir.root) / DIAGNOSES / student / f"{assignment}.json").unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
-        executed = str(Path(scratch, "executed"))
         submitted = str(Path(scratch, "submitted"))
-        gradable, notes_by_student, failed = mirror_submissions(app, students, Path(submitted))
+        gradable, warned, failed = mirror_submissions(app, students, Path(submitted))
         app.coursedir.submitted_directory = submitted
-        warned = {student: [f"[WARNING] {note}"] for student, note in notes_by_student.items()}
 
         def record(student: str) -> None:
             ok, notes = _run_converter(app, student)
@@ -316,7 +304,7 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
             started_queue = context.Queue()
             task = progress.add_task(f"running {len(gradable)} notebooks, {jobs} at a time", total=len(gradable))
             with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
-                                     initargs=(assignment, scratch, executed, submitted, started_queue)) as pool:
+                                     initargs=(assignment, scratch, submitted, started_queue)) as pool:
                 futures = {pool.submit(_execute_one, s): s for s in gradable}
                 pending, running = set(futures), {}
                 while pending:
@@ -324,23 +312,18 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
                     while not started_queue.empty():
                         student, since = started_queue.get()
                         running[student] = since
-                    ran = []
                     for done in finished:
                         running.pop(futures[done], None)
-                        progress.advance(task)
-                        run = None if done.exception() else done.result()
-                        if run is not None:
-                            PRECOMPUTED[futures[done]] = run
-                            ran.append(futures[done])
-                    progress.update(task, description=running_description(len(gradable), jobs, running))
+                    progress.update(task, advance=len(finished), description=running_description(len(gradable), jobs, running))
                     # recorded while the others run: one writer (this process), no wait for the slowest
-                    for student in sorted(ran):
-                        waiting.remove(student)
-                        record(student)
+                    for done in sorted(finished, key=futures.get):
+                        if not done.exception() and done.result() is not None:
+                            PRECOMPUTED[futures[done]] = done.result()
+                            waiting.remove(futures[done])
+                            record(futures[done])
         # everyone else, serially (a run the workers could not finish runs here, sandboxed)
         for student in waiting:
             record(student)
-    PRECOMPUTED.clear()
     return Summary(students, time.monotonic() - started, failed, len(REUSED), warned,
                    summary_rows(app.coursedir.db_url, assignment, students, failed, warned),
                    *class_report(Path(app.coursedir.root), assignment))
@@ -373,7 +356,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("assignment", nargs="?", default=ASSIGNMENT)
+    parser.add_argument("assignment", nargs="?", default=DEFAULT)  # the assignment id is the chapter id
     parser.add_argument("--jobs", "-j", type=int, default=None, help="submissions at a time (default: CPU cores)")
     parser.add_argument("--student", nargs="+", help="only these students (make autograde STUDENT=id)")
     parser.add_argument("--verbose", "-v", action="store_true", help="whole errors (tracebacks), not their last line")

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 from autograder.core import course as course_file
 from autograder.core.chapter import Chapter
 from autograder.core.course import Course, CourseError
-from autograder.frontends.commands import load_chapter
+from autograder.frontends.commands import Refused, load_chapter
+from autograder.frontends.reports.safe_write import write_files
 from autograder.frontends.reports.text import format_points
 
 # | 4 | `causal` | `CausalAttention` | 20 |: a stage's number, its id, ..., its points last
@@ -74,7 +72,7 @@ def course_numbers(text: str, course: Course) -> str:
 def release(chapter: Chapter, root: Path) -> list[str]:
     """The course file, and the points and totals of the notebook, README and docs; what changed."""
     source = chapter.source_notebook(root)
-    label = source.relative_to(root).as_posix() if source.is_relative_to(root) else str(source)
+    label = source.relative_to(root).as_posix()
     course = course_file.from_notebook(source, chapter.declared_stages, label)
     changed = []
     if course_file.write(course, chapter.course_path):
@@ -148,16 +146,11 @@ def generate_release(chapter: Chapter, root: Path) -> list[str]:
         made = Path(staging) / chapter.id
         if proc.returncode != 0 or not made.is_dir():
             raise CourseError(f"nbgrader generate_assignment failed (above); {destination.relative_to(root)} is as it was")
-        copied = []
-        for path in sorted(p for p in made.rglob("*") if p.is_file()):
-            target = destination / path.relative_to(made)
-            if target.is_file() and target.read_bytes() == path.read_bytes():
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target.with_name(target.name + ".new"))
-            os.replace(target.with_name(target.name + ".new"), target)
-            copied.append(target.relative_to(root).as_posix())
-    return copied
+        files = {p.relative_to(made).as_posix(): p.read_bytes() for p in made.rglob("*") if p.is_file()}
+    changed = {name: data for name, data in files.items()
+               if not (destination / name).is_file() or (destination / name).read_bytes() != data}
+    write_files(destination, changed)
+    return [(destination / name).relative_to(root).as_posix() for name in sorted(changed)]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -174,10 +167,8 @@ def run(args: argparse.Namespace) -> int:
 
         app = NbGrader()  # reads nbgrader_config.py from the current directory
         app.initialize([])
-        refusal = gradebook_refusal(chapter, root, app.coursedir.db_url)
-        if refusal:
-            print(refusal, file=sys.stderr)
-            return 2
+        if refusal := gradebook_refusal(chapter, root, app.coursedir.db_url):
+            raise Refused(refusal)
     if chapter.course_path is None:
         print(f"{chapter.id} has no course file: every declared stage is graded out of its checks' weights")
         return 0
@@ -186,8 +177,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.course_only:
             changed += generate_release(chapter, root)
     except CourseError as exc:
-        print(f"make release: {exc}", file=sys.stderr)
-        return 2
+        raise Refused(f"make release: {exc}") from None
     course = course_file.read(chapter.course_path)
     graded = sum(p.points for p in course.stages.values() if not p.bonus)
     bonus = sum(p.points for p in course.stages.values() if p.bonus)

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -16,6 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from autograder.frontends.commands import Refused
 from autograder.frontends.reports.safe_write import write_atomic
 
 _DATE_TIME = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})[T ](\d{1,2}:\d{2}(?::\d{2})?)\s*(.*?)\s*$")
@@ -45,8 +45,7 @@ def parse_instant(text: str) -> datetime:
                            f"is in; add one: {EXAMPLES}")
     if zone.lower() in _UTC_WORDS:
         return local.replace(tzinfo=timezone.utc)
-    offset = _OFFSET.match(zone)
-    if offset:
+    if offset := _OFFSET.match(zone):
         sign, hours, minutes = offset.groups()
         delta = timedelta(hours=int(hours), minutes=int(minutes))
         if delta > timedelta(hours=14) or int(minutes) >= 60:
@@ -98,16 +97,10 @@ def commit_date(repo: Path, commit: str) -> str:
         return ""
 
 
-def commit_at(repo: Path, deadline: datetime) -> str:
-    """The last commit of the branch whose committer date (the student's) is at or before ``deadline``."""
-    return git_output(repo, "rev-list", "-1", f"--before={int(deadline.timestamp())}", "HEAD", "--") or ""
-
-
 def graded_branch(repo: Path) -> str:
     """The checked-out branch, else the default branch origin's HEAD names ('' when neither)."""
     for ref in ("HEAD", "refs/remotes/origin/HEAD"):
-        branch = git_output(repo, "symbolic-ref", "-q", "--short", ref)
-        if branch:
+        if branch := git_output(repo, "symbolic-ref", "-q", "--short", ref):
             return branch.removeprefix("origin/")
     return ""
 
@@ -194,8 +187,8 @@ def choose_commit(student: str, repo: Path, deadline: datetime | None, collected
         when = datetime.fromisoformat(entry["collected"])
         after = f", {(when - deadline).total_seconds():+.0f} s from the deadline" if deadline else ""
         return _local(repo, entry["commit"], f"the tip collected {describe(when)} by the instructor's clock{after}")
-    if trust:
-        commit = commit_at(repo, deadline)
+    if trust:  # the branch's last commit whose committer date (the student's) is at or before the deadline
+        commit = git_output(repo, "rev-list", "-1", f"--before={int(deadline.timestamp())}", "HEAD", "--")
         return Pick(commit, TRUSTED_DATES) if commit else \
             Pick(refusal=f"no commit dated at or before the deadline ({describe(deadline)}) by the student's machine "
                          f"(TRUST_COMMIT_DATES=1)")
@@ -216,9 +209,7 @@ def collect_one(repo: Path) -> dict:
 def collect(repos: Path, students: dict[str, Path], into: Path) -> int:
     """``make collect-repos``: each repository's tip at this moment, into a new file."""
     if into.exists() or repos.resolve() in into.resolve().parents:
-        print(f"error: {into} {'exists' if into.exists() else f'is inside {repos}'}; give a new file (COLLECTED=...)",
-              file=sys.stderr)
-        return 2
+        raise Refused(f"{into} {'exists' if into.exists() else f'is inside {repos}'}; give a new file (COLLECTED=...)")
     with ThreadPoolExecutor(max_workers=8) as pool:  # at the deadline: every origin asked at once
         found = dict(zip(students, pool.map(collect_one, students.values())))
     write_atomic(into, json.dumps(found, indent=1, sort_keys=True) + "\n")

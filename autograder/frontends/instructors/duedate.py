@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from datetime import timezone
 from pathlib import Path
 
+from autograder.frontends.commands import Refused
 from autograder.frontends.instructors.deadline import InstantError, describe, parse_instant
 
 
@@ -54,13 +54,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         stored = set_duedate(app.coursedir.db_url, args.assignment, args.due)
     except InstantError as exc:
-        print(f"make duedate: nothing stored: {exc}", file=sys.stderr)
-        return 2
+        raise Refused(f"make duedate: nothing stored: {exc}") from None
     from autograder.frontends.instructors.nbgrader.plugins import LatePenalty
 
     rule = LatePenalty(config=app.config)
     print(f"{args.assignment} is due {stored}; {late_rule(rule.per_day, rule.cap)} (late penalties: make autograde again)")
-    pages = quote_late_rule(Path.cwd(), rule.per_day, rule.cap)
-    if pages:
+    if pages := quote_late_rule(Path.cwd(), rule.per_day, rule.cap):
         print("the late rule quoted in " + ", ".join(pages) + " now follows nbgrader_config.py")
     return 0

@@ -15,6 +15,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -75,9 +76,7 @@ def student_repos(repos: Path) -> dict[str, Path]:
             found += inside
         else:
             found.append(folder)
-    counts: dict[str, int] = {}
-    for repo in found:
-        counts[repo.name] = counts.get(repo.name, 0) + 1
+    counts = Counter(repo.name for repo in found)
     return {(repo.name if counts[repo.name] == 1 else repo.relative_to(repos).as_posix()): repo for repo in found}
 
 
@@ -89,14 +88,6 @@ def export_commit(repo: Path, commit: str, into: Path) -> None:
     with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as archive:
         write_files(into, {m.name: archive.extractfile(m).read() for m in archive.getmembers() if m.isfile()
                            and Path(m.name).parts and not Path(m.name).is_absolute() and ".." not in Path(m.name).parts})
-
-
-def fingerprint_status(repo: Path, chapter, release_parts: dict[str, str], graded: Path | None) -> str:
-    """The student's grader against the release; ``graded``: the notebook graded, if any."""
-    notebook = chapter.release_notebook(Path()).as_posix()
-    parts = fingerprint.parts_of(fingerprint.read_tree(repo, notebook, graded), notebook)
-    verdict = fingerprint.compare(parts, release_parts, notebook_found=graded is not None)
-    return verdict.status if verdict.status == "release" else verdict.words.removeprefix("grader ")
 
 
 def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[str, str],
@@ -116,7 +107,11 @@ def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[
         if pick.commit or at_head:
             row.commit_date = commit_date(repo, row.commit)
             notebook, note = finder.find_in_repository(tree, chapter)
-            row.fingerprint = fingerprint_status(tree, chapter, release_parts, notebook)
+            # the student's grader against the release
+            released = chapter.release_notebook(Path()).as_posix()
+            parts = fingerprint.parts_of(fingerprint.read_tree(tree, released, notebook), released)
+            verdict = fingerprint.compare(parts, release_parts, notebook_found=notebook is not None)
+            row.fingerprint = verdict.status if verdict.status == "release" else verdict.words.removeprefix("grader ")
         if notebook is None:
             row.reason = "; ".join(p for p in (note, pick.note) if p)
             (folder / "report.txt").write_text(f"{student}: 0 points: {row.reason}\n", encoding="utf-8")
@@ -126,7 +121,7 @@ def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(notebook, copy, follow_symlinks=False)
     results = folder / "results.json"
-    results.unlink(missing_ok=True)  # our own file from an earlier run (the folder is ours: see _refusal)
+    results.unlink(missing_ok=True)  # our own file from an earlier run (the folder is ours: see _refuse_out)
     env = {**os.environ, "COLUMNS": "140", "NO_COLOR": "1", "TERM": "dumb", "PYTHONPATH": str(CHECKOUT)}
     command = [sys.executable, "-I", "-m", "autograder", str(copy), "--results", str(results), "--device", "cpu",
                "--chapter", chapter.id]
@@ -155,20 +150,18 @@ def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[
     return row
 
 
-def _refusal(repos: Path, out: Path) -> str | None:
+def _refuse_out(repos: Path, out: Path) -> None:
     if out.resolve() == repos.resolve() or repos.resolve() in out.resolve().parents:
-        return f"--out {out} is inside {repos}; nothing may be written there"
-    csv_path = out / "grades.csv"
+        raise Refused(f"--out {out} is inside {repos}; nothing may be written there")
     if out.exists() and not out.is_dir():
-        return f"--out {out} is a file; give a folder"
+        raise Refused(f"--out {out} is a file; give a folder")
     if out.is_dir() and any(out.iterdir()):
         try:
-            ours = csv_path.read_text(encoding="utf-8").startswith("student,")
+            ours = (out / "grades.csv").read_text(encoding="utf-8").startswith("student,")
         except OSError:
             ours = False
         if not ours:
-            return f"--out {out} holds files this command did not write; give a new folder"
-    return None
+            raise Refused(f"--out {out} holds files this command did not write; give a new folder")
 
 
 def write_csv(path: Path, rows: list[Row], chapter) -> None:
@@ -245,9 +238,7 @@ def run(args: argparse.Namespace) -> int:
     except InstantError as exc:
         raise Refused(f"DEADLINE {exc}") from None
     chapter = load_chapter(args.chapter)
-    why = _refusal(args.repos, args.out)
-    if why:
-        raise Refused(why)
+    _refuse_out(args.repos, args.out)
     collected = None
     if args.collected is not None:
         try:
@@ -270,7 +261,6 @@ def run(args: argparse.Namespace) -> int:
     # absolute: the grader runs in this checkout (cwd=CHECKOUT), not necessarily the current folder
     rows = grade_all(args.repos.resolve(), args.out.resolve(), chapter, max(1, args.jobs or default_jobs()), deadline,
                      collected, args.trust_commit_dates)
-    write_csv(args.out / "grades.csv", rows, chapter)
     for row in rows:
         flags = "  [grader modified]" if row.fingerprint.startswith("modified") else ""
         when = f"  {row.commit[:10]} {row.commit_date}" if (deadline or collected) is not None and row.commit else ""

@@ -1,5 +1,5 @@
-"""One sandboxed run of a notebook for nbgrader, as JSON on standard output. The hidden seeds come on
-standard input, never on a command line, which every process can read."""
+"""One sandboxed run of a notebook for nbgrader, as JSON on standard output. The hidden seeds and the
+time limits come on standard input, never on a command line, which every process can read."""
 
 from __future__ import annotations
 
@@ -8,40 +8,32 @@ import json
 import os
 import sys
 
-from autograder.sandbox.settings import Limits, Settings
-
-
-def grade_stages(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, settings) -> dict:
-    """Visible and hidden runs in one loaded worker: {error, confinement, cells, stages, diagnosis}."""
-    from autograder.core.engine import grade_with_hidden_examples
-    from autograder.frontends.reports.diagnoses import submission_record
-    from autograder.frontends.reports.text import confinement_text, stage_text
-
-    visible, results = grade_with_hidden_examples(path, chapter, numbers, seeds, device, settings, keep_outputs=True)
-    fences = confinement_text(visible)
-
-    def note(number: int) -> str:
-        return ("(graded by the course autograder in a separate process" + (
-            ", on the visible and on hidden examples" if number in seeds else "") + f"; confinement: {fences})")
-
-    return {"error": visible.error, "confinement": fences,
-            "cells": visible.cells,
-            "diagnosis": submission_record(visible, results, path, hidden=bool(seeds)),
-            "stages": {str(n): {"score": r.score, "max_score": r.max_score,
-                                "text": f"{stage_text(r)}\n{note(n)}"} for n, r in results.items()}}
+from autograder.sandbox.settings import Settings
 
 
 def grade_and_end_strays(path: str, chapter, numbers: list[int], seeds: dict[int, int], device: str, settings) -> dict:
-    """Then every process the submission started is ended; earlier children are left alone."""
+    """Visible and hidden runs in one loaded worker, as JSON data: {error, confinement, cells, stages,
+    diagnosis}. Then every process the submission started is ended; earlier children are left alone."""
     from autograder.chapters import load
+    from autograder.core.engine import grade_with_hidden_examples
+    from autograder.frontends.reports.diagnoses import submission_record
+    from autograder.frontends.reports.text import confinement_text, stage_text
     from autograder.sandbox.strays import children_of, end_stray_processes
 
     before = children_of(os.getpid())
     try:
-        graded = grade_stages(path, chapter or load(None), numbers, seeds, device, settings)
+        visible, results = grade_with_hidden_examples(path, chapter or load(None), numbers, seeds, device, settings,
+                                                      keep_outputs=True)
+        diagnosis = submission_record(visible, results, path, hidden=bool(seeds))
     finally:
         end_stray_processes(before)
-    return json.loads(json.dumps(graded))
+    fences = confinement_text(visible)
+    hidden = ", on the visible and on hidden examples"
+    return json.loads(json.dumps({
+        "error": visible.error, "confinement": fences, "cells": visible.cells, "diagnosis": diagnosis,
+        "stages": {str(n): {"score": r.score, "max_score": r.max_score,
+                            "text": f"{stage_text(r)}\n(graded by the course autograder in a separate process"
+                                    f"{hidden if n in seeds else ''}; confinement: {fences})"} for n, r in results.items()}}))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,21 +41,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stage", type=int, nargs="*", default=[])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--chapter", default=None)
-    parser.add_argument("--cell-timeout", type=float, default=Limits().cell_seconds)
-    parser.add_argument("--stage-timeout", type=float, default=Limits().stage_seconds)
-    parser.add_argument("--total-timeout", type=float, default=Limits().total_seconds)
 
 
 def run(args: argparse.Namespace) -> int:
     from autograder.chapters import load
     from autograder.sandbox.strays import become_subreaper
 
-    text = sys.stdin.read()
-    seeds = {int(n): int(s) for n, s in (json.loads(text) if text.strip() else {}).items()}
+    given = json.loads(sys.stdin.read() or "{}")  # {"seeds": {stage: seed}, "limits": Settings' seconds}
+    seeds = {int(n): int(s) for n, s in given.get("seeds", {}).items()}
     become_subreaper()
     graded = grade_and_end_strays(args.notebook, load(args.chapter), args.stage, seeds, args.device,
-                                  Settings.read(cell_seconds=args.cell_timeout, stage_seconds=args.stage_timeout,
-                                                total_seconds=args.total_timeout))
+                                  Settings.read(**given.get("limits", {})))
     # written only once every process the submission started has ended
     sys.stdout.write(json.dumps(graded))
     sys.stdout.flush()

@@ -17,10 +17,8 @@ from autograder.frontends.commands import Refused, load_chapter
 from autograder.frontends.reports.safe_write import write_files
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-COPIED = (".gitignore",)
 STUDENT_MAKEFILE = "students.mk"  # the students' repository's Makefile
 GRADE_ON = ("push", "tags", "none")
-SUBMISSION_TAGS = "submit*"
 AUTHOR = {"GIT_AUTHOR_NAME": "Course staff", "GIT_AUTHOR_EMAIL": "course-staff@users.noreply.github.com"}
 
 
@@ -121,7 +119,7 @@ def grade_workflow(text: str, grade_on: str) -> str:
     trigger = "on:\n  push:\n"
     if trigger not in text:
         raise StudentRepoError(f"{fingerprint.WORKFLOW} has no `{trigger.strip()}` trigger to narrow to tags")
-    return text.replace(trigger, f'on:\n  push:\n    tags: ["{SUBMISSION_TAGS}"]  # a submission: git tag submit-1 && '
+    return text.replace(trigger, 'on:\n  push:\n    tags: ["submit*"]  # a submission: git tag submit-1 && '
                                  "git push origin submit-1\n", 1)
 
 
@@ -135,7 +133,7 @@ def release_files(chapter, root: Path = CHECKOUT, url: str | None = None,
     if not (root / notebook).is_file():
         raise StudentRepoError(f"no released notebook {notebook}: run `make release` first")
     files = fingerprint.grader_bundle(root)
-    for path in (notebook, *COPIED):
+    for path in (notebook, ".gitignore"):
         files[path] = (root / path).read_bytes()
     beside = (Path(notebook).parent / "Makefile").as_posix()  # make test from the notebook's folder
     if (root / beside).is_file():
@@ -158,15 +156,13 @@ def release_parts(chapter, root: Path = CHECKOUT) -> dict[str, str]:
     return fingerprint.parts_of(release_files(chapter, root), notebook)
 
 
-def _refusal(dest: Path) -> str | None:
+def _refuse_dest(dest: Path) -> None:
     if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
-        return f"{dest} exists and is not a folder; give a new path"
+        raise StudentRepoError(f"{dest} exists and is not a folder; give a new path")
     if dest.is_dir() and any(dest.iterdir()):
-        return f"{dest} is not empty; give a new path (nothing there was changed)"
-    inside = dest.resolve()
-    if inside == CHECKOUT or CHECKOUT in inside.parents:
-        return f"{dest} is inside the course repository; the student repository goes elsewhere"
-    return None
+        raise StudentRepoError(f"{dest} is not empty; give a new path (nothing there was changed)")
+    if dest.resolve() == CHECKOUT or CHECKOUT in dest.resolve().parents:
+        raise StudentRepoError(f"{dest} is inside the course repository; the student repository goes elsewhere")
 
 
 def _git(dest: Path, *args: str) -> None:
@@ -179,12 +175,7 @@ def _git(dest: Path, *args: str) -> None:
 def build(dest: Path, chapter, url: str | None = None, grader_url: str | None = None, *,
           grade_on: str = "push") -> list[str]:
     """The student repository in ``dest``, committed once."""
-    dest = Path(dest)
-    why = _refusal(dest)
-    if why:
-        raise StudentRepoError(why)
-    if shutil.which("git") is None:
-        raise StudentRepoError("git is not installed; the student repository is a git repository")
+    _refuse_dest(dest)
     files = release_files(chapter, url=url, grader_url=grader_url, grade_on=grade_on)
     notebook = chapter.release_notebook(Path()).as_posix()
     record = fingerprint.release_record(fingerprint.parts_of(files, notebook))
@@ -220,8 +211,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     files = build(Path(args.dest), load_chapter(args.chapter), args.url, args.grader_url, grade_on=args.grade_on)
-    skipped = sorted(set(fingerprint.grader_files(CHECKOUT)) - set(files))
-    if skipped:
+    if skipped := sorted(set(fingerprint.grader_files(CHECKOUT)) - set(files)):
         print(f"note: not copied, git does not track them: {', '.join(skipped)}")
     size = sum((Path(args.dest) / f).stat().st_size for f in files)
     record = json.loads((Path(args.dest) / fingerprint.RELEASE_FILE).read_text())
@@ -229,8 +219,7 @@ def run(args: argparse.Namespace) -> int:
           f"grader fingerprint {record['fingerprint'][:16]}")
     print("Publish it as the assignment's template repository: docs/instructors/github-organizations.md "
           "(a plain GitHub organization) or docs/instructors/classroom50.md.")
-    source = args.grader_url or args.url
-    if source:
+    if source := args.grader_url or args.url:
         print(f"On Colab and Kaggle the notebook installs the grader from {install_source(source)}: it must be "
               "public (no token is sent). docs/instructors/colab-kaggle.md")
     return 0

@@ -96,7 +96,7 @@ def test_a_back_dated_commit_pushed_late_is_not_graded_as_on_time(tmp_path, gh):
                              fake_gh.push(on_time, late, "2026-11-21T08:10:00Z")]}  # ...pushed after it
     env = gh(record)
     pick = deadline.pushed_commit(repo, DEADLINE)
-    assert deadline.commit_at(repo, DEADLINE) == late, "the commit's own date would have graded the late work"
+    assert deadline.choose_commit("ann", repo, DEADLINE, None, True).commit == late, "the commit's own date would have graded the late work"
     assert pick.commit == on_time and not pick.refusal
     assert pick.note == (f"pushed 2026-11-21 01:00:05 UTC (GitHub's record); pushed 2026-11-21 08:10:00 UTC, after the "
                          f"deadline: {late[:10]}, whose committer date says 2026-11-21 04:00:00 UTC, not graded")

@@ -19,7 +19,6 @@ from autograder.frontends.reports.diagnoses import DIAGNOSES
 
 REPORT_FORMAT = "autograder-class-report/1"
 DEFAULT_OUT = Path("build") / "class-report"
-GRADING = Path("grading")
 REPOS_OUT = Path("build") / "grade-repos"
 
 
@@ -76,7 +75,7 @@ def load_nbgrader(root: Path = Path("."), assignment: str | None = None) -> list
 
     assignment = assignment or DEFAULT
     diagnoses = root / DIAGNOSES
-    students = {p.parent.name for p in (root / GRADING / "submitted").glob(f"*/{assignment}") if p.is_dir()}
+    students = {p.parent.name for p in (root / "grading" / "submitted").glob(f"*/{assignment}") if p.is_dir()}
     students |= {p.parent.name for p in diagnoses.glob(f"*/{assignment}.json")}
     found = []
     for student in sorted(students):
@@ -144,11 +143,8 @@ def load_gradescope_zip(path: Path) -> list[Submission]:
             if parts[-1] == "submission_metadata.yml" and not metadata:
                 metadata = archive.read(name).decode("utf-8", "replace")
             where = next((i for i, p in enumerate(parts[:-1]) if SUBMISSION_FOLDER.fullmatch(p)), None)
-            if where is None:
-                continue
-            results = folders["/".join(parts[:where + 1])]  # every submission folder, whether it holds one or not
-            if parts[-1] == "results.json":
-                results.append(name)
+            if where is not None:  # every submission folder, whether it holds a results.json or not
+                folders["/".join(parts[:where + 1])] += [name] if parts[-1] == "results.json" else []
         if not any(folders.values()):
             raise ReportInputError(
                 f"{path} holds no results.json: give the zip of Export Submissions (the assignment's "
@@ -185,13 +181,6 @@ def aggregate(submissions: list[Submission], *, anonymous: bool = False, source:
     """The report's data; ``anonymous``: no names."""
     graded = [s for s in submissions if s.record is not None]
     per_stage: dict[int, dict] = {}
-    for sub in graded:
-        for stage in sub.record["stages"]:
-            per_stage.setdefault(stage["number"], {
-                "number": stage["number"], "id": stage.get("id", ""), "label": stage.get("label", f"Stage {stage['number']}"),
-                "bonus": bool(stage.get("bonus")), "max_score": float(stage.get("max_score", 0)), "scores": [],
-                "full_marks": 0, "attempted": 0, "not_attempted": 0, "stopped": 0, "undiagnosed": 0, "stopped_students": set()})
-    per_stage = dict(sorted(per_stage.items()))
     who = (lambda names: sorted(names)) if not anonymous else (lambda names: [])
     mistakes: dict[tuple, dict] = {}
     errors: dict[tuple, dict] = {}
@@ -206,7 +195,11 @@ def aggregate(submissions: list[Submission], *, anonymous: bool = False, source:
     for sub in graded:
         totals.append(float(sub.record.get("score", 0)))
         for stage in sub.record["stages"]:
-            number, row = stage["number"], per_stage[stage["number"]]
+            number = stage["number"]
+            row = per_stage.setdefault(number, {
+                "number": number, "id": stage.get("id", ""), "label": stage.get("label", f"Stage {number}"),
+                "bonus": bool(stage.get("bonus")), "max_score": float(stage.get("max_score", 0)), "scores": [],
+                "full_marks": 0, "attempted": 0, "not_attempted": 0, "stopped": 0, "undiagnosed": 0, "stopped_students": set()})
             status = stage.get("status", "")
             row["scores"].append(float(stage["score"]))
             if status == "not_implemented":
@@ -250,6 +243,7 @@ def aggregate(submissions: list[Submission], *, anonymous: bool = False, source:
             kind = str(cell.get("type", "Error"))
             count(errors, (kind, cell.get("stage"), "cell"), sub.student, type=kind, stage=cell.get("stage"),
                   where="when the notebook ran")
+    per_stage = dict(sorted(per_stage.items()))
 
     def label(number) -> str:
         return per_stage[number]["label"] if number in per_stage else ("before the stages" if number is None else f"Stage {number}")
@@ -299,8 +293,7 @@ def write_report(submissions: list[Submission], out: Path, *, anonymous: bool = 
     if out.exists() and not out.is_dir():
         raise OutputRefused(f"--out {out}: that is a file; give a folder")
     for name, ours in OURS.items():
-        why = overwrite_refusal(out / name, "--out", ours)
-        if why:
+        if why := overwrite_refusal(out / name, "--out", ours):
             raise OutputRefused(why)
     report = aggregate(submissions, anonymous=anonymous, source=source)
     out.mkdir(parents=True, exist_ok=True)
@@ -308,19 +301,6 @@ def write_report(submissions: list[Submission], out: Path, *, anonymous: bool = 
     write_atomic(out / "index.html", render_html(report))
     write_atomic(out / "mistakes.csv", mistakes_csv(report))
     return report
-
-
-def load_source(source: str, *, root: Path = Path("."), repos_out: Path = REPOS_OUT, zip_path: Path | None = None,
-                assignment: str | None = None) -> list[Submission]:
-    if source == "gradescope":
-        if zip_path is None:
-            raise ReportInputError("--from gradescope needs the export: --gradescope-zip path/to/export.zip")
-        return load_gradescope_zip(zip_path)
-    if source == "repos":
-        if not (repos_out / "grades.csv").is_file() and not any(repos_out.glob("*/results.json")):
-            raise ReportInputError(f"{repos_out} holds no grades: run make grade-repos REPOS=... first")
-        return load_repos(repos_out)
-    return load_nbgrader(root, assignment)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -341,9 +321,12 @@ def run(args: argparse.Namespace) -> int:
     # records only: no chapter is imported (that would import torch)
     started = time.monotonic()
     source = args.source or ("gradescope" if args.gradescope_zip else detect_source(Path("."), args.repos_out))
-    submissions = load_source(source, repos_out=args.repos_out, zip_path=args.gradescope_zip, assignment=args.chapter)
+    if source == "gradescope" and args.gradescope_zip is None:
+        raise ReportInputError("--from gradescope needs the export: --gradescope-zip path/to/export.zip")
+    submissions = (load_gradescope_zip(args.gradescope_zip) if source == "gradescope" else
+                   load_repos(args.repos_out) if source == "repos" else load_nbgrader(Path("."), args.chapter))
     if not submissions:
-        raise ReportInputError(f"no submissions found ({source})")
+        raise ReportInputError(f"no submissions found ({source}): run make autograde or make grade-repos REPOS=... first")
     report = write_report(submissions, args.out, anonymous=args.anonymous, source=source)
     print(f"{report['graded']}/{report['students']} submissions graded ({source}); "
           f"{len(report['mistakes'])} distinct mistakes diagnosed.")

@@ -1,6 +1,5 @@
-"""nbgrader's kernel replaced: one run of the notebook in the confined worker gives every cell's
-outputs and each stage's grade. The run is a subprocess (``stage-grades``), which ends every process
-the submission left behind; nbgrader's own process, whose other children are kernels, must not."""
+"""nbgrader's kernel replaced: one run in the confined worker gives every cell's outputs and each
+stage's grade. It is a subprocess (``stage-grades``), which may end every process the submission left."""
 
 from __future__ import annotations
 
@@ -16,9 +15,9 @@ from traitlets import Float, Unicode
 
 from autograder.core.chapter import Chapter
 from autograder.frontends.instructors.nbgrader.stages import cells_key, chapter_of, diagnosis_path, hidden_seeds, stage_cells
-from autograder.frontends.reports.diagnoses import DIAGNOSES, FORMAT
+from autograder.frontends.reports.diagnoses import DIAGNOSES
 from autograder.frontends.reports.safe_write import write_json
-from autograder.sandbox.settings import Limits, Settings
+from autograder.sandbox.settings import Limits
 
 # make autograde's workers' runs by student, (cells_key, result): held in this process's memory,
 # never a file a submission could touch, until the serial pass takes each for the very same cells.
@@ -44,35 +43,26 @@ class SandboxExecute(NbGraderPreprocessor):
                           help="seconds for one stage's checks (the CLI's --stage-timeout)").tag(config=True)
     total_timeout = Float(Limits().total_seconds,
                           help="seconds for the whole grading of one notebook").tag(config=True)
-    diagnoses_directory = Unicode(
-        DIAGNOSES, help="where each run's diagnosis record goes, <student>/<assignment>.json, relative to the "
-                        "course root (the class report reads it: make class-report)").tag(config=True)
 
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader", {})
-        chapter = chapter_of(info.get("assignment"))
-        result = take_precomputed(str(info.get("student")), cells_key(nb))
+        student, assignment = str(info.get("student") or ""), str(info.get("assignment") or "")
+        chapter = chapter_of(assignment)
+        result = take_precomputed(student, cells_key(nb))
         if result is None:
             result = self.run_in_sandbox(nb, chapter)
         apply_run(nb, chapter, result)
-        self.keep_diagnosis(str(info.get("student") or ""), str(info.get("assignment") or ""), result)
+        # the record for the class report; not beside the autograded notebook, which goes into the feedback
+        path = diagnosis_path(Path(DIAGNOSES), student, assignment)
+        try:
+            if path is not None:
+                write_json(path, {**result["diagnosis"], "student": student, "assignment": assignment})
+        except OSError as exc:
+            self.log.warning("could not write the diagnosis record %s: %s", path, exc)
         resources.setdefault("autograder", {})["bonus"] = bonus_score(chapter, result)
         if result.get("error"):
             self.log.warning("the sandboxed grader could not grade this notebook: %s", result["error"])
         return nb, resources
-
-    def keep_diagnosis(self, student: str, assignment: str, result: dict) -> None:
-        """For the class report; not beside the autograded notebook, which goes into the feedback."""
-        path = diagnosis_path(Path(self.diagnoses_directory), student, assignment)
-        if path is None:
-            return
-        record = result.get("diagnosis") if isinstance(result.get("diagnosis"), dict) else {
-            "format": FORMAT, "error": result.get("error") or "the sandboxed grader gave no diagnosis",
-            "stages": [], "cell_errors": []}
-        try:
-            write_json(path, {**record, "student": student, "assignment": assignment})
-        except OSError as exc:
-            self.log.warning("could not write the diagnosis record %s: %s", path, exc)
 
     def run_in_sandbox(self, nb, chapter: Chapter | None) -> dict:
         cells = stage_cells(nb, chapter) if chapter else {}
@@ -88,12 +78,12 @@ class SandboxExecute(NbGraderPreprocessor):
 
     def grade_file(self, notebook: Path, chapter: Chapter | None, numbers: list[int], seeds: dict[int, int]) -> dict:
         # -I: no PYTHON* variable and no current folder on the grader's path
-        command = [sys.executable, "-I", "-m", "autograder", "stage-grades", str(notebook),
-                   "--device", self.device, *self.limit_arguments(),
+        command = [sys.executable, "-I", "-m", "autograder", "stage-grades", str(notebook), "--device", self.device,
                    *(["--chapter", chapter.id, "--stage", *map(str, numbers)] if chapter else [])]
         # the seeds go on a pipe: any process can read another one's command line
-        proc = subprocess.run(command, capture_output=True, text=True,
-                              input=json.dumps({str(n): s for n, s in sorted(seeds.items())}))
+        limits = {"cell_seconds": self.cell_timeout, "stage_seconds": self.stage_timeout, "total_seconds": self.total_timeout}
+        proc = subprocess.run(command, capture_output=True, text=True, input=json.dumps(
+            {"seeds": {str(n): s for n, s in sorted(seeds.items())}, "limits": limits}))
         try:
             result = json.loads(proc.stdout) if proc.returncode == 0 else None
         except ValueError:
@@ -102,14 +92,6 @@ class SandboxExecute(NbGraderPreprocessor):
             tail = "\n".join((proc.stdout[-2000:] + proc.stderr).strip().splitlines()[-20:])
             raise RuntimeError(f"the sandboxed grader failed (exit status {proc.returncode}):\n{tail}")
         return result
-
-    def settings(self) -> Settings:
-        return Settings.read(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout,
-                             total_seconds=self.total_timeout)
-
-    def limit_arguments(self) -> list[str]:
-        return ["--cell-timeout", str(self.cell_timeout), "--stage-timeout", str(self.stage_timeout),
-                "--total-timeout", str(self.total_timeout)]
 
 
 def apply_run(nb, chapter: Chapter | None, result: dict) -> None:
@@ -143,7 +125,6 @@ def apply_run(nb, chapter: Chapter | None, result: dict) -> None:
 
 
 def bonus_score(chapter: Chapter | None, result: dict) -> float | None:
-    bonus = [s for s in chapter.stages if s.bonus] if chapter else []
-    scores = [result.get("stages", {}).get(str(s.number)) for s in bonus]
-    scores = [float(g["score"]) for g in scores if isinstance(g, dict) and isinstance(g.get("score"), (int, float))]
+    graded = result.get("stages", {})
+    scores = [float(graded[str(s.number)]["score"]) for s in (chapter.stages if chapter else ()) if s.bonus and str(s.number) in graded]
     return sum(scores) if scores else None

@@ -114,13 +114,16 @@ def write_lms_files(roster: Roster, rows: list[dict[str, str]], assignments: lis
                 missing.append({"assignment": a, "student_id": matched.get(number, ""), "roster_student": line[roster.identifier],
                                 "grade": grade, "reason": reason})
         lines.append(line)
-    lms_file, report = folder / f"{roster.lms}-grades.csv", folder / "lms-missing.csv"
-    for path, header, content in ((lms_file, columns, lines), (report, MISSING_COLUMNS, missing)):
-        with open(path, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, header, extrasaction="ignore")
-            writer.writeheader()
-            writer.writerows(content)
-    return [lms_file, report]
+    return [write_csv(folder / f"{roster.lms}-grades.csv", columns, lines),
+            write_csv(folder / "lms-missing.csv", MISSING_COLUMNS, missing)]
+
+
+def write_csv(path: Path, header: list[str], rows: list[dict]) -> Path:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, header, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
 
 
 # A row whose grades are not this submission's: zeros, and this before the reason.
@@ -165,11 +168,9 @@ class StageCsvExport(ExportPlugin):
             for student_id in sorted(set(known) | set(folders)):
                 if wanted_students and student_id not in wanted_students:
                     continue
-                student = known.get(student_id)
-                row = {"assignment": assignment.name, "student_id": student_id,
-                       "last_name": getattr(student, "last_name", None) or "",
-                       "first_name": getattr(student, "first_name", None) or "", "email": getattr(student, "email", None) or "",
-                       "max_score": f"{assignment.max_score:g}", **{c: "0" for c in stage_columns}}
+                row = {"assignment": assignment.name, "student_id": student_id, "max_score": f"{assignment.max_score:g}",
+                       **{key: getattr(known.get(student_id), key, None) or "" for key in ("last_name", "first_name", "email")},
+                       **{c: "0" for c in stage_columns}}
                 outcome = read_outcome(student_id, assignment.name, coursedir.root) or {}
                 try:
                     submission = gradebook.find_submission(assignment.name, student_id)
@@ -209,11 +210,7 @@ class StageCsvExport(ExportPlugin):
                         notes.append(f"late by {submission.total_seconds_late / 3600:.1f} h")
                 row["warnings"] = "; ".join(n for n in notes if n)
                 rows.append(row)
-        with open(dest, "w", newline="") as handle:
-            writer = csv.DictWriter(handle, columns)
-            writer.writeheader()
-            writer.writerows(rows)
-        written = [dest]
+        written = [write_csv(dest, columns, rows)]
         if roster:
             written += write_lms_files(roster, rows, [a.name for a in assignments], self.bonus == "separate", dest.parent)
         print("\n".join(map(str, written)))

@@ -24,10 +24,7 @@ CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.DOTALL)
 
 def math_as_mathml(markdown: str) -> str:
     """The formulas of a markdown cell as MathML, which browsers draw offline; code stays as it is."""
-    try:
-        from latex2mathml.converter import convert
-    except ImportError:  # the instructor's install has it; without it the LaTeX stays readable text
-        return markdown
+    from latex2mathml.converter import convert  # the instructors' install has it (pyproject.toml)
 
     def one(match: re.Match) -> str:
         display = match.group(1) is not None

@@ -15,18 +15,10 @@ from autograder.frontends.instructors.nbgrader.stages import UNFINISHED, chapter
 
 
 def repair_cells(nb, known: set[str]) -> list[str]:
-    """In place: nbgrader metadata kept on the first cell naming each id of ``known`` only, repeated
-    cell ids renumbered. One note per repair."""
-    notes, first, ids = [], {}, set()
+    """In place: nbgrader metadata kept on the first cell naming each id of ``known`` only (nbformat's
+    reading already made repeated cell ids unique). One note per repair."""
+    notes, first = [], {}
     for position, cell in enumerate(nb.cells, start=1):
-        cell_id = cell.get("id")
-        if isinstance(cell_id, str):
-            fresh, copy = cell_id, 1
-            while fresh in ids:  # nbformat requires unique ids; a hand-edited notebook may repeat them
-                copy += 1
-                fresh = f"{cell_id}-{copy}"
-            cell["id"] = fresh
-            ids.add(fresh)
         metadata = cell.get("metadata", {})
         if "nbgrader" not in metadata:
             continue
@@ -96,7 +88,7 @@ class SaveExtraCredit(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader", {})
         holder = extra_credit_cell(chapter_of(info.get("assignment")))
-        if holder is None or "db_url" not in info:
+        if holder is None:
             return nb, resources
         bonus = resources.get("autograder", {}).get("bonus")
         with Gradebook(info["db_url"]) as gb:
@@ -117,9 +109,7 @@ class LatePenalty(LateSubmissionPlugin):
     per_day = Float(0.1, help="share of the score taken per day (or part of a day) late").tag(config=True)
     cap = Float(0.5, help="the largest share of the score taken, however late").tag(config=True)
 
-    def late_submission_penalty(self, student_id, score, total_seconds_late):
-        if not total_seconds_late or total_seconds_late <= 0:
-            return None
+    def late_submission_penalty(self, student_id, score, total_seconds_late):  # called only when late
         days = math.ceil(total_seconds_late / 86400)
         share = min(self.cap, self.per_day * days)
         penalty = round(score * share, 2)

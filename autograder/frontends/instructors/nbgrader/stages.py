@@ -86,13 +86,9 @@ def diagnosis_path(folder: Path, student: str, assignment: str) -> Path | None:
     return folder / student / f"{assignment}.json"
 
 
-def outcome_path(student: str, assignment: str, root: Path | str = ".") -> Path | None:
-    return diagnosis_path(Path(root) / OUTCOMES, student, assignment)
-
-
 def read_outcome(student: str, assignment: str, root: Path | str = ".") -> dict | None:
     """The record (``graded``, ``reason``, ``notes``), or None."""
-    path = outcome_path(student, assignment, root)
+    path = diagnosis_path(Path(root) / OUTCOMES, student, assignment)
     try:
         record = json.loads(path.read_text(encoding="utf-8")) if path else None
     except (OSError, ValueError):
@@ -103,7 +99,7 @@ def read_outcome(student: str, assignment: str, root: Path | str = ".") -> dict 
 def write_outcome(student: str, assignment: str, graded: bool, reason: str, notes: list[str] | None = None,
                   root: Path | str = ".") -> None:
     """``notes`` None: those the run recorded when it started."""
-    path = outcome_path(student, assignment, root)
+    path = diagnosis_path(Path(root) / OUTCOMES, student, assignment)
     if path is not None:
         notes = (read_outcome(student, assignment, root) or {}).get("notes", []) if notes is None else notes
         write_json(path, {"graded": graded, "reason": reason, "notes": notes})
