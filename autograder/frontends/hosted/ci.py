@@ -19,7 +19,7 @@ from autograder.core.results import GradeReport
 from autograder.frontends import commands, finder, fingerprint
 from autograder.frontends.fingerprint import Verdict
 from autograder.frontends.reports.results_json import gradescope_json, provisional_json
-from autograder.frontends.reports.safe_write import OutputRefused, overwrite_refusal
+from autograder.frontends.reports.safe_write import write_output, write_results
 from autograder.frontends.reports.text import bonus_total, confinement_text, format_points
 from autograder.frontends.students import cli
 
@@ -143,7 +143,7 @@ def workflow_commands_stopped():
         print(f"::{token}::", flush=True)
 
 
-def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.ElementTree:
+def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> str:
     """One <testcase> per check: a stub is a failure, a stopped check an error."""
     suites = ET.Element("testsuites", name=report.chapter.id)
     for result in report.stages:
@@ -172,7 +172,7 @@ def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.Element
         suites.set(key, str(sum(int(suite.get(key)) for suite in suites)))
     suites.set("time", f"{report.seconds:.3f}")
     ET.indent(suites)
-    return ET.ElementTree(suites)
+    return ET.tostring(suites, encoding="utf-8", xml_declaration=True).decode()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -202,22 +202,15 @@ def run(args: argparse.Namespace) -> int:
         if note:
             print(f"note: {note}")
         # a valid zero stands if anything kills this process
-        if args.results and not cli.save_results(args.results, add_fingerprint(
+        if args.results and not write_results(args.results, add_fingerprint(
                 provisional_json(chapter, args.submission, args.stage), verdict)):
             return 2
         report, notes = cli.grade_report(args, chapter, cli.settings_from(args), args.stage, show_traceback=True)
-        if args.results and not cli.save_results(args.results, add_fingerprint(gradescope_json(report), verdict)):
+        if args.results and not write_results(args.results, add_fingerprint(gradescope_json(report), verdict)):
             return 2
-        if args.junit:
-            try:  # never over a file that is not JUnit XML
-                why = overwrite_refusal(args.junit, "--junit", lambda data: b"<testsuites" in data[:4096])
-                if why:
-                    raise OutputRefused(why)
-                Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
-                junit_xml(report, verdict).write(args.junit, encoding="utf-8", xml_declaration=True)
-            except (OSError, OutputRefused) as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                output_failed = True
+        if args.junit and not write_output(args.junit, "--junit", lambda data: b"<testsuites" in data[:4096],
+                                           junit_xml(report, verdict)):
+            output_failed = True
         if args.summary:
             try:
                 with open(args.summary, "a", encoding="utf-8") as handle:

@@ -108,10 +108,6 @@ if __name__ == "__main__":
 '''
 
 
-class BundleError(Refused):
-    """DEST cannot take the autograder folder; nothing was written."""
-
-
 def identity(chapter_id: str, environ=None) -> dict:
     """The submission's identity from the runner's environment (stand-ins for a local trial run)."""
     env = os.environ if environ is None else environ
@@ -240,17 +236,17 @@ def build(dest: Path, root: Path = CHECKOUT) -> tuple[list[str], int]:
     """Write the folder to ``dest`` (new, empty, or an earlier build and nothing else); its files and packed size."""
     dest = Path(dest)
     if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
-        raise BundleError(f"{dest} exists and is not a folder; give the assignment's autograder folder")
+        raise Refused(f"{dest} exists and is not a folder; give the assignment's autograder folder")
     files = bundle_files(root)
     size = packed_size(files)
     if size > BUNDLE_LIMIT:
-        raise BundleError(f"the folder packs to {size / 1e6:.1f} MB, over Classroom 50's 10 MB")
+        raise Refused(f"the folder packs to {size / 1e6:.1f} MB, over Classroom 50's 10 MB")
     present = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file() or p.is_symlink()} \
         if dest.is_dir() else set()
     earlier = _earlier_build(dest)
     if present and (earlier is None or not present <= earlier):
         strangers = sorted(present - (earlier or set()))
-        raise BundleError(f"{dest} holds files make classroom50 did not write ({', '.join(strangers[:5])}); "
+        raise Refused(f"{dest} holds files make classroom50 did not write ({', '.join(strangers[:5])}); "
                           "give the assignment's own folder, new or made by make classroom50 (nothing was changed)")
     for stale in present - set(files):
         (dest / stale).unlink()

@@ -34,10 +34,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="grade again on examples drawn from this secret seed; only results.json has them")
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    return commands.parse("grade", list(argv or []))
-
-
 def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
     from autograder.chapters import DEFAULT
 
@@ -90,20 +86,6 @@ def resolve_device(choice: str) -> str:
     return choice
 
 
-def save_results(path: str, data: dict) -> bool:
-    """Write results.json, never over a file that is not a results file (a mistyped path)."""
-    from autograder.frontends.reports.safe_write import OutputRefused, write_results
-
-    try:
-        write_results(path, data)
-        return True
-    except OutputRefused as exc:
-        print(f"error: {exc}", file=sys.stderr)
-    except OSError as exc:
-        print(f"error: could not write the results to {path}: {exc}", file=sys.stderr)
-    return False
-
-
 def fork_workers_here(device: str, settings) -> None:
     """CPU workers start as forks of this process once it imported PyTorch (one import for both),
     where this process may fork them: call it before any check, chapter or secret is read."""
@@ -152,29 +134,23 @@ def stale_points_note(submission: str, chapter) -> str | None:
 def edited_test_cells(submission: str, chapter) -> list[str]:
     """The grade_ids of the notebook's test cells that differ from the release record's, else (the
     course repository) from both the released notebook's and the source's, which holds the hidden tests."""
-    import hashlib
     import json
 
     from autograder.frontends import fingerprint
 
-    def sha(text: str) -> str:
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-    def cells(path: Path) -> dict[str, str]:
+    def cells(path: Path) -> dict[str, str]:  # "notebook cell <grade_id>" -> its hash
         try:
-            return fingerprint.locked_cells(path.read_bytes())
+            return fingerprint.parts_of({"": path.read_bytes()}, "")
         except OSError:
             return {}
 
     try:
         record = json.loads((CHECKOUT / fingerprint.RELEASE_FILE).read_text(encoding="utf-8"))["parts"]
-        allowed = [{name.removeprefix(fingerprint.LOCKED_CELL_PREFIX): str(value) for name, value in record.items()
-                    if name.startswith(fingerprint.LOCKED_CELL_PREFIX)}]
+        allowed = [{name: str(value) for name, value in record.items()}]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        allowed = [{grade_id: sha(text) for grade_id, text in cells(path).items()}
-                   for path in (chapter.release_notebook(CHECKOUT), chapter.source_notebook(CHECKOUT))]
-    return sorted(grade_id for grade_id, text in cells(Path(submission)).items()
-                  if grade_id in allowed[0] and all(sha(text) != known.get(grade_id) for known in allowed))
+        allowed = [cells(chapter.release_notebook(CHECKOUT)), cells(chapter.source_notebook(CHECKOUT))]
+    return sorted(name.removeprefix(fingerprint.LOCKED_CELL_PREFIX) for name, sha in cells(Path(submission)).items()
+                  if name in allowed[0] and all(sha != known.get(name) for known in allowed))
 
 
 main = commands.script("grade")  # ch03-grade NOTEBOOK
@@ -184,8 +160,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     timings.start(settings.timings)
     timings.mark("grader_started", _STARTED)
-    renamed = find_renamed(args)
-    for line in renamed:
+    for line in find_renamed(args):
         print(line)
     if args.hidden_examples_seed is None:  # a seed on the command line is not for the workers' memory
         fork_workers_here(args.device, settings)
@@ -234,10 +209,11 @@ def _grade(args, settings) -> int:
         timings.mark("grader_torch")
     from autograder.frontends.reports.console import print_console
     from autograder.frontends.reports.results_json import gradescope_json, provisional_json
+    from autograder.frontends.reports.safe_write import write_results
 
     chapter = commands.load_chapter(args.chapter, args.stage)
     # a valid zero stands from the start, whatever happens to this process later
-    if args.results and not save_results(args.results,
+    if args.results and not write_results(args.results,
                                            provisional_json(chapter, args.submission, args.stage)):
         return 2
     try:
@@ -247,7 +223,7 @@ def _grade(args, settings) -> int:
                                                      if args.results else ""), file=sys.stderr)
         return 130
     # Results are written last: every process the submission started has ended by now.
-    if args.results and not save_results(args.results, gradescope_json(report)):
+    if args.results and not write_results(args.results, gradescope_json(report)):
         return 2
     report.seconds = max(report.seconds, time.monotonic() - _STARTED)
     timings.mark("graded")
@@ -280,6 +256,3 @@ def late_name_warnings(path: str) -> list:
     except (SubmissionError, OSError):
         return []  # what cannot be read was reported as the grade's error
 
-
-if __name__ == "__main__":
-    sys.exit(main())
