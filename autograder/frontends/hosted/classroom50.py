@@ -87,9 +87,7 @@ def main():
     grader = bundle / "{grader}" if (bundle / "{grader}").is_dir() else here / "{grader}"
     workspace = Path.cwd()
     for name in ("{result}", "{body}"):  # nothing the checkout holds may stand as the result
-        stale = workspace / name
-        if stale.is_symlink() or stale.exists():
-            stale.unlink()
+        (workspace / name).unlink(missing_ok=True)
     try:
         python = install(grader)
     except (OSError, subprocess.CalledProcessError) as exc:

@@ -66,8 +66,7 @@ DEVICES = ["auto", "cpu", "cuda", "mps"]
 def _mps_available() -> bool:
     import torch
 
-    backend = getattr(torch.backends, "mps", None)
-    return bool(backend is not None and backend.is_available())
+    return torch.backends.mps.is_available()
 
 
 def resolve_device(choice: str) -> str:
@@ -98,22 +97,22 @@ def fork_workers_here(device: str, settings) -> None:
         pass  # the grading says so
 
 
-def find_renamed(args) -> list[str]:
-    """Where the named notebook is missing, the folder's one renamed copy is graded instead
-    (``args.submission`` changed); the lines that say so, or that name the candidates."""
+def find_renamed(args) -> None:
+    """Where the named notebook is missing, grades the folder's one renamed copy instead (``args.submission``
+    changed), or names the candidates."""
     import shlex
 
     path = Path(args.submission)
     if path.exists() or path.suffix != ".ipynb" or not path.parent.is_dir():
-        return []
+        return
     found = finder.find_notebook(path.parent, path.stem, expected=path.name)
     if found.notebook is not None:
         args.submission = str(found.notebook)
-        return [f"note: there is no {path.name} in {path.parent}/; graded the notebook there, {found.notebook.name}"]
-    if found.problem != "several":
-        return []
-    return [f"note: there is no {path.name} in {path.parent}/ but {len(found.candidates)} other notebooks; "
-            "grade one of them with", *(f"  make test NOTEBOOK={shlex.quote(str(p))}" for p in found.candidates)]
+        print(f"note: there is no {path.name} in {path.parent}/; graded the notebook there, {found.notebook.name}")
+    elif found.problem == "several":
+        print(f"note: there is no {path.name} in {path.parent}/ but {len(found.candidates)} other notebooks; "
+              "grade one of them with", *(f"  make test NOTEBOOK={shlex.quote(str(p))}" for p in found.candidates),
+              sep="\n")
 
 
 def stale_points_note(submission: str, chapter) -> str | None:
@@ -122,12 +121,10 @@ def stale_points_note(submission: str, chapter) -> str | None:
 
     from autograder.core.course import stale_points
 
-    if not str(submission).endswith(".ipynb"):
-        return None
     try:
         notebook = json.loads(Path(submission).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None  # the grade already says why the notebook could not be read
+        return None  # a .py file; else the grade already says why the notebook could not be read
     return stale_points(notebook, chapter) if isinstance(notebook, dict) else None
 
 
@@ -160,8 +157,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     timings.start(settings.timings)
     timings.mark("grader_started", _STARTED)
-    for line in find_renamed(args):
-        print(line)
+    find_renamed(args)
     if args.hidden_examples_seed is None:  # a seed on the command line is not for the workers' memory
         fork_workers_here(args.device, settings)
     timings.mark("fork_server")
@@ -237,22 +233,17 @@ def print_notes(submission: str, chapter, report, notes: list[str]) -> None:
     """What the student should know beside the grade (make test and CI alike)."""
     for note in filter(None, [*notes, stale_points_note(submission, chapter)]):
         print(f"note: {note}")
-    for warning in filter(None, [finder.overlooked(submission, report.score == 0 and not report.bonus_score),
-                                 *late_name_warnings(submission)]):
+    from autograder.sandbox.loader import SubmissionError, read_cells
+
+    try:
+        late = late_names(read_cells(submission))  # the test cell fails where a function reads a later global
+    except (SubmissionError, OSError):
+        late = []  # what cannot be read was reported as the grade's error
+    for warning in filter(None, [finder.overlooked(submission, report.score == 0 and not report.bonus_score), *late]):
         print(f"warning: {warning}")
     edited = edited_test_cells(submission, chapter)
     if edited:
         print(f"warning: the test cell{'s' if len(edited) > 1 else ''} {', '.join(edited)} {'were' if len(edited) > 1 else 'was'} "
               "edited: restore the test cell as you were given it; this grade comes from the course's own checks, not "
               "from the cells, and CI reports the edit to the course staff")
-
-
-def late_name_warnings(path: str) -> list:
-    """Functions that read a global defined only in a later cell (the test cell fails there)."""
-    from autograder.sandbox.loader import SubmissionError, read_cells
-
-    try:
-        return late_names(read_cells(path))
-    except (SubmissionError, OSError):
-        return []  # what cannot be read was reported as the grade's error
 
