@@ -196,7 +196,6 @@ def run(args: argparse.Namespace) -> int:
     # the running grader against the release fingerprint make student-repo left (a missing notebook is no edit)
     verdict = fingerprint.verify_checkout(CHECKOUT, chapter.release_notebook(Path()).as_posix(), graded,
                                           notebook_found=graded is not None)
-    output_failed = False  # a report that could not be written: said, and exit 2 after the grade is printed
     # From here to the annotations, every line may quote the submission: plain text to GitHub.
     with workflow_commands_stopped():
         if note:
@@ -208,9 +207,9 @@ def run(args: argparse.Namespace) -> int:
         report, notes = cli.grade_report(args, chapter, cli.settings_from(args), args.stage, show_traceback=True)
         if args.results and not write_results(args.results, add_fingerprint(gradescope_json(report), verdict)):
             return 2
-        if args.junit and not write_output(args.junit, "--junit", lambda data: b"<testsuites" in data[:4096],
-                                           junit_xml(report, verdict)):
-            output_failed = True
+        # a report that could not be written: said, and exit 2 after the grade is printed
+        output_failed = bool(args.junit) and not write_output(
+            args.junit, "--junit", lambda data: b"<testsuites" in data[:4096], junit_xml(report, verdict))
         if args.summary:
             try:
                 with open(args.summary, "a", encoding="utf-8") as handle:

@@ -239,20 +239,16 @@ def build(dest: Path, root: Path = CHECKOUT) -> tuple[list[str], int]:
     size = packed_size(files)
     if size > BUNDLE_LIMIT:
         raise Refused(f"the folder packs to {size / 1e6:.1f} MB, over Classroom 50's 10 MB")
-    present = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file() or p.is_symlink()} \
-        if dest.is_dir() else set()
+    present = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file() or p.is_symlink()}
     earlier = _earlier_build(dest)
     if present and (earlier is None or not present <= earlier):
         strangers = sorted(present - (earlier or set()))
         raise Refused(f"{dest} holds files make classroom50 did not write ({', '.join(strangers[:5])}); "
-                          "give the assignment's own folder, new or made by make classroom50 (nothing was changed)")
-    for stale in present - set(files):
-        (dest / stale).unlink()
+                      "give the assignment's own folder, new or made by make classroom50 (nothing was changed)")
+    if present:
+        shutil.rmtree(dest)  # an earlier build and nothing else
     write_files(dest, files)
     (dest / ENTRY_FILE).chmod(0o755)
-    for folder in sorted((p for p in dest.rglob("*") if p.is_dir()), reverse=True):
-        if not any(folder.iterdir()):
-            folder.rmdir()  # emptied by a stale file of the earlier build
     return sorted(files), size
 
 
