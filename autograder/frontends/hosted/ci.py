@@ -143,7 +143,7 @@ def workflow_commands_stopped():
         print(f"::{token}::", flush=True)
 
 
-def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> str:
+def junit_xml(report: GradeReport, verdict: Verdict) -> str:
     """One <testcase> per check: a stub is a failure, a stopped check an error."""
     suites = ET.Element("testsuites", name=report.chapter.id)
     for result in report.stages:
@@ -155,10 +155,9 @@ def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> str:
         ET.SubElement(properties, "property", name="points", value=format_points(result.score))
         ET.SubElement(properties, "property", name="max_points", value=format_points(result.max_score))
         ET.SubElement(properties, "property", name="confinement", value=confinement_text(report))
-        if verdict is not None:
-            for name, value in (("grader_fingerprint", verdict.fingerprint),
-                                ("release_fingerprint", verdict.release or ""), ("grader_status", verdict.status)):
-                ET.SubElement(properties, "property", name=name, value=value)
+        for name, value in (("grader_fingerprint", verdict.fingerprint), ("release_fingerprint", verdict.release or ""),
+                            ("grader_status", verdict.status)):
+            ET.SubElement(properties, "property", name=name, value=value)
         for c in result.checks:
             case = ET.SubElement(suite, "testcase", name=f"{c.check.id} {c.check.title}",
                                  classname=f"{report.chapter.id}.stage{result.stage.number}_{result.stage.id}")

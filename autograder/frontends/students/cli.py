@@ -162,7 +162,32 @@ def run(args: argparse.Namespace) -> int:
         fork_workers_here(args.device, settings)
     timings.mark("fork_server")
     try:
-        return _grade(args, settings)
+        if timings.enabled():  # the grader's own torch import, measured apart from its other modules
+            import torch  # noqa: F401
+            timings.mark("grader_torch")
+        from autograder.frontends.reports.console import print_console
+        from autograder.frontends.reports.results_json import gradescope_json, provisional_json
+        from autograder.frontends.reports.safe_write import write_results
+
+        chapter = commands.load_chapter(args.chapter, args.stage)
+        # a valid zero stands from the start, whatever happens to this process later
+        if args.results and not write_results(args.results, provisional_json(chapter, args.submission, args.stage)):
+            return 2
+        try:
+            report, notes = grade_report(args, chapter, settings, args.stage, show_traceback=args.verbose)
+        except KeyboardInterrupt:
+            still = f"; {args.results} still says 0 points" if args.results else ""
+            print(f"\ninterrupted: nothing was graded{still}", file=sys.stderr)
+            return 130
+        # Results are written last: every process the submission started has ended by now.
+        if args.results and not write_results(args.results, gradescope_json(report)):
+            return 2
+        report.seconds = max(report.seconds, time.monotonic() - _STARTED)
+        timings.mark("graded")
+        print_console(report, verbose=args.verbose)
+        print_notes(args.submission, chapter, report, notes)
+        timings.mark("printed")
+        return report.exit_code
     finally:
         timings.write()
 
@@ -197,36 +222,6 @@ def grade_report(args, chapter, settings, stages, *, show_traceback: bool):
             traceback.print_exc()
         report = not_graded_report(chapter, args.submission, why, stages)
     return report, notes
-
-
-def _grade(args, settings) -> int:
-    if timings.enabled():  # the grader's own torch import, measured apart from its other modules
-        import torch  # noqa: F401
-        timings.mark("grader_torch")
-    from autograder.frontends.reports.console import print_console
-    from autograder.frontends.reports.results_json import gradescope_json, provisional_json
-    from autograder.frontends.reports.safe_write import write_results
-
-    chapter = commands.load_chapter(args.chapter, args.stage)
-    # a valid zero stands from the start, whatever happens to this process later
-    if args.results and not write_results(args.results,
-                                           provisional_json(chapter, args.submission, args.stage)):
-        return 2
-    try:
-        report, notes = grade_report(args, chapter, settings, args.stage, show_traceback=args.verbose)
-    except KeyboardInterrupt:
-        print("\ninterrupted: nothing was graded" + (f"; {args.results} still says 0 points"
-                                                     if args.results else ""), file=sys.stderr)
-        return 130
-    # Results are written last: every process the submission started has ended by now.
-    if args.results and not write_results(args.results, gradescope_json(report)):
-        return 2
-    report.seconds = max(report.seconds, time.monotonic() - _STARTED)
-    timings.mark("graded")
-    print_console(report, verbose=args.verbose)
-    print_notes(args.submission, chapter, report, notes)
-    timings.mark("printed")
-    return report.exit_code
 
 
 def print_notes(submission: str, chapter, report, notes: list[str]) -> None:
