@@ -8,8 +8,8 @@ from autograder.frontends.reports.diagnoses import check_record, submission_reco
 from autograder.frontends.reports.text import bonus_total, confinement_text, format_points
 
 
-def _test(stage, c, passed: str = "passed", suffix: str = "", tags: tuple = (), **fields) -> dict:
-    """One check's test (``passed``: its output if it passed), tagged "bonus" on a bonus stage; a failed
+def _test(stage, c, passed_text: str = "passed", suffix: str = "", tags: tuple = (), **fields) -> dict:
+    """One check's test (``passed_text``: its output if it passed), tagged "bonus" on a bonus stage; a failed
     one keeps its diagnosis (extra_data)."""
     ok = c.status is CheckStatus.PASSED
     suffix, tags = (suffix + " (bonus)", [*tags, "bonus"]) if stage.bonus else (suffix, list(tags))
@@ -18,7 +18,7 @@ def _test(stage, c, passed: str = "passed", suffix: str = "", tags: tuple = (), 
         fields["extra_data"] = {k: record[k] for k in ("status", "mistake", "rank", "exception", "hidden_failure")}
     return {"name": f"{stage.label} {c.check.id}: {c.check.title}{suffix}", "number": c.check.id,
             "score": c.score, "max_score": c.check.points, "status": "passed" if ok else "failed",
-            "output": passed if ok else c.message + (f"\nhint: {c.hint}" if c.hint else ""), "visibility": "visible",
+            "output": passed_text if ok else c.message + (f"\nhint: {c.hint}" if c.hint else ""), "visibility": "visible",
             **({"tags": tags} if tags else {}), **fields}
 
 
