@@ -29,14 +29,6 @@ class Refused(Exception):
     """What a command was given cannot be used; nothing was written. ``error: <why>``, exit status 2."""
 
 
-def restart_clean(argv: list[str]) -> None:
-    """A grading runs in a process holding none of its caller's secrets: its workers are forks of it."""
-    from autograder.sandbox.launch import restart_clean
-
-    if (argv[0] if argv and argv[0] in COMMANDS else "grade") in ("grade", "ci", "gradescope"):
-        restart_clean(argv)
-
-
 def usage() -> str:
     width = max(map(len, COMMANDS))
     lines = ["usage: python -m autograder COMMAND [options]   (python -m autograder NOTEBOOK grades it)", "",

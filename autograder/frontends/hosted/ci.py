@@ -52,11 +52,6 @@ def workflow_command(command: str, message: str, **properties: str) -> str:
     return f"::{command}{' ' + props if props else ''}::{data(message)}"
 
 
-def grade_annotation(report: GradeReport) -> str:
-    message = f"{format_points(report.score)}/{format_points(report.max_score)} points{bonus_total(report)}"
-    return workflow_command("notice", message, title="Grade")
-
-
 # Text quoted from a submission must form no link, image or table cell; emphasis and code
 # spans only restyle it.
 _MARKDOWN_SPECIAL = re.compile(r"([\\\[\]|])")
@@ -219,7 +214,8 @@ def run(args: argparse.Namespace) -> int:
         cli.print_notes(args.submission, chapter, report, notes)
         print(verdict.words if verdict.status != "modified" else f"WARNING: {verdict.words}")
     print(fingerprint_annotation(verdict))
-    print(grade_annotation(report))  # printed once, last
+    grade = f"{format_points(report.score)}/{format_points(report.max_score)} points{bonus_total(report)}"
+    print(workflow_command("notice", grade, title="Grade"))  # printed once, last
     status = 2 if output_failed else exit_status(report.score, report.error, args.pass_mark)
     if status == 1:
         print(f"Score {format_points(report.score)} is below the pass mark {format_points(args.pass_mark)}.")

@@ -242,3 +242,6 @@ def print_notes(submission: str, chapter, report, notes: list[str]) -> None:
               "edited: restore the test cell as you were given it; this grade comes from the course's own checks, not "
               "from the cells, and CI reports the edit to the course staff")
 
+
+if __name__ == "__main__":
+    sys.exit(main())
