@@ -29,25 +29,13 @@ class Refused(Exception):
     """What a command was given cannot be used; nothing was written. ``error: <why>``, exit status 2."""
 
 
-def restart_clean(argv: list[str]) -> None:
-    """A grading runs in a process holding none of its caller's secrets: its workers are forks of it."""
-    from autograder.sandbox.launch import restart_clean
-
-    if (argv[0] if argv and argv[0] in COMMANDS else "grade") in ("grade", "ci", "gradescope"):
-        restart_clean(argv)
-
-
-def usage() -> str:
-    width = max(map(len, COMMANDS))
-    lines = ["usage: python -m autograder COMMAND [options]   (python -m autograder NOTEBOOK grades it)", "",
-             "commands:"] + [f"  {name:<{width}}  {line}" for name, (_, line) in COMMANDS.items()]
-    return "\n".join(lines + ["", "python -m autograder COMMAND --help: the command's options"])
-
-
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print(usage())
+        width = max(map(len, COMMANDS))
+        print("usage: python -m autograder COMMAND [options]   (python -m autograder NOTEBOOK grades it)\n\ncommands:",
+              *(f"  {name:<{width}}  {line}" for name, (_, line) in COMMANDS.items()),
+              "\npython -m autograder COMMAND --help: the command's options", sep="\n")
         return 0 if argv else 2
     name = argv[0] if argv[0] in COMMANDS else "grade"  # python -m autograder NOTEBOOK: grade it
     rest = argv[1:] if argv[0] in COMMANDS else argv

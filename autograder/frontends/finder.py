@@ -37,29 +37,25 @@ def find_notebook(folder: str | Path, assignment: str, *, below: bool = False, e
     name = f"{assignment}.ipynb"
     walk = folder.rglob("*.ipynb") if below else folder.glob("*.ipynb")
     candidates = sorted(p for p in walk if _counts(p, folder, below, links))
-    exact = folder / (expected if expected is not None else name)
+    exact = folder / (expected or name)
+    shallowest = sorted(candidates, key=lambda p: (len(p.relative_to(folder).parts), str(p)))
+    named = [p for p in shallowest if p.name == name]
     if exact.is_file() or (links == "refuse" and (exact.exists() or exact.is_symlink())):
         chosen = exact
+    elif named:
+        chosen = named[0]
+    elif not candidates:
+        return Found(None, candidates, "none", f"no notebook in the submission folder (expected {name})")
+    elif len(candidates) > 1 and several == "refuse":
+        return Found(None, candidates, "several",
+                     f"{len(candidates)} notebooks and none named {name} ({', '.join(p.name for p in shallowest)}): "
+                     f"keep one, or rename the one to grade to {name}")
     else:
-        renamed = sorted(candidates, key=lambda p: (len(p.relative_to(folder).parts), str(p)))
-        named = [p for p in renamed if p.name == name]
-        if named:
-            chosen = named[0]
-        elif not renamed:
-            return Found(None, candidates, "none", f"no notebook in the submission folder (expected {name})")
-        elif len(renamed) > 1 and several == "refuse":
-            return Found(None, candidates, "several",
-                         f"{len(renamed)} notebooks and none named {name} ({', '.join(p.name for p in renamed)}): "
-                         f"keep one, or rename the one to grade to {name}")
-        else:
-            chosen = renamed[0]
+        chosen = shallowest[0]
     if links == "refuse":
         relative = chosen.relative_to(folder)
-        walked = folder
-        for part in relative.parts:
-            walked = walked / part
-            if walked.is_symlink():
-                return Found(None, candidates, "link", f"{relative.as_posix()}: a symbolic link, not a notebook; not graded")
+        if any((folder / Path(*relative.parts[:n])).is_symlink() for n in range(1, len(relative.parts) + 1)):
+            return Found(None, candidates, "link", f"{relative.as_posix()}: a symbolic link, not a notebook; not graded")
         if not chosen.is_file():
             return Found(None, candidates, "not a file", f"{relative.as_posix()} is not a regular file; not graded")
     return Found(chosen, candidates)

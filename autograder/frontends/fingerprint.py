@@ -26,20 +26,17 @@ def _is_grader_file(relative: str) -> bool:
 
 def grader_files(root: Path) -> list[str]:
     """The grader package's files under ``root``: what a student repository ships."""
-    package = Path(root) / "autograder"
-    if not package.is_dir():
-        return []
-    found = (p.relative_to(root).as_posix() for p in package.rglob("*") if p.is_file() and not p.is_symlink())
+    found = (p.relative_to(root).as_posix() for p in (Path(root) / "autograder").rglob("*")
+             if p.is_file() and not p.is_symlink())
     return sorted(f for f in found if _is_grader_file(f))
 
 
 def git_tracked(root: Path, paths: list[str]) -> list[str]:
     """Of ``paths``, those git tracks (all outside git): a scratch file never reaches the students."""
     try:
-        proc = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "autograder"], capture_output=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return paths
-    if proc.returncode != 0:
+        proc = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "autograder"], capture_output=True,
+                              timeout=60, check=True)
+    except (OSError, subprocess.SubprocessError):
         return paths
     tracked = set(proc.stdout.decode("utf-8", "replace").split("\0"))
     return [p for p in paths if p in tracked]

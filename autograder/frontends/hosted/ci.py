@@ -19,7 +19,7 @@ from autograder.core.results import GradeReport
 from autograder.frontends import commands, finder, fingerprint
 from autograder.frontends.fingerprint import Verdict
 from autograder.frontends.reports.results_json import gradescope_json, provisional_json
-from autograder.frontends.reports.safe_write import OutputRefused, overwrite_refusal
+from autograder.frontends.reports.safe_write import write_output, write_results
 from autograder.frontends.reports.text import bonus_total, confinement_text, format_points
 from autograder.frontends.students import cli
 
@@ -50,11 +50,6 @@ def workflow_command(command: str, message: str, **properties: str) -> str:
 
     props = ",".join(f"{key}={prop(value)}" for key, value in properties.items())
     return f"::{command}{' ' + props if props else ''}::{data(message)}"
-
-
-def grade_annotation(report: GradeReport) -> str:
-    message = f"{format_points(report.score)}/{format_points(report.max_score)} points{bonus_total(report)}"
-    return workflow_command("notice", message, title="Grade")
 
 
 # Text quoted from a submission must form no link, image or table cell; emphasis and code
@@ -143,7 +138,7 @@ def workflow_commands_stopped():
         print(f"::{token}::", flush=True)
 
 
-def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.ElementTree:
+def junit_xml(report: GradeReport, verdict: Verdict) -> str:
     """One <testcase> per check: a stub is a failure, a stopped check an error."""
     suites = ET.Element("testsuites", name=report.chapter.id)
     for result in report.stages:
@@ -155,10 +150,9 @@ def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.Element
         ET.SubElement(properties, "property", name="points", value=format_points(result.score))
         ET.SubElement(properties, "property", name="max_points", value=format_points(result.max_score))
         ET.SubElement(properties, "property", name="confinement", value=confinement_text(report))
-        if verdict is not None:
-            for name, value in (("grader_fingerprint", verdict.fingerprint),
-                                ("release_fingerprint", verdict.release or ""), ("grader_status", verdict.status)):
-                ET.SubElement(properties, "property", name=name, value=value)
+        for name, value in (("grader_fingerprint", verdict.fingerprint), ("release_fingerprint", verdict.release or ""),
+                            ("grader_status", verdict.status)):
+            ET.SubElement(properties, "property", name=name, value=value)
         for c in result.checks:
             case = ET.SubElement(suite, "testcase", name=f"{c.check.id} {c.check.title}",
                                  classname=f"{report.chapter.id}.stage{result.stage.number}_{result.stage.id}")
@@ -172,7 +166,7 @@ def junit_xml(report: GradeReport, verdict: Verdict | None = None) -> ET.Element
         suites.set(key, str(sum(int(suite.get(key)) for suite in suites)))
     suites.set("time", f"{report.seconds:.3f}")
     ET.indent(suites)
-    return ET.ElementTree(suites)
+    return ET.tostring(suites, encoding="utf-8", xml_declaration=True).decode()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -196,28 +190,20 @@ def run(args: argparse.Namespace) -> int:
     # the running grader against the release fingerprint make student-repo left (a missing notebook is no edit)
     verdict = fingerprint.verify_checkout(CHECKOUT, chapter.release_notebook(Path()).as_posix(), graded,
                                           notebook_found=graded is not None)
-    output_failed = False  # a report that could not be written: said, and exit 2 after the grade is printed
     # From here to the annotations, every line may quote the submission: plain text to GitHub.
     with workflow_commands_stopped():
         if note:
             print(f"note: {note}")
         # a valid zero stands if anything kills this process
-        if args.results and not cli.save_results(args.results, add_fingerprint(
+        if args.results and not write_results(args.results, add_fingerprint(
                 provisional_json(chapter, args.submission, args.stage), verdict)):
             return 2
         report, notes = cli.grade_report(args, chapter, cli.settings_from(args), args.stage, show_traceback=True)
-        if args.results and not cli.save_results(args.results, add_fingerprint(gradescope_json(report), verdict)):
+        if args.results and not write_results(args.results, add_fingerprint(gradescope_json(report), verdict)):
             return 2
-        if args.junit:
-            try:  # never over a file that is not JUnit XML
-                why = overwrite_refusal(args.junit, "--junit", lambda data: b"<testsuites" in data[:4096])
-                if why:
-                    raise OutputRefused(why)
-                Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
-                junit_xml(report, verdict).write(args.junit, encoding="utf-8", xml_declaration=True)
-            except (OSError, OutputRefused) as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                output_failed = True
+        # a report that could not be written: said, and exit 2 after the grade is printed
+        output_failed = bool(args.junit) and not write_output(
+            args.junit, "--junit", lambda data: b"<testsuites" in data[:4096], junit_xml(report, verdict))
         if args.summary:
             try:
                 with open(args.summary, "a", encoding="utf-8") as handle:
@@ -228,7 +214,8 @@ def run(args: argparse.Namespace) -> int:
         cli.print_notes(args.submission, chapter, report, notes)
         print(verdict.words if verdict.status != "modified" else f"WARNING: {verdict.words}")
     print(fingerprint_annotation(verdict))
-    print(grade_annotation(report))  # printed once, last
+    grade = f"{format_points(report.score)}/{format_points(report.max_score)} points{bonus_total(report)}"
+    print(workflow_command("notice", grade, title="Grade"))  # printed once, last
     status = 2 if output_failed else exit_status(report.score, report.error, args.pass_mark)
     if status == 1:
         print(f"Score {format_points(report.score)} is below the pass mark {format_points(args.pass_mark)}.")

@@ -87,9 +87,7 @@ def main():
     grader = bundle / "{grader}" if (bundle / "{grader}").is_dir() else here / "{grader}"
     workspace = Path.cwd()
     for name in ("{result}", "{body}"):  # nothing the checkout holds may stand as the result
-        stale = workspace / name
-        if stale.is_symlink() or stale.exists():
-            stale.unlink()
+        (workspace / name).unlink(missing_ok=True)
     try:
         python = install(grader)
     except (OSError, subprocess.CalledProcessError) as exc:
@@ -106,10 +104,6 @@ def main():
 if __name__ == "__main__":
     sys.exit(main())
 '''
-
-
-class BundleError(Refused):
-    """DEST cannot take the autograder folder; nothing was written."""
 
 
 def identity(chapter_id: str, environ=None) -> dict:
@@ -240,25 +234,21 @@ def build(dest: Path, root: Path = CHECKOUT) -> tuple[list[str], int]:
     """Write the folder to ``dest`` (new, empty, or an earlier build and nothing else); its files and packed size."""
     dest = Path(dest)
     if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
-        raise BundleError(f"{dest} exists and is not a folder; give the assignment's autograder folder")
+        raise Refused(f"{dest} exists and is not a folder; give the assignment's autograder folder")
     files = bundle_files(root)
     size = packed_size(files)
     if size > BUNDLE_LIMIT:
-        raise BundleError(f"the folder packs to {size / 1e6:.1f} MB, over Classroom 50's 10 MB")
-    present = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file() or p.is_symlink()} \
-        if dest.is_dir() else set()
+        raise Refused(f"the folder packs to {size / 1e6:.1f} MB, over Classroom 50's 10 MB")
+    present = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file() or p.is_symlink()}
     earlier = _earlier_build(dest)
     if present and (earlier is None or not present <= earlier):
         strangers = sorted(present - (earlier or set()))
-        raise BundleError(f"{dest} holds files make classroom50 did not write ({', '.join(strangers[:5])}); "
-                          "give the assignment's own folder, new or made by make classroom50 (nothing was changed)")
-    for stale in present - set(files):
-        (dest / stale).unlink()
+        raise Refused(f"{dest} holds files make classroom50 did not write ({', '.join(strangers[:5])}); "
+                      "give the assignment's own folder, new or made by make classroom50 (nothing was changed)")
+    if present:
+        shutil.rmtree(dest)  # an earlier build and nothing else
     write_files(dest, files)
     (dest / ENTRY_FILE).chmod(0o755)
-    for folder in sorted((p for p in dest.rglob("*") if p.is_dir()), reverse=True):
-        if not any(folder.iterdir()):
-            folder.rmdir()  # emptied by a stale file of the earlier build
     return sorted(files), size
 
 

@@ -1,5 +1,4 @@
-"""The table ``make test`` (and CI, Gradescope's log) prints: stages, points, results, hints,
-the cell errors and the total, drawn with rich."""
+"""The table ``make test``, CI and Gradescope's log print, drawn with rich."""
 
 from __future__ import annotations
 

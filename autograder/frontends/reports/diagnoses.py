@@ -33,9 +33,8 @@ def check_record(result: CheckResult) -> dict:
 
 
 def stage_record(result: StageResult) -> dict:
-    shown = None
-    if result.status not in (CheckStatus.PASSED, CheckStatus.NOT_IMPLEMENTED):
-        shown = result._first_attempted_failure()
+    attempted = result.status not in (CheckStatus.PASSED, CheckStatus.NOT_IMPLEMENTED)
+    shown = result._first_attempted_failure() if attempted else None
     return {"number": result.stage.number, "id": result.stage.id, "label": result.stage.label,
             "bonus": result.stage.bonus, "score": float(result.score), "max_score": float(result.max_score),
             "status": result.status.value, **_named(shown.diagnosis if shown else None), "hint": result.hint,

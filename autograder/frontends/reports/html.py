@@ -12,7 +12,7 @@ _HTML_MARK = {CheckStatus.PASSED: ("✓ passed", "#1a7f37"), CheckStatus.FAILED:
               CheckStatus.STOPPED: ("⏱ stopped", "#cf222e"), CheckStatus.NOT_IMPLEMENTED: ("· not implemented", "#6e7781")}
 
 
-def stage_html(result: StageResult, heatmap_png: bytes | None = None, exhibit=None) -> str:
+def stage_html(result: StageResult, exhibit=None) -> str:
     """The notebook's feedback for one stage: its checks, each failure's message, example and hint, the heatmap."""
     import base64
 
@@ -40,8 +40,8 @@ def stage_html(result: StageResult, heatmap_png: bytes | None = None, exhibit=No
              f'<th style="{cell}">points</th><th style="{cell}">result</th></tr></thead><tbody>{"".join(rows)}</tbody></table>']
     if result.status is CheckStatus.NOT_IMPLEMENTED:
         parts.append(f"<div><b>hint:</b> {escape(result.hint)}</div>")
-    if heatmap_png:
-        encoded = base64.b64encode(heatmap_png).decode("ascii")
+    if exhibit is not None:
+        encoded = base64.b64encode(attention_heatmap_png(exhibit)).decode("ascii")
         caption = escape(exhibit.example) + (f"<br>{escape(exhibit.reading)}" if exhibit.reading else "")
         parts.append(f'<figure style="margin:6px 0"><img alt="attention weights: expected and yours" '
                      f'src="data:image/png;base64,{encoded}"/><figcaption style="font-size:90%">'

@@ -8,16 +8,17 @@ from autograder.frontends.reports.diagnoses import check_record, submission_reco
 from autograder.frontends.reports.text import bonus_total, confinement_text, format_points
 
 
-def _test(stage, c, passed: bool, **fields) -> dict:
-    """One check's test, tagged "bonus" on a bonus stage; a failed one keeps its diagnosis (extra_data)."""
-    suffix = fields.pop("suffix", "") + (" (bonus)" if stage.bonus else "")
-    tags = fields.pop("tags", []) + (["bonus"] if stage.bonus else [])
-    if not passed:
+def _test(stage, c, passed_text: str = "passed", suffix: str = "", tags: tuple = (), **fields) -> dict:
+    """One check's test (``passed_text``: its output if it passed), tagged "bonus" on a bonus stage; a failed
+    one keeps its diagnosis (extra_data)."""
+    ok = c.status is CheckStatus.PASSED
+    suffix, tags = (suffix + " (bonus)", [*tags, "bonus"]) if stage.bonus else (suffix, list(tags))
+    if not ok:
         record = check_record(c)
         fields["extra_data"] = {k: record[k] for k in ("status", "mistake", "rank", "exception", "hidden_failure")}
     return {"name": f"{stage.label} {c.check.id}: {c.check.title}{suffix}", "number": c.check.id,
-            "score": c.score, "max_score": c.check.points, "status": "passed" if passed else "failed",
-            "output": c.message + (f"\nhint: {c.hint}" if c.hint else ""), "visibility": "visible",
+            "score": c.score, "max_score": c.check.points, "status": "passed" if ok else "failed",
+            "output": passed_text if ok else c.message + (f"\nhint: {c.hint}" if c.hint else ""), "visibility": "visible",
             **({"tags": tags} if tags else {}), **fields}
 
 
@@ -39,8 +40,7 @@ def gradescope_json(report: GradeReport) -> dict:
     holds the bonus total and the diagnosis record. Each stage's rows add up to its score."""
     tests = []
     for r in report.stages:
-        rows = [_test(r.stage, c, c.status is CheckStatus.PASSED, **({"output": "passed"} if c.status is CheckStatus.PASSED else {}))
-                for c in r.checks]
+        rows = [_test(r.stage, c) for c in r.checks]
         tests += rows + _whole_points(r.stage, rows, r.score)
     summary = [f"{r.stage.label}: {format_points(r.score)}/{format_points(r.max_score)}{' bonus' if r.stage.bonus else ''} "
                f"{r.summary}" for r in report.stages]
@@ -68,11 +68,10 @@ def _add_hidden_examples(results: dict, report: GradeReport) -> None:
         for seen, c in zip(visible.checks, both.checks):
             if seen.status is not CheckStatus.PASSED:
                 continue
-            failed = c.status is not CheckStatus.PASSED
             rows.append(_test(
-                visible.stage, c, not failed, suffix=" (hidden examples)", tags=["hidden examples"],
-                number=f"{c.check.id}h", score=-c.check.points if failed else 0.0, max_score=0.0,
-                visibility="after_due_date", **({} if failed else {"output": "passed on the hidden examples too"})))
+                visible.stage, c, "passed on the hidden examples too", " (hidden examples)", ("hidden examples",),
+                number=f"{c.check.id}h", score=0.0 if c.status is CheckStatus.PASSED else -c.check.points,
+                max_score=0.0, visibility="after_due_date"))
         results["tests"] += rows + _whole_points(visible.stage, rows, both.score - visible.score,
                                                  "hidden examples", visibility="after_due_date")
     results["score"] = sum(r.score for r in final if not r.stage.bonus)

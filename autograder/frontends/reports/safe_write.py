@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -70,9 +71,18 @@ def is_results_json(data: bytes) -> bool:
     return isinstance(earlier, dict) and "tests" in earlier
 
 
-def write_results(path: str | Path, data: dict) -> None:
-    """results.json at ``path``, refused (:class:`OutputRefused`) where it would replace anything else."""
-    why = overwrite_refusal(path, "--results", is_results_json)
-    if why:
-        raise OutputRefused(why)
-    write_json(path, data)
+def write_output(path: str | Path, flag: str, ours: Callable[[bytes], bool], text: str) -> bool:
+    """``text`` written to ``path`` unless it would replace something else; False (said on stderr) where not."""
+    why = overwrite_refusal(path, flag, ours)
+    try:
+        if not why:
+            write_atomic(path, text)
+            return True
+    except OSError as exc:
+        why = f"could not write {flag} {path}: {exc}"
+    print(f"error: {why}", file=sys.stderr)
+    return False
+
+
+def write_results(path: str | Path, data: dict) -> bool:
+    return write_output(path, "--results", is_results_json, json.dumps(data, indent=2) + "\n")

@@ -1,5 +1,4 @@
-"""The plain text of a grade, shared by every output: points, a stage's report, the total line,
-the confinement line, and each hint once."""
+"""The plain text of a grade that every output shares."""
 
 from __future__ import annotations
 

@@ -5,28 +5,10 @@ from __future__ import annotations
 
 import builtins
 import symtable
-from dataclasses import dataclass
 
 from autograder.sandbox.loader import strip_magics
 
 _BUILTINS = set(dir(builtins))
-
-
-@dataclass(frozen=True)
-class LateName:
-    cell: str  # the cell whose function or class uses the name, as loader.Cell names it
-    user: str  # that function or class
-    name: str
-    defined_in: str  # the first cell that defines it at the top level
-    test_cell: str | None  # the first test cell after ``cell`` that runs before ``defined_in``
-
-    def __str__(self) -> str:
-        text = (f"{self.cell}: `{self.user}` uses `{self.name}`, which is first defined further down, "
-                f"in {self.defined_in}")
-        if self.test_cell is not None:
-            text += (f"; the notebook's test {self.test_cell} runs before that and fails with NameError, "
-                     "while make test, which runs the whole notebook first, finds it")
-        return text + f". Move `{self.name}` above the cell that uses it."
 
 
 def _table(source: str, index: int):
@@ -45,8 +27,8 @@ def _uses(table, owner: str):
         yield from _uses(child, name)
 
 
-def late_names(cells) -> list[LateName]:
-    """Each global a function or class reads that a later cell first defines."""
+def late_names(cells) -> list[str]:
+    """A warning for each global a function or class reads that a later cell first defines."""
     tables = [(c.index, c.source, _table(c.source, c.index)) for c in cells]
     names = {c.index: c.name for c in cells}
     first: dict[str, int] = {}
@@ -64,7 +46,10 @@ def late_names(cells) -> list[LateName]:
             if name in _BUILTINS or defined_in is None or defined_in <= index or (user, name) in seen:
                 continue
             seen.add((user, name))
+            text = f"{names[index]}: `{user}` uses `{name}`, which is first defined further down, in {names[defined_in]}"
             test = next((t for t in tests if index < t < defined_in), None)
-            found.append(LateName(names[index], user, name, names[defined_in],
-                                  None if test is None else names[test]))
+            if test is not None:
+                text += (f"; the notebook's test {names[test]} runs before that and fails with NameError, "
+                         "while make test, which runs the whole notebook first, finds it")
+            found.append(text + f". Move `{name}` above the cell that uses it.")
     return found

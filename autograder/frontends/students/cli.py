@@ -34,10 +34,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="grade again on examples drawn from this secret seed; only results.json has them")
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    return commands.parse("grade", list(argv or []))
-
-
 def add_grading_arguments(parser: argparse.ArgumentParser) -> None:
     from autograder.chapters import DEFAULT
 
@@ -70,8 +66,7 @@ DEVICES = ["auto", "cpu", "cuda", "mps"]
 def _mps_available() -> bool:
     import torch
 
-    backend = getattr(torch.backends, "mps", None)
-    return bool(backend is not None and backend.is_available())
+    return torch.backends.mps.is_available()
 
 
 def resolve_device(choice: str) -> str:
@@ -90,20 +85,6 @@ def resolve_device(choice: str) -> str:
     return choice
 
 
-def save_results(path: str, data: dict) -> bool:
-    """Write results.json, never over a file that is not a results file (a mistyped path)."""
-    from autograder.frontends.reports.safe_write import OutputRefused, write_results
-
-    try:
-        write_results(path, data)
-        return True
-    except OutputRefused as exc:
-        print(f"error: {exc}", file=sys.stderr)
-    except OSError as exc:
-        print(f"error: could not write the results to {path}: {exc}", file=sys.stderr)
-    return False
-
-
 def fork_workers_here(device: str, settings) -> None:
     """CPU workers start as forks of this process once it imported PyTorch (one import for both),
     where this process may fork them: call it before any check, chapter or secret is read."""
@@ -116,22 +97,22 @@ def fork_workers_here(device: str, settings) -> None:
         pass  # the grading says so
 
 
-def find_renamed(args) -> list[str]:
-    """Where the named notebook is missing, the folder's one renamed copy is graded instead
-    (``args.submission`` changed); the lines that say so, or that name the candidates."""
+def find_renamed(args) -> None:
+    """Where the named notebook is missing, grades the folder's one renamed copy instead (``args.submission``
+    changed), or names the candidates."""
     import shlex
 
     path = Path(args.submission)
     if path.exists() or path.suffix != ".ipynb" or not path.parent.is_dir():
-        return []
+        return
     found = finder.find_notebook(path.parent, path.stem, expected=path.name)
     if found.notebook is not None:
         args.submission = str(found.notebook)
-        return [f"note: there is no {path.name} in {path.parent}/; graded the notebook there, {found.notebook.name}"]
-    if found.problem != "several":
-        return []
-    return [f"note: there is no {path.name} in {path.parent}/ but {len(found.candidates)} other notebooks; "
-            "grade one of them with", *(f"  make test NOTEBOOK={shlex.quote(str(p))}" for p in found.candidates)]
+        print(f"note: there is no {path.name} in {path.parent}/; graded the notebook there, {found.notebook.name}")
+    elif found.problem == "several":
+        print(f"note: there is no {path.name} in {path.parent}/ but {len(found.candidates)} other notebooks; "
+              "grade one of them with", *(f"  make test NOTEBOOK={shlex.quote(str(p))}" for p in found.candidates),
+              sep="\n")
 
 
 def stale_points_note(submission: str, chapter) -> str | None:
@@ -140,41 +121,33 @@ def stale_points_note(submission: str, chapter) -> str | None:
 
     from autograder.core.course import stale_points
 
-    if not str(submission).endswith(".ipynb"):
-        return None
     try:
         notebook = json.loads(Path(submission).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None  # the grade already says why the notebook could not be read
+        return None  # a .py file; else the grade already says why the notebook could not be read
     return stale_points(notebook, chapter) if isinstance(notebook, dict) else None
 
 
 def edited_test_cells(submission: str, chapter) -> list[str]:
     """The grade_ids of the notebook's test cells that differ from the release record's, else (the
     course repository) from both the released notebook's and the source's, which holds the hidden tests."""
-    import hashlib
     import json
 
     from autograder.frontends import fingerprint
 
-    def sha(text: str) -> str:
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-    def cells(path: Path) -> dict[str, str]:
+    def cells(path: Path) -> dict[str, str]:  # "notebook cell <grade_id>" -> its hash
         try:
-            return fingerprint.locked_cells(path.read_bytes())
+            return fingerprint.parts_of({"": path.read_bytes()}, "")
         except OSError:
             return {}
 
     try:
         record = json.loads((CHECKOUT / fingerprint.RELEASE_FILE).read_text(encoding="utf-8"))["parts"]
-        allowed = [{name.removeprefix(fingerprint.LOCKED_CELL_PREFIX): str(value) for name, value in record.items()
-                    if name.startswith(fingerprint.LOCKED_CELL_PREFIX)}]
+        allowed = [{name: str(value) for name, value in record.items()}]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        allowed = [{grade_id: sha(text) for grade_id, text in cells(path).items()}
-                   for path in (chapter.release_notebook(CHECKOUT), chapter.source_notebook(CHECKOUT))]
-    return sorted(grade_id for grade_id, text in cells(Path(submission)).items()
-                  if grade_id in allowed[0] and all(sha(text) != known.get(grade_id) for known in allowed))
+        allowed = [cells(chapter.release_notebook(CHECKOUT)), cells(chapter.source_notebook(CHECKOUT))]
+    return sorted(name.removeprefix(fingerprint.LOCKED_CELL_PREFIX) for name, sha in cells(Path(submission)).items()
+                  if name in allowed[0] and all(sha != known.get(name) for known in allowed))
 
 
 main = commands.script("grade")  # ch03-grade NOTEBOOK
@@ -184,14 +157,37 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     timings.start(settings.timings)
     timings.mark("grader_started", _STARTED)
-    renamed = find_renamed(args)
-    for line in renamed:
-        print(line)
+    find_renamed(args)
     if args.hidden_examples_seed is None:  # a seed on the command line is not for the workers' memory
         fork_workers_here(args.device, settings)
     timings.mark("fork_server")
     try:
-        return _grade(args, settings)
+        if timings.enabled():  # the grader's own torch import, measured apart from its other modules
+            import torch  # noqa: F401
+            timings.mark("grader_torch")
+        from autograder.frontends.reports.console import print_console
+        from autograder.frontends.reports.results_json import gradescope_json, provisional_json
+        from autograder.frontends.reports.safe_write import write_results
+
+        chapter = commands.load_chapter(args.chapter, args.stage)
+        # a valid zero stands from the start, whatever happens to this process later
+        if args.results and not write_results(args.results, provisional_json(chapter, args.submission, args.stage)):
+            return 2
+        try:
+            report, notes = grade_report(args, chapter, settings, args.stage, show_traceback=args.verbose)
+        except KeyboardInterrupt:
+            still = f"; {args.results} still says 0 points" if args.results else ""
+            print(f"\ninterrupted: nothing was graded{still}", file=sys.stderr)
+            return 130
+        # Results are written last: every process the submission started has ended by now.
+        if args.results and not write_results(args.results, gradescope_json(report)):
+            return 2
+        report.seconds = max(report.seconds, time.monotonic() - _STARTED)
+        timings.mark("graded")
+        print_console(report, verbose=args.verbose)
+        print_notes(args.submission, chapter, report, notes)
+        timings.mark("printed")
+        return report.exit_code
     finally:
         timings.write()
 
@@ -228,57 +224,23 @@ def grade_report(args, chapter, settings, stages, *, show_traceback: bool):
     return report, notes
 
 
-def _grade(args, settings) -> int:
-    if timings.enabled():  # the grader's own torch import, measured apart from its other modules
-        import torch  # noqa: F401
-        timings.mark("grader_torch")
-    from autograder.frontends.reports.console import print_console
-    from autograder.frontends.reports.results_json import gradescope_json, provisional_json
-
-    chapter = commands.load_chapter(args.chapter, args.stage)
-    # a valid zero stands from the start, whatever happens to this process later
-    if args.results and not save_results(args.results,
-                                           provisional_json(chapter, args.submission, args.stage)):
-        return 2
-    try:
-        report, notes = grade_report(args, chapter, settings, args.stage, show_traceback=args.verbose)
-    except KeyboardInterrupt:
-        print("\ninterrupted: nothing was graded" + (f"; {args.results} still says 0 points"
-                                                     if args.results else ""), file=sys.stderr)
-        return 130
-    # Results are written last: every process the submission started has ended by now.
-    if args.results and not save_results(args.results, gradescope_json(report)):
-        return 2
-    report.seconds = max(report.seconds, time.monotonic() - _STARTED)
-    timings.mark("graded")
-    print_console(report, verbose=args.verbose)
-    print_notes(args.submission, chapter, report, notes)
-    timings.mark("printed")
-    return report.exit_code
-
-
 def print_notes(submission: str, chapter, report, notes: list[str]) -> None:
     """What the student should know beside the grade (make test and CI alike)."""
     for note in filter(None, [*notes, stale_points_note(submission, chapter)]):
         print(f"note: {note}")
-    for warning in filter(None, [finder.overlooked(submission, report.score == 0 and not report.bonus_score),
-                                 *late_name_warnings(submission)]):
+    from autograder.sandbox.loader import SubmissionError, read_cells
+
+    try:
+        late = late_names(read_cells(submission))  # the test cell fails where a function reads a later global
+    except (SubmissionError, OSError):
+        late = []  # what cannot be read was reported as the grade's error
+    for warning in filter(None, [finder.overlooked(submission, report.score == 0 and not report.bonus_score), *late]):
         print(f"warning: {warning}")
     edited = edited_test_cells(submission, chapter)
     if edited:
         print(f"warning: the test cell{'s' if len(edited) > 1 else ''} {', '.join(edited)} {'were' if len(edited) > 1 else 'was'} "
               "edited: restore the test cell as you were given it; this grade comes from the course's own checks, not "
               "from the cells, and CI reports the edit to the course staff")
-
-
-def late_name_warnings(path: str) -> list:
-    """Functions that read a global defined only in a later cell (the test cell fails there)."""
-    from autograder.sandbox.loader import SubmissionError, read_cells
-
-    try:
-        return late_names(read_cells(path))
-    except (SubmissionError, OSError):
-        return []  # what cannot be read was reported as the grade's error
 
 
 if __name__ == "__main__":

@@ -100,11 +100,9 @@ def show_feedback(result, html_of) -> None:
 
 def feedback_html(chapter, result, namespace: dict, device: str) -> str:
     """The HTML report; for a failed attention check, with the heatmap of its failing example."""
-    from autograder.frontends.reports.html import attention_heatmap_png, stage_html
+    from autograder.frontends.reports.html import stage_html
 
-    exhibit = failing_exhibit(chapter, result, namespace, device)
-    png = attention_heatmap_png(exhibit) if exhibit is not None else None
-    return stage_html(result, png, exhibit)
+    return stage_html(result, failing_exhibit(chapter, result, namespace, device))
 
 
 def failing_exhibit(chapter, result, namespace: dict, device: str):

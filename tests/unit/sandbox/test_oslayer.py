@@ -14,6 +14,7 @@ import torch
 from support import REPO, makefile_text
 from torch.overrides import TorchFunctionMode
 
+from autograder.frontends import commands
 from autograder.frontends.students import cli
 from autograder.sandbox import confinement, oslayer, wire
 from autograder.sandbox.workspace import on_device
@@ -58,7 +59,7 @@ def test_device_mps_here_exits_2_naming_mps(tmp_path, capsys):
 
 
 def test_device_mps_is_a_choice_of_every_front_end():
-    assert cli.parse_args(["x.ipynb", "--device", "mps"]).device == "mps"
+    assert commands.parse("grade", ["x.ipynb", "--device", "mps"]).device == "mps"
     makefile = makefile_text()
     assert re.search(r"--device \$\(DEVICE\)", makefile)
 
