@@ -32,13 +32,15 @@ _preloaded: set = set()  # each runs once per process
 
 
 def run_preloads(preload: Sequence[Preload]) -> None:
-    """Run each of ``preload`` not run yet; what they imported is frozen (it lives as long as the process)."""
+    """Run each of ``preload`` not run yet; what they imported is frozen (it lives as long as the
+    process), and the collector is on again (a grading's imports ran without it: __main__.py)."""
     new = [warm_up for warm_up in preload if warm_up not in _preloaded]
     for warm_up in new:
         _preloaded.add(warm_up)
         warm_up()
     if new:
         gc.freeze()
+    gc.enable()
 
 
 SCRATCH_MOST_ENTRIES = 10_000  # past this it counts as full: counting more would cost the grader

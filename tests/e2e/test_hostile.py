@@ -395,3 +395,20 @@ def test_modules_beside_the_grader_command_do_not_run_in_the_grader(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert "imported a student file" not in proc.stdout + proc.stderr
     assert "Total: 10/10" in proc.stdout
+
+
+def test_student_code_runs_with_the_garbage_collector_on(tmp_path):
+    """The grader imports with its collector off (__main__.py); the worker, at load and in each
+    stage's copy, collects as usual, so cyclic garbage cannot pile up to the memory limit."""
+    submission = tmp_path / "collector.py"
+    submission.write_text((TESTS / "catalog" / "correct" / "book_style.py").read_text() + """
+import gc
+_softmax, _collecting_at_load = softmax_naive, gc.isenabled()
+
+
+def softmax_naive(x):
+    return _softmax(x) if _collecting_at_load and gc.isenabled() else _softmax(x) * 0
+""")
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(submission), "--stage", "1"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert "Total: 10/10" in proc.stdout, proc.stdout + proc.stderr
