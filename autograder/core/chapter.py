@@ -112,11 +112,6 @@ class Chapter:
         return tuple(dataclasses.replace(s, bonus=self.course.stages[s.number].bonus)
                      for s in self.declared_stages if s.number in self.course.stages)
 
-    def declared_stage(self, number: int) -> Stage:
-        if number not in self._modules:
-            raise KeyError(f"no stage {number} declared in {self.id}")
-        return self._modules[number][1].stage
-
     def stage(self, key: int | str) -> Stage:
         """A stage by number (4, "4") or id ("causal")."""
         if isinstance(key, str) and key.isdigit():

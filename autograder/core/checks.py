@@ -48,11 +48,6 @@ class Check:
     points: float  # the stage's points times this check's share of the weights (before scaled: the weight)
     run: Callable
 
-    @property
-    def order(self) -> tuple[int, int]:
-        stage, k = _ID.fullmatch(self.id).groups()
-        return int(stage), int(k)
-
 
 def check(check_id: str, weight: float, title: str):
     """Mark a function as the check ``check_id`` ("<stage>.<k>") weighing ``weight`` in its stage."""
@@ -81,7 +76,7 @@ def collect(module: ModuleType, stage: Stage) -> tuple[Check, ...]:
         found[spec.id] = Check(stage, spec.id, spec.title, spec.weight, fn)
     if not found:
         raise ValueError(f"{module.__name__} declares no @check")
-    return tuple(sorted(found.values(), key=lambda c: c.order))
+    return tuple(sorted(found.values(), key=lambda c: tuple(int(n) for n in c.id.split("."))))
 
 
 def scaled(checks: tuple[Check, ...], stage_points: float) -> tuple[Check, ...]:

@@ -3,7 +3,9 @@ to the sandboxed worker or, for the notebook's test cells, to the kernel (the sa
 
 from __future__ import annotations
 
+import _thread
 import contextlib
+import threading
 from dataclasses import replace
 
 import torch
@@ -63,16 +65,12 @@ class StageClock:
         self._timer = None
 
     def __enter__(self) -> StageClock:
-        import threading
-
         self._timer = threading.Timer(self.seconds, self._expire)
         self._timer.daemon = True
         self._timer.start()
         return self
 
     def _expire(self) -> None:
-        import _thread
-
         self.expired = True
         _thread.interrupt_main()
 
@@ -220,10 +218,7 @@ class StudentFunction:
     def calls(self, *args: torch.Tensor) -> list[str]:
         """Names of the PyTorch functions one call makes."""
         what = f"{self.name}(...)"
-        got = self.sub._ask({"op": "function_calls", "name": self.name, "args": list(args)}, what)
-        if "calls" not in got:
-            expect_tensor(got, what)
-        return _names(got["calls"], what)
+        return _names(self.sub._ask({"op": "function_calls", "name": self.name, "args": list(args)}, what), what)
 
 
 class StudentModule:
@@ -272,13 +267,15 @@ class StudentModule:
 
     def calls(self, x: torch.Tensor) -> list[str]:
         """Names of the PyTorch functions one forward pass calls (eval mode)."""
-        got = self.sub._ask({"op": "calls", "handle": self.handle, "x": x}, f"{self.what}.forward")
-        if "calls" not in got:
-            expect_tensor(got, f"{self.what}.forward")
-        return _names(got["calls"], f"{self.what}.forward")
+        what = f"{self.what}.forward"
+        return _names(self.sub._ask({"op": "calls", "handle": self.handle, "x": x}, what), what)
 
 
-def _names(calls, what: str) -> list[str]:
+def _names(got: dict, what: str) -> list[str]:
+    """The names an answer lists (an answer without them is the output, which must be a tensor)."""
+    if "calls" not in got:
+        expect_tensor(got, what)
+    calls = got["calls"]
     if not isinstance(calls, list):
         raise CheckFailure(f"{what}: the list of functions it calls was malformed")
     return [str(c) for c in calls]

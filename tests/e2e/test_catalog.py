@@ -214,10 +214,10 @@ def test_mistake_file_is_well_formed(path):
     redefines names of that stage only."""
     mistake = read_mistake(path)
     assert mistake.about, "start the file with a docstring saying what is wrong"
-    declared = {s.number for s in CHAPTER.declared_stages}  # a stage the course dropped is still one
+    declared = {s.number: s for s in CHAPTER.declared_stages}  # a stage the course dropped is still one
     assert mistake.stage in declared, f"STAGE = {mistake.stage!r} is no stage"
     assert mistake.hint.strip(), "HINT must hold words the stage's hint has to contain"
-    names = set(CHAPTER.declared_stage(mistake.stage).names)
+    names = set(declared[mistake.stage].names)
     assert mistake.defines and set(mistake.defines) <= names, (
         f"defines {mistake.defines}; a stage-{mistake.stage} mistake redefines only {sorted(names)}")
 

@@ -49,10 +49,11 @@ def plant_the_edit(source: Path) -> None:
     grade_ids = [c["metadata"].get("nbgrader", {}).get("grade_id") for c in cells]
     start = next(i for i, c in enumerate(cells) if "".join(c["source"]).startswith(f"## {bonus.label}"))
     del cells[start:grade_ids.index(bonus.grade_id) + 1]
+    declared = {s.number: s for s in CHAPTER.declared_stages}
     for cell in cells:
         grade = cell["metadata"].get("nbgrader", {})
         for number, points in EDIT.items():
-            if grade.get("grade_id") == CHAPTER.declared_stage(number).grade_id:
+            if grade.get("grade_id") == declared[number].grade_id:
                 grade["points"] = points
     source.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 

@@ -119,7 +119,14 @@ def sdpa(q, k, v, **options) -> torch.Tensor:
         return F.scaled_dot_product_attention(q, k, v, **options)
 
 
-SDPA_MASK_MISTAKES = ("sdpa_mask_inverted", "sdpa_float_mask")
+# the triu mask handed to scaled_dot_product_attention as it is (stage 8's traps)
+SDPA_MASK_MISTAKES: dict[str, Hint] = {
+    "sdpa_mask_inverted": Hint("the causal mask is inverted: in scaled_dot_product_attention a boolean attn_mask is "
+                               "True where a token MAY attend, the opposite of the triu mask (True = hidden)",
+                               "pass is_causal=True instead (or attn_mask=~mask)"),
+    "sdpa_float_mask": Hint("a float attn_mask is ADDED to the scores, so a 0/1 triu mask only nudges them",
+                            "pass is_causal=True (or a boolean mask, True where a token may attend)"),
+}
 
 
 def attention_variant(q, k, v, *, scale: float, causal: bool, mistake: str | None, d_in: int) -> torch.Tensor:
@@ -129,7 +136,7 @@ def attention_variant(q, k, v, *, scale: float, causal: bool, mistake: str | Non
         return sdpa(q, k, v, scale=scale, is_causal=causal)
     n = q.shape[-2]
     future = torch.ones(n, n, dtype=torch.bool).triu(1)
-    if mistake in SDPA_MASK_MISTAKES:  # the triu mask handed to scaled_dot_product_attention as it is
+    if mistake in SDPA_MASK_MISTAKES:
         return sdpa(q, k, v, attn_mask=future if mistake == "sdpa_mask_inverted" else future.double())
     if mistake == "keys_queries_swapped":
         q, k = k, q

@@ -32,7 +32,7 @@ def _tables() -> dict[str, str]:
     for table in (R.softmax_mistakes(torch.zeros(2, 3, 4)), R.scores_mistakes(torch.zeros(3, 2)),
                   R.WEIGHTS_MISTAKES, R.CONTEXT_MISTAKES):
         hints |= {f"function {name}": hint for name, (_, hint) in table.items()}
-    for table in (R.ATTENTION_MISTAKES, R.WRAPPER_MISTAKES, R.MHA_MISTAKES):
+    for table in (R.ATTENTION_MISTAKES, R.WRAPPER_MISTAKES, R.MHA_MISTAKES, R.SDPA_MASK_MISTAKES):
         hints |= {f"module {name}": hint for name, hint in table.items()}
     return hints
 

@@ -148,8 +148,10 @@ MODULE_REFERENCES = {
     "attention": (v1, v2, causal, wrapper, multi_head),
     "wrapper": (wrapper,),
     "mha": (multi_head,),
+    "sdpa": (causal, multi_head),
 }
-MODULE_TABLES = {"attention": R.ATTENTION_MISTAKES, "wrapper": R.WRAPPER_MISTAKES, "mha": R.MHA_MISTAKES}
+MODULE_TABLES = {"attention": R.ATTENTION_MISTAKES, "wrapper": R.WRAPPER_MISTAKES, "mha": R.MHA_MISTAKES,
+                 "sdpa": R.SDPA_MASK_MISTAKES}
 MODULE_MISTAKES = [(table, name) for table, mistakes in MODULE_TABLES.items() for name in mistakes]
 
 
@@ -194,7 +196,7 @@ def test_every_mistake_table_is_covered():
     tables = {name for name, value in vars(R).items() if name.endswith("_MISTAKES") and isinstance(value, dict)}
     makers = {name for name, value in vars(R).items() if name.endswith("_mistakes") and callable(value)}
     covered_tables = {"SOFTMAX_MISTAKES", "SCORES_MISTAKES", "WEIGHTS_MISTAKES", "CONTEXT_MISTAKES",
-                      "ATTENTION_MISTAKES", "WRAPPER_MISTAKES", "MHA_MISTAKES"}
+                      "ATTENTION_MISTAKES", "WRAPPER_MISTAKES", "MHA_MISTAKES", "SDPA_MASK_MISTAKES"}
     assert tables == covered_tables, "add the new table to FUNCTION_FAMILIES or MODULE_TABLES"
     assert makers == {"softmax_mistakes", "scores_mistakes"}, "add the new function to FUNCTION_FAMILIES"
     # mistakes_for picks from ATTENTION_MISTAKES only

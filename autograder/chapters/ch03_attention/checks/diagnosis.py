@@ -82,18 +82,13 @@ def _step_hint(matched: list, *, raised: bool = False) -> Hint | None:
     for variant in matched:
         by_step.setdefault(P.STEPS[variant.step][0], variant)
     kinds = {P.GROUPS.get(step_id, (step_id,))[0] for step_id in by_step}
+    said = [(step_id, P.STEPS[variant.step][1], variant, "") for step_id, variant in list(by_step.items())[:2]]
+    if len(by_step) > 1 and len(kinds) == 1 and said[0][0] in P.GROUPS:  # steps of one kind
+        said = [(*P.GROUPS[said[0][0]], said[0][2], " (or the same change in another of them)")]
     what = "your code raises the error that" if raised else "your result is exactly what"
-    if len(by_step) > 1 and len(kinds) == 1 and next(iter(by_step)) in P.GROUPS:  # steps of one kind
-        group, words = P.GROUPS[next(iter(by_step))]
-        variant = next(iter(by_step.values()))
-        return Hint(f"one step differs from the chapter's computation, {words}: {what} "
-                    f"`{P.as_written(variant.after)}` (or the same change in another of them) gives",
-                    f"the right step is `{P.as_written(variant.before)}`", rank=NAMED, mistake=f"{group}_{variant.operator}")
-    hints = []
-    for step_id, variant in list(by_step.items())[:2]:
-        hints.append(Hint(f"one step differs from the chapter's computation, {P.STEPS[variant.step][1]}: {what} "
-                          f"`{P.as_written(variant.after)}` gives", f"the right step is `{P.as_written(variant.before)}`",
-                          rank=NAMED, mistake=f"{step_id}_{variant.operator}"))
+    hints = [Hint(f"one step differs from the chapter's computation, {words}: {what} `{P.as_written(variant.after)}`"
+                  f"{also} gives", f"the right step is `{P.as_written(variant.before)}`", rank=NAMED,
+                  mistake=f"{step_id}_{variant.operator}") for step_id, words, variant, also in said]
     return hints[0] if len(hints) == 1 else either(hints)
 
 
@@ -262,11 +257,9 @@ def nan_hint(actual: torch.Tensor, expected: torch.Tensor) -> Hint | None:
     """Which tokens are NaN where ``expected`` is finite, and how a softmax makes NaN."""
     if isinstance(actual, torch.Tensor) and actual.shape == expected.shape and actual.is_floating_point() \
             and bool((torch.isnan(actual) & torch.isfinite(expected)).any()):
-        if actual.dim() < 2:
-            tokens = [0]
-        else:  # the tokens (the second-to-last axis) with a NaN somewhere
-            tokens = torch.isnan(actual).reshape(-1, *actual.shape[-2:]).any(0).any(-1).nonzero().flatten().tolist()
-        where = "every token" if len(tokens) == actual.shape[-2] and actual.dim() >= 2 else \
+        # the tokens (the second-to-last axis; a module's output has one) with a NaN somewhere
+        tokens = torch.isnan(actual).reshape(-1, *actual.shape[-2:]).any(0).any(-1).nonzero().flatten().tolist()
+        where = "every token" if len(tokens) == actual.shape[-2] else \
             f"token{'s' if len(tokens) > 1 else ''} {', '.join(map(str, tokens[:8]))}{' ...' if len(tokens) > 8 else ''}"
         return Hint(f"the output of {where} is NaN where it should be finite: a softmax gives NaN when every "
                     "score of a query is -inf (the token sees nothing) or when a score is +inf; print the "

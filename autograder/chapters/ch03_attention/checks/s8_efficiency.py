@@ -115,14 +115,6 @@ def mha_weights(state: dict, sizes, layout: str = "012") -> dict:
     return found
 
 
-SDPA_TRAPS = {
-    "sdpa_mask_inverted": Hint("the causal mask is inverted: in scaled_dot_product_attention a boolean attn_mask is "
-                               "True where a token MAY attend, the opposite of the triu mask (True = hidden)",
-                               "pass is_causal=True instead (or attn_mask=~mask)"),
-    "sdpa_float_mask": Hint("a float attn_mask is ADDED to the scores, so a 0/1 triu mask only nudges them",
-                            "pass is_causal=True (or a boolean mask, True where a token may attend)"),
-}
-
 _ORDER_HINT = Hint("qkv's three blocks of d_out outputs are the queries, the keys and the values, in this order",
                   "queries, keys, values = qkv.split(d_out, dim=-1)")
 FUSED_LAYOUTS = {
@@ -142,7 +134,7 @@ def _fused_reference(state, x, sizes, mistake):
 
 FUSED = replace(
     s6_mha.SPEC, name="FusedQKVAttention", reference=_fused_reference,
-    mistakes={**FUSED_LAYOUTS, **SDPA_TRAPS, **s6_mha.MISTAKES}, value_heads=lambda s: [],
+    mistakes={**FUSED_LAYOUTS, **R.SDPA_MASK_MISTAKES, **s6_mha.MISTAKES}, value_heads=lambda s: [],
     structure_hint=Hint("one nn.Linear qkv from d_in to 3 * d_out and a projection proj from d_out to d_out",
                         "self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias) and self.proj = nn.Linear(d_out, d_out)"))
 
@@ -242,7 +234,7 @@ def attention_memory(sub):
 
 # -- (d) PyTorch's fused scaled_dot_product_attention ---------------------------------------------
 
-SDPA_SPEC = replace(s6_mha.SPEC, name="SDPAMultiHeadAttention", mistakes={**SDPA_TRAPS, **s6_mha.MISTAKES})
+SDPA_SPEC = replace(s6_mha.SPEC, name="SDPAMultiHeadAttention", mistakes={**R.SDPA_MASK_MISTAKES, **s6_mha.MISTAKES})
 
 
 @check("8.6", 1, "SDPAMultiHeadAttention equals MultiHeadAttention on the same weights: causal (the boolean-mask "
