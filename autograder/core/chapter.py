@@ -9,14 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from autograder.core import course as course_file
+from autograder.core.checks import Check, collect, scaled
 from autograder.core.failures import Hint
-
-if TYPE_CHECKING:
-    from autograder.core.checks import Check
-    from autograder.core.course import Course
 
 # (regular expression, hint): an exception message read against what it usually means.
 ErrorHints = list[tuple[str, Hint | str]]
@@ -61,7 +57,7 @@ class Chapter:
     stage_modules: tuple[str, ...]
     # the course file make release writes (None: every stage, out of its checks' weights); a test's own course
     course_path: Path | None = None
-    course_override: Course | None = None
+    course_override: course_file.Course | None = None
     # (pattern, hint): what an exception means in any stage, tried after the stage's own table
     common_error_hints: ErrorHints = ()
 
@@ -95,7 +91,7 @@ class Chapter:
         return {p.stage.id: [*p.error_hints, *self.common_error_hints] for _, p in self._modules.values()}
 
     @cached_property
-    def course(self) -> Course | None:
+    def course(self) -> course_file.Course | None:
         if self.course_override is not None:
             return self.course_override
         return course_file.read(self.course_path) if self.course_path is not None else None
@@ -135,8 +131,6 @@ class Chapter:
 
     @cached_property
     def _checks(self) -> dict[int, tuple[Check, ...]]:
-        from autograder.core.checks import collect, scaled
-
         graded = {s.number: s for s in self.stages}
         declared = {n: collect(module, graded.get(n, parts.stage)) for n, (module, parts) in self._modules.items()}
         return {s.number: scaled(declared[s.number], self._points(s, declared[s.number])) for s in self.stages}

@@ -13,11 +13,12 @@ from autograder.core.chapter import Chapter, Stage
 from autograder.core.checks import CheckStatus
 from autograder.core.failures import AMBIGUOUS, NAMED, CheckFailure, NotImplementedYet, StageAborted, hint_rank
 from autograder.core.results import CheckResult, GradeReport, StageResult
-from autograder.core.submission import Submission, torch_threads
+from autograder.core.submission import LocalTransport, StageClock, Submission, torch_threads
 from autograder.sandbox import timings
 from autograder.sandbox.errors import over_the_stage_time_limit
+from autograder.sandbox.loader import SubmissionError, read_cells
 from autograder.sandbox.settings import Settings
-from autograder.sandbox.worker import Preload
+from autograder.sandbox.worker import Preload, Worker
 
 
 def warm_up_checks() -> None:
@@ -134,9 +135,6 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
                         preload: Sequence[Preload] | None = None) -> GradeReport:
     """Grade a submission file in the sandboxed worker (the CLI, CI and nbgrader path); ``only``: stage
     number -> the ids of the checks to run."""
-    from autograder.sandbox.loader import SubmissionError, read_cells
-    from autograder.sandbox.worker import Worker
-
     settings = settings or Settings()
     started = time.monotonic()
     report = GradeReport(chapter, submission=str(path), device=device)
@@ -204,9 +202,6 @@ def grade_with_hidden_examples(path: str, chapter: Chapter, stage_numbers: list 
                                preload: Sequence[Preload] | None = None) -> tuple[GradeReport, dict[int, StageResult]]:
     """The visible report, and each stage's result over it and one hidden run per distinct seed (``seeds``:
     stage number -> secret seed), in one loaded worker: the notebook runs once."""
-    from autograder.sandbox.loader import SubmissionError, read_cells
-    from autograder.sandbox.worker import Worker
-
     settings = settings or Settings()
     try:
         worker = Worker(read_cells(path), device, settings, keep_outputs=keep_outputs,
@@ -247,8 +242,6 @@ def run_in_kernel(chapter: Chapter, stage: Stage, namespace: dict, device: str =
                   examples_seed: int | None = None, only=None, *, settings: Settings | None = None) -> StageResult:
     """The stage's checks on a kernel's objects (a notebook's test cell), within the stage's time
     limit, on one thread and without full garbage collections."""
-    from autograder.core.submission import LocalTransport, StageClock
-
     settings = settings or Settings()
     with torch_threads(1) as kernel_threads, no_full_collection(), StageClock(settings.limits.stage_seconds) as clock:
         sub = Submission(LocalTransport(namespace, device, clock, threads=kernel_threads), stage.label,

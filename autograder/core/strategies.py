@@ -12,6 +12,7 @@ import torch
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from hypothesis.control import current_build_context, currently_in_test_context
 from hypothesis.errors import Flaky
 from hypothesis.extra import numpy as hnp
 from hypothesis.internal.conjecture import providers
@@ -116,8 +117,6 @@ def tensor(shape, seed: int, low: float = -2.0, high: float = 2.0) -> torch.Tens
 def explaining() -> bool:
     """Whether a failure raised now is the one the student sees (outside a property, or in hypothesis's
     final replay): hints that take work are worked out only then, not while shrinking."""
-    from hypothesis.control import current_build_context, currently_in_test_context
-
     return not currently_in_test_context() or bool(current_build_context().is_final)
 
 
