@@ -17,14 +17,14 @@ from autograder.chapters.ch03_attention.checks.properties import (
     row_sums,
 )
 from autograder.chapters.ch03_attention.checks.spec import BookCall, ModuleSpec, load_grader_weights, load_weights, named_weights, require
-from autograder.chapters.ch03_attention.checks.structure import linear_structure
+from autograder.chapters.ch03_attention.checks.structure import linear_structure, seen
 from autograder.chapters.ch03_attention.examples import Sizes, attention_sizes
 from autograder.chapters.ch03_attention.programs import Program
 from autograder.chapters.ch03_attention.reference import QKV, linear
 from autograder.core.chapter import Stage, StageParts
 from autograder.core.checks import check
 from autograder.core.compare import FLOAT32, close, expect_close
-from autograder.core.failures import SEEN, CheckFailure, Hint
+from autograder.core.failures import Hint
 from autograder.core.hints import SHAPE_ERROR
 from autograder.core.strategies import EXAMPLES, variation_seed
 
@@ -117,13 +117,11 @@ def structure(sub):
         if v1.info["params"].get(name) != [4, 3]:
             found = v1.info["params"].get(name) or ("an nn.Linear" if f"{name}.weight" in v1.info["params"]
                                                     else "missing")
-            hint = Hint(f"{name} must be a (d_in, d_out) parameter", f"self.{name} = nn.Parameter(torch.rand(d_in, d_out))", rank=SEEN)
+            message = f"SelfAttention_v1(4, 3).{name} should be a parameter of shape [4, 3]; found {found}"
             if found == [3, 4]:
-                hint = Hint(f"{name} is (d_out, d_in), the sizes swapped: v1 computes x @ {name}, so create it "
-                            "as a (d_in, d_out) parameter", "nn.Parameter(torch.rand(d_in, d_out))",
-                            rank=SEEN, mistake="v1_weights_transposed")
-            raise CheckFailure(f"SelfAttention_v1(4, 3).{name} should be a parameter of shape [4, 3]; found {found}",
-                               hint)
+                raise seen(message, f"{name} is (d_out, d_in), the sizes swapped: v1 computes x @ {name}, so create "
+                           "it as a (d_in, d_out) parameter", "nn.Parameter(torch.rand(d_in, d_out))", "v1_weights_transposed")
+            raise seen(message, f"{name} must be a (d_in, d_out) parameter", f"self.{name} = nn.Parameter(torch.rand(d_in, d_out))")
     require(sub, "SelfAttention_v2", "class")
     linear_structure(sub.build("SelfAttention_v2", 4, 3, seed=0).info, QKV, [3, 4], bias=False)
     linear_structure(sub.build("SelfAttention_v2", 4, 3, qkv_bias=True, seed=0).info, QKV, [3, 4], bias=True)

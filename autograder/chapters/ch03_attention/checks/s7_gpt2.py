@@ -194,17 +194,12 @@ def _judge_same_as_own(sub, module, x, what: str, default_hint: Hint) -> None:
 OTHER_HEAD_COUNTS = (1, 2, 4, 6, 8, 16, 24)
 
 
-def _head_counts(held) -> tuple[int, ...]:
-    """The head counts to try, the one the student's class keeps (``num_heads``, if it does) first."""
-    if isinstance(held, int) and not isinstance(held, bool) and held != 12 and 0 < held <= 768 and 768 % held == 0:
-        return (held, *(n for n in OTHER_HEAD_COUNTS if n != held))
-    return OTHER_HEAD_COUNTS
-
-
 def _head_count_hint(sub, module, state: dict, x: torch.Tensor, out: torch.Tensor, where: str) -> Hint | None:
     """The head count whose twin (the student's own MultiHeadAttention built with it, on the same
-    weights) gives ``out`` on ``x``."""
-    for n in _head_counts(module.info["scalars"].get("num_heads")):
+    weights) gives ``out`` on ``x``: the one the student's class keeps (``num_heads``, if it does) first."""
+    held = module.info["scalars"].get("num_heads")
+    kept = isinstance(held, int) and not isinstance(held, bool) and held != 12 and 0 < held <= 768 and 768 % held == 0
+    for n in dict.fromkeys(((held,) if kept else ()) + OTHER_HEAD_COUNTS):
         other = _own_mha(sub, n)
         other.load(state)
         key = f"gpt2_num_heads_{n}"
