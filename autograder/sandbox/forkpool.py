@@ -26,7 +26,6 @@ def start_fork_server(settings: Settings | None = None, here: bool = False) -> b
         return False
     _fork_server_scratch = tempfile.TemporaryDirectory(prefix="autograder-forkserver-", ignore_cleanup_errors=True)
     env = worker_environment(_fork_server_scratch.name, "cpu", settings)
-    oslayer.become_subreaper()
     try:
         _fork_server = forkserver.ForkServer(env, _fork_server_scratch.name, None if settings.debug else subprocess.DEVNULL, here)
     except OSError:
