@@ -170,7 +170,8 @@ class Worker:
         # The scratch watch's thread ends processes too: both take turns on proc and stage_pid.
         self._processes = threading.Lock()
         self._watch = ScratchWatch(self._workdir.name, self.limits.scratch_bytes, self._scratch_over)
-        self._budget = None  # the control groups (cgroups.py), made at the first start
+        # One memory and task budget for the worker and all it starts, joined before any student code.
+        self._budget = cgroups.Budget(self.limits.memory_bytes if device == "cpu" else None) if oslayer.is_linux() else None
 
     # -- life cycle ---------------------------------------------------------------------
     def _spawn(self) -> bool:
@@ -193,8 +194,6 @@ class Worker:
                 [sys.executable, "-I", "-c", BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=self._stderr, cwd=scratch, env=env, start_new_session=True)
         self._sessions.add(proc.pid)
-        if self._budget is None and oslayer.is_linux():  # the control groups, joined before any student code
-            self._budget = cgroups.Budget(self.limits.memory_bytes if self.device == "cpu" else None)
         budgeted = self._budget is not None and self._budget.add(proc.pid)
         if oslayer.is_posix():  # requests are written with a deadline: a worker that stops reading cannot block us
             os.set_blocking(proc.stdin.fileno(), False)
@@ -349,7 +348,7 @@ class Worker:
             return
         forking = min(began + 120, self.give_up_at)  # a fork may wait on a busy machine: not the stage's time
         stage, forked = None, None
-        try:
+        with contextlib.suppress(wire.WireError, OSError):
             self._send({"op": "fork_stage", "seed": int(number)}, forking)
             forked = self.reader.read(forking)
             if isinstance(forked, dict) and forked.get("event") == "stage":
@@ -358,8 +357,6 @@ class Worker:
                 if type(pid) is int and pid > 1 and (
                         pid == self.proc.pid if in_place else oslayer.parent_and_group(pid) == (self.proc.pid, pid)):
                     stage, self.stage_in_place = pid, in_place
-        except (wire.WireError, OSError):
-            forked = None
         timings.add("fork_seconds", time.monotonic() - began)
         if stage is None:
             self.kill()  # the next stage loads afresh
@@ -407,11 +404,10 @@ class Worker:
             full = self._scratch_note()
             raise ended_the_stage(full) if full else StageAborted(
                 "the grading process for this stage had already stopped")
-        deadline = self.stage_deadline
         sent = time.monotonic()
         try:
-            self._send(req, deadline)
-            answer = self.reader.read(deadline)
+            self._send(req, self.stage_deadline)
+            answer = self.reader.read(self.stage_deadline)
             timings.add("round_trips")
             timings.add("round_trip_seconds", time.monotonic() - sent)
         except (wire.WireError, OSError) as exc:
