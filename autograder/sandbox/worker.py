@@ -235,7 +235,8 @@ class Worker:
                     raise RuntimeError(refusal)
                 cells = [{"index": c.index, "name": c.name, "source": c.source}
                          for c in self.cells if c.index not in self.fatal]
-                self._send({"op": "load_submission", "cells": cells, "outputs": self.keep_outputs}, time.monotonic() + 120)
+                self._send({"op": "load_submission", "cells": cells, "outputs": self.keep_outputs},
+                           time.monotonic() + 120)
                 timings.mark("notebook_sent")
                 while True:
                     if time.monotonic() >= self.give_up_at:
