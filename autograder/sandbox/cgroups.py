@@ -55,21 +55,20 @@ class Budget:
 
     def __init__(self, memory_bytes: int | None, tasks: int = TASKS):
         # memory_bytes None: no memory budget (a GPU worker: CUDA's host memory is the driver's)
-        self.memory_bytes, self.tasks = memory_bytes, tasks
+        values = {"memory": str(memory_bytes)} if memory_bytes is not None else {}
+        values["pids"] = str(tasks)  # controller -> its limit
         self.version = ""
         self.held: dict[str, str] = {}  # what the groups limit, in words (describe)
         self.groups: list[Path] = []
         name = f"autograder-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         try:
-            self._make(name)
+            self._make(name, values)
         except OSError:
             self.close()
             self.version, self.held, self.groups = "", {}, []
 
-    def _make(self, name: str) -> None:
+    def _make(self, name: str, values: dict[str, str]) -> None:
         own, mounts = _own_groups(), _mounts()
-        values = {"memory": str(self.memory_bytes)} if self.memory_bytes is not None else {}
-        values["pids"] = str(self.tasks)  # controller -> its limit
         unified = next((point for kind, point, _ in mounts if kind == "cgroup2"), None)
         if unified is not None and "0" in own:
             control = Path(unified, own["0"].lstrip("/"), "cgroup.subtree_control")

@@ -10,7 +10,6 @@ import json
 import linecache
 import os
 import sys
-import time
 
 from autograder.sandbox import oslayer
 from autograder.sandbox.loader import strip_magics
@@ -109,7 +108,6 @@ def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = Fal
         linecache.cache[f"<{name}>"] = (len(source), None, source.splitlines(True), f"<{name}>")
         send({"event": "cell", "index": index})
         status = {"index": index, "status": "ok"}
-        started = time.monotonic()
         try:
             try:
                 code = compile(source, f"<{name}>", "exec")
@@ -125,7 +123,6 @@ def run_cells(cells: list[dict], namespace: dict, send, keep_outputs: bool = Fal
                 status["error"].update(message=str(exc.msg)[:600], where=f"{name}, line {exc.lineno}",
                                        code=(exc.text or "").strip()[:120])
         _capture_prints()
-        status["seconds"] = round(time.monotonic() - started, 3)
         if keep_outputs:  # what the cell printed, for nbgrader's autograded notebook and feedback
             status["stdout"], status["stderr"] = CAPTURED.take(), CAPTURED_ERR.take()
         statuses.append(status)
@@ -190,11 +187,6 @@ def main() -> None:
     def send(obj) -> None:
         send_raw(_frame(obj, wire))
 
-    def stages_fork() -> bool:
-        # Linux only: macOS forbids forking once PyTorch started Apple's frameworks, and a copy forked
-        # from a process that started CUDA cannot use CUDA. Elsewhere stages run in place.
-        return oslayer.is_linux() and not torch.cuda.is_initialized()
-
     devices: tuple[str, ...] = ()
     if handshake.get("device") == "cuda":
         # The driver opens device files and caches before the fences go up, not in student code.
@@ -207,48 +199,41 @@ def main() -> None:
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__,
                        "display": lambda *a, **k: None}
     workspace: Workspace | None = None
-    stage_copy = False  # True in a stage's copy of the loaded worker
     send({"event": "ready", "confinement": fences})
     while True:
         try:
-            request = reader.read()
-        except wire.WireError:
-            request = None
-        if not isinstance(request, dict):
+            request = reader.read()  # the grader's frames are dicts
+        except wire.WireError:  # the grader closed the channel
             return
         op = request.get("op")
         if op == "load_submission":
             torch.manual_seed(0)
             statuses = run_cells(request["cells"], namespace, send, bool(request.get("outputs")))
             pin_threads()
-            workspace = Workspace(namespace, request.get("device", "cpu"))
+            workspace = Workspace(namespace, handshake.get("device", "cpu"))
             send({"event": "loaded", "cells": statuses})
-        elif workspace is None:
-            send({"error": {"kind": "protocol", "type": "", "message": "load first", "where": ""}})
         elif op == "fork_stage":
-            # Each stage runs in a copy of the loaded worker; the portable fallback answers in place.
-            if not stages_fork():
+            workspace.dispatch({"op": "reseed", "seed": request.get("seed")})  # the copy inherits the generators
+            # Each stage runs in a copy of the loaded worker, on Linux only: macOS forbids forking once PyTorch
+            # started Apple's frameworks, and a copy of a process that started CUDA cannot use it.
+            if not oslayer.is_linux() or torch.cuda.is_initialized():
                 send({"event": "stage", "pid": os.getpid(), "in_place": True})
                 continue
             gc.freeze()  # the stage's copy collects only what it makes, and leaves the pages shared
             pid = os.fork()
             if pid == 0:  # the copy leads its own group, dies with the loaded worker and signals only itself
-                stage_copy = True
                 os.setpgid(0, 0)
                 oslayer.die_with_parent()
                 if handshake.get("fences", True):
                     install_seccomp()
                 pin_threads()
                 send({"event": "stage", "pid": os.getpid()})
-                continue  # this copy answers the stage's requests, until "end_stage"
+                continue  # this copy answers the stage's requests until the grader kills it
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
             send_raw(wire.STAGE_OVER)
-        elif op == "end_stage":
-            if stage_copy:
-                os._exit(0)
-            if not stages_fork():
-                send_raw(wire.STAGE_OVER)
+        elif op == "end_stage":  # a stage run in place
+            send_raw(wire.STAGE_OVER)
         else:
             answer = workspace.dispatch(request)
             _capture_prints()

@@ -26,7 +26,6 @@ def start_fork_server(settings: Settings | None = None, here: bool = False) -> b
         return False
     _fork_server_scratch = tempfile.TemporaryDirectory(prefix="autograder-forkserver-", ignore_cleanup_errors=True)
     env = worker_environment(_fork_server_scratch.name, "cpu", settings)
-    oslayer.become_subreaper()
     try:
         _fork_server = forkserver.ForkServer(env, _fork_server_scratch.name, None if settings.debug else subprocess.DEVNULL, here)
     except OSError:
@@ -56,14 +55,8 @@ def stop_fork_server() -> None:
 
 
 def fork_server_for(device: str) -> forkserver.ForkServer | None:
-    """The running server, when it can start this worker (a CPU one)."""
-    server = _fork_server
-    if server is None or device != "cpu":
-        return None
-    if not server.alive:
-        stop_fork_server()
-        return None
-    return server
+    """The server, when it can start this worker (a CPU one); one that died fails to answer (ForkServerError)."""
+    return _fork_server if device == "cpu" else None
 
 
 def fork_server_pids() -> set[int]:

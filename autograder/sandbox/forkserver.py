@@ -12,7 +12,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 
 from autograder.sandbox import child, oslayer
 
@@ -60,7 +59,6 @@ class ForkServer:
 
     def __init__(self, env: dict, cwd: str, stderr, here: bool = False):
         """``env``: a worker's, naming this process as the grader; ``here``: fork this process instead."""
-        self._asking = threading.Lock()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         boot = (f"import sys; sys.path.append({child.PACKAGE_PARENT!r}); "
                 f"from autograder.sandbox.forkserver import serve; serve({theirs.fileno()})")
@@ -89,10 +87,9 @@ class ForkServer:
         fds: list[int] = []  # what the server sent back: the new worker's pidfd
         try:
             request = json.dumps({"env": env, "cwd": cwd}).encode()
-            with self._asking:  # one request and its answer at a time
-                socket.send_fds(self._sock, [request], [to_worker_r, from_worker_w, stderr_fd])
-                answer, fds, _, _ = socket.recv_fds(self._sock, _REQUEST_LIMIT, 1)
-                self._sock.settimeout(30)  # the server's imports are done
+            socket.send_fds(self._sock, [request], [to_worker_r, from_worker_w, stderr_fd])
+            answer, fds, _, _ = socket.recv_fds(self._sock, _REQUEST_LIMIT, 1)
+            self._sock.settimeout(30)  # the server's imports are done
             for received in fds:
                 os.set_inheritable(received, False)
             pid = int(json.loads(answer)["pid"])
@@ -146,14 +143,11 @@ def serve(fd: int) -> None:
 
         child.pin_threads()
         child.preload_notebook_imports()
-    except Exception as exc:  # the grader reads this as no answer, and starts its workers afresh
-        sock.send(f"imports failed: {type(exc).__name__}: {exc}".encode()[:4000])
+    except Exception:  # the grader reads the closed socket as no answer, and starts its workers afresh
         os._exit(1)
     gc.freeze()  # the copies' collections skip what the server imported, and leave its pages shared
     gc.enable()  # off in the grader it was forked from, while it imported
-    threads = oslayer.thread_count()
-    if threads != 1:  # a fork copies one thread: another's locks would stay held in every copy
-        sock.send(f"the server runs {threads} threads; forking it would not be safe".encode())
+    if oslayer.thread_count() != 1:  # a fork copies one thread: another's locks would stay held in every copy
         os._exit(1)
     while True:
         try:
@@ -213,8 +207,6 @@ def _become_worker(sock: socket.socket, request: bytes, fds: list[int]) -> None:
     """In the fork: the request's pipes, folder and environment replace the server's; the worker's main runs."""
     sock.close()  # the copy must not be able to ask the server for anything
     asked = json.loads(request)
-    if len(fds) != 3:
-        os._exit(71)
     _take_over(asked["cwd"], {str(k): str(v) for k, v in asked["env"].items()}, fds)
     child.main()
     os._exit(0)

@@ -31,11 +31,6 @@ def seccomp_filters(pid: int | str) -> int | None:
     return None
 
 
-def is_alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, ended but not yet collected, does not)."""
-    return (oslayer.proc_stat(pid) or (False,))[0]
-
-
 def descends_from_worker(pid: int, sessions: set[int], filters: int | None, token: str) -> bool:
     """Whether ``pid`` comes from a worker: its session, its seccomp filters or its environment says so."""
     try:

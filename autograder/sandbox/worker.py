@@ -23,7 +23,7 @@ from autograder.sandbox.forkserver import ForkServerError
 from autograder.sandbox.launch import BOOT, confinement_refusal, worker_environment
 from autograder.sandbox.loader import Cell, strip_magics
 from autograder.sandbox.settings import Settings
-from autograder.sandbox.strays import descends_from_worker, end_stray_processes, is_alive, seccomp_filters
+from autograder.sandbox.strays import descends_from_worker, end_stray_processes, seccomp_filters
 
 # Run in the grader before the first cell: no module file is read after student code could have
 # touched it (defence in depth where Landlock is missing).
@@ -103,7 +103,7 @@ def empty_folder(folder: str) -> None:
 
 @dataclass
 class LoadReport:
-    cells: list[dict]  # per cell: index, name, status, error, seconds
+    cells: list[dict]  # per cell: index, name, status, error
     confinement: dict  # which fences held (see confinement.py)
 
 
@@ -165,14 +165,13 @@ class Worker:
         # The stage being graded: its copy of the loaded worker, its clock, why it ended early.
         self.stage_pid: int | None = None
         self.stage_in_place = False  # the portable fallback: the loaded worker answers the stage itself
-        self.stage_over_time = False
         self.stage_deadline = 0.0
-        self._stage_over_read = False  # the loader's "stage over" frame was read as an answer
         self._stage_failure: StageAborted | None = None
         # The scratch watch's thread ends processes too: both take turns on proc and stage_pid.
         self._processes = threading.Lock()
         self._watch = ScratchWatch(self._workdir.name, self.limits.scratch_bytes, self._scratch_over)
-        self._budget = None  # the control groups (cgroups.py), made at the first start
+        # One memory and task budget for the worker and all it starts, joined before any student code.
+        self._budget = cgroups.Budget(self.limits.memory_bytes if device == "cpu" else None) if oslayer.is_linux() else None
 
     # -- life cycle ---------------------------------------------------------------------
     def _spawn(self) -> bool:
@@ -195,8 +194,6 @@ class Worker:
                 [sys.executable, "-I", "-c", BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=self._stderr, cwd=scratch, env=env, start_new_session=True)
         self._sessions.add(proc.pid)
-        if self._budget is None and oslayer.is_linux():  # the control groups, joined before any student code
-            self._budget = cgroups.Budget(self.limits.memory_bytes if self.device == "cpu" else None)
         budgeted = self._budget is not None and self._budget.add(proc.pid)
         if oslayer.is_posix():  # requests are written with a deadline: a worker that stops reading cannot block us
             os.set_blocking(proc.stdin.fileno(), False)
@@ -224,25 +221,22 @@ class Worker:
             self.reader = wire.Reader(self.proc.stdout.fileno())
             run_preloads(self.preload)  # while the worker still imports
             timings.mark("preloads_done")
+            running = None
             try:
                 ready = self.reader.read(time.monotonic() + 120)
                 if not isinstance(ready, dict) or ready.get("event") != "ready":
                     raise wire.WireError("unexpected first message")
-            except wire.WireError as exc:
-                raise self._startup_failure(str(exc)) from None
-            timings.mark("worker_ready")
-            self.confinement = ready.get("confinement") if isinstance(ready.get("confinement"), dict) else {}
-            if budgeted:  # the grader's fence, not the worker's word
-                self.confinement = {**self.confinement, "cgroup": self._budget.describe()}
-            refusal = confinement_refusal(self.confinement, self.settings)
-            if refusal:
-                raise RuntimeError(refusal)
-            cells = [{"index": c.index, "name": c.name, "source": c.source}
-                     for c in self.cells if c.index not in self.fatal]
-            running = None
-            try:
-                self._send({"op": "load_submission", "cells": cells, "device": self.device,
-                            "outputs": self.keep_outputs}, time.monotonic() + 120)
+                timings.mark("worker_ready")
+                self.confinement = ready.get("confinement") if isinstance(ready.get("confinement"), dict) else {}
+                if budgeted:  # the grader's fence, not the worker's word
+                    self.confinement = {**self.confinement, "cgroup": self._budget.describe()}
+                refusal = confinement_refusal(self.confinement, self.settings)
+                if refusal:
+                    raise RuntimeError(refusal)
+                cells = [{"index": c.index, "name": c.name, "source": c.source}
+                         for c in self.cells if c.index not in self.fatal]
+                self._send({"op": "load_submission", "cells": cells, "outputs": self.keep_outputs},
+                           time.monotonic() + 120)
                 timings.mark("notebook_sent")
                 while True:
                     if time.monotonic() >= self.give_up_at:
@@ -281,7 +275,7 @@ class Worker:
         for cell in cells:  # every message names a cell as the student finds it (loader.cell_label)
             cell.setdefault("name", names.get(cell.get("index"), ""))
         for index, why in self.fatal.items():
-            cells.append({"index": index, "name": names.get(index, ""), "status": "error", "seconds": None,
+            cells.append({"index": index, "name": names.get(index, ""), "status": "error",
                           "error": {"kind": "fatal", "type": "", "message": why, "where": names.get(index, "")}})
         cells.sort(key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0)
         return LoadReport(cells, self.confinement)
@@ -349,14 +343,14 @@ class Worker:
 
         self.end_stage()
         began = time.monotonic()
-        self._stage_failure = None
-        self.stage_over_time = began >= self.give_up_at
-        if self.stage_over_time or not self.alive:
+        self._stage_failure = (StageAborted(self._over_time("grading"), "the stages before this one took the time")
+                               if began >= self.give_up_at else None)
+        if self._stage_failure is not None or not self.alive:
             return
         forking = min(began + 120, self.give_up_at)  # a fork may wait on a busy machine: not the stage's time
         stage, forked = None, None
-        try:
-            self._send({"op": "fork_stage"}, forking)
+        with contextlib.suppress(wire.WireError, OSError):
+            self._send({"op": "fork_stage", "seed": int(number)}, forking)
             forked = self.reader.read(forking)
             if isinstance(forked, dict) and forked.get("event") == "stage":
                 pid, in_place = forked.get("pid"), forked.get("in_place") is True
@@ -364,8 +358,6 @@ class Worker:
                 if type(pid) is int and pid > 1 and (
                         pid == self.proc.pid if in_place else oslayer.parent_and_group(pid) == (self.proc.pid, pid)):
                     stage, self.stage_in_place = pid, in_place
-        except (wire.WireError, OSError):
-            forked = None
         timings.add("fork_seconds", time.monotonic() - began)
         if stage is None:
             self.kill()  # the next stage loads afresh
@@ -377,34 +369,26 @@ class Worker:
         with self._processes:
             self.stage_pid, self.scratch_full = stage, None
         self.stage_deadline = min(time.monotonic() + self.limits.stage_seconds, self.give_up_at)
-        try:
-            self.request({"op": "reseed", "seed": int(number)})
-        except StageAborted as exc:
-            self._stage_failure = exc  # what the stage's first check reports
 
-    def end_stage(self, ask: bool = True) -> None:
-        """End the stage (its copy asked to exit when ``ask``, else killed) and every process it
-        started, and skip what it left half-written in the channel."""
+    def end_stage(self, ask: bool = True, synced: bool = False) -> None:
+        """End the stage (its copy killed; in place, the loaded worker asked when ``ask``) and every
+        process it started, and skip what it left half-written in the channel (``synced``: nothing)."""
         from autograder.sandbox import wire
 
         began = time.monotonic()
         with self._processes:
             pid, self.stage_pid = self.stage_pid, None
-        synced, self._stage_over_read = self._stage_over_read, False
         if pid is None or not self.alive:
             return
-        if ask:  # the loader ignores this request, should the copy have died meanwhile
+        if not self.stage_in_place:
+            with self._processes:
+                self.kill_stage_copy(pid)
+            end_stray_processes(known={self.proc.pid}, belongs=self._from_worker)
+        elif ask:
             try:
                 self._send({"op": "end_stage"}, time.monotonic() + 2)
             except (wire.WireError, OSError):
                 ask = False
-        if not self.stage_in_place:
-            give_up = time.monotonic() + (2 if ask else 0)
-            while is_alive(pid) and time.monotonic() < give_up:
-                time.sleep(0.002)
-            with self._processes:
-                self.kill_stage_copy(pid)
-            end_stray_processes(known={self.proc.pid}, belongs=self._from_worker)
         # The loaded worker says the stage is over once it collected the copy (in place: once asked).
         stuck = self.stage_in_place and not ask  # in place, the loaded worker itself stopped answering
         over = min(time.monotonic() + (10 if self.stage_in_place else 120), self.give_up_at)
@@ -415,19 +399,16 @@ class Worker:
     def request(self, req: dict) -> dict:
         from autograder.sandbox import wire
 
-        if self.stage_over_time:
-            raise StageAborted(self._over_time("grading"), "the stages before this one took the time")
         if not self.alive or self.stage_pid is None:
             if self._stage_failure is not None:
                 raise self._stage_failure
             full = self._scratch_note()
             raise ended_the_stage(full) if full else StageAborted(
                 "the grading process for this stage had already stopped")
-        deadline = self.stage_deadline
         sent = time.monotonic()
         try:
-            self._send(req, deadline)
-            answer = self.reader.read(deadline)
+            self._send(req, self.stage_deadline)
+            answer = self.reader.read(self.stage_deadline)
             timings.add("round_trips")
             timings.add("round_trip_seconds", time.monotonic() - sent)
         except (wire.WireError, OSError) as exc:
@@ -435,8 +416,7 @@ class Worker:
         if isinstance(answer, dict) and answer != wire.STAGE_OVER_EVENT:
             return answer
         # The stage is over: its process died (between two frames: "stage over"), ran out of time or sent a bad frame.
-        self._stage_over_read = answer == wire.STAGE_OVER_EVENT
-        self.end_stage(ask=False)
+        self.end_stage(ask=False, synced=answer == wire.STAGE_OVER_EVENT)
         if isinstance(answer, wire.WireTimeout):
             if time.monotonic() >= self.give_up_at:
                 raise StageAborted(self._over_time("grading"), "look for slow code in this stage")
