@@ -151,7 +151,7 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
     with torch_threads(1):
         try:
             for stage in stages:
-                if worker.needs_start:  # not yet, or the last stage ended it: load (again)
+                if not worker.alive:  # not yet, or the last stage ended it: load (again)
                     worker.start()
                 if worker.report is not None:
                     load = worker.report

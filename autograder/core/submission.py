@@ -218,7 +218,7 @@ class StudentFunction:
     def calls(self, *args: torch.Tensor) -> list[str]:
         """Names of the PyTorch functions one call makes."""
         what = f"{self.name}(...)"
-        return _names(self.sub._ask({"op": "function_calls", "name": self.name, "args": list(args)}, what), what)
+        return _names(self.sub._ask({"op": "calls", "name": self.name, "args": list(args)}, what), what)
 
 
 class StudentModule:

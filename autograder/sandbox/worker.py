@@ -201,11 +201,6 @@ class Worker:
             self.proc, self.scratch_full = proc, None
         return budgeted
 
-    @property
-    def needs_start(self) -> bool:
-        """No process with the submission loaded: none yet, or it died."""
-        return not self.alive
-
     def _startup_failure(self, why: str) -> RuntimeError:
         self._stderr.seek(0)
         tail = self._stderr.read()[-2000:].decode("utf-8", "replace").strip()

@@ -345,8 +345,6 @@ class Workspace:
             return self._result(out)
         return {"calls": sorted(calls.names)[:1000]}
 
-    op_function_calls = op_calls
-
 
 class _Calls(TorchFunctionMode):
     """Names every PyTorch function called inside."""

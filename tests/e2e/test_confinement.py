@@ -571,7 +571,7 @@ from autograder.sandbox.loader import Cell
 worker = Worker([Cell(1, sys.argv[1], "liar.py")], "cpu", Settings())
 try:
     for stage in (1, 2):
-        if worker.needs_start:  # as the engine does: the first stage, or after the worker was ended
+        if not worker.alive:  # as the engine does: the first stage, or after the worker was ended
             worker.start()
         worker.begin_stage(stage)
         try:

@@ -96,11 +96,11 @@ def test_the_device_check_fails_what_stays_on_the_cpu_as_a_gpu_would():
 
 
 def test_the_calls_a_check_reads_are_the_submissions_not_the_move_of_its_inputs():
-    """``calls`` (a module's forward) and ``function_calls`` (a function) name what the code calls;
+    """``calls`` names what a module's forward, or a function, calls;
     moving the inputs to the grading's device happens before the count starts."""
     workspace = Workspace({"f": lambda x: torch.softmax(x, dim=-1), "Module": lambda: nn.Softmax(dim=-1)})
     handle = workspace.dispatch({"op": "build", "name": "Module", "args": []})["ok"]["module"]
-    for request in ({"op": "function_calls", "name": "f", "args": [torch.ones(2, 3)]},
+    for request in ({"op": "calls", "name": "f", "args": [torch.ones(2, 3)]},
                     {"op": "calls", "handle": handle, "x": torch.ones(2, 3)}):
         calls = workspace.dispatch(request)["ok"]["calls"]
         assert any("softmax" in c for c in calls) and not any(c.endswith("Tensor.to") for c in calls), calls
