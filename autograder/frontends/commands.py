@@ -37,8 +37,7 @@ def main(argv=None) -> int:
               *(f"  {name:<{width}}  {line}" for name, (_, line) in COMMANDS.items()),
               "\npython -m autograder COMMAND --help: the command's options", sep="\n")
         return 0 if argv else 2
-    name = argv[0] if argv[0] in COMMANDS else "grade"  # python -m autograder NOTEBOOK: grade it
-    rest = argv[1:] if argv[0] in COMMANDS else argv
+    name, rest = (argv[0], argv[1:]) if argv[0] in COMMANDS else ("grade", argv)  # python -m autograder NOTEBOOK: grade it
     try:
         return importlib.import_module(COMMANDS[name][0]).run(parse(name, rest))
     except Refused as exc:

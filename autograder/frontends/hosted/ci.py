@@ -147,11 +147,9 @@ def junit_xml(report: GradeReport, verdict: Verdict) -> str:
                               failures=str(tags.count("failure")), errors=str(tags.count("error")), skipped="0",
                               time=f"{result.seconds:.3f}")
         properties = ET.SubElement(suite, "properties")
-        ET.SubElement(properties, "property", name="points", value=format_points(result.score))
-        ET.SubElement(properties, "property", name="max_points", value=format_points(result.max_score))
-        ET.SubElement(properties, "property", name="confinement", value=confinement_text(report))
-        for name, value in (("grader_fingerprint", verdict.fingerprint), ("release_fingerprint", verdict.release or ""),
-                            ("grader_status", verdict.status)):
+        for name, value in (("points", format_points(result.score)), ("max_points", format_points(result.max_score)),
+                            ("confinement", confinement_text(report)), ("grader_fingerprint", verdict.fingerprint),
+                            ("release_fingerprint", verdict.release or ""), ("grader_status", verdict.status)):
             ET.SubElement(properties, "property", name=name, value=value)
         for c in result.checks:
             case = ET.SubElement(suite, "testcase", name=f"{c.check.id} {c.check.title}",
