@@ -49,7 +49,7 @@ def grader_bundle(root: Path) -> dict[str, bytes]:
 
 
 def locked_cells(notebook: bytes) -> dict[str, str]:
-    """``{grade_id: source}`` of the notebook's locked cells; {} for a damaged notebook."""
+    """The notebook's locked cells as parts, ``{"notebook cell <grade_id>": sha256 of its source}``; {} for a damaged notebook."""
     try:
         cells = json.loads(notebook).get("cells", [])
     except (ValueError, AttributeError, RecursionError):
@@ -59,7 +59,8 @@ def locked_cells(notebook: bytes) -> dict[str, str]:
         meta = cell.get("metadata", {}).get("nbgrader", {}) if isinstance(cell, dict) else {}
         if isinstance(meta, dict) and meta.get("locked") and isinstance(meta.get("grade_id"), str):
             source = cell.get("source", "")
-            found[meta["grade_id"]] = "".join(source) if isinstance(source, list) else str(source)
+            source = "".join(source) if isinstance(source, list) else str(source)
+            found[LOCKED_CELL_PREFIX + meta["grade_id"]] = _sha(source.encode("utf-8"))
     return found
 
 
@@ -68,13 +69,8 @@ def _sha(data: bytes) -> str:
 
 
 def parts_of(files: Mapping[str, bytes], notebook_path: str) -> dict[str, str]:
-    parts = {path: _sha(data) for path, data in files.items()
-             if (_is_grader_file(path) or path in GRADER_EXTRA)}
-    notebook = files.get(notebook_path)
-    if notebook is not None:
-        for grade_id, source in locked_cells(notebook).items():
-            parts[LOCKED_CELL_PREFIX + grade_id] = _sha(source.encode("utf-8"))
-    return parts
+    grader = {path: _sha(data) for path, data in files.items() if _is_grader_file(path) or path in GRADER_EXTRA}
+    return grader | locked_cells(files.get(notebook_path, b""))
 
 
 def digest(parts: Mapping[str, str]) -> str:

@@ -106,9 +106,8 @@ if __name__ == "__main__":
 '''
 
 
-def identity(chapter_id: str, environ=None) -> dict:
+def identity(chapter_id: str, env) -> dict:
     """The submission's identity from the runner's environment (stand-ins for a local trial run)."""
-    env = os.environ if environ is None else environ
     local = "local (not run by Classroom 50)"
     owner = env.get("OWNER") or env.get("USERNAME") or "local"
     commit = env.get("COMMIT_URL") or local

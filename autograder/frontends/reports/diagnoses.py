@@ -33,11 +33,9 @@ def check_record(result: CheckResult) -> dict:
 
 
 def stage_record(result: StageResult) -> dict:
-    attempted = result.status not in (CheckStatus.PASSED, CheckStatus.NOT_IMPLEMENTED)
-    shown = result._first_attempted_failure() if attempted else None
     return {"number": result.stage.number, "id": result.stage.id, "label": result.stage.label,
             "bonus": result.stage.bonus, "score": float(result.score), "max_score": float(result.max_score),
-            "status": result.status.value, **_named(shown.diagnosis if shown else None), "hint": result.hint,
+            "status": result.status.value, **_named(result.diagnosis, result.status), "hint": result.hint,
             "checks": [check_record(c) for c in result.checks if c.status is not CheckStatus.PASSED]}
 
 

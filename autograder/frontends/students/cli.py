@@ -137,7 +137,7 @@ def edited_test_cells(submission: str, chapter) -> list[str]:
 
     def cells(path: Path) -> dict[str, str]:  # "notebook cell <grade_id>" -> its hash
         try:
-            return fingerprint.parts_of({"": path.read_bytes()}, "")
+            return fingerprint.locked_cells(path.read_bytes())
         except OSError:
             return {}
 
@@ -210,10 +210,9 @@ def grade_report(args, chapter, settings, stages, *, show_traceback: bool):
                                              preload=grader_preloads())
             else:
                 every_stage = {s.number: seed for s in chapter.select(stages)}
-                report, over_both = grade_with_hidden_examples(
+                report, report.hidden_examples = grade_with_hidden_examples(
                     args.submission, chapter, stages, every_stage, device, settings,
                     preload=grader_preloads())
-                report.hidden_examples = over_both
     except Exception as exc:
         why = str(exc) if isinstance(exc, NoDevice) else (
             f"{GRADER_FAILED} ({type(exc).__name__}: {exc}); please tell the course staff")
