@@ -40,16 +40,12 @@ def exit_status(score: float, error: str, pass_mark: float | None) -> int:
     return 0
 
 
-def workflow_command(command: str, message: str, **properties: str) -> str:
+def workflow_command(command: str, message: str, title: str) -> str:
     """One GitHub Actions workflow command, escaped as @actions/core escapes it."""
     def data(text: str) -> str:
         return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
-    def prop(text: str) -> str:
-        return data(text).replace(":", "%3A").replace(",", "%2C")
-
-    props = ",".join(f"{key}={prop(value)}" for key, value in properties.items())
-    return f"::{command}{' ' + props if props else ''}::{data(message)}"
+    return f"::{command} title={data(title).replace(':', '%3A').replace(',', '%2C')}::{data(message)}"
 
 
 # Text quoted from a submission must form no link, image or table cell; emphasis and code
@@ -158,8 +154,7 @@ def junit_xml(report: GradeReport, verdict: Verdict) -> str:
                 continue
             text = c.message + (f"\nhint: {c.hint}" if c.hint else "")
             tag, kind = JUNIT_OUTCOME[c.status]
-            ET.SubElement(case, tag, message=c.message.splitlines()[0] if c.message else kind,
-                          type=kind).text = text
+            ET.SubElement(case, tag, message=c.message or kind, type=kind).text = text  # a message is one line
     for key in ("tests", "failures", "errors"):
         suites.set(key, str(sum(int(suite.get(key)) for suite in suites)))
     suites.set("time", f"{report.seconds:.3f}")

@@ -197,11 +197,10 @@ def grade(workspace: Path, environ=None) -> int:
     return 0
 
 
-def bundle_files(root: Path = CHECKOUT) -> dict[str, bytes]:
+def bundle_files() -> dict[str, bytes]:
     """Every file of the autograder folder: the grader as the students' repository ships it, and autograder.py."""
-    root = Path(root)
-    files = {f"{GRADER_FOLDER}/{path}": data for path, data in fingerprint.grader_bundle(root).items()}
-    manifest = {"made_by": "make classroom50", "torch": torch_pin(root / "constraints.txt"),
+    files = {f"{GRADER_FOLDER}/{path}": data for path, data in fingerprint.grader_bundle(CHECKOUT).items()}
+    manifest = {"made_by": "make classroom50", "torch": torch_pin(),
                 "files": {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())}}
     files[f"{GRADER_FOLDER}/{MANIFEST_FILE}"] = (json.dumps(manifest, indent=1) + "\n").encode()
     files[ENTRY_FILE] = ENTRY.format(chapter=DEFAULT, pin=manifest["torch"], cpu_wheels=CPU_WHEELS,
@@ -229,12 +228,12 @@ def _earlier_build(dest: Path) -> set[str] | None:
         return None
 
 
-def build(dest: Path, root: Path = CHECKOUT) -> tuple[list[str], int]:
+def build(dest: Path) -> tuple[list[str], int]:
     """Write the folder to ``dest`` (new, empty, or an earlier build and nothing else); its files and packed size."""
     dest = Path(dest)
     if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
         raise Refused(f"{dest} exists and is not a folder; give the assignment's autograder folder")
-    files = bundle_files(root)
+    files = bundle_files()
     size = packed_size(files)
     if size > BUNDLE_LIMIT:
         raise Refused(f"the folder packs to {size / 1e6:.1f} MB, over Classroom 50's 10 MB")

@@ -196,7 +196,7 @@ def grade_report(args, chapter, settings, stages, *, show_traceback: bool):
     """One grading: the submitted file left as it was; no device or a grader failure becomes a
     report that says so (0 points). Returns the report and notes for the student."""
     from autograder.core.engine import grade_notebook_file, grade_with_hidden_examples, not_graded_report
-    from autograder.frontends.reports.console import grader_preloads
+    from autograder.frontends.reports.console import GRADER_PRELOADS
     from autograder.sandbox.restore import submission_kept
 
     notes: list[str] = []
@@ -207,12 +207,12 @@ def grade_report(args, chapter, settings, stages, *, show_traceback: bool):
             timings.mark("grader_modules")
             if seed is None:
                 report = grade_notebook_file(args.submission, chapter, stages, device, settings,
-                                             preload=grader_preloads())
+                                             preload=GRADER_PRELOADS)
             else:
                 every_stage = {s.number: seed for s in chapter.select(stages)}
                 report, report.hidden_examples = grade_with_hidden_examples(
                     args.submission, chapter, stages, every_stage, device, settings,
-                    preload=grader_preloads())
+                    preload=GRADER_PRELOADS)
     except Exception as exc:
         why = str(exc) if isinstance(exc, NoDevice) else (
             f"{GRADER_FAILED} ({type(exc).__name__}: {exc}); please tell the course staff")
