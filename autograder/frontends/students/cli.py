@@ -4,15 +4,20 @@ the arguments, the device, the workers' fork server and :func:`grade_report`."""
 from __future__ import annotations
 
 import argparse
+import json
+import shlex
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
+# what is used after grading is imported before student code runs
 from autograder import CHECKOUT
-from autograder.frontends import commands, finder
-from autograder.frontends.students.cellorder import late_names  # used after grading: imported before student code
+from autograder.core.course import stale_points
+from autograder.frontends import commands, finder, fingerprint
+from autograder.frontends.students.cellorder import late_names
 from autograder.sandbox import timings
+from autograder.sandbox.loader import SubmissionError, read_cells
 from autograder.sandbox.settings import HINT_LEVELS, Limits, Settings
 
 # The printed time is the student's whole wait, imports included.
@@ -100,8 +105,6 @@ def fork_workers_here(device: str, settings) -> None:
 def find_renamed(args) -> None:
     """Where the named notebook is missing, grades the folder's one renamed copy instead (``args.submission``
     changed), or names the candidates."""
-    import shlex
-
     path = Path(args.submission)
     if path.exists() or path.suffix != ".ipynb" or not path.parent.is_dir():
         return
@@ -117,10 +120,6 @@ def find_renamed(args) -> None:
 
 def stale_points_note(submission: str, chapter) -> str | None:
     """One sentence when the notebook's test cells state other points than the course's."""
-    import json
-
-    from autograder.core.course import stale_points
-
     try:
         notebook = json.loads(Path(submission).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -131,10 +130,6 @@ def stale_points_note(submission: str, chapter) -> str | None:
 def edited_test_cells(submission: str, chapter) -> list[str]:
     """The grade_ids of the notebook's test cells that differ from the release record's, else (the
     course repository) from both the released notebook's and the source's, which holds the hidden tests."""
-    import json
-
-    from autograder.frontends import fingerprint
-
     def cells(path: Path) -> dict[str, str]:  # "notebook cell <grade_id>" -> its hash
         try:
             return fingerprint.locked_cells(path.read_bytes())
@@ -227,8 +222,6 @@ def print_notes(submission: str, chapter, report, notes: list[str]) -> None:
     """What the student should know beside the grade (make test and CI alike)."""
     for note in filter(None, [*notes, stale_points_note(submission, chapter)]):
         print(f"note: {note}")
-    from autograder.sandbox.loader import SubmissionError, read_cells
-
     try:
         late = late_names(read_cells(submission))  # the test cell fails where a function reads a later global
     except (SubmissionError, OSError):
