@@ -19,7 +19,7 @@ STAGE_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*Stage\s+(\d+)\b", re.IGNORECASE | 
 MESSAGE_CHARS = 300
 
 
-def _named(hint: Hint | None, status: CheckStatus = CheckStatus.FAILED) -> dict:
+def _named(hint: Hint | None, status: CheckStatus) -> dict:
     """The mistake a hint names and its rank in words; none for no hint or a stage not attempted."""
     if not hint or status is CheckStatus.NOT_IMPLEMENTED:
         return {"mistake": "", "rank": ""}
