@@ -123,35 +123,30 @@ def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None
         printed.show()
 
 
-class CappedOutput(io.TextIOBase):
+class CappedOutput(io.StringIO):
     """What the student's code prints while the checks run: the first lines, then a count."""
 
     LINES = 20
 
     def __init__(self):
-        self.kept: list[str] = []
-        self.cut = 0
-        self.partial = ""
-
-    def writable(self) -> bool:
-        return True
+        super().__init__()
+        self.lines, self.open = 0, False  # lines ended so far; whether the last one is still open
 
     def write(self, text: str) -> int:
-        *lines, self.partial = (self.partial + text).split("\n")
-        for line in lines:
-            if len(self.kept) < self.LINES:
-                self.kept.append(line[:500])
-            else:
-                self.cut += 1
+        if self.lines < self.LINES:  # past the kept lines only their number counts
+            super().write(text)
+        self.lines += text.count("\n")
+        if text:
+            self.open = not text.endswith("\n")
         return len(text)
 
     def show(self) -> None:
-        if self.partial:
-            self.write("\n")
-        if self.kept:
-            print("Your code printed, while the checks ran it:", *self.kept, sep="\n")
-        if self.cut:
-            print(f"... and {self.cut} more line{'s' if self.cut > 1 else ''} (cut)")
+        total = self.lines + self.open
+        kept = [line[:500] for line in self.getvalue().split("\n")[:min(total, self.LINES)]]
+        if kept:
+            print("Your code printed, while the checks ran it:", *kept, sep="\n")
+        if total > self.LINES:
+            print(f"... and {total - self.LINES} more line{'s' if total > self.LINES + 1 else ''} (cut)")
 
 
 def hidden_text(result) -> str:
