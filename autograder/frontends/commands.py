@@ -45,11 +45,6 @@ def main(argv=None) -> int:
         return 2
 
 
-def script(name: str):
-    """A command module's ``main(argv=None)``, for ``python -m`` and the console scripts."""
-    return lambda argv=None: main([name, *(sys.argv[1:] if argv is None else argv)])
-
-
 def parse(name: str, argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=f"python -m autograder {name}", description=COMMANDS[name][1])
     importlib.import_module(COMMANDS[name][0]).add_arguments(parser)

@@ -213,9 +213,3 @@ def run(args: argparse.Namespace) -> int:
     if status == 1:
         print(f"Score {format_points(report.score)} is below the pass mark {format_points(args.pass_mark)}.")
     return status
-
-
-main = commands.script("ci")
-
-if __name__ == "__main__":
-    sys.exit(main())
