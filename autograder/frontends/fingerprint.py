@@ -31,21 +31,16 @@ def grader_files(root: Path) -> list[str]:
     return sorted(f for f in found if _is_grader_file(f))
 
 
-def git_tracked(root: Path, paths: list[str]) -> list[str]:
-    """Of ``paths``, those git tracks (all outside git): a scratch file never reaches the students."""
-    try:
+def grader_bundle(root: Path) -> dict[str, bytes]:
+    """The grader as every route ships it: its package files git tracks (all outside git), so that a scratch
+    file never reaches the students, then pyproject.toml and constraints.txt."""
+    paths = grader_files(root)
+    with suppress(OSError, subprocess.SubprocessError):
         proc = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "autograder"], capture_output=True,
                               timeout=60, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return paths
-    tracked = set(proc.stdout.decode("utf-8", "replace").split("\0"))
-    return [p for p in paths if p in tracked]
-
-
-def grader_bundle(root: Path) -> dict[str, bytes]:
-    """The grader as every route ships it: its package files git tracks, pyproject.toml, constraints.txt."""
-    paths = [*git_tracked(root, grader_files(root)), "pyproject.toml", "constraints.txt"]
-    return {path: (Path(root) / path).read_bytes() for path in paths}
+        tracked = set(proc.stdout.decode("utf-8", "replace").split("\0"))
+        paths = [p for p in paths if p in tracked]
+    return {path: (Path(root) / path).read_bytes() for path in [*paths, "pyproject.toml", "constraints.txt"]}
 
 
 def locked_cells(notebook: bytes) -> dict[str, str]:
@@ -81,9 +76,8 @@ def read_tree(root: Path, notebook_path: str, graded: Path | None = None) -> dic
     """The fingerprinted files of a checkout; ``graded``, a renamed notebook, stands for the release's."""
     root = Path(root)
     files = {}
-    sources = {relative: root / relative for relative in [*grader_files(root), *GRADER_EXTRA, notebook_path]}
-    if graded is not None:
-        sources[notebook_path] = Path(graded)
+    sources = {relative: root / relative for relative in [*grader_files(root), *GRADER_EXTRA]}
+    sources[notebook_path] = root / notebook_path if graded is None else Path(graded)
     for relative, path in sources.items():
         if path.is_file() and not path.is_symlink():
             with suppress(OSError):

@@ -64,7 +64,9 @@ def _cell(text: str) -> str:
 def summary_markdown(report: GradeReport, verdict: Verdict | None = None) -> str:
     lines = [f"## {report.chapter.id}: {format_points(report.score)}/{format_points(report.max_score)} points", ""]
     if verdict is not None:
-        lines += [fingerprint_markdown(verdict), ""]
+        release = f" (release `{verdict.release[:16]}`)" if verdict.release else ""
+        line = f"Grader fingerprint `{verdict.fingerprint[:16]}`{release}: {_cell(verdict.words)}"
+        lines += [f"> [!WARNING]\n> **Grader modified.** {line}" if verdict.status == "modified" else line, ""]
     lines += [f"Confinement of your code while it ran: {_cell(confinement_text(report))}", ""]
     if report.error:
         lines += [f"**Could not grade:** {_cell(report.error)}", ""]
@@ -97,20 +99,6 @@ def notebook_to_grade(args: argparse.Namespace, chapter) -> tuple[Path | None, s
         return None, ""
     args.submission = str(found)
     return found, f"{given} is not there; graded {found.relative_to(Path.cwd()).as_posix()}, the repository's notebook"
-
-
-def fingerprint_markdown(verdict: Verdict) -> str:
-    release = f" (release `{verdict.release[:16]}`)" if verdict.release else ""
-    line = f"Grader fingerprint `{verdict.fingerprint[:16]}`{release}: {_cell(verdict.words)}"
-    return f"> [!WARNING]\n> **Grader modified.** {line}" if verdict.status == "modified" else line
-
-
-def fingerprint_annotation(verdict: Verdict) -> str:
-    release = f"; release {verdict.release}" if verdict.release else ""
-    message = f"{verdict.words}. Fingerprint {verdict.fingerprint}{release}"
-    if verdict.status == "modified":
-        return workflow_command("warning", message, title="Grader modified")
-    return workflow_command("notice", message, title="Grader fingerprint")
 
 
 def add_fingerprint(results: dict, verdict: Verdict) -> dict:
@@ -206,7 +194,10 @@ def run(args: argparse.Namespace) -> int:
         print_console(report)
         cli.print_notes(args.submission, chapter, report, notes)
         print(verdict.words if verdict.status != "modified" else f"WARNING: {verdict.words}")
-    print(fingerprint_annotation(verdict))
+    modified = verdict.status == "modified"
+    release = f"; release {verdict.release}" if verdict.release else ""
+    print(workflow_command("warning" if modified else "notice", f"{verdict.words}. Fingerprint {verdict.fingerprint}{release}",
+                           title="Grader modified" if modified else "Grader fingerprint"))
     grade = f"{format_points(report.score)}/{format_points(report.max_score)} points{bonus_total(report)}"
     print(workflow_command("notice", grade, title="Grade"))  # printed once, last
     status = 2 if output_failed else exit_status(report.score, report.error, args.pass_mark)
