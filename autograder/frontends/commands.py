@@ -65,7 +65,4 @@ def load_chapter(chapter_id: str | None, stages=None):
 
 def default_jobs() -> int:
     """Gradings at a time by default: the CPU cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -219,15 +219,6 @@ def packed_size(files: dict[str, bytes]) -> int:
     return len(buffer.getvalue())
 
 
-def _earlier_build(dest: Path) -> set[str] | None:
-    """The files an earlier ``build`` wrote in ``dest`` (None: not such a folder)."""
-    try:
-        manifest = json.loads((dest / GRADER_FOLDER / MANIFEST_FILE).read_text(encoding="utf-8"))
-        return {*manifest["files"], f"{GRADER_FOLDER}/{MANIFEST_FILE}", ENTRY_FILE}
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
 def build(dest: Path) -> tuple[list[str], int]:
     """Write the folder to ``dest`` (new, empty, or an earlier build and nothing else); its files and packed size."""
     dest = Path(dest)
@@ -238,9 +229,13 @@ def build(dest: Path) -> tuple[list[str], int]:
     if size > BUNDLE_LIMIT:
         raise Refused(f"the folder packs to {size / 1e6:.1f} MB, over Classroom 50's 10 MB")
     present = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file() or p.is_symlink()}
-    earlier = _earlier_build(dest)
-    if present and (earlier is None or not present <= earlier):
-        strangers = sorted(present - (earlier or set()))
+    try:  # the files an earlier build wrote here, by its manifest
+        manifest = json.loads((dest / GRADER_FOLDER / MANIFEST_FILE).read_text(encoding="utf-8"))
+        earlier = {*manifest["files"], f"{GRADER_FOLDER}/{MANIFEST_FILE}", ENTRY_FILE}
+    except (OSError, ValueError, KeyError, TypeError):
+        earlier = set()
+    if not present <= earlier:
+        strangers = sorted(present - earlier)
         raise Refused(f"{dest} holds files make classroom50 did not write ({', '.join(strangers[:5])}); "
                       "give the assignment's own folder, new or made by make classroom50 (nothing was changed)")
     if present:
