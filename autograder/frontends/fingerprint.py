@@ -107,10 +107,6 @@ class Verdict:
         shown = ", ".join(self.changed[:8]) + (f" and {len(self.changed) - 8} more" if len(self.changed) > 8 else "")
         return f"grader modified: {shown or 'the release fingerprint file was edited'}"
 
-    def as_dict(self) -> dict:
-        return {"fingerprint": self.fingerprint, "release_fingerprint": self.release, "status": self.status,
-                "grader_modified": self.status == "modified", "changed": self.changed}
-
 
 def compare(parts: Mapping[str, str], release_parts: Mapping[str, str] | None, *, notebook_found: bool = True) -> Verdict:
     if not notebook_found:  # the grader's parts alone: a missing notebook is no modified grader

@@ -17,7 +17,6 @@ from autograder import CHECKOUT
 from autograder.core.checks import CheckStatus
 from autograder.core.results import GradeReport
 from autograder.frontends import commands, finder, fingerprint
-from autograder.frontends.fingerprint import Verdict
 from autograder.frontends.reports.results_json import gradescope_json, provisional_json
 from autograder.frontends.reports.safe_write import write_output, write_results
 from autograder.frontends.reports.text import bonus_total, confinement_text, format_points
@@ -61,7 +60,7 @@ def _cell(text: str) -> str:
     return text.replace("\r", "").replace("\n", "<br>")
 
 
-def summary_markdown(report: GradeReport, verdict: Verdict | None = None) -> str:
+def summary_markdown(report: GradeReport, verdict: fingerprint.Verdict | None = None) -> str:
     lines = [f"## {report.chapter.id}: {format_points(report.score)}/{format_points(report.max_score)} points", ""]
     if verdict is not None:
         release = f" (release `{verdict.release[:16]}`)" if verdict.release else ""
@@ -101,8 +100,10 @@ def notebook_to_grade(args: argparse.Namespace, chapter) -> tuple[Path | None, s
     return found, f"{given} is not there; graded {found.relative_to(Path.cwd()).as_posix()}, the repository's notebook"
 
 
-def add_fingerprint(results: dict, verdict: Verdict) -> dict:
-    results.setdefault("extra_data", {})["fingerprint"] = verdict.as_dict()
+def add_fingerprint(results: dict, verdict: fingerprint.Verdict) -> dict:
+    results.setdefault("extra_data", {})["fingerprint"] = {
+        "fingerprint": verdict.fingerprint, "release_fingerprint": verdict.release, "status": verdict.status,
+        "grader_modified": verdict.status == "modified", "changed": verdict.changed}
     if verdict.status == "modified":
         results["output"] = f"GRADER MODIFIED: {verdict.words}\n{results.get('output', '')}"
     return results
@@ -122,7 +123,7 @@ def workflow_commands_stopped():
         print(f"::{token}::", flush=True)
 
 
-def junit_xml(report: GradeReport, verdict: Verdict) -> str:
+def junit_xml(report: GradeReport, verdict: fingerprint.Verdict) -> str:
     """One <testcase> per check: a stub is a failure, a stopped check an error."""
     suites = ET.Element("testsuites", name=report.chapter.id)
     for result in report.stages:

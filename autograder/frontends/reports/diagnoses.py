@@ -47,12 +47,9 @@ def cell_stages(notebook: str | Path) -> dict[int, int | None]:
         return {}
     stages, current = {}, None
     for position, cell in enumerate(cells if isinstance(cells, list) else [], start=1):
-        if not isinstance(cell, dict):
-            continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
-        if cell.get("cell_type") == "markdown":
-            heading = STAGE_HEADING.search(source)
+        if isinstance(cell, dict) and cell.get("cell_type") == "markdown":
+            source = cell.get("source", "")
+            heading = STAGE_HEADING.search("".join(source) if isinstance(source, list) else str(source))
             current = int(heading.group(1)) if heading else current
         stages[position] = current
     return stages
