@@ -118,7 +118,7 @@ def run_inside(root: Path) -> int:
 
     results = root / "results" / "results.json"
     submission = root / "submission"
-    # anywhere in the upload, the shallowest
+    # the assignment's notebook anywhere in the upload, else the shallowest one
     found = finder.find_notebook(submission, ASSIGNMENT, below=True, several="shallowest")
     notebook = found.notebook
     why = f"no notebook (.ipynb) in the submission; upload your {NOTEBOOK_NAME}" if notebook is None else ""
