@@ -74,6 +74,7 @@ def feedback_page(out: Path) -> Path:
     import torch  # noqa: F401  (the student's cell imports it)
 
     from autograder.chapters import load
+    from autograder.frontends.reports.html import stage_html
     from autograder.frontends.students import notebook
 
     namespace: dict = {}
@@ -82,7 +83,7 @@ def feedback_page(out: Path) -> Path:
     result = notebook._run(chapter, chapter.stage(4), namespace, "cpu", None)
     page = out / "feedback.html"
     page.write_text("<!doctype html><meta charset='utf-8'><body style='margin:16px'>"
-                    + notebook.feedback_html(chapter, result, namespace, "cpu") + "</body>")
+                    + stage_html(result, notebook.failing_exhibit(chapter, result, namespace, "cpu")) + "</body>")
     return page
 
 

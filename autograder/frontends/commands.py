@@ -37,18 +37,12 @@ def main(argv=None) -> int:
               *(f"  {name:<{width}}  {line}" for name, (_, line) in COMMANDS.items()),
               "\npython -m autograder COMMAND --help: the command's options", sep="\n")
         return 0 if argv else 2
-    name = argv[0] if argv[0] in COMMANDS else "grade"  # python -m autograder NOTEBOOK: grade it
-    rest = argv[1:] if argv[0] in COMMANDS else argv
+    name, rest = (argv[0], argv[1:]) if argv[0] in COMMANDS else ("grade", argv)  # python -m autograder NOTEBOOK: grade it
     try:
         return importlib.import_module(COMMANDS[name][0]).run(parse(name, rest))
     except Refused as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-
-
-def script(name: str):
-    """A command module's ``main(argv=None)``, for ``python -m`` and the console scripts."""
-    return lambda argv=None: main([name, *(sys.argv[1:] if argv is None else argv)])
 
 
 def parse(name: str, argv: list[str]) -> argparse.Namespace:
@@ -71,7 +65,4 @@ def load_chapter(chapter_id: str | None, stages=None):
 
 def default_jobs() -> int:
     """Gradings at a time by default: the CPU cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -21,11 +21,9 @@ class Found:
     reason: str = ""
 
 
-def _counts(path: Path, folder: Path, below: bool, links: str) -> bool:
+def _counts(path: Path, folder: Path, links: str) -> bool:
     parts = path.relative_to(folder).parts
-    if path.name.startswith("._") or IGNORED_PARTS & set(parts):
-        return False
-    if below and SKIPPED_FOLDERS & set(parts[:-1]):
+    if path.name.startswith("._") or IGNORED_PARTS & set(parts) or SKIPPED_FOLDERS & set(parts[:-1]):
         return False
     return path.is_file() or (links == "refuse" and path.is_symlink())
 
@@ -36,7 +34,7 @@ def find_notebook(folder: str | Path, assignment: str, *, below: bool = False, e
     folder = Path(folder)
     name = f"{assignment}.ipynb"
     walk = folder.rglob("*.ipynb") if below else folder.glob("*.ipynb")
-    candidates = sorted(p for p in walk if _counts(p, folder, below, links))
+    candidates = sorted(p for p in walk if _counts(p, folder, links))
     exact = folder / (expected or name)
     shallowest = sorted(candidates, key=lambda p: (len(p.relative_to(folder).parts), str(p)))
     named = [p for p in shallowest if p.name == name]
@@ -81,9 +79,8 @@ def overlooked(graded: str | Path, scored_nothing: bool) -> str | None:
     if graded.suffix != ".ipynb" or not graded.is_file():
         return None
     when = graded.stat().st_mtime
-    others = [p for p in sorted(graded.parent.glob("*.ipynb"))
-              if p != graded and _counts(p, graded.parent, False, "follow") and
-              (scored_nothing or p.stat().st_mtime > when)]
+    others = [p for p in find_notebook(graded.parent, graded.stem).candidates
+              if p != graded and (scored_nothing or p.stat().st_mtime > when)]
     if not others:
         return None
     names = ", ".join(f'"{p.name}"' for p in others)

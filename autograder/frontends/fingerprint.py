@@ -31,25 +31,20 @@ def grader_files(root: Path) -> list[str]:
     return sorted(f for f in found if _is_grader_file(f))
 
 
-def git_tracked(root: Path, paths: list[str]) -> list[str]:
-    """Of ``paths``, those git tracks (all outside git): a scratch file never reaches the students."""
-    try:
+def grader_bundle(root: Path) -> dict[str, bytes]:
+    """The grader as every route ships it: its package files git tracks (all outside git), so that a scratch
+    file never reaches the students, then pyproject.toml and constraints.txt."""
+    paths = grader_files(root)
+    with suppress(OSError, subprocess.SubprocessError):
         proc = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "autograder"], capture_output=True,
                               timeout=60, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return paths
-    tracked = set(proc.stdout.decode("utf-8", "replace").split("\0"))
-    return [p for p in paths if p in tracked]
-
-
-def grader_bundle(root: Path) -> dict[str, bytes]:
-    """The grader as every route ships it: its package files git tracks, pyproject.toml, constraints.txt."""
-    paths = [*git_tracked(root, grader_files(root)), "pyproject.toml", "constraints.txt"]
-    return {path: (Path(root) / path).read_bytes() for path in paths}
+        tracked = set(proc.stdout.decode("utf-8", "replace").split("\0"))
+        paths = [p for p in paths if p in tracked]
+    return {path: (Path(root) / path).read_bytes() for path in [*paths, "pyproject.toml", "constraints.txt"]}
 
 
 def locked_cells(notebook: bytes) -> dict[str, str]:
-    """``{grade_id: source}`` of the notebook's locked cells; {} for a damaged notebook."""
+    """The notebook's locked cells as parts, ``{"notebook cell <grade_id>": sha256 of its source}``; {} for a damaged notebook."""
     try:
         cells = json.loads(notebook).get("cells", [])
     except (ValueError, AttributeError, RecursionError):
@@ -59,7 +54,8 @@ def locked_cells(notebook: bytes) -> dict[str, str]:
         meta = cell.get("metadata", {}).get("nbgrader", {}) if isinstance(cell, dict) else {}
         if isinstance(meta, dict) and meta.get("locked") and isinstance(meta.get("grade_id"), str):
             source = cell.get("source", "")
-            found[meta["grade_id"]] = "".join(source) if isinstance(source, list) else str(source)
+            source = "".join(source) if isinstance(source, list) else str(source)
+            found[LOCKED_CELL_PREFIX + meta["grade_id"]] = _sha(source.encode("utf-8"))
     return found
 
 
@@ -68,13 +64,8 @@ def _sha(data: bytes) -> str:
 
 
 def parts_of(files: Mapping[str, bytes], notebook_path: str) -> dict[str, str]:
-    parts = {path: _sha(data) for path, data in files.items()
-             if (_is_grader_file(path) or path in GRADER_EXTRA)}
-    notebook = files.get(notebook_path)
-    if notebook is not None:
-        for grade_id, source in locked_cells(notebook).items():
-            parts[LOCKED_CELL_PREFIX + grade_id] = _sha(source.encode("utf-8"))
-    return parts
+    grader = {path: _sha(data) for path, data in files.items() if _is_grader_file(path) or path in GRADER_EXTRA}
+    return grader | locked_cells(files.get(notebook_path, b""))
 
 
 def digest(parts: Mapping[str, str]) -> str:
@@ -85,9 +76,8 @@ def read_tree(root: Path, notebook_path: str, graded: Path | None = None) -> dic
     """The fingerprinted files of a checkout; ``graded``, a renamed notebook, stands for the release's."""
     root = Path(root)
     files = {}
-    sources = {relative: root / relative for relative in [*grader_files(root), *GRADER_EXTRA, notebook_path]}
-    if graded is not None:
-        sources[notebook_path] = Path(graded)
+    sources = {relative: root / relative for relative in [*grader_files(root), *GRADER_EXTRA]}
+    sources[notebook_path] = root / notebook_path if graded is None else Path(graded)
     for relative, path in sources.items():
         if path.is_file() and not path.is_symlink():
             with suppress(OSError):
@@ -116,10 +106,6 @@ class Verdict:
             return "no release fingerprint to compare with (not a student repository)"
         shown = ", ".join(self.changed[:8]) + (f" and {len(self.changed) - 8} more" if len(self.changed) > 8 else "")
         return f"grader modified: {shown or 'the release fingerprint file was edited'}"
-
-    def as_dict(self) -> dict:
-        return {"fingerprint": self.fingerprint, "release_fingerprint": self.release, "status": self.status,
-                "grader_modified": self.status == "modified", "changed": self.changed}
 
 
 def compare(parts: Mapping[str, str], release_parts: Mapping[str, str] | None, *, notebook_found: bool = True) -> Verdict:

@@ -227,7 +227,7 @@ def test_blank_notebook_results_and_junit(blank):
 # --- a partial score, a pass mark, a damaged notebook -------------------------------------
 
 def recipe_status(run: Run) -> int:
-    """The exit status of `python -m autograder.frontends.hosted.ci` inside the recipe (make itself exits 2)."""
+    """The exit status of `python -m autograder ci` inside the recipe (make itself exits 2)."""
     if run.returncode == 0:
         return 0
     match = re.search(r"\[.*ci-grade\] Error (\d+)", run.stderr)

@@ -324,7 +324,7 @@ def test_reports_name_the_fences(tmp_path):
     """results.json and JUnit: the fences in force, or 'unconfined'; the console only with -v:
     a student need not read them on every run."""
     submission = REPO / "tests" / "hostile" / "blank_stub.py"
-    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.hosted.ci", str(submission), "--stage", "1",
+    proc = subprocess.run([sys.executable, "-m", "autograder", "ci", str(submission), "--stage", "1",
                            "--results", str(tmp_path / "results.json"), "--junit", str(tmp_path / "junit.xml")],
                           cwd=REPO, capture_output=True, text=True, timeout=300,
                           env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "COLUMNS": "300"})
@@ -391,13 +391,13 @@ def test_a_worker_forked_from_the_grader_holds_none_of_its_secrets(front_end, tm
 def test_required_confinement_refuses_an_unfenced_worker(front_end, tmp_path):
     """A worker without fences (the portable path's): with AUTOGRADER_REQUIRE_CONFINEMENT=1 nothing
     is graded, exit 2, the reason on the console and in results.json, which says 'unconfined'."""
-    module = "autograder" if front_end == "cli" else "autograder.frontends.hosted.ci"
+    command = ["autograder"] if front_end == "cli" else ["autograder", "ci"]
     marker = tmp_path / "ran"
     submission = tmp_path / "submission.py"
     submission.write_text(f"open({str(marker)!r}, 'w').close()\n")
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "COLUMNS": "300",
            PORTABLE: "1", REQUIRE_CONFINEMENT: "1"}
-    proc = subprocess.run([sys.executable, "-m", module, str(submission), "--stage", "1",
+    proc = subprocess.run([sys.executable, "-m", *command, str(submission), "--stage", "1",
                            "--results", str(tmp_path / "results.json")],
                           cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 2, proc.stdout + proc.stderr
@@ -407,7 +407,7 @@ def test_required_confinement_refuses_an_unfenced_worker(front_end, tmp_path):
     assert not marker.exists(), "the submission ran although the grading was refused"
     # ...and without the requirement the same unfenced grading goes on, and says so
     env.pop(REQUIRE_CONFINEMENT)
-    proc = subprocess.run([sys.executable, "-m", module, str(submission), "--stage", "1",
+    proc = subprocess.run([sys.executable, "-m", *command, str(submission), "--stage", "1",
                            "--results", str(tmp_path / "results.json")],
                           cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == (1 if front_end == "cli" else 0) and marker.exists()  # ci: a low score is a grade
@@ -502,8 +502,8 @@ def test_nothing_is_imported_by_the_grader_after_student_code_starts(tmp_path):
                 seen.setdefault("before", set(sys.modules))
             return original(self, obj, deadline)
         worker.Worker._send = send
-        from autograder.frontends.hosted import ci
-        ci.main([sys.argv[1], "--results", {str(tmp_path / 'r.json')!r}, "--junit", {str(tmp_path / 'j.xml')!r},
+        from autograder.frontends import commands
+        commands.main(["ci", sys.argv[1], "--results", {str(tmp_path / 'r.json')!r}, "--junit", {str(tmp_path / 'j.xml')!r},
                  "--summary", {str(tmp_path / 's.md')!r}])
         print("LATE IMPORTS:", sorted(set(sys.modules) - seen["before"]))
     """))

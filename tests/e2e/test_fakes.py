@@ -17,7 +17,7 @@ from support import REPO, TESTS
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import grade_notebook_file
-from autograder.frontends.hosted import ci
+from autograder.frontends import commands
 from autograder.frontends.students import notebook
 
 FAKES = sorted((TESTS / "catalog" / "fakes").glob("*.py"))
@@ -56,7 +56,7 @@ def test_a_fake_earns_nothing_on_the_cli_path(path):
 def test_a_fake_earns_nothing_on_the_ci_path(tmp_path):
     for path in FAKES:
         results = tmp_path / f"{path.stem}.json"
-        assert ci.main([str(path), "--results", str(results), "--device", "cpu"]) == 0
+        assert commands.main(["ci", str(path), "--results", str(results), "--device", "cpu"]) == 0
         data = json.loads(results.read_text())
         earned = {t["number"] for t in data["tests"] if t["score"]}
         # only the stages that build on an earlier class, graded with the book's (the CLI path's test above)

@@ -20,7 +20,7 @@ from support import REPO, makefile_text
 from torch import nn
 
 from autograder.chapters import load
-from autograder.frontends.reports.html import attention_heatmap_png, escape
+from autograder.frontends.reports.html import attention_heatmap_png, escape, stage_html
 from autograder.frontends.reports.text import format_points, stage_text
 from autograder.frontends.students import notebook
 from autograder.sandbox.loader import Cell
@@ -69,7 +69,7 @@ def unscaled_stage4():
 def test_feedback_html_has_the_table_each_hint_once_and_a_heatmap(unscaled_stage4):
     result = unscaled_stage4
     assert 0 < result.score < result.max_score
-    html = notebook.feedback_html(CHAPTER, result, dict(STAGE4_UNSCALED), "cpu")
+    html = stage_html(result, notebook.failing_exhibit(CHAPTER, result, dict(STAGE4_UNSCALED), "cpu"))
     assert html.count("<table") == 1
     for c in result.checks:
         assert f"<code>{c.check.id}</code>" in html
@@ -107,7 +107,7 @@ def test_unknown_mistakes_show_only_the_expected_weights():
     result = notebook._run(CHAPTER, CHAPTER.stage(4), namespace, "cpu", None)
     exhibit = notebook.failing_exhibit(CHAPTER, result, namespace, "cpu")
     assert exhibit is not None and exhibit.student is None and "matches no computation" in exhibit.reading
-    html = notebook.feedback_html(CHAPTER, result, namespace, "cpu")
+    html = stage_html(result, exhibit)
     assert "data:image/png;base64," in html and "matches no computation" in html
 
 

@@ -147,10 +147,10 @@ def test_release_record_matches_the_instructors_view(tree):
 # --- tamper evidence in CI -------------------------------------------------------------------
 
 def ci_in(tree: Path, reports: Path) -> tuple[subprocess.CompletedProcess, dict, str]:
-    """`python -m autograder.frontends.hosted.ci` as the student repository's workflow runs it: its own
+    """`python -m autograder ci` as the student repository's workflow runs it (make ci-grade): its own
     copy of the grader (the tree's `autograder/` comes first on the path)."""
     summary = reports / "summary.md"
-    proc = subprocess.run([sys.executable, "-m", "autograder.frontends.hosted.ci", NOTEBOOK, "--device", "cpu", "--stage", "1",
+    proc = subprocess.run([sys.executable, "-m", "autograder", "ci", NOTEBOOK, "--device", "cpu", "--stage", "1",
                            "--results", str(reports / "results.json"), "--junit", str(reports / "junit.xml"),
                            "--summary", str(summary)], cwd=tree, capture_output=True, text=True, timeout=300)
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr

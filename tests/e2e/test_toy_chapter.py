@@ -57,9 +57,9 @@ def grade(front_end: str, source: str, tmp_path: Path, *args: str, chapter: str 
     submission = tmp_path / "submission.py"
     submission.write_text(source)
     results, junit, summary = tmp_path / "results.json", tmp_path / "junit.xml", tmp_path / "summary.md"
-    command = [sys.executable, "-m", front_end, str(submission), "--chapter", chapter, "--device", "cpu",
+    command = [sys.executable, "-m", *front_end.split(), str(submission), "--chapter", chapter, "--device", "cpu",
                "--results", str(results)]
-    if front_end == "autograder.frontends.hosted.ci":
+    if front_end == "autograder ci":
         command += ["--junit", str(junit), "--summary", str(summary)]
     env = {"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(TESTS)}
     proc = subprocess.run([*command, *args], cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
@@ -79,7 +79,7 @@ def cli(tmp_path_factory) -> dict[str, Graded]:
 @pytest.fixture(scope="module")
 def ci(tmp_path_factory) -> dict[str, Graded]:
     root = tmp_path_factory.mktemp("toy_ci")
-    return {name: grade("autograder.frontends.hosted.ci", source, root / name)
+    return {name: grade("autograder ci", source, root / name)
             for name, source in (("correct", CORRECT), ("flattens", FLATTENS))}
 
 
@@ -186,7 +186,7 @@ def test_cli_loads_a_chapter_from_a_top_level_package(tmp_path):
     assert run.results["score"] == 10
 
 
-# -- python -m autograder.frontends.hosted.ci ------------------------------------------------------
+# -- python -m autograder ci -------------------------------------------------------------------------
 
 def test_ci_exits_0_and_reports_full_marks(ci):
     run = ci["correct"]
@@ -222,7 +222,7 @@ def test_ci_junit_has_one_case_per_toy_check(ci):
 
 
 def test_ci_exits_1_below_the_pass_mark(tmp_path):
-    run = grade("autograder.frontends.hosted.ci", FLATTENS, tmp_path, "--pass-mark", "5")
+    run = grade("autograder ci", FLATTENS, tmp_path, "--pass-mark", "5")
     assert run.returncode == 1, run.log
     assert "Score 4 is below the pass mark 5." in run.stdout, run.log
     assert run.results["score"] == 4

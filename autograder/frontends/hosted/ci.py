@@ -17,7 +17,6 @@ from autograder import CHECKOUT
 from autograder.core.checks import CheckStatus
 from autograder.core.results import GradeReport
 from autograder.frontends import commands, finder, fingerprint
-from autograder.frontends.fingerprint import Verdict
 from autograder.frontends.reports.results_json import gradescope_json, provisional_json
 from autograder.frontends.reports.safe_write import write_output, write_results
 from autograder.frontends.reports.text import bonus_total, confinement_text, format_points
@@ -40,16 +39,12 @@ def exit_status(score: float, error: str, pass_mark: float | None) -> int:
     return 0
 
 
-def workflow_command(command: str, message: str, **properties: str) -> str:
+def workflow_command(command: str, message: str, title: str) -> str:
     """One GitHub Actions workflow command, escaped as @actions/core escapes it."""
     def data(text: str) -> str:
         return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
-    def prop(text: str) -> str:
-        return data(text).replace(":", "%3A").replace(",", "%2C")
-
-    props = ",".join(f"{key}={prop(value)}" for key, value in properties.items())
-    return f"::{command}{' ' + props if props else ''}::{data(message)}"
+    return f"::{command} title={data(title).replace(':', '%3A').replace(',', '%2C')}::{data(message)}"
 
 
 # Text quoted from a submission must form no link, image or table cell; emphasis and code
@@ -65,10 +60,12 @@ def _cell(text: str) -> str:
     return text.replace("\r", "").replace("\n", "<br>")
 
 
-def summary_markdown(report: GradeReport, verdict: Verdict | None = None) -> str:
+def summary_markdown(report: GradeReport, verdict: fingerprint.Verdict | None = None) -> str:
     lines = [f"## {report.chapter.id}: {format_points(report.score)}/{format_points(report.max_score)} points", ""]
     if verdict is not None:
-        lines += [fingerprint_markdown(verdict), ""]
+        release = f" (release `{verdict.release[:16]}`)" if verdict.release else ""
+        line = f"Grader fingerprint `{verdict.fingerprint[:16]}`{release}: {_cell(verdict.words)}"
+        lines += [f"> [!WARNING]\n> **Grader modified.** {line}" if verdict.status == "modified" else line, ""]
     lines += [f"Confinement of your code while it ran: {_cell(confinement_text(report))}", ""]
     if report.error:
         lines += [f"**Could not grade:** {_cell(report.error)}", ""]
@@ -103,22 +100,10 @@ def notebook_to_grade(args: argparse.Namespace, chapter) -> tuple[Path | None, s
     return found, f"{given} is not there; graded {found.relative_to(Path.cwd()).as_posix()}, the repository's notebook"
 
 
-def fingerprint_markdown(verdict: Verdict) -> str:
-    release = f" (release `{verdict.release[:16]}`)" if verdict.release else ""
-    line = f"Grader fingerprint `{verdict.fingerprint[:16]}`{release}: {_cell(verdict.words)}"
-    return f"> [!WARNING]\n> **Grader modified.** {line}" if verdict.status == "modified" else line
-
-
-def fingerprint_annotation(verdict: Verdict) -> str:
-    release = f"; release {verdict.release}" if verdict.release else ""
-    message = f"{verdict.words}. Fingerprint {verdict.fingerprint}{release}"
-    if verdict.status == "modified":
-        return workflow_command("warning", message, title="Grader modified")
-    return workflow_command("notice", message, title="Grader fingerprint")
-
-
-def add_fingerprint(results: dict, verdict: Verdict) -> dict:
-    results.setdefault("extra_data", {})["fingerprint"] = verdict.as_dict()
+def add_fingerprint(results: dict, verdict: fingerprint.Verdict) -> dict:
+    results.setdefault("extra_data", {})["fingerprint"] = {
+        "fingerprint": verdict.fingerprint, "release_fingerprint": verdict.release, "status": verdict.status,
+        "grader_modified": verdict.status == "modified", "changed": verdict.changed}
     if verdict.status == "modified":
         results["output"] = f"GRADER MODIFIED: {verdict.words}\n{results.get('output', '')}"
     return results
@@ -138,7 +123,7 @@ def workflow_commands_stopped():
         print(f"::{token}::", flush=True)
 
 
-def junit_xml(report: GradeReport, verdict: Verdict) -> str:
+def junit_xml(report: GradeReport, verdict: fingerprint.Verdict) -> str:
     """One <testcase> per check: a stub is a failure, a stopped check an error."""
     suites = ET.Element("testsuites", name=report.chapter.id)
     for result in report.stages:
@@ -147,11 +132,9 @@ def junit_xml(report: GradeReport, verdict: Verdict) -> str:
                               failures=str(tags.count("failure")), errors=str(tags.count("error")), skipped="0",
                               time=f"{result.seconds:.3f}")
         properties = ET.SubElement(suite, "properties")
-        ET.SubElement(properties, "property", name="points", value=format_points(result.score))
-        ET.SubElement(properties, "property", name="max_points", value=format_points(result.max_score))
-        ET.SubElement(properties, "property", name="confinement", value=confinement_text(report))
-        for name, value in (("grader_fingerprint", verdict.fingerprint), ("release_fingerprint", verdict.release or ""),
-                            ("grader_status", verdict.status)):
+        for name, value in (("points", format_points(result.score)), ("max_points", format_points(result.max_score)),
+                            ("confinement", confinement_text(report)), ("grader_fingerprint", verdict.fingerprint),
+                            ("release_fingerprint", verdict.release or ""), ("grader_status", verdict.status)):
             ET.SubElement(properties, "property", name=name, value=value)
         for c in result.checks:
             case = ET.SubElement(suite, "testcase", name=f"{c.check.id} {c.check.title}",
@@ -160,8 +143,7 @@ def junit_xml(report: GradeReport, verdict: Verdict) -> str:
                 continue
             text = c.message + (f"\nhint: {c.hint}" if c.hint else "")
             tag, kind = JUNIT_OUTCOME[c.status]
-            ET.SubElement(case, tag, message=c.message.splitlines()[0] if c.message else kind,
-                          type=kind).text = text
+            ET.SubElement(case, tag, message=c.message or kind, type=kind).text = text  # a message is one line
     for key in ("tests", "failures", "errors"):
         suites.set(key, str(sum(int(suite.get(key)) for suite in suites)))
     suites.set("time", f"{report.seconds:.3f}")
@@ -213,16 +195,13 @@ def run(args: argparse.Namespace) -> int:
         print_console(report)
         cli.print_notes(args.submission, chapter, report, notes)
         print(verdict.words if verdict.status != "modified" else f"WARNING: {verdict.words}")
-    print(fingerprint_annotation(verdict))
+    modified = verdict.status == "modified"
+    release = f"; release {verdict.release}" if verdict.release else ""
+    print(workflow_command("warning" if modified else "notice", f"{verdict.words}. Fingerprint {verdict.fingerprint}{release}",
+                           title="Grader modified" if modified else "Grader fingerprint"))
     grade = f"{format_points(report.score)}/{format_points(report.max_score)} points{bonus_total(report)}"
     print(workflow_command("notice", grade, title="Grade"))  # printed once, last
     status = 2 if output_failed else exit_status(report.score, report.error, args.pass_mark)
     if status == 1:
         print(f"Score {format_points(report.score)} is below the pass mark {format_points(args.pass_mark)}.")
     return status
-
-
-main = commands.script("ci")
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -106,9 +106,8 @@ if __name__ == "__main__":
 '''
 
 
-def identity(chapter_id: str, environ=None) -> dict:
+def identity(chapter_id: str, env) -> dict:
     """The submission's identity from the runner's environment (stand-ins for a local trial run)."""
-    env = os.environ if environ is None else environ
     local = "local (not run by Classroom 50)"
     owner = env.get("OWNER") or env.get("USERNAME") or "local"
     commit = env.get("COMMIT_URL") or local
@@ -198,11 +197,10 @@ def grade(workspace: Path, environ=None) -> int:
     return 0
 
 
-def bundle_files(root: Path = CHECKOUT) -> dict[str, bytes]:
+def bundle_files() -> dict[str, bytes]:
     """Every file of the autograder folder: the grader as the students' repository ships it, and autograder.py."""
-    root = Path(root)
-    files = {f"{GRADER_FOLDER}/{path}": data for path, data in fingerprint.grader_bundle(root).items()}
-    manifest = {"made_by": "make classroom50", "torch": torch_pin(root / "constraints.txt"),
+    files = {f"{GRADER_FOLDER}/{path}": data for path, data in fingerprint.grader_bundle(CHECKOUT).items()}
+    manifest = {"made_by": "make classroom50", "torch": torch_pin(),
                 "files": {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())}}
     files[f"{GRADER_FOLDER}/{MANIFEST_FILE}"] = (json.dumps(manifest, indent=1) + "\n").encode()
     files[ENTRY_FILE] = ENTRY.format(chapter=DEFAULT, pin=manifest["torch"], cpu_wheels=CPU_WHEELS,
@@ -221,28 +219,23 @@ def packed_size(files: dict[str, bytes]) -> int:
     return len(buffer.getvalue())
 
 
-def _earlier_build(dest: Path) -> set[str] | None:
-    """The files an earlier ``build`` wrote in ``dest`` (None: not such a folder)."""
-    try:
-        manifest = json.loads((dest / GRADER_FOLDER / MANIFEST_FILE).read_text(encoding="utf-8"))
-        return {*manifest["files"], f"{GRADER_FOLDER}/{MANIFEST_FILE}", ENTRY_FILE}
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def build(dest: Path, root: Path = CHECKOUT) -> tuple[list[str], int]:
+def build(dest: Path) -> tuple[list[str], int]:
     """Write the folder to ``dest`` (new, empty, or an earlier build and nothing else); its files and packed size."""
     dest = Path(dest)
     if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
         raise Refused(f"{dest} exists and is not a folder; give the assignment's autograder folder")
-    files = bundle_files(root)
+    files = bundle_files()
     size = packed_size(files)
     if size > BUNDLE_LIMIT:
         raise Refused(f"the folder packs to {size / 1e6:.1f} MB, over Classroom 50's 10 MB")
     present = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file() or p.is_symlink()}
-    earlier = _earlier_build(dest)
-    if present and (earlier is None or not present <= earlier):
-        strangers = sorted(present - (earlier or set()))
+    try:  # the files an earlier build wrote here, by its manifest
+        manifest = json.loads((dest / GRADER_FOLDER / MANIFEST_FILE).read_text(encoding="utf-8"))
+        earlier = {*manifest["files"], f"{GRADER_FOLDER}/{MANIFEST_FILE}", ENTRY_FILE}
+    except (OSError, ValueError, KeyError, TypeError):
+        earlier = set()
+    if not present <= earlier:
+        strangers = sorted(present - earlier)
         raise Refused(f"{dest} holds files make classroom50 did not write ({', '.join(strangers[:5])}); "
                       "give the assignment's own folder, new or made by make classroom50 (nothing was changed)")
     if present:

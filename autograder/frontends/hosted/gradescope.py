@@ -96,12 +96,6 @@ def build(out: Path = DEFAULT_ZIP, hidden_seed: int | None = None) -> Path:
     return out
 
 
-def find_notebook(submission: Path) -> tuple[Path | None, list[Path]]:
-    """The notebook to grade anywhere in the upload (the shallowest), and every notebook found."""
-    found = finder.find_notebook(submission, ASSIGNMENT, below=True, several="shallowest")
-    return found.notebook, found.candidates
-
-
 def hidden_examples_seed(source: Path) -> int | None:
     """The secret seed the bundle carries, or None."""
     path = source / HIDDEN_EXAMPLES_FILE
@@ -124,7 +118,9 @@ def run_inside(root: Path) -> int:
 
     results = root / "results" / "results.json"
     submission = root / "submission"
-    notebook, found = find_notebook(submission)
+    # the assignment's notebook anywhere in the upload, else the shallowest one
+    found = finder.find_notebook(submission, ASSIGNMENT, below=True, several="shallowest")
+    notebook = found.notebook
     why = f"no notebook (.ipynb) in the submission; upload your {NOTEBOOK_NAME}" if notebook is None else ""
     try:
         seed = hidden_examples_seed(root / "source")
@@ -138,9 +134,9 @@ def run_inside(root: Path) -> int:
     # the grade is results.json, whatever the exit status; --verbose: a student cannot pass flags
     cli.main([str(notebook), "--results", str(results), "--device", "cpu", "--verbose",
               *(["--hidden-examples-seed", str(seed)] if seed is not None else [])])
-    if notebook.name != NOTEBOOK_NAME or len(found) > 1:
+    if notebook.name != NOTEBOOK_NAME or len(found.candidates) > 1:
         data = json.loads(results.read_text(encoding="utf-8"))
-        others = [str(p.relative_to(submission)) for p in found if p != notebook]
+        others = [str(p.relative_to(submission)) for p in found.candidates if p != notebook]
         note = f"Graded {notebook.relative_to(submission)}"
         if others:
             note += f" (also in the submission, not graded: {', '.join(others)})"

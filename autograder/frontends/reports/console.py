@@ -26,9 +26,8 @@ def console_preload() -> None:
     Console(file=io.StringIO(), highlight=False).print(table, "[bold]x[/bold]")
 
 
-def grader_preloads() -> tuple[Preload, ...]:
-    """What a grading process that prints this table imports before the submission runs."""
-    return (*check_preloads(), console_preload)
+# What a grading process that prints this table imports before the submission runs.
+GRADER_PRELOADS: tuple[Preload, ...] = (*check_preloads(), console_preload)
 
 
 # Off a terminal (CI's log, a pipe) rich would squeeze the table into 80 columns and wrap a

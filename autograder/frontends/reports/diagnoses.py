@@ -19,7 +19,7 @@ STAGE_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*Stage\s+(\d+)\b", re.IGNORECASE | 
 MESSAGE_CHARS = 300
 
 
-def _named(hint: Hint | None, status: CheckStatus = CheckStatus.FAILED) -> dict:
+def _named(hint: Hint | None, status: CheckStatus) -> dict:
     """The mistake a hint names and its rank in words; none for no hint or a stage not attempted."""
     if not hint or status is CheckStatus.NOT_IMPLEMENTED:
         return {"mistake": "", "rank": ""}
@@ -33,11 +33,9 @@ def check_record(result: CheckResult) -> dict:
 
 
 def stage_record(result: StageResult) -> dict:
-    attempted = result.status not in (CheckStatus.PASSED, CheckStatus.NOT_IMPLEMENTED)
-    shown = result._first_attempted_failure() if attempted else None
     return {"number": result.stage.number, "id": result.stage.id, "label": result.stage.label,
             "bonus": result.stage.bonus, "score": float(result.score), "max_score": float(result.max_score),
-            "status": result.status.value, **_named(shown.diagnosis if shown else None), "hint": result.hint,
+            "status": result.status.value, **_named(result.diagnosis, result.status), "hint": result.hint,
             "checks": [check_record(c) for c in result.checks if c.status is not CheckStatus.PASSED]}
 
 
@@ -49,12 +47,9 @@ def cell_stages(notebook: str | Path) -> dict[int, int | None]:
         return {}
     stages, current = {}, None
     for position, cell in enumerate(cells if isinstance(cells, list) else [], start=1):
-        if not isinstance(cell, dict):
-            continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
-        if cell.get("cell_type") == "markdown":
-            heading = STAGE_HEADING.search(source)
+        if isinstance(cell, dict) and cell.get("cell_type") == "markdown":
+            source = cell.get("source", "")
+            heading = STAGE_HEADING.search("".join(source) if isinstance(source, list) else str(source))
             current = int(heading.group(1)) if heading else current
         stages[position] = current
     return stages

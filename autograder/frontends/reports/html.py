@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import io
 from html import escape
 
 from autograder.core.checks import CheckStatus
@@ -14,8 +16,6 @@ _HTML_MARK = {CheckStatus.PASSED: ("✓ passed", "#1a7f37"), CheckStatus.FAILED:
 
 def stage_html(result: StageResult, exhibit=None) -> str:
     """The notebook's feedback for one stage: its checks, each failure's message, example and hint, the heatmap."""
-    import base64
-
     colour = "#1a7f37" if result.status is CheckStatus.PASSED else "#cf222e"
     hints = hints_once(result)
     cell = "padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #d0d7de"
@@ -52,8 +52,6 @@ def stage_html(result: StageResult, exhibit=None) -> str:
 
 def attention_heatmap_png(exhibit) -> bytes:
     """Expected attention weights beside the student's (when known), as a small PNG."""
-    import io
-
     import numpy as np
     from matplotlib.figure import Figure  # not pyplot: the kernel's own plotting backend stays as it is
 

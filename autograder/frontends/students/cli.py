@@ -4,15 +4,20 @@ the arguments, the device, the workers' fork server and :func:`grade_report`."""
 from __future__ import annotations
 
 import argparse
+import json
+import shlex
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
+# what is used after grading is imported before student code runs
 from autograder import CHECKOUT
-from autograder.frontends import commands, finder
-from autograder.frontends.students.cellorder import late_names  # used after grading: imported before student code
+from autograder.core.course import stale_points
+from autograder.frontends import commands, finder, fingerprint
+from autograder.frontends.students.cellorder import late_names
 from autograder.sandbox import timings
+from autograder.sandbox.loader import SubmissionError, read_cells
 from autograder.sandbox.settings import HINT_LEVELS, Limits, Settings
 
 # The printed time is the student's whole wait, imports included.
@@ -100,8 +105,6 @@ def fork_workers_here(device: str, settings) -> None:
 def find_renamed(args) -> None:
     """Where the named notebook is missing, grades the folder's one renamed copy instead (``args.submission``
     changed), or names the candidates."""
-    import shlex
-
     path = Path(args.submission)
     if path.exists() or path.suffix != ".ipynb" or not path.parent.is_dir():
         return
@@ -117,10 +120,6 @@ def find_renamed(args) -> None:
 
 def stale_points_note(submission: str, chapter) -> str | None:
     """One sentence when the notebook's test cells state other points than the course's."""
-    import json
-
-    from autograder.core.course import stale_points
-
     try:
         notebook = json.loads(Path(submission).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -131,13 +130,9 @@ def stale_points_note(submission: str, chapter) -> str | None:
 def edited_test_cells(submission: str, chapter) -> list[str]:
     """The grade_ids of the notebook's test cells that differ from the release record's, else (the
     course repository) from both the released notebook's and the source's, which holds the hidden tests."""
-    import json
-
-    from autograder.frontends import fingerprint
-
     def cells(path: Path) -> dict[str, str]:  # "notebook cell <grade_id>" -> its hash
         try:
-            return fingerprint.parts_of({"": path.read_bytes()}, "")
+            return fingerprint.locked_cells(path.read_bytes())
         except OSError:
             return {}
 
@@ -150,7 +145,8 @@ def edited_test_cells(submission: str, chapter) -> list[str]:
                   if name in allowed[0] and all(sha != known.get(name) for known in allowed))
 
 
-main = commands.script("grade")  # ch03-grade NOTEBOOK
+def main(argv=None) -> int:  # the ch03-grade console script, and python -m autograder.frontends.students.cli
+    return commands.main(["grade", *(sys.argv[1:] if argv is None else argv)])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -196,7 +192,7 @@ def grade_report(args, chapter, settings, stages, *, show_traceback: bool):
     """One grading: the submitted file left as it was; no device or a grader failure becomes a
     report that says so (0 points). Returns the report and notes for the student."""
     from autograder.core.engine import grade_notebook_file, grade_with_hidden_examples, not_graded_report
-    from autograder.frontends.reports.console import grader_preloads
+    from autograder.frontends.reports.console import GRADER_PRELOADS
     from autograder.sandbox.restore import submission_kept
 
     notes: list[str] = []
@@ -207,13 +203,12 @@ def grade_report(args, chapter, settings, stages, *, show_traceback: bool):
             timings.mark("grader_modules")
             if seed is None:
                 report = grade_notebook_file(args.submission, chapter, stages, device, settings,
-                                             preload=grader_preloads())
+                                             preload=GRADER_PRELOADS)
             else:
                 every_stage = {s.number: seed for s in chapter.select(stages)}
-                report, over_both = grade_with_hidden_examples(
+                report, report.hidden_examples = grade_with_hidden_examples(
                     args.submission, chapter, stages, every_stage, device, settings,
-                    preload=grader_preloads())
-                report.hidden_examples = over_both
+                    preload=GRADER_PRELOADS)
     except Exception as exc:
         why = str(exc) if isinstance(exc, NoDevice) else (
             f"{GRADER_FAILED} ({type(exc).__name__}: {exc}); please tell the course staff")
@@ -228,8 +223,6 @@ def print_notes(submission: str, chapter, report, notes: list[str]) -> None:
     """What the student should know beside the grade (make test and CI alike)."""
     for note in filter(None, [*notes, stale_points_note(submission, chapter)]):
         print(f"note: {note}")
-    from autograder.sandbox.loader import SubmissionError, read_cells
-
     try:
         late = late_names(read_cells(submission))  # the test cell fails where a function reads a later global
     except (SubmissionError, OSError):

@@ -7,8 +7,13 @@ import contextlib
 import io
 import os
 from dataclasses import replace
+from html import escape
 
-from autograder.core.engine import HIDDEN_FAILURE, checks_hidden_examples_could_fail, with_hidden
+from autograder.core.checks import CheckStatus
+from autograder.core.engine import HIDDEN_FAILURE, checks_hidden_examples_could_fail, run_in_kernel, with_hidden
+from autograder.core.submission import LocalTransport, Submission
+from autograder.frontends.reports.html import stage_html
+from autograder.frontends.reports.text import format_points, stage_text
 from autograder.sandbox.settings import HINT_LEVELS, Settings
 
 # The visible result of each stage, kept for the hidden call in the same cell just below.
@@ -41,7 +46,7 @@ def grade_stage(chapter_id: str, number, namespace: dict, *, device: str = "cpu"
         if hidden_seed is None:
             result = _run(chapter, stage, namespace, device, None, settings=settings)
             _last_visible[key] = result
-            show_feedback(result, lambda: feedback_html(chapter, result, namespace, device))
+            show_feedback(result, lambda: stage_html(result, failing_exhibit(chapter, result, namespace, device)))
             return cell_value(result.score)
         visible = _last_visible.pop(key, None) or _run(chapter, stage, namespace, device, None, settings=settings)
         rerun = checks_hidden_examples_could_fail(visible)
@@ -81,10 +86,6 @@ def _in_a_kernel() -> bool:
 
 def show_feedback(result, html_of) -> None:
     """In a Jupyter kernel one display with text/html and a text/plain fallback; elsewhere the text."""
-    from html import escape
-
-    from autograder.frontends.reports.text import stage_text
-
     text = stage_text(result)
     if not _in_a_kernel():
         print(text)
@@ -98,18 +99,8 @@ def show_feedback(result, html_of) -> None:
     display({"text/plain": text, "text/html": html}, raw=True)
 
 
-def feedback_html(chapter, result, namespace: dict, device: str) -> str:
-    """The HTML report; for a failed attention check, with the heatmap of its failing example."""
-    from autograder.frontends.reports.html import stage_html
-
-    return stage_html(result, failing_exhibit(chapter, result, namespace, device))
-
-
 def failing_exhibit(chapter, result, namespace: dict, device: str):
     """The attention weights of the first failed check's example, or None."""
-    from autograder.core.checks import CheckStatus
-    from autograder.core.submission import LocalTransport, Submission
-
     failed = [c for c in result.checks if c.status is CheckStatus.FAILED]
     exhibit_of = chapter.parts(result.stage).exhibit
     if exhibit_of is None or not failed:
@@ -124,8 +115,6 @@ def failing_exhibit(chapter, result, namespace: dict, device: str):
 
 def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None, only=None, *,
          settings: Settings | None = None):
-    from autograder.core.engine import run_in_kernel
-
     printed = CappedOutput()
     try:
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
@@ -134,41 +123,34 @@ def _run(chapter, stage, namespace: dict, device: str, examples_seed: int | None
         printed.show()
 
 
-class CappedOutput(io.TextIOBase):
+class CappedOutput(io.StringIO):
     """What the student's code prints while the checks run: the first lines, then a count."""
 
     LINES = 20
 
     def __init__(self):
-        self.kept: list[str] = []
-        self.cut = 0
-        self.partial = ""
-
-    def writable(self) -> bool:
-        return True
+        super().__init__()
+        self.lines, self.open = 0, False  # lines ended so far; whether the last one is still open
 
     def write(self, text: str) -> int:
-        *lines, self.partial = (self.partial + text).split("\n")
-        for line in lines:
-            if len(self.kept) < self.LINES:
-                self.kept.append(line[:500])
-            else:
-                self.cut += 1
+        if self.lines < self.LINES:  # past the kept lines only their number counts
+            super().write(text)
+        self.lines += text.count("\n")
+        if text:
+            self.open = not text.endswith("\n")
         return len(text)
 
     def show(self) -> None:
-        if self.partial:
-            self.write("\n")
-        if self.kept:
-            print("Your code printed, while the checks ran it:", *self.kept, sep="\n")
-        if self.cut:
-            print(f"... and {self.cut} more line{'s' if self.cut > 1 else ''} (cut)")
+        total = self.lines + self.open
+        kept = [line[:500] for line in self.getvalue().split("\n")[:min(total, self.LINES)]]
+        if kept:
+            print("Your code printed, while the checks ran it:", *kept, sep="\n")
+        if total > self.LINES:
+            print(f"... and {total - self.LINES} more line{'s' if total > self.LINES + 1 else ''} (cut)")
 
 
 def hidden_text(result) -> str:
     """The score with hidden examples, and the checks that fail only there (never the hidden inputs)."""
-    from autograder.frontends.reports.text import format_points
-
     points = f"{format_points(result.score)}/{format_points(result.max_score)}"
     lines = [f"{result.stage.label} with the hidden examples: {points} points (this cell's score)"]
     for c in result.checks:
