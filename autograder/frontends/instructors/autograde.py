@@ -54,19 +54,17 @@ REMOVING = re.compile(r"Removing existing (assignment|notebook)")
 
 def summary_rows(db_url: str, assignment: str, students: list[str], failed: dict[str, str],
                  warnings: dict[str, list[str]]) -> list[dict]:
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import Gradebook
 
     rows = []
     with Gradebook(db_url) as gb:
+        submissions = {submission.student_id: submission for submission in gb.find_assignment(assignment).submissions}
         for student in students:
             problems = ["NOT GRADED: " + last_line(failed[student])] if student in failed else []
             problems += sorted({line.split("[WARNING] ", 1)[1] for line in warnings.get(student, [])
                                 if "[WARNING] " in line and not LATE_NOTICE.search(line)})
             row = {"student": student, "score": "", "extra": "", "late": "", "problems": problems}
-            try:
-                submission = gb.find_submission(assignment, student)
-            except MissingEntry:
-                submission = None
+            submission = submissions.get(student)
             if submission is not None and student not in failed:
                 extra = sum(g.extra_credit or 0.0 for nb in submission.notebooks for g in nb.grades)
                 penalty = submission.late_submission_penalty or 0.0
@@ -149,7 +147,6 @@ def _run_converter(app, student: str) -> tuple[bool, str]:
 
     app.coursedir.student_id = student
     converter = Autograde(coursedir=app.coursedir, parent=app)
-    converter.force = True
     notes = logging.StreamHandler(io.StringIO())
     notes.setLevel(logging.WARNING)
     notes.setFormatter(logging.Formatter("[%(levelname)s] %(message)s"))
@@ -171,9 +168,25 @@ def _start_worker(assignment: str, scratch: str, submitted: str, started) -> Non
     log = os.open(Path(scratch, f"worker-{os.getpid()}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(log, 1)
     os.dup2(log, 2)
+    from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
+    from autograder.frontends.instructors.nbgrader.stages import cells_key
+    from autograder.frontends.instructors.stagegrades import grade_and_end_strays
     from autograder.sandbox.forkpool import start_fork_server
     from autograder.sandbox.settings import Settings
     from autograder.sandbox.strays import become_subreaper
+
+    class Keep(SandboxExecute):
+        """The run kept with the key of the cells it was computed from."""
+
+        def grade_file(self, notebook, chapter, numbers, seeds):
+            # in this process, imports done; the student's code still runs only in the confined worker
+            settings = Settings.read(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout,
+                                     total_seconds=self.total_timeout)
+            return grade_and_end_strays(str(notebook), chapter, numbers, seeds, self.device, settings)
+
+        def run_in_sandbox(self, nb, chapter):
+            _worker["run"] = (cells_key(nb), super().run_in_sandbox(nb, chapter))
+            return _worker["run"][1]
 
     become_subreaper()  # the orphans a submission leaves become children, ended after each grading
     start_fork_server(Settings.read())
@@ -184,40 +197,17 @@ def _start_worker(assignment: str, scratch: str, submitted: str, started) -> Non
     shutil.copyfile(app.coursedir.db_url.removeprefix("sqlite:///"), private)
     app.coursedir.db_url = f"sqlite:///{private}"
     app.coursedir.autograded_directory = str(Path(scratch, "executed"))
-    app.config.Autograde.autograde_preprocessors = _through_sandbox(app)
+    app.config.Autograde.autograde_preprocessors = [*_through_sandbox(app)[:-1], Keep]
     _worker["app"] = app
 
 
 def _execute_one(student: str) -> tuple[str, dict] | None:
-    """One student's sandboxed run, with the key of the cells it was computed from; whatever else
-    happened here, the serial pass (which runs it again where there is no run) says."""
-    from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
-    from autograder.frontends.instructors.nbgrader.stages import cells_key
-
-    computed = {}
-
-    class Keep(SandboxExecute):
-        def grade_file(self, notebook, chapter, numbers, seeds):
-            # in this process, imports done; the student's code still runs only in the confined worker
-            from autograder.frontends.instructors.stagegrades import grade_and_end_strays
-            from autograder.sandbox.settings import Settings
-
-            settings = Settings.read(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout,
-                                     total_seconds=self.total_timeout)
-            return grade_and_end_strays(str(notebook), chapter, numbers, seeds, self.device, settings)
-
-        def run_in_sandbox(self, nb, chapter):
-            result = super().run_in_sandbox(nb, chapter)
-            computed["run"] = (cells_key(nb), result)
-            return result
-
+    """One student's sandboxed run; whatever else happened here, the serial pass (which runs it again
+    where there is no run) says."""
     _worker["started"].put((student, time.time()))  # the progress line names the students being graded
-    app = _worker["app"]
-    steps = list(app.config.Autograde.autograde_preprocessors)
-    steps[-1] = Keep
-    app.config.Autograde.autograde_preprocessors = steps
-    _run_converter(app, student)
-    return computed.get("run")
+    _worker.pop("run", None)
+    _run_converter(_worker["app"], student)
+    return _worker.pop("run", None)
 
 
 def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str], dict[str, list[str]], dict[str, str]]:
@@ -331,13 +321,13 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
 
 def class_report(root: Path, assignment: str) -> tuple[list[str], str]:
     """The class report from the records just written: the top mistakes, and its path (or why not)."""
+    from autograder.frontends.commands import Refused
     from autograder.frontends.instructors import class_report as report
-    from autograder.frontends.reports.safe_write import OutputRefused
 
     out = root / report.DEFAULT_OUT
     try:
         data = report.write_report(report.load_nbgrader(root, assignment), out, source="nbgrader")
-    except (OSError, OutputRefused, report.ReportInputError) as exc:
+    except (OSError, Refused) as exc:
         return [], f"not written: {exc} (make class-report OUT=another/folder)"
     return report.top_mistakes(data), str(report.DEFAULT_OUT / "index.html")
 

@@ -250,7 +250,6 @@ def run(args: argparse.Namespace) -> int:
     elif deadline is not None and not args.trust_commit_dates and (why := server_refusal()):
         raise Refused(f"DEADLINE needs a record of when each repository was pushed, which a student cannot set, and "
                        f"{why}. To get one: {HOW_TO_TRUST}.")
-    args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     if collected is not None:
         print(f"each repository at the tip recorded in {args.collected} (make collect-repos)")
