@@ -18,11 +18,12 @@ from nbgrader.preprocessors import (
 
 from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
 from autograder.frontends.instructors.nbgrader.export import StageCsvExport
-from autograder.frontends.instructors.nbgrader.feedback import FeedbackClearHiddenTests, ReadableFeedback
 from autograder.frontends.instructors.nbgrader.plugins import (
+    FeedbackClearHiddenTests,
     LatePenalty,
     PenaltyOnScore,
     QuietOverwriteCells,
+    ReadableFeedback,
     RecordOutcome,
     RepairCells,
     SaveExtraCredit,
