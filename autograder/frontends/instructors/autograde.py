@@ -176,8 +176,6 @@ def _start_worker(assignment: str, scratch: str, submitted: str, started) -> Non
     from autograder.sandbox.strays import become_subreaper
 
     class Keep(SandboxExecute):
-        """The run kept with the key of the cells it was computed from."""
-
         def grade_file(self, notebook, chapter, numbers, seeds):
             # in this process, imports done; the student's code still runs only in the confined worker
             settings = Settings.read(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout,
@@ -202,8 +200,8 @@ def _start_worker(assignment: str, scratch: str, submitted: str, started) -> Non
 
 
 def _execute_one(student: str) -> tuple[str, dict] | None:
-    """One student's sandboxed run; whatever else happened here, the serial pass (which runs it again
-    where there is no run) says."""
+    """One student's sandboxed run, with the key of the cells it was computed from; whatever else
+    happened here, the serial pass (which runs it again where there is no run) says."""
     _worker["started"].put((student, time.time()))  # the progress line names the students being graded
     _worker.pop("run", None)
     _run_converter(_worker["app"], student)
@@ -232,11 +230,6 @@ def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str
     return gradable, notes, refused
 
 
-def submitted_students(app) -> list[str]:
-    pattern = app.coursedir.format_path(app.coursedir.submitted_directory, "*", app.coursedir.assignment_id)
-    return sorted(Path(folder).parent.name for folder in glob.glob(pattern) if glob.glob(os.path.join(glob.escape(folder), "*.ipynb")))
-
-
 def autograde(assignment: str, jobs: int, students: list[str] | None, progress) -> Summary:
     from nbgrader.api import Gradebook, MissingEntry
     from sqlalchemy.exc import SAWarning
@@ -249,7 +242,8 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
     warnings.filterwarnings("ignore", category=SAWarning)
     started = time.monotonic()
     app = _app(assignment, "--log-level=CRITICAL")  # warnings are collected per student instead
-    everyone = submitted_students(app)
+    pattern = app.coursedir.format_path(app.coursedir.submitted_directory, "*", assignment)
+    everyone = sorted(Path(folder).parent.name for folder in glob.glob(pattern) if glob.glob(os.path.join(glob.escape(folder), "*.ipynb")))
     where = app.coursedir.format_path(app.coursedir.submitted_directory, "<student>", assignment)
     if unknown := sorted(set(students or []) - set(everyone)):
         raise SystemExit(f"no submission for {', '.join(unknown)} under {where} (submissions: {', '.join(everyone) or 'none'})")

@@ -123,7 +123,6 @@ def release_files(chapter, root: Path = CHECKOUT, url: str | None = None,
     """Every file of the student repository but the release fingerprint, by relative path."""
     from autograder.frontends.hosted.gradescope import torch_pin
 
-    root = Path(root)
     notebook = chapter.release_notebook(Path()).as_posix()
     if not (root / notebook).is_file():
         raise Refused(f"no released notebook {notebook}: run `make release` first")

@@ -159,7 +159,7 @@ class StageCsvExport(ExportPlugin):
                 if submission is None:  # nothing submitted, nothing gradable, or not graded: zero everywhere
                     row.update(timestamp="", raw_score="0", extra_credit="0", late_submission_penalty="0", score="0")
                     if not any(notes):
-                        notes.append(f"{NOT_GRADED}: not autograded yet" if student_id in folders else "no submission")
+                        notes.append(f"{NOT_GRADED}: not autograded yet" if student_id in folders else NO_SUBMISSION)
                 else:
                     for notebook in submission.notebooks:
                         for grade in notebook.grades:
