@@ -243,16 +243,15 @@ def run(args: argparse.Namespace) -> int:
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as exc:
             raise Refused(f"COLLECTED {args.collected} is not a file make collect-repos wrote ({exc})") from None
-    elif deadline is not None and not args.trust_commit_dates and (why := server_refusal()):
-        raise Refused(f"DEADLINE needs a record of when each repository was pushed, which a student cannot set, and "
-                       f"{why}. To get one: {HOW_TO_TRUST}.")
-    started = time.monotonic()
-    if collected is not None:
         print(f"each repository at the tip recorded in {args.collected} (make collect-repos)")
     elif deadline is not None:
+        if not args.trust_commit_dates and (why := server_refusal()):
+            raise Refused(f"DEADLINE needs a record of when each repository was pushed, which a student cannot set, and "
+                          f"{why}. To get one: {HOW_TO_TRUST}.")
         how = f"commit dated at or before it, {TRUSTED_DATES}" if args.trust_commit_dates else \
             "push at or before it, by GitHub's record (gh api)"
         print(f"deadline {describe(deadline)}: each repository's last {how}")
+    started = time.monotonic()
     # absolute: the grader runs in this checkout (cwd=CHECKOUT), not necessarily the current folder
     rows = grade_all(args.repos.resolve(), args.out.resolve(), chapter, max(1, args.jobs or default_jobs()), deadline,
                      collected, args.trust_commit_dates)
