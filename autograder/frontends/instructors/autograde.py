@@ -109,11 +109,10 @@ def print_summary(summary: Summary, jobs: int, console, verbose: bool = False) -
     graded = len(summary.students) - len(summary.failed)
     how = f"JOBS={jobs}" + (f", {graded - summary.replayed} executed serially"
                             if jobs > 1 and summary.replayed < graded else "")
-    if summary.report:
-        console.print("Most common mistakes:" + ("" if summary.mistakes else " none named"), markup=False)
-        for line in summary.mistakes:
-            console.print(f"  {line}", markup=False)
-        console.print(f"Class report: {summary.report}", markup=False)
+    console.print("Most common mistakes:" + ("" if summary.mistakes else " none named"), markup=False)
+    for line in summary.mistakes:
+        console.print(f"  {line}", markup=False)
+    console.print(f"Class report: {summary.report}", markup=False)
     console.print(f"Autograded {graded}/{len(summary.students)} submissions in {summary.seconds:.0f} s ({how}). "
                   "Scores: make export; feedback: make feedback.")
 
