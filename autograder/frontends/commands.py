@@ -17,7 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gradescope": (f"{_F}.hosted.gradescope", "build the Gradescope autograder zip, or run it inside Gradescope (make gradescope)"),
     "release": (f"{_F}.instructors.course", "the source notebook's points to the course file, then the release by nbgrader (make release)"),
     "autograde": (f"{_F}.instructors.autograde", "nbgrader autograde of every submission, sandboxed, n at a time (make autograde)"),
-    "stage-grades": (f"{_F}.instructors.stagegrades", "nbgrader's glue: one notebook's stage grades as JSON (run by make autograde)"),
+    "stage-grades": (f"{_F}.instructors.nbgrader.stages", "nbgrader's glue: one notebook's stage grades as JSON (run by make autograde)"),
     "duedate": (f"{_F}.instructors.deadline", "store the assignment's due date in the gradebook (make duedate)"),
     "student-repo": (f"{_F}.instructors.student_repo", "the students' repository: one commit, no answers (make student-repo)"),
     "grade-repos": (f"{_F}.instructors.grade_repos", "regrade a class folder of student repositories at a deadline (make grade-repos)"),

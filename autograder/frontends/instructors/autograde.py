@@ -168,8 +168,7 @@ def _start_worker(assignment: str, scratch: str, submitted: str, started) -> Non
     os.dup2(log, 1)
     os.dup2(log, 2)
     from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
-    from autograder.frontends.instructors.nbgrader.stages import cells_key
-    from autograder.frontends.instructors.stagegrades import grade_and_end_strays
+    from autograder.frontends.instructors.nbgrader.stages import cells_key, grade_and_end_strays
     from autograder.sandbox.forkpool import start_fork_server
     from autograder.sandbox.settings import Settings
     from autograder.sandbox.strays import become_subreaper
@@ -233,6 +232,8 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
     from nbgrader.api import Gradebook, MissingEntry
     from sqlalchemy.exc import SAWarning
 
+    from autograder.frontends.commands import Refused
+    from autograder.frontends.instructors import class_report
     from autograder.frontends.instructors.nbgrader.execute import PRECOMPUTED, REUSED
     from autograder.frontends.instructors.nbgrader.stages import write_outcome
     from autograder.frontends.reports.diagnoses import DIAGNOSES
@@ -307,22 +308,16 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
         # everyone else, serially (a run the workers could not finish runs here, sandboxed)
         for student in waiting:
             record(student)
-    return Summary(students, time.monotonic() - started, failed, len(REUSED), warned,
-                   summary_rows(app.coursedir.db_url, assignment, students, failed, warned),
-                   *class_report(Path(app.coursedir.root), assignment))
-
-
-def class_report(root: Path, assignment: str) -> tuple[list[str], str]:
-    """The class report from the records just written: the top mistakes, and its path (or why not)."""
-    from autograder.frontends.commands import Refused
-    from autograder.frontends.instructors import class_report as report
-
-    out = root / report.DEFAULT_OUT
-    try:
-        data = report.write_report(report.load_nbgrader(root, assignment), out, source="nbgrader")
+    summary = Summary(students, time.monotonic() - started, failed, len(REUSED), warned,
+                      summary_rows(app.coursedir.db_url, assignment, students, failed, warned))
+    root = Path(app.coursedir.root)
+    try:  # the class report from the records just written
+        report = class_report.write_report(class_report.load_nbgrader(root, assignment), root / class_report.DEFAULT_OUT,
+                                           source="nbgrader")
+        summary.mistakes, summary.report = class_report.top_mistakes(report), str(class_report.DEFAULT_OUT / "index.html")
     except (OSError, Refused) as exc:
-        return [], f"not written: {exc} (make class-report OUT=another/folder)"
-    return report.top_mistakes(data), str(report.DEFAULT_OUT / "index.html")
+        summary.report = f"not written: {exc} (make class-report OUT=another/folder)"
+    return summary
 
 
 def run(args: argparse.Namespace) -> int:

@@ -64,7 +64,7 @@ class RepairCells(NbGraderPreprocessor):
 
 def extra_credit_cell(chapter: Chapter | None) -> str | None:
     """The last graded stage's test cell carries the bonus (a graded bonus cell would raise the maximum)."""
-    graded = [s for s in chapter.stages if not s.bonus] if chapter else []
+    graded = chapter.graded_stages if chapter else []
     return graded[-1].grade_id if graded else None
 
 
