@@ -12,17 +12,16 @@ from nbgrader.preprocessors import (
     DeduplicateIds,
     Execute,
     GetGrades,
-    OverwriteCells,
     SaveAutoGrades,
 )
 
 from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
 from autograder.frontends.instructors.nbgrader.export import StageCsvExport
-from autograder.frontends.instructors.nbgrader.feedback import FeedbackClearHiddenTests, ReadableFeedback
 from autograder.frontends.instructors.nbgrader.plugins import (
+    FeedbackClearHiddenTests,
     LatePenalty,
     PenaltyOnScore,
-    QuietOverwriteCells,
+    ReadableFeedback,
     RecordOutcome,
     RepairCells,
     SaveExtraCredit,
@@ -65,11 +64,10 @@ _steps[_steps.index(AssignLatePenalties)] = PenaltyOnScore
 # NOT GRADED, with the reason, for a student whose last autograde did not get here).
 _steps.append(RecordOutcome)
 c.Autograde.autograde_preprocessors = _steps
-# An untouched test cell lacks the hidden tests its gradebook checksum covers: no warning for it.
-_sanitize = list(Autograde.class_traits()["sanitize_preprocessors"].default())
-_sanitize[_sanitize.index(OverwriteCells)] = QuietOverwriteCells
 # Before nbgrader reads any cell's metadata: a copied graded cell (same grade_id), or an id that
-# is not the assignment's, would stop nbgrader from grading the student at all.
+# is not the assignment's, would stop nbgrader from grading the student at all. An untouched test
+# cell gets back the hidden tests its gradebook checksum covers: no warning for it.
+_sanitize = list(Autograde.class_traits()["sanitize_preprocessors"].default())
 _sanitize.insert(_sanitize.index(DeduplicateIds), RepairCells)
 c.Autograde.sanitize_preprocessors = _sanitize
 

@@ -13,7 +13,7 @@ from support import REPO, SOLUTION
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import grade_notebook_file
-from autograder.frontends.instructors.stagegrades import grade_and_end_strays
+from autograder.frontends.instructors.nbgrader.stages import grade_and_end_strays
 from autograder.sandbox import forkpool, forkserver, strays
 from autograder.sandbox.confinement import is_confined
 from autograder.sandbox.loader import Cell

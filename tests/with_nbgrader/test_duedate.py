@@ -1,4 +1,4 @@
-"""autograder/frontends/instructors/duedate.py: make duedate stores the UTC instant, in a real gradebook."""
+"""autograder/frontends/instructors/deadline.py: make duedate stores the UTC instant, in a real gradebook."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import pytest
 pytest.importorskip("nbgrader", reason="nbgrader is not installed (make check-torch grades without it)")
 from nbgrader.api import Gradebook  # noqa: E402
 
-from autograder.frontends.instructors.deadline import InstantError  # noqa: E402
-from autograder.frontends.instructors.duedate import set_duedate  # noqa: E402
+from autograder.frontends.instructors.deadline import InstantError, set_duedate  # noqa: E402
 
 
 def test_an_offset_and_a_zone_name_store_the_same_utc_instant(gradebook_url):
@@ -33,7 +32,7 @@ def test_an_abbreviation_is_refused_and_nothing_is_stored(gradebook_url):
 def test_the_late_rule_quoted_in_the_docs_follows_nbgrader_config(tmp_path):
     """An instructor who changes LatePenalty in nbgrader_config.py reads their rule in the docs
     after make duedate, and in what it prints."""
-    from autograder.frontends.instructors.duedate import late_rule, quote_late_rule
+    from autograder.frontends.instructors.deadline import late_rule, quote_late_rule
 
     page = tmp_path / "docs" / "instructors" / "nbgrader.md"
     page.parent.mkdir(parents=True)

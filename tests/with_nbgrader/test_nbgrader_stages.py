@@ -13,8 +13,7 @@ import nbformat  # noqa: E402
 
 from autograder.chapters import load  # noqa: E402
 from autograder.frontends.instructors.nbgrader import execute  # noqa: E402
-from autograder.frontends.instructors.nbgrader.feedback import math_as_mathml  # noqa: E402
-from autograder.frontends.instructors.nbgrader.plugins import extra_credit_cell  # noqa: E402
+from autograder.frontends.instructors.nbgrader.plugins import extra_credit_cell, math_as_mathml  # noqa: E402
 from autograder.frontends.instructors.nbgrader.stages import by_grade_id, cells_key, chapter_of, csv_column, hidden_seeds, stage_cells  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -100,9 +99,9 @@ def test_feedback_steps_take_the_html_exporters_settings_without_a_warning(prepr
     from nbconvert import HTMLExporter
     from nbgrader import preprocessors
 
-    from autograder.frontends.instructors.nbgrader import feedback
+    from autograder.frontends.instructors.nbgrader import plugins
 
-    step = getattr(feedback, preprocessor, None) or getattr(preprocessors, preprocessor)
+    step = getattr(plugins, preprocessor, None) or getattr(preprocessors, preprocessor)
     exporter = HTMLExporter()
     with caplog.at_level(logging.WARNING):
         exporter.register_preprocessor(step, enabled=True)

@@ -54,19 +54,17 @@ REMOVING = re.compile(r"Removing existing (assignment|notebook)")
 
 def summary_rows(db_url: str, assignment: str, students: list[str], failed: dict[str, str],
                  warnings: dict[str, list[str]]) -> list[dict]:
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import Gradebook
 
     rows = []
     with Gradebook(db_url) as gb:
+        submissions = {submission.student_id: submission for submission in gb.find_assignment(assignment).submissions}
         for student in students:
             problems = ["NOT GRADED: " + last_line(failed[student])] if student in failed else []
             problems += sorted({line.split("[WARNING] ", 1)[1] for line in warnings.get(student, [])
                                 if "[WARNING] " in line and not LATE_NOTICE.search(line)})
             row = {"student": student, "score": "", "extra": "", "late": "", "problems": problems}
-            try:
-                submission = gb.find_submission(assignment, student)
-            except MissingEntry:
-                submission = None
+            submission = submissions.get(student)
             if submission is not None and student not in failed:
                 extra = sum(g.extra_credit or 0.0 for nb in submission.notebooks for g in nb.grades)
                 penalty = submission.late_submission_penalty or 0.0
@@ -111,11 +109,10 @@ def print_summary(summary: Summary, jobs: int, console, verbose: bool = False) -
     graded = len(summary.students) - len(summary.failed)
     how = f"JOBS={jobs}" + (f", {graded - summary.replayed} executed serially"
                             if jobs > 1 and summary.replayed < graded else "")
-    if summary.report:
-        console.print("Most common mistakes:" + ("" if summary.mistakes else " none named"), markup=False)
-        for line in summary.mistakes:
-            console.print(f"  {line}", markup=False)
-        console.print(f"Class report: {summary.report}", markup=False)
+    console.print("Most common mistakes:" + ("" if summary.mistakes else " none named"), markup=False)
+    for line in summary.mistakes:
+        console.print(f"  {line}", markup=False)
+    console.print(f"Class report: {summary.report}", markup=False)
     console.print(f"Autograded {graded}/{len(summary.students)} submissions in {summary.seconds:.0f} s ({how}). "
                   "Scores: make export; feedback: make feedback.")
 
@@ -149,7 +146,6 @@ def _run_converter(app, student: str) -> tuple[bool, str]:
 
     app.coursedir.student_id = student
     converter = Autograde(coursedir=app.coursedir, parent=app)
-    converter.force = True
     notes = logging.StreamHandler(io.StringIO())
     notes.setLevel(logging.WARNING)
     notes.setFormatter(logging.Formatter("[%(levelname)s] %(message)s"))
@@ -171,9 +167,22 @@ def _start_worker(assignment: str, scratch: str, submitted: str, started) -> Non
     log = os.open(Path(scratch, f"worker-{os.getpid()}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(log, 1)
     os.dup2(log, 2)
+    from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
+    from autograder.frontends.instructors.nbgrader.stages import cells_key, grade_and_end_strays
     from autograder.sandbox.forkpool import start_fork_server
     from autograder.sandbox.settings import Settings
     from autograder.sandbox.strays import become_subreaper
+
+    class Keep(SandboxExecute):
+        def grade_file(self, notebook, chapter, numbers, seeds):
+            # in this process, imports done; the student's code still runs only in the confined worker
+            settings = Settings.read(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout,
+                                     total_seconds=self.total_timeout)
+            return grade_and_end_strays(str(notebook), chapter, numbers, seeds, self.device, settings)
+
+        def run_in_sandbox(self, nb, chapter):
+            _worker["run"] = (cells_key(nb), super().run_in_sandbox(nb, chapter))
+            return _worker["run"][1]
 
     become_subreaper()  # the orphans a submission leaves become children, ended after each grading
     start_fork_server(Settings.read())
@@ -184,40 +193,17 @@ def _start_worker(assignment: str, scratch: str, submitted: str, started) -> Non
     shutil.copyfile(app.coursedir.db_url.removeprefix("sqlite:///"), private)
     app.coursedir.db_url = f"sqlite:///{private}"
     app.coursedir.autograded_directory = str(Path(scratch, "executed"))
-    app.config.Autograde.autograde_preprocessors = _through_sandbox(app)
+    app.config.Autograde.autograde_preprocessors = [*_through_sandbox(app)[:-1], Keep]
     _worker["app"] = app
 
 
 def _execute_one(student: str) -> tuple[str, dict] | None:
     """One student's sandboxed run, with the key of the cells it was computed from; whatever else
     happened here, the serial pass (which runs it again where there is no run) says."""
-    from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
-    from autograder.frontends.instructors.nbgrader.stages import cells_key
-
-    computed = {}
-
-    class Keep(SandboxExecute):
-        def grade_file(self, notebook, chapter, numbers, seeds):
-            # in this process, imports done; the student's code still runs only in the confined worker
-            from autograder.frontends.instructors.stagegrades import grade_and_end_strays
-            from autograder.sandbox.settings import Settings
-
-            settings = Settings.read(cell_seconds=self.cell_timeout, stage_seconds=self.stage_timeout,
-                                     total_seconds=self.total_timeout)
-            return grade_and_end_strays(str(notebook), chapter, numbers, seeds, self.device, settings)
-
-        def run_in_sandbox(self, nb, chapter):
-            result = super().run_in_sandbox(nb, chapter)
-            computed["run"] = (cells_key(nb), result)
-            return result
-
     _worker["started"].put((student, time.time()))  # the progress line names the students being graded
-    app = _worker["app"]
-    steps = list(app.config.Autograde.autograde_preprocessors)
-    steps[-1] = Keep
-    app.config.Autograde.autograde_preprocessors = steps
-    _run_converter(app, student)
-    return computed.get("run")
+    _worker.pop("run", None)
+    _run_converter(_worker["app"], student)
+    return _worker.pop("run", None)
 
 
 def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str], dict[str, list[str]], dict[str, str]]:
@@ -242,15 +228,12 @@ def mirror_submissions(app, students: list[str], mirror: Path) -> tuple[list[str
     return gradable, notes, refused
 
 
-def submitted_students(app) -> list[str]:
-    pattern = app.coursedir.format_path(app.coursedir.submitted_directory, "*", app.coursedir.assignment_id)
-    return sorted(Path(folder).parent.name for folder in glob.glob(pattern) if glob.glob(os.path.join(glob.escape(folder), "*.ipynb")))
-
-
 def autograde(assignment: str, jobs: int, students: list[str] | None, progress) -> Summary:
     from nbgrader.api import Gradebook, MissingEntry
     from sqlalchemy.exc import SAWarning
 
+    from autograder.frontends.commands import Refused
+    from autograder.frontends.instructors import class_report
     from autograder.frontends.instructors.nbgrader.execute import PRECOMPUTED, REUSED
     from autograder.frontends.instructors.nbgrader.stages import write_outcome
     from autograder.frontends.reports.diagnoses import DIAGNOSES
@@ -259,7 +242,8 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
     warnings.filterwarnings("ignore", category=SAWarning)
     started = time.monotonic()
     app = _app(assignment, "--log-level=CRITICAL")  # warnings are collected per student instead
-    everyone = submitted_students(app)
+    pattern = app.coursedir.format_path(app.coursedir.submitted_directory, "*", assignment)
+    everyone = sorted(Path(folder).parent.name for folder in glob.glob(pattern) if glob.glob(os.path.join(glob.escape(folder), "*.ipynb")))
     where = app.coursedir.format_path(app.coursedir.submitted_directory, "<student>", assignment)
     if unknown := sorted(set(students or []) - set(everyone)):
         raise SystemExit(f"no submission for {', '.join(unknown)} under {where} (submissions: {', '.join(everyone) or 'none'})")
@@ -324,22 +308,16 @@ def autograde(assignment: str, jobs: int, students: list[str] | None, progress) 
         # everyone else, serially (a run the workers could not finish runs here, sandboxed)
         for student in waiting:
             record(student)
-    return Summary(students, time.monotonic() - started, failed, len(REUSED), warned,
-                   summary_rows(app.coursedir.db_url, assignment, students, failed, warned),
-                   *class_report(Path(app.coursedir.root), assignment))
-
-
-def class_report(root: Path, assignment: str) -> tuple[list[str], str]:
-    """The class report from the records just written: the top mistakes, and its path (or why not)."""
-    from autograder.frontends.instructors import class_report as report
-    from autograder.frontends.reports.safe_write import OutputRefused
-
-    out = root / report.DEFAULT_OUT
-    try:
-        data = report.write_report(report.load_nbgrader(root, assignment), out, source="nbgrader")
-    except (OSError, OutputRefused, report.ReportInputError) as exc:
-        return [], f"not written: {exc} (make class-report OUT=another/folder)"
-    return report.top_mistakes(data), str(report.DEFAULT_OUT / "index.html")
+    summary = Summary(students, time.monotonic() - started, failed, len(REUSED), warned,
+                      summary_rows(app.coursedir.db_url, assignment, students, failed, warned))
+    root = Path(app.coursedir.root)
+    try:  # the class report from the records just written
+        report = class_report.write_report(class_report.load_nbgrader(root, assignment), root / class_report.DEFAULT_OUT,
+                                           source="nbgrader")
+        summary.mistakes, summary.report = class_report.top_mistakes(report), str(class_report.DEFAULT_OUT / "index.html")
+    except (OSError, Refused) as exc:
+        summary.report = f"not written: {exc} (make class-report OUT=another/folder)"
+    return summary
 
 
 def run(args: argparse.Namespace) -> int:

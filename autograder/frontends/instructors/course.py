@@ -69,8 +69,8 @@ def course_numbers(text: str, course: Course) -> str:
     return _BONUS.sub(f"+x/{format_points(bonus)} bonus", text) if bonus else text
 
 
-def release(chapter: Chapter, root: Path) -> list[str]:
-    """The course file, and the points and totals of the notebook, README and docs; what changed."""
+def release(chapter: Chapter, root: Path) -> tuple[Course, list[str]]:
+    """The course file, and the points and totals of the notebook, README and docs; the course, and what changed."""
     source = chapter.source_notebook(root)
     label = source.relative_to(root).as_posix()
     course = course_file.from_notebook(source, chapter.declared_stages, label)
@@ -99,7 +99,7 @@ def release(chapter: Chapter, root: Path) -> list[str]:
         if new != text:
             page.write_text(new, encoding="utf-8")
             changed.append(page.relative_to(root).as_posix())
-    return changed
+    return course, changed
 
 
 def gradebook_refusal(chapter: Chapter, root: Path, db_url: str) -> str | None:
@@ -173,12 +173,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"{chapter.id} has no course file: every declared stage is graded out of its checks' weights")
         return 0
     try:
-        changed = release(chapter, root)
+        course, changed = release(chapter, root)
         if not args.course_only:
             changed += generate_release(chapter, root)
     except CourseError as exc:
         raise Refused(f"make release: {exc}") from None
-    course = course_file.read(chapter.course_path)
     graded = sum(p.points for p in course.stages.values() if not p.bonus)
     bonus = sum(p.points for p in course.stages.values() if p.bonus)
     stages = ", ".join(f"{n}: {points_text(course, n)}" for n in sorted(course.stages))

@@ -47,7 +47,7 @@ GRADING_SECONDS = 900  # one notebook, every stage; the grader's own limits stop
 @dataclass
 class Row:
     student: str
-    stage_points: dict[str, float] = field(default_factory=dict)
+    stage_points: Counter[str] = field(default_factory=Counter)  # a stage not graded: 0
     total: float = 0.0
     commit: str = ""
     commit_date: str = ""
@@ -57,10 +57,6 @@ class Row:
 
 def _stage_column(stage) -> str:
     return f"{'bonus_' if stage.bonus else ''}stage{stage.number}_{stage.id}"
-
-
-def _zeros(chapter) -> dict[str, float]:
-    return {_stage_column(s): 0.0 for s in chapter.stages}
 
 
 def _folders(parent: Path) -> list[Path]:
@@ -96,7 +92,7 @@ def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[
     at_head = deadline is None and collected is None
     pick = Pick(git_output(repo, "rev-parse", "--verify", "-q", "HEAD") or "") if at_head else \
         choose_commit(student, repo, deadline, collected, trust)
-    row = Row(student, _zeros(chapter), commit=pick.commit)
+    row = Row(student, commit=pick.commit)
     folder = out / student
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="grade-repos-") as scratch:
@@ -193,7 +189,7 @@ def grade_all(repos: Path, out: Path, chapter, jobs: int, deadline: datetime | N
 
     def record() -> None:
         done = {row.student for row in rows}
-        pending = [Row(s, _zeros(chapter), reason=UNFINISHED) for s in students if s not in done]
+        pending = [Row(s, reason=UNFINISHED) for s in students if s not in done]
         write_csv(out / "grades.csv", sorted(rows + pending, key=lambda r: r.student), chapter)
 
     record()
@@ -207,7 +203,7 @@ def grade_all(repos: Path, out: Path, chapter, jobs: int, deadline: datetime | N
             try:
                 rows.append(future.result())
             except Exception as exc:  # one repository's trouble never stops the class
-                rows.append(Row(student, _zeros(chapter), reason=f"not graded: {type(exc).__name__}: {exc}"))
+                rows.append(Row(student, reason=f"not graded: {type(exc).__name__}: {exc}"))
             record()
             progress.update(task, advance=1, description=student)
     return sorted(rows, key=lambda r: r.student)
@@ -247,17 +243,15 @@ def run(args: argparse.Namespace) -> int:
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as exc:
             raise Refused(f"COLLECTED {args.collected} is not a file make collect-repos wrote ({exc})") from None
-    elif deadline is not None and not args.trust_commit_dates and (why := server_refusal()):
-        raise Refused(f"DEADLINE needs a record of when each repository was pushed, which a student cannot set, and "
-                       f"{why}. To get one: {HOW_TO_TRUST}.")
-    args.out.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
-    if collected is not None:
         print(f"each repository at the tip recorded in {args.collected} (make collect-repos)")
     elif deadline is not None:
+        if not args.trust_commit_dates and (why := server_refusal()):
+            raise Refused(f"DEADLINE needs a record of when each repository was pushed, which a student cannot set, and "
+                          f"{why}. To get one: {HOW_TO_TRUST}.")
         how = f"commit dated at or before it, {TRUSTED_DATES}" if args.trust_commit_dates else \
             "push at or before it, by GitHub's record (gh api)"
         print(f"deadline {describe(deadline)}: each repository's last {how}")
+    started = time.monotonic()
     # absolute: the grader runs in this checkout (cwd=CHECKOUT), not necessarily the current folder
     rows = grade_all(args.repos.resolve(), args.out.resolve(), chapter, max(1, args.jobs or default_jobs()), deadline,
                      collected, args.trust_commit_dates)

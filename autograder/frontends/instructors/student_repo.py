@@ -18,12 +18,7 @@ from autograder.frontends.reports.safe_write import write_files
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 STUDENT_MAKEFILE = "students.mk"  # the students' repository's Makefile
-GRADE_ON = ("push", "tags", "none")
 AUTHOR = {"GIT_AUTHOR_NAME": "Course staff", "GIT_AUTHOR_EMAIL": "course-staff@users.noreply.github.com"}
-
-
-class StudentRepoError(Refused):
-    """DEST cannot take the student repository; nothing was written."""
 
 
 # The notebook's setup cell installs the grader on Colab and Kaggle from this address.
@@ -40,7 +35,7 @@ def install_source(url: str) -> str:
 def with_install_source(notebook: bytes, url: str) -> bytes:
     """The release notebook whose setup cell installs the grader from ``url``, a public address."""
     if "@" in url.split("://", 1)[-1].split("/", 1)[0]:
-        raise StudentRepoError(f"{url} carries credentials; the grader's install address must be public, with no token")
+        raise Refused(f"{url} carries credentials; the grader's install address must be public, with no token")
     source = install_source(url)
     data = json.loads(notebook)
     for cell in data["cells"]:
@@ -49,7 +44,7 @@ def with_install_source(notebook: bytes, url: str) -> bytes:
             text = SOURCE_LINE.sub(lambda _: f"GRADER_SOURCE = {json.dumps(source)}", text, count=1)
             cell["source"] = text.splitlines(keepends=True)
             return (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode()
-    raise StudentRepoError("the release notebook has no setup cell with GRADER_SOURCE (run `make release`)")
+    raise Refused("the release notebook has no setup cell with GRADER_SOURCE (run `make release`)")
 
 
 def colab_link(url: str | None, notebook: str) -> str:
@@ -118,7 +113,7 @@ def grade_workflow(text: str, grade_on: str) -> str:
         return text
     trigger = "on:\n  push:\n"
     if trigger not in text:
-        raise StudentRepoError(f"{fingerprint.WORKFLOW} has no `{trigger.strip()}` trigger to narrow to tags")
+        raise Refused(f"{fingerprint.WORKFLOW} has no `{trigger.strip()}` trigger to narrow to tags")
     return text.replace(trigger, 'on:\n  push:\n    tags: ["submit*"]  # a submission: git tag submit-1 && '
                                  "git push origin submit-1\n", 1)
 
@@ -128,18 +123,15 @@ def release_files(chapter, root: Path = CHECKOUT, url: str | None = None,
     """Every file of the student repository but the release fingerprint, by relative path."""
     from autograder.frontends.hosted.gradescope import torch_pin
 
-    root = Path(root)
     notebook = chapter.release_notebook(Path()).as_posix()
     if not (root / notebook).is_file():
-        raise StudentRepoError(f"no released notebook {notebook}: run `make release` first")
+        raise Refused(f"no released notebook {notebook}: run `make release` first")
     files = fingerprint.grader_bundle(root)
     for path in (notebook, ".gitignore"):
         files[path] = (root / path).read_bytes()
     beside = (Path(notebook).parent / "Makefile").as_posix()  # make test from the notebook's folder
     if (root / beside).is_file():
         files[beside] = (root / beside).read_bytes()
-    if grade_on not in GRADE_ON:
-        raise StudentRepoError(f"GRADE_ON={grade_on}: one of {', '.join(GRADE_ON)}")
     if grade_on != "none":
         files[fingerprint.WORKFLOW] = grade_workflow((root / fingerprint.WORKFLOW).read_text(encoding="utf-8"),
                                                      grade_on).encode()
@@ -158,11 +150,11 @@ def release_parts(chapter, root: Path = CHECKOUT) -> dict[str, str]:
 
 def _refuse_dest(dest: Path) -> None:
     if dest.is_symlink() or (dest.exists() and not dest.is_dir()):
-        raise StudentRepoError(f"{dest} exists and is not a folder; give a new path")
+        raise Refused(f"{dest} exists and is not a folder; give a new path")
     if dest.is_dir() and any(dest.iterdir()):
-        raise StudentRepoError(f"{dest} is not empty; give a new path (nothing there was changed)")
+        raise Refused(f"{dest} is not empty; give a new path (nothing there was changed)")
     if dest.resolve() == CHECKOUT or CHECKOUT in dest.resolve().parents:
-        raise StudentRepoError(f"{dest} is inside the course repository; the student repository goes elsewhere")
+        raise Refused(f"{dest} is inside the course repository; the student repository goes elsewhere")
 
 
 def _git(dest: Path, *args: str) -> None:
@@ -190,7 +182,7 @@ def build(dest: Path, chapter, url: str | None = None, grader_url: str | None = 
         detail = getattr(exc, "stderr", "") or exc
         if created:
             shutil.rmtree(dest, ignore_errors=True)  # only what this run created
-        raise StudentRepoError(f"could not build the student repository in {dest}: {detail}") from None
+        raise Refused(f"could not build the student repository in {dest}: {detail}") from None
     return sorted(files)
 
 
@@ -204,7 +196,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a public, answer-free install source of the grader (a git URL, or a wheel or sdist URL) "
                              "that the notebook's setup cell installs from on Colab and Kaggle, with no token "
                              "(default: --url)")
-    parser.add_argument("--grade-on", choices=GRADE_ON, default="push",
+    parser.add_argument("--grade-on", choices=HAND_IN, default="push",
                         help="when the students' grade workflow runs: every push (default), pushed submit* tags only "
                              "(fewer Actions minutes), or none (no workflow: Classroom 50 grades each submission)")
 

@@ -19,7 +19,7 @@ from autograder.core.failures import NAMED, POLICY, Hint
 from autograder.core.results import CheckResult, GradeReport, StageResult
 from autograder.frontends import commands
 from autograder.frontends.instructors import class_report
-from autograder.frontends.instructors.class_report import ReportInputError, Submission, aggregate, load_gradescope_zip
+from autograder.frontends.instructors.class_report import Submission, aggregate, load_gradescope_zip
 from autograder.frontends.reports.diagnoses import FORMAT, cell_stages, submission_record
 from autograder.frontends.reports.results_json import gradescope_json
 from autograder.frontends.reports.safe_write import OutputRefused
@@ -176,10 +176,10 @@ def test_submitters_are_named_from_the_metadata():
 def test_gradescope_zip_without_results_says_so(tmp_path):
     path = tmp_path / "export.zip"
     export_zip(path, {"submission_1": None, "submission_2": None}, METADATA)
-    with pytest.raises(ReportInputError, match="holds no results.json"):
+    with pytest.raises(commands.Refused, match="holds no results.json"):
         load_gradescope_zip(path)
     (tmp_path / "not.zip").write_text("hello")
-    with pytest.raises(ReportInputError, match="not a readable zip"):
+    with pytest.raises(commands.Refused, match="not a readable zip"):
         load_gradescope_zip(tmp_path / "not.zip")
 
 
@@ -234,7 +234,7 @@ def test_nbgrader_and_repos_loaders_count_missing_and_damaged(tmp_path):
 
 
 def test_detect_source(tmp_path):
-    with pytest.raises(ReportInputError, match="no graded class found"):
+    with pytest.raises(commands.Refused, match="no graded class found"):
         class_report.detect_source(tmp_path, tmp_path / "repos")
     (tmp_path / "repos").mkdir()
     (tmp_path / "repos" / "grades.csv").write_text("student\n")

@@ -69,10 +69,11 @@ def test_a_wheel_or_sdist_url_is_installed_as_given(grader_url, written):
 
 
 def test_an_install_source_with_a_token_is_refused():
-    from autograder.frontends.instructors.student_repo import StudentRepoError, with_install_source
+    from autograder.frontends.commands import Refused
+    from autograder.frontends.instructors.student_repo import with_install_source
 
     release = (REPO / "assignments" / "ch03_attention" / "ch03_attention.ipynb").read_bytes()
-    with pytest.raises(StudentRepoError, match="credentials"):
+    with pytest.raises(Refused, match="credentials"):
         with_install_source(release, "https://ghp_secret@github.com/org/ch03-template")
 
 

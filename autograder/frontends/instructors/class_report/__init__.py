@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from autograder.chapters import DEFAULT
 from autograder.frontends.commands import Refused
 from autograder.frontends.instructors.class_report.render import CSV_HEADER, GENERATOR, mistakes_csv, render_html
 from autograder.frontends.reports.diagnoses import DIAGNOSES
@@ -20,10 +21,6 @@ from autograder.frontends.reports.diagnoses import DIAGNOSES
 REPORT_FORMAT = "autograder-class-report/1"
 DEFAULT_OUT = Path("build") / "class-report"
 REPOS_OUT = Path("build") / "grade-repos"
-
-
-class ReportInputError(Refused):
-    """No records anywhere: the message says why."""
 
 
 @dataclass
@@ -70,10 +67,7 @@ def read_json_file(path: Path) -> tuple[object, str]:
         return None, f"{path.name} is damaged ({type(exc).__name__}: {str(exc)[:120]})"
 
 
-def load_nbgrader(root: Path = Path("."), assignment: str | None = None) -> list[Submission]:
-    from autograder.chapters import DEFAULT
-
-    assignment = assignment or DEFAULT
+def load_nbgrader(root: Path, assignment: str) -> list[Submission]:
     diagnoses = root / DIAGNOSES
     students = {p.parent.name for p in (root / "grading" / "submitted").glob(f"*/{assignment}") if p.is_dir()}
     students |= {p.parent.name for p in diagnoses.glob(f"*/{assignment}.json")}
@@ -133,7 +127,7 @@ def load_gradescope_zip(path: Path) -> list[Submission]:
     try:
         archive = zipfile.ZipFile(path)
     except (OSError, zipfile.BadZipFile) as exc:
-        raise ReportInputError(f"{path}: not a readable zip ({exc})") from None
+        raise Refused(f"{path}: not a readable zip ({exc})") from None
     with archive:
         names = [n for n in archive.namelist() if not n.endswith("/")]
         folders: dict[str, list[str]] = defaultdict(list)  # submission folder -> its results.json files
@@ -146,7 +140,7 @@ def load_gradescope_zip(path: Path) -> list[Submission]:
             if where is not None:  # every submission folder, whether it holds a results.json or not
                 folders["/".join(parts[:where + 1])] += [name] if parts[-1] == "results.json" else []
         if not any(folders.values()):
-            raise ReportInputError(
+            raise Refused(
                 f"{path} holds no results.json: give the zip of Export Submissions (the assignment's "
                 "Review Grades page) taken once the autograder has run, not the grades spreadsheet")
         people = _submitters(metadata)
@@ -172,7 +166,7 @@ def detect_source(root: Path = Path("."), repos_out: Path = REPOS_OUT) -> str:
         return "nbgrader"
     if (repos_out / "grades.csv").is_file():
         return "repos"
-    raise ReportInputError(
+    raise Refused(
         "no graded class found: run make autograde (nbgrader) or make grade-repos first, or give "
         "Gradescope's export: make class-report GRADESCOPE_ZIP=path/to/export.zip")
 
@@ -274,15 +268,9 @@ def top_mistakes(report: dict, n: int = 3) -> list[str]:
             for m in report["mistakes"][:n]]
 
 
-def _is_report(data: bytes) -> bool:
-    try:
-        return json.loads(data).get("format") == REPORT_FORMAT
-    except (ValueError, AttributeError):
-        return False
-
-
 # Each file the report writes, and how to tell an earlier report's copy (the only kind replaced).
-OURS = {"index.html": lambda data: GENERATOR.encode() in data[:2000], "report.json": _is_report,
+OURS = {"index.html": lambda data: GENERATOR.encode() in data[:2000],
+        "report.json": lambda data: REPORT_FORMAT.encode() in data[:200],
         "mistakes.csv": lambda data: data.startswith(",".join(CSV_HEADER).encode())}
 
 
@@ -313,7 +301,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"make grade-repos' output folder (default {REPOS_OUT})")
     parser.add_argument("--anonymous", action="store_true", help="leave every student name out (to show the class)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where the report goes (default {DEFAULT_OUT})")
-    parser.add_argument("--chapter", default=None, metavar="ID",
+    parser.add_argument("--chapter", default=DEFAULT, metavar="ID",
                         help="the assignment (chapter) id of nbgrader's records (default: the registry's)")
 
 
@@ -322,11 +310,11 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     source = args.source or ("gradescope" if args.gradescope_zip else detect_source(Path("."), args.repos_out))
     if source == "gradescope" and args.gradescope_zip is None:
-        raise ReportInputError("--from gradescope needs the export: --gradescope-zip path/to/export.zip")
+        raise Refused("--from gradescope needs the export: --gradescope-zip path/to/export.zip")
     submissions = (load_gradescope_zip(args.gradescope_zip) if source == "gradescope" else
                    load_repos(args.repos_out) if source == "repos" else load_nbgrader(Path("."), args.chapter))
     if not submissions:
-        raise ReportInputError(f"no submissions found ({source}): run make autograde or make grade-repos REPOS=... first")
+        raise Refused(f"no submissions found ({source}): run make autograde or make grade-repos REPOS=... first")
     report = write_report(submissions, args.out, anonymous=args.anonymous, source=source)
     print(f"{report['graded']}/{report['students']} submissions graded ({source}); "
           f"{len(report['mistakes'])} distinct mistakes diagnosed.")

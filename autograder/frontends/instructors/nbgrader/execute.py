@@ -59,7 +59,8 @@ class SandboxExecute(NbGraderPreprocessor):
                 write_json(path, {**result["diagnosis"], "student": student, "assignment": assignment})
         except OSError as exc:
             self.log.warning("could not write the diagnosis record %s: %s", path, exc)
-        resources.setdefault("autograder", {})["bonus"] = bonus_score(chapter, result)
+        bonus_stages = [s for s in (chapter.stages if chapter else ()) if s.bonus and str(s.number) in result.get("stages", {})]
+        resources.setdefault("autograder", {})["bonus"] = sum(float(result["stages"][str(s.number)]["score"]) for s in bonus_stages)
         if result.get("error"):
             self.log.warning("the sandboxed grader could not grade this notebook: %s", result["error"])
         return nb, resources
@@ -122,9 +123,3 @@ def apply_run(nb, chapter: Chapter | None, result: dict) -> None:
             outputs = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n"),
                        nbformat.v4.new_output("execute_result", data={"text/plain": score}, execution_count=count)]
         cell.outputs = outputs
-
-
-def bonus_score(chapter: Chapter | None, result: dict) -> float | None:
-    graded = result.get("stages", {})
-    scores = [float(graded[str(s.number)]["score"]) for s in (chapter.stages if chapter else ()) if s.bonus and str(s.number) in graded]
-    return sum(scores) if scores else None

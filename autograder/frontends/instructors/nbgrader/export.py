@@ -10,7 +10,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from nbgrader.api import MissingEntry
 from nbgrader.plugins import ExportPlugin
 from traitlets import Unicode
 
@@ -32,10 +31,6 @@ NO_SUBMISSION = "no submission"
 MISSING_COLUMNS = ["assignment", "student_id", "roster_student", "grade", "reason"]
 
 
-class RosterError(ValueError):
-    """A roster that cannot be used; the message says why."""
-
-
 @dataclass
 class Roster:
     lms: str  # "canvas" or "moodle": which file it makes
@@ -51,27 +46,6 @@ class Roster:
         else:
             values = [row.get("id") or row[self.identifier]]
         return {(v or "").strip().casefold() for v in values} - {""}
-
-
-def read_roster(path: str) -> Roster:
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as handle:  # Excel and Canvas write a BOM
-            reader = csv.DictReader(handle)
-            rows, columns = list(reader), list(reader.fieldnames or [])
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
-        raise RosterError(f"cannot read the roster {path}: {err}") from None
-    if "Student" in columns and "ID" in columns:  # Canvas leaves the SIS columns out for some roles
-        # Canvas's "Points Possible" row (and older exports' "Muted" row) has no ID: not a student
-        roster = Roster("canvas", columns, [r for r in rows if (r["ID"] or "").strip()], "Student")
-    else:
-        identifier = next((c for c in MOODLE_IDS if c in columns), None)
-        if identifier is None:
-            raise RosterError(f"the roster {path} has neither Canvas's columns (Student, ID, ...) nor a column "
-                              f"{', '.join(MOODLE_IDS[:-1])} or {MOODLE_IDS[-1]} (Moodle's); its columns: {', '.join(columns) or 'none'}")
-        roster = Roster("moodle", columns, rows, identifier)
-    if not roster.rows:
-        raise RosterError(f"the roster {path} has no students")
-    return roster
 
 
 def write_lms_files(roster: Roster, rows: list[dict[str, str]], assignments: list[str], bonus_column: bool,
@@ -145,10 +119,7 @@ class StageCsvExport(ExportPlugin):
         # bad input is refused with a message, before anything is written
         if self.bonus not in BONUS_PLACES:
             self.refuse(f"bonus={self.bonus!r}: choose one of {', '.join(BONUS_PLACES)}")
-        try:
-            roster = read_roster(self.roster) if self.roster else None
-        except RosterError as err:
-            self.refuse(str(err))
+        roster = self.read_roster() if self.roster else None
         dest.parent.mkdir(parents=True, exist_ok=True)
         wanted_students = {str(s) for s in self.student}
         wanted_assignments = {str(a) for a in self.assignment}
@@ -163,8 +134,9 @@ class StageCsvExport(ExportPlugin):
         coursedir = self.parent.coursedir
         known = {student.id: student for student in gradebook.students}
         for assignment in assignments:
-            pattern = Path(coursedir.format_path(coursedir.submitted_directory, "*", assignment.name))
-            folders = {f.parent.name: f for f in pattern.parent.parent.glob(f"*/{assignment.name}") if f.is_dir()}
+            folders = {f.parent.name: f for f in Path(coursedir.root, coursedir.submitted_directory).glob(f"*/{assignment.name}")
+                       if f.is_dir()}
+            submissions = {submission.student_id: submission for submission in assignment.submissions}
             for student_id in sorted(set(known) | set(folders)):
                 if wanted_students and student_id not in wanted_students:
                     continue
@@ -172,10 +144,7 @@ class StageCsvExport(ExportPlugin):
                        **{key: getattr(known.get(student_id), key, None) or "" for key in ("last_name", "first_name", "email")},
                        **{c: "0" for c in stage_columns}}
                 outcome = read_outcome(student_id, assignment.name, coursedir.root) or {}
-                try:
-                    submission = gradebook.find_submission(assignment.name, student_id)
-                except MissingEntry:
-                    submission = None
+                submission = submissions.get(student_id)
                 notes = []
                 if student_id in folders:
                     chosen, note = submitted_notebook(folders[student_id], assignment.name)
@@ -190,7 +159,7 @@ class StageCsvExport(ExportPlugin):
                 if submission is None:  # nothing submitted, nothing gradable, or not graded: zero everywhere
                     row.update(timestamp="", raw_score="0", extra_credit="0", late_submission_penalty="0", score="0")
                     if not any(notes):
-                        notes.append(f"{NOT_GRADED}: not autograded yet" if student_id in folders else "no submission")
+                        notes.append(f"{NOT_GRADED}: not autograded yet" if student_id in folders else NO_SUBMISSION)
                 else:
                     for notebook in submission.notebooks:
                         for grade in notebook.grades:
@@ -214,6 +183,27 @@ class StageCsvExport(ExportPlugin):
         if roster:
             written += write_lms_files(roster, rows, [a.name for a in assignments], self.bonus == "separate", dest.parent)
         print("\n".join(map(str, written)))
+
+    def read_roster(self) -> Roster:
+        path = self.roster
+        try:
+            with open(path, newline="", encoding="utf-8-sig") as handle:  # Excel and Canvas write a BOM
+                reader = csv.DictReader(handle)
+                rows, columns = list(reader), list(reader.fieldnames or [])
+        except (OSError, UnicodeDecodeError, csv.Error) as err:
+            self.refuse(f"cannot read the roster {path}: {err}")
+        if "Student" in columns and "ID" in columns:  # Canvas leaves the SIS columns out for some roles
+            # Canvas's "Points Possible" row (and older exports' "Muted" row) has no ID: not a student
+            roster = Roster("canvas", columns, [r for r in rows if (r["ID"] or "").strip()], "Student")
+        else:
+            identifier = next((c for c in MOODLE_IDS if c in columns), None)
+            if identifier is None:
+                self.refuse(f"the roster {path} has neither Canvas's columns (Student, ID, ...) nor a column "
+                            f"{', '.join(MOODLE_IDS[:-1])} or {MOODLE_IDS[-1]} (Moodle's); its columns: {', '.join(columns) or 'none'}")
+            roster = Roster("moodle", columns, rows, identifier)
+        if not roster.rows:
+            self.refuse(f"the roster {path} has no students")
+        return roster
 
     def refuse(self, message: str) -> None:
         self.log.error("%s", message)

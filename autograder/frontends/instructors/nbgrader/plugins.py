@@ -1,17 +1,18 @@
-"""The course's changes to nbgrader's autograde, each switched on in nbgrader_config.py."""
+"""The course's changes to nbgrader's autograde and feedback, each switched on in nbgrader_config.py."""
 
 from __future__ import annotations
 
 import math
+import re
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import LateSubmissionPlugin
-from nbgrader.preprocessors import AssignLatePenalties, ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
-from traitlets import Float
+from nbgrader.preprocessors import AssignLatePenalties, ClearHiddenTests, NbGraderPreprocessor
+from traitlets import Float, List
 
 from autograder.core.chapter import Chapter
-from autograder.frontends.instructors.nbgrader.stages import UNFINISHED, chapter_of, write_outcome
+from autograder.frontends.instructors.nbgrader.stages import UNFINISHED, chapter_of, stage_cells, write_outcome
 
 
 def repair_cells(nb, known: set[str]) -> list[str]:
@@ -44,41 +45,26 @@ class RepairCells(NbGraderPreprocessor):
         info = resources["nbgrader"]
         with Gradebook(info["db_url"]) as gb:
             try:
-                known = {cell.name for cell in gb.find_notebook(info["notebook"], info["assignment"]).source_cells}
+                known = {cell.name: cell.source if cell.locked else None
+                         for cell in gb.find_notebook(info["notebook"], info["assignment"]).source_cells}
             except MissingEntry:
-                known = set()
-        notes = repair_cells(nb, known)
+                known = {}
+        notes = repair_cells(nb, set(known))
         for note in notes:
             self.log.warning("%s", note)
+        for cell in nb.cells:  # an untouched locked cell gets back the hidden tests the release lacks: no checksum warning
+            if (source := known.get(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id"))) is not None:
+                released = nbformat.v4.new_code_cell(source)
+                ClearHiddenTests()._remove_hidden_test_region(released)
+                if released.source.strip() == cell.source.strip():
+                    cell.source = source
         write_outcome(str(info["student"]), str(info["assignment"]), False, UNFINISHED, notes)
         return nb, resources
 
 
-class QuietOverwriteCells(OverwriteCells):
-    """No "checksum has changed" warning for an untouched test cell: the gradebook's checksum
-    covers the hidden tests, which the release lacks. An edited locked cell is still reported."""
-
-    def preprocess_cell(self, cell, resources, cell_index):
-        self._submitted_source = cell.source
-        return super().preprocess_cell(cell, resources, cell_index)
-
-    def report_change(self, name, attr, old, new):
-        if attr == "checksum":
-            try:
-                source = self.gradebook.find_source_cell(name, self.notebook_id, self.assignment_id).source
-            except MissingEntry:
-                source = None
-            if source is not None:
-                released = nbformat.v4.new_code_cell(source)
-                ClearHiddenTests()._remove_hidden_test_region(released)
-                if released.source.strip() == self._submitted_source.strip():
-                    return
-        super().report_change(name, attr, old, new)
-
-
 def extra_credit_cell(chapter: Chapter | None) -> str | None:
     """The last graded stage's test cell carries the bonus (a graded bonus cell would raise the maximum)."""
-    graded = [s for s in chapter.stages if not s.bonus] if chapter else []
+    graded = chapter.graded_stages if chapter else []
     return graded[-1].grade_id if graded else None
 
 
@@ -144,4 +130,69 @@ class RecordOutcome(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
         write_outcome(str(info["student"]), str(info["assignment"]), True, "")
+        return nb, resources
+
+
+FEEDBACK_CSS = """
+/* make feedback: long report lines and hints wrap instead of running off the page */
+pre, .output_text pre, .jp-OutputArea-output pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+.stage-heading { margin-top: 1.5em; border-bottom: 1px solid #ccc; }
+math { font-size: 1.1em; }
+"""
+
+MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$\w])\$([^$\n]+?)\$(?![\w$])", re.DOTALL)
+CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.DOTALL)
+
+
+def math_as_mathml(markdown: str) -> str:
+    """The formulas of a markdown cell as MathML, which browsers draw offline; code stays as it is."""
+    from latex2mathml.converter import convert  # the instructors' install has it (pyproject.toml)
+
+    def one(match: re.Match) -> str:
+        display = match.group(1) is not None
+        try:
+            return convert((match.group(1) if display else match.group(2)).strip(),
+                           display="block" if display else "inline")
+        except Exception:
+            return match.group(0)
+
+    return "".join(part if CODE.fullmatch(part) else MATH.sub(one, part) for part in CODE.split(markdown))
+
+
+def _exporters_priority() -> List:
+    """nbgrader's preprocessors redeclare this trait without ``config=True``, and nbconvert's
+    setting of it printed "Config option ... not recognized" every run."""
+    return List(NbGraderPreprocessor.display_data_priority.default_value).tag(config=True)
+
+
+class FeedbackClearHiddenTests(ClearHiddenTests):
+    """nbgrader's ClearHiddenTests, without the config warning (:func:`_exporters_priority`)."""
+
+    display_data_priority = _exporters_priority()
+
+
+class ReadableFeedback(NbGraderPreprocessor):
+    """``make feedback``: a heading per stage, no bare ``Out[..]`` score, formulas as MathML."""
+
+    display_data_priority = _exporters_priority()
+
+    def preprocess(self, nb, resources):
+        chapter = chapter_of(resources.get("nbgrader", {}).get("assignment"))
+        stages = stage_cells(nb, chapter) if chapter else {}
+        cells = []
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type == "markdown":
+                cell.source = math_as_mathml(cell.source)
+            elif index in stages:
+                stage = stages[index]
+                # the report says the points; each hint is in it once already (reports.text.hints_once)
+                cell.outputs = [o for o in cell.outputs if o.get("output_type") != "execute_result"]
+                points = chapter.points(stage)
+                cells.append(nbformat.v4.new_markdown_cell(
+                    f'<h3 class="stage-heading">{stage.label}' + (" (bonus)" if stage.bonus else f" ({points:g} points)")
+                    + "</h3>"))
+            cells.append(cell)
+        nb.cells = cells
+        inlining = resources.setdefault("inlining", {})
+        inlining["css"] = [*inlining.get("css", []), FEEDBACK_CSS]
         return nb, resources
