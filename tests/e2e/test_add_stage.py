@@ -98,7 +98,7 @@ def planted(tmp_path_factory):
     sys.path.insert(0, str(root))
     try:
         chapter = importlib.import_module(PACKAGE).CHAPTER
-        assert "course.json" in release(chapter, root)
+        assert "course.json" in release(chapter, root)[1]
         mistakes = root / "catalog" / "mistakes"  # 4. its catalog files
         mistakes.mkdir(parents=True)
         (mistakes / "s9_divided_by_d_k.py").write_text(MISTAKE)
