@@ -23,18 +23,17 @@ class AttentionExhibit:
     reading: str  # how the student's weights were obtained, or why they are missing
 
 
-def _queries_keys(spec, state: dict, x: torch.Tensor, sizes: Sizes, head: int = 0):
-    """Queries and keys of one head, (batch, num_tokens, head_dim), from the student's weights."""
+def _queries_keys(spec, state: dict, x: torch.Tensor, sizes: Sizes):
+    """Queries and keys of head 0, (batch, num_tokens, head_dim), from the student's weights."""
     x = R.d(x)
     if spec.v1_style:
         q, k = x @ R.d(state["W_query"]), x @ R.d(state["W_key"])
     elif spec.name == "MultiHeadAttentionWrapper":
-        q, k = R.linear(state, f"heads.{head}.W_query", x), R.linear(state, f"heads.{head}.W_key", x)
+        q, k = R.linear(state, "heads.0.W_query", x), R.linear(state, "heads.0.W_key", x)
     else:
         q, k = R.linear(state, "W_query", x), R.linear(state, "W_key", x)
         if spec.name == "MultiHeadAttention":
-            cols = slice(head * sizes.head_dim, (head + 1) * sizes.head_dim)
-            q, k = q[..., cols], k[..., cols]
+            q, k = q[..., :sizes.head_dim], k[..., :sizes.head_dim]
     if q.dim() == 2:
         q, k = q.unsqueeze(0), k.unsqueeze(0)
     return q, k
@@ -49,13 +48,12 @@ def _weights(spec, q, k, mistake: str | None, d_in: int) -> torch.Tensor:
 
 
 def attention_weights(spec, by_check: dict | None = None):
-    """A stage's exhibit: the weights of ``spec``'s module (``by_check``: another spec, by check id)."""
-    return lambda sub, check_id, sizes: attention_exhibit(sub, (by_check or {}).get(check_id, spec), sizes)
+    """A stage's exhibit: the expected and the student's attention weights of ``spec``'s module on the failing
+    example, the book's call when the check drew none (``by_check``: another spec, by check id)."""
+    return lambda sub, check_id, sizes: _exhibit(sub, (by_check or {}).get(check_id, spec), sizes)
 
 
-def attention_exhibit(sub, spec, sizes: Sizes | None) -> AttentionExhibit | None:
-    """The expected and the student's attention weights of ``spec``'s module on the failing
-    example (the book's call when the check drew none), or None where it cannot be rebuilt."""
+def _exhibit(sub, spec, sizes: Sizes | None) -> AttentionExhibit:
     if sizes is None:
         sizes, module, x = spec.book.sizes, spec.book_module(sub), spec.book_input
     else:
