@@ -22,7 +22,7 @@ from autograder.frontends import finder, fingerprint
 from autograder.frontends.commands import Refused
 from autograder.frontends.hosted import ci
 from autograder.frontends.hosted.gradescope import CPU_WHEELS, torch_pin
-from autograder.frontends.reports.safe_write import write_atomic, write_files, write_json
+from autograder.frontends.reports.safe_write import read_json, write_atomic, write_files, write_json
 from autograder.frontends.reports.text import bonus_total
 from autograder.frontends.students import cli
 from autograder.sandbox.confinement import is_confined
@@ -229,11 +229,9 @@ def build(dest: Path) -> tuple[list[str], int]:
     if size > BUNDLE_LIMIT:
         raise Refused(f"the folder packs to {size / 1e6:.1f} MB, over Classroom 50's 10 MB")
     present = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file() or p.is_symlink()}
-    try:  # the files an earlier build wrote here, by its manifest
-        manifest = json.loads((dest / GRADER_FOLDER / MANIFEST_FILE).read_text(encoding="utf-8"))
-        earlier = {*manifest["files"], f"{GRADER_FOLDER}/{MANIFEST_FILE}", ENTRY_FILE}
-    except (OSError, ValueError, KeyError, TypeError):
-        earlier = set()
+    manifest = read_json(dest / GRADER_FOLDER / MANIFEST_FILE)  # the files an earlier build wrote here
+    written = manifest.get("files") if isinstance(manifest, dict) else None
+    earlier = {*written, f"{GRADER_FOLDER}/{MANIFEST_FILE}", ENTRY_FILE} if isinstance(written, dict) else set()
     if not present <= earlier:
         strangers = sorted(present - earlier)
         raise Refused(f"{dest} holds files make classroom50 did not write ({', '.join(strangers[:5])}); "

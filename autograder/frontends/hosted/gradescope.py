@@ -15,7 +15,7 @@ from autograder.chapters import DEFAULT, load
 from autograder.frontends import finder
 from autograder.frontends.fingerprint import grader_bundle
 from autograder.frontends.reports.results_json import gradescope_json
-from autograder.frontends.reports.safe_write import overwrite_refusal, write_json
+from autograder.frontends.reports.safe_write import overwrite_refusal, read_json, write_json
 from autograder.frontends.students import cli
 from autograder.sandbox.settings import Settings
 
@@ -101,14 +101,11 @@ def hidden_examples_seed(source: Path) -> int | None:
     path = source / HIDDEN_EXAMPLES_FILE
     if not path.is_file():
         return None
-    try:
-        seed = json.loads(path.read_text(encoding="utf-8"))["seed"]
-    except (ValueError, KeyError, TypeError):
-        seed = None
-    if type(seed) is not int:
+    data = read_json(path)
+    if not isinstance(data, dict) or type(data.get("seed")) is not int:
         raise SystemExit(f"{path}: not a hidden-examples file with a whole number as its seed; "
                          "rebuild the zip with make gradescope")
-    return seed
+    return data["seed"]
 
 
 def run_inside(root: Path) -> int:

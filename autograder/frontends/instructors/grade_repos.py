@@ -38,7 +38,7 @@ from autograder.frontends.instructors.deadline import (
     parse_instant,
     server_refusal,
 )
-from autograder.frontends.reports.safe_write import write_atomic, write_files
+from autograder.frontends.reports.safe_write import read_json, write_atomic, write_files
 
 DEFAULT_OUT = Path("build") / "grade-repos"
 GRADING_SECONDS = 900  # one notebook, every stage; the grader's own limits stop it well before
@@ -128,9 +128,8 @@ def grade_one(student: str, repo: Path, out: Path, chapter, release_parts: dict[
         log = "".join(p.decode("utf-8", "replace") if isinstance(p, bytes) else p for p in (exc.stdout, exc.stderr) if p)
         row.reason = f"grading did not finish in {GRADING_SECONDS} s"
     (folder / "report.txt").write_text(log, encoding="utf-8")
-    try:
-        data = json.loads(results.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    data = read_json(results)
+    if not isinstance(data, dict):
         row.reason = row.reason or "the grader wrote no results"
         return row
     by_number = {s.number: s for s in chapter.stages}

@@ -3,13 +3,13 @@ what each failed check found, as data, from which the class report counts mistak
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from autograder.core.checks import CheckStatus
 from autograder.core.failures import AMBIGUOUS, GENERIC, NAMED, POLICY, SEEN, Hint
 from autograder.core.results import CheckResult, GradeReport, StageResult
+from autograder.frontends.reports.safe_write import read_json
 
 FORMAT = "autograder-diagnosis/1"
 # nbgrader's route: each graded notebook's record, <student>/<assignment>.json, from the course root
@@ -41,10 +41,8 @@ def stage_record(result: StageResult) -> dict:
 
 def cell_stages(notebook: str | Path) -> dict[int, int | None]:
     """Each cell's position (1-based) -> the stage whose heading it comes under; {} for an unreadable notebook."""
-    try:
-        cells = json.loads(Path(notebook).read_text(encoding="utf-8")).get("cells", [])
-    except (OSError, ValueError, AttributeError, RecursionError):
-        return {}
+    data = read_json(notebook)
+    cells = data.get("cells") if isinstance(data, dict) else []
     stages, current = {}, None
     for position, cell in enumerate(cells if isinstance(cells, list) else [], start=1):
         if isinstance(cell, dict) and cell.get("cell_type") == "markdown":

@@ -1,4 +1,5 @@
-"""Output files written atomically, never in place of a folder, a link or a file this grader did not write."""
+"""Output files written atomically, never in place of a folder, a link or a file this grader did not write;
+and JSON files read back, never with a traceback."""
 
 from __future__ import annotations
 
@@ -29,6 +30,14 @@ def write_atomic(path: str | Path, text: str) -> None:
 
 def write_json(path: str | Path, data: dict) -> None:
     write_atomic(path, json.dumps(data, indent=2) + "\n")
+
+
+def read_json(path: str | Path):
+    """The data of a JSON file; None where it cannot be read or is not JSON."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
 
 
 def write_files(folder: Path, files: dict[str, bytes]) -> None:

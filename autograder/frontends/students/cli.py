@@ -4,7 +4,6 @@ the arguments, the device, the workers' fork server and :func:`grade_report`."""
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 from autograder import CHECKOUT
 from autograder.core.course import stale_points
 from autograder.frontends import commands, finder, fingerprint
+from autograder.frontends.reports.safe_write import read_json
 from autograder.frontends.students.cellorder import late_names
 from autograder.sandbox import timings
 from autograder.sandbox.loader import SubmissionError, read_cells
@@ -120,10 +120,7 @@ def find_renamed(args) -> None:
 
 def stale_points_note(submission: str, chapter) -> str | None:
     """One sentence when the notebook's test cells state other points than the course's."""
-    try:
-        notebook = json.loads(Path(submission).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # a .py file; else the grade already says why the notebook could not be read
+    notebook = read_json(submission)  # None: a .py file; else the grade already says why the notebook could not be read
     return stale_points(notebook, chapter) if isinstance(notebook, dict) else None
 
 
@@ -136,11 +133,10 @@ def edited_test_cells(submission: str, chapter) -> list[str]:
         except OSError:
             return {}
 
-    try:
-        record = json.loads((CHECKOUT / fingerprint.RELEASE_FILE).read_text(encoding="utf-8"))["parts"]
-        allowed = [{name: str(value) for name, value in record.items()}]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        allowed = [cells(chapter.release_notebook(CHECKOUT)), cells(chapter.source_notebook(CHECKOUT))]
+    record = read_json(CHECKOUT / fingerprint.RELEASE_FILE)
+    parts = record.get("parts") if isinstance(record, dict) else None
+    allowed = [{name: str(value) for name, value in parts.items()}] if isinstance(parts, dict) else \
+        [cells(chapter.release_notebook(CHECKOUT)), cells(chapter.source_notebook(CHECKOUT))]
     return sorted(name.removeprefix(fingerprint.LOCKED_CELL_PREFIX) for name, sha in cells(Path(submission)).items()
                   if name in allowed[0] and all(sha != known.get(name) for known in allowed))
 

@@ -36,3 +36,19 @@ def test_a_broken_grading_exits_1_and_leaves_no_result(error, broke, tmp_path, m
         assert status == 1 and not result.exists()
     else:
         assert status == 0 and json.loads(result.read_text())["score"] == 0
+
+
+def test_build_replaces_only_an_earlier_build(tmp_path):
+    from autograder.frontends.commands import Refused
+
+    dest = tmp_path / "bundle"
+    first, _ = classroom50.build(dest)
+    assert classroom50.build(dest)[0] == first, "an earlier build, and nothing else, is rebuilt"
+    (dest / "notes.txt").write_text("the instructor's")
+    with pytest.raises(Refused, match="did not write"):
+        classroom50.build(dest)
+    (dest / "notes.txt").unlink()
+    (dest / classroom50.GRADER_FOLDER / classroom50.MANIFEST_FILE).write_text("[]")  # a manifest not ours
+    with pytest.raises(Refused, match="did not write"):
+        classroom50.build(dest)
+    assert (dest / classroom50.ENTRY_FILE).is_file(), "nothing was removed"

@@ -14,7 +14,7 @@ from pathlib import Path
 from autograder.chapters import load
 from autograder.core.chapter import Chapter, Stage
 from autograder.frontends.finder import find_notebook
-from autograder.frontends.reports.safe_write import write_json
+from autograder.frontends.reports.safe_write import read_json, write_json
 from autograder.sandbox.settings import Settings
 
 OUTCOMES = "grading/outcomes"
@@ -94,10 +94,7 @@ def diagnosis_path(folder: Path, student: str, assignment: str) -> Path | None:
 def read_outcome(student: str, assignment: str, root: Path | str = ".") -> dict | None:
     """The record (``graded``, ``reason``, ``notes``), or None."""
     path = diagnosis_path(Path(root) / OUTCOMES, student, assignment)
-    try:
-        record = json.loads(path.read_text(encoding="utf-8")) if path else None
-    except (OSError, ValueError):
-        return None
+    record = read_json(path) if path else None
     return record if isinstance(record, dict) else None
 
 
