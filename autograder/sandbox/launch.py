@@ -98,26 +98,28 @@ def confinement_refusal(fences, settings: Settings) -> str | None:
             "docs/security.md: macOS, Windows and containers)")
 
 
-_fork_server: forkserver.ForkServer | None = None  # once start_fork_server() has started one
+# Once start_fork_server() has started one: CPU workers start from it, and it is a child of this
+# process that is no stray (strays.end_stray_processes).
+fork_server: forkserver.ForkServer | None = None
 _fork_server_scratch: tempfile.TemporaryDirectory | None = None
 
 
 def start_fork_server(settings: Settings | None = None, here: bool = False) -> bool:
     """Start the fork server (``here``: as a fork of this process); False where it cannot run."""
-    global _fork_server, _fork_server_scratch
+    global fork_server, _fork_server_scratch
 
     settings = settings or Settings()
     oslayer.force_portable(settings.portable)
-    if _fork_server is not None and _fork_server.alive:
+    if fork_server is not None and fork_server.alive:
         return True
     if not forkserver.available():
         return False
     _fork_server_scratch = tempfile.TemporaryDirectory(prefix="autograder-forkserver-", ignore_cleanup_errors=True)
     env = worker_environment(_fork_server_scratch.name, "cpu", settings)
     try:
-        _fork_server = forkserver.ForkServer(env, _fork_server_scratch.name, None if settings.debug else subprocess.DEVNULL, here)
+        fork_server = forkserver.ForkServer(env, _fork_server_scratch.name, None if settings.debug else subprocess.DEVNULL, here)
     except OSError:
-        _fork_server = None
+        fork_server = None
         return False
     atexit.register(stop_fork_server)
     return True
@@ -136,18 +138,7 @@ def fork_server_here(settings: Settings) -> bool:
 
 
 def stop_fork_server() -> None:
-    global _fork_server
-    server, _fork_server = _fork_server, None
+    global fork_server
+    server, fork_server = fork_server, None
     if server is not None:
         server.close()
-
-
-def fork_server_for(device: str) -> forkserver.ForkServer | None:
-    """The server, when it can start this worker (a CPU one); one that died fails to answer (ForkServerError)."""
-    return _fork_server if device == "cpu" else None
-
-
-def fork_server_pids() -> set[int]:
-    """The fork server's pid, while one runs: a child of this process that is no stray."""
-    server = _fork_server
-    return {server.pid} if server is not None else set()

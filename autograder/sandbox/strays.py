@@ -48,7 +48,8 @@ def descends_from_worker(pid: int, sessions: set[int], filters: int | None, toke
 def end_stray_processes(known: set[int] | None = None, seconds: float = 5.0, belongs=None) -> None:
     """Kill this process's children (but ``known`` ones and the fork server) that ``belongs`` accepts,
     until none is left (a dying process may have forked again)."""
-    known = (known or set()) | launch.fork_server_pids()
+    server = launch.fork_server
+    known = (known or set()) | ({server.pid} if server is not None else set())
     give_up = time.monotonic() + seconds
     while time.monotonic() < give_up:
         strays = {pid for pid in children_of(os.getpid()) - known if belongs is None or belongs(pid)}

@@ -35,17 +35,17 @@ def _stopped_at_the_end():
 def fork_server():
     """The running server (started once for this file, again after a test stopped it)."""
     assert launch.start_fork_server(), "the fork server did not start"
-    return launch._fork_server
+    return launch.fork_server
 
 
 @contextlib.contextmanager
 def fresh_workers():
     """Workers start as ``python -I`` meanwhile, as they do where no server runs."""
-    server, launch._fork_server = launch._fork_server, None
+    server, launch.fork_server = launch.fork_server, None
     try:
         yield
     finally:
-        launch._fork_server = server
+        launch.fork_server = server
 
 
 def _outcome(report) -> list[tuple]:
@@ -61,7 +61,7 @@ def test_a_forked_worker_grades_exactly_as_a_fresh_one(name, fork_server, tmp_pa
     with fresh_workers():
         fresh = grade_notebook_file(str(path), CHAPTER, [1, 2])
     forked = grade_notebook_file(str(path), CHAPTER, [1, 2])
-    assert launch._fork_server is fork_server and fork_server.alive, "the server stopped"
+    assert launch.fork_server is fork_server and fork_server.alive, "the server stopped"
     assert _outcome(forked) == _outcome(fresh)
     assert forked.confinement == fresh.confinement and is_confined(forked.confinement)
 
@@ -169,4 +169,4 @@ def test_workers_start_afresh_when_the_server_is_gone(fork_server):
         assert not isinstance(worker.proc, forkserver.ForkedProcess)
     finally:
         worker.close()
-    assert launch._fork_server is None
+    assert launch.fork_server is None
