@@ -45,7 +45,7 @@ import test_catalog as catalog  # noqa: E402  (the catalog's cases, as its tests
 from support import SOLUTION  # noqa: E402
 
 from autograder.chapters.ch03_attention import CHAPTER  # noqa: E402
-from autograder.sandbox.forkpool import start_fork_server  # noqa: E402
+from autograder.sandbox.launch import start_fork_server  # noqa: E402
 
 # What a nanoGPT-style notebook puts at its top.
 TF32_ON = ("import torch\n"

@@ -153,9 +153,8 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
             for stage in stages:
                 if not worker.alive:  # not yet, or the last stage ended it: load (again)
                     worker.start()
-                if worker.report is not None:
-                    load = worker.report
-                    report.cells, report.confinement = load.cells, load.confinement
+                if worker.loaded is not None:
+                    report.cells, report.confinement = worker.loaded, worker.confinement
                 worker.begin_stage(stage.number)
                 sub = Submission(worker, stage.label, chapter.error_hints.get(stage.id, ()), report.cell_errors)
                 sub.timed_out = dict(timed_out)  # a later stage builds on the book's class instead, not calling it

@@ -1,11 +1,14 @@
-"""What a worker starts with (its boot line, its environment with the handshake), and whether its
-fences let the grading go on."""
+"""What a worker starts with (its boot line, its environment with the handshake, this process's fork
+server that CPU workers start from), and whether its fences let the grading go on."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import subprocess
 import sys
+import tempfile
 
 from autograder.sandbox import forkserver, oslayer
 from autograder.sandbox.child import HANDSHAKE, PACKAGE_PARENT
@@ -93,3 +96,49 @@ def confinement_refusal(fences, settings: Settings) -> str | None:
     return (f"confinement is required (AUTOGRADER_REQUIRE_CONFINEMENT), but the grading worker is {describe(fences)}: "
             "refusing to run the submission without its fences (Linux 5.13+ with Landlock and seccomp is needed; "
             "docs/security.md: macOS, Windows and containers)")
+
+
+# Once start_fork_server() has started one: CPU workers start from it, and it is a child of this
+# process that is no stray (strays.end_stray_processes).
+fork_server: forkserver.ForkServer | None = None
+_fork_server_scratch: tempfile.TemporaryDirectory | None = None
+
+
+def start_fork_server(settings: Settings | None = None, here: bool = False) -> bool:
+    """Start the fork server (``here``: as a fork of this process); False where it cannot run."""
+    global fork_server, _fork_server_scratch
+
+    settings = settings or Settings()
+    oslayer.force_portable(settings.portable)
+    if fork_server is not None and fork_server.alive:
+        return True
+    if not forkserver.available():
+        return False
+    _fork_server_scratch = tempfile.TemporaryDirectory(prefix="autograder-forkserver-", ignore_cleanup_errors=True)
+    env = worker_environment(_fork_server_scratch.name, "cpu", settings)
+    try:
+        fork_server = forkserver.ForkServer(env, _fork_server_scratch.name, None if settings.debug else subprocess.DEVNULL, here)
+    except OSError:
+        fork_server = None
+        return False
+    atexit.register(stop_fork_server)
+    return True
+
+
+def fork_server_here(settings: Settings) -> bool:
+    """The server forked from this process once it imported PyTorch (one import per grading); only where a
+    worker may see all it holds: the clean environment (launch.restart_clean), one thread, no check or secret read."""
+    if not (forkserver.available() and environment_is_clean()):
+        return False
+    import torch
+
+    if torch.cuda.is_initialized() or oslayer.thread_count() != 1:
+        return False  # a fork copies one thread: another's locks would stay held in the server
+    return start_fork_server(settings, here=True)
+
+
+def stop_fork_server() -> None:
+    global fork_server
+    server, fork_server = fork_server, None
+    if server is not None:
+        server.close()

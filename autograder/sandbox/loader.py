@@ -23,11 +23,7 @@ class Cell:
     source: str
     # How messages name it, as the student finds it in JupyterLab (which numbers no cells): the
     # execution count, the first line and the heading above it; a .py submission's file name.
-    name: str = ""
-
-    def __post_init__(self):
-        if not self.name:
-            object.__setattr__(self, "name", cell_label(self.source))
+    name: str
 
 
 def _join(source) -> str:

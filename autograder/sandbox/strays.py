@@ -1,5 +1,5 @@
 """No stray processes after a grading: the worker's orphans become this process's children
-(:func:`become_subreaper`) and are ended."""
+(:func:`oslayer.become_subreaper`) and are ended."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from autograder.sandbox import forkpool, oslayer
-
-become_subreaper = oslayer.become_subreaper
+from autograder.sandbox import launch, oslayer
 
 
 def children_of(pid: int) -> set[int]:
@@ -50,7 +48,8 @@ def descends_from_worker(pid: int, sessions: set[int], filters: int | None, toke
 def end_stray_processes(known: set[int] | None = None, seconds: float = 5.0, belongs=None) -> None:
     """Kill this process's children (but ``known`` ones and the fork server) that ``belongs`` accepts,
     until none is left (a dying process may have forked again)."""
-    known = (known or set()) | forkpool.fork_server_pids()
+    server = launch.fork_server
+    known = (known or set()) | ({server.pid} if server is not None else set())
     give_up = time.monotonic() + seconds
     while time.monotonic() < give_up:
         strays = {pid for pid in children_of(os.getpid()) - known if belongs is None or belongs(pid)}

@@ -15,12 +15,11 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
-from autograder.sandbox import cgroups, forkpool, oslayer, timings
+from autograder.sandbox import cgroups, launch, oslayer, timings
 from autograder.sandbox.errors import StageAborted, ended_the_stage, over_the_stage_time_limit
 from autograder.sandbox.forkserver import ForkServerError
-from autograder.sandbox.launch import BOOT, confinement_refusal, worker_environment
+from autograder.sandbox.launch import BOOT, confinement_refusal, stop_fork_server, worker_environment
 from autograder.sandbox.loader import Cell, strip_magics
 from autograder.sandbox.settings import Settings
 from autograder.sandbox.strays import descends_from_worker, end_stray_processes, seccomp_filters
@@ -101,12 +100,6 @@ def empty_folder(folder: str) -> None:
                 os.unlink(entry.path)
 
 
-@dataclass
-class LoadReport:
-    cells: list[dict]  # per cell: index, name, status, error
-    confinement: dict  # which fences held (see confinement.py)
-
-
 def _loops_alike(cells: list[Cell], looped: int) -> dict[int, str]:
     """The later cells that would run cell ``looped``'s endless loop again, directly or through the
     notebook's functions, each with why it is skipped; cells that only define still run."""
@@ -154,7 +147,7 @@ class Worker:
         self.confinement: dict = {}  # the fences the worker reported (confinement.py)
         self.proc: subprocess.Popen | None = None
         self.fatal: dict[int, str] = {}  # cell index -> why it is skipped
-        self.report: LoadReport | None = None
+        self.loaded: list[dict] | None = None  # per cell of the last load: index, name, status, error
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self._workdir = tempfile.TemporaryDirectory(prefix="autograder-", ignore_cleanup_errors=True)
         # Marks of the worker's processes, so that only they are ended.
@@ -181,13 +174,13 @@ class Worker:
         self._stderr.truncate()
         oslayer.become_subreaper()
         proc = None
-        server = forkpool.fork_server_for(self.device)
+        server = launch.fork_server if self.device == "cpu" else None  # one that died raises ForkServerError
         if server is not None:
             try:
                 env = worker_environment(scratch, self.device, self.settings, server.pid, self._token)
                 proc = server.spawn(env, scratch, self._stderr.fileno())
             except ForkServerError:
-                forkpool.stop_fork_server()  # workers start afresh from now on
+                stop_fork_server()  # workers start afresh from now on
         if proc is None:
             env = worker_environment(scratch, self.device, self.settings, os.getpid(), self._token)
             proc = subprocess.Popen(
@@ -206,7 +199,7 @@ class Worker:
         tail = self._stderr.read()[-2000:].decode("utf-8", "replace").strip()
         return RuntimeError(f"the grading worker could not start ({why})" + (f":\n{tail}" if tail else ""))
 
-    def start(self) -> LoadReport:
+    def start(self) -> list[dict]:
         """Start a worker and load the submission, skipping cells that killed earlier ones."""
         from autograder.sandbox import wire
 
@@ -241,8 +234,8 @@ class Worker:
                         running = int(message["index"])
                     elif message.get("event") == "loaded":
                         timings.mark("notebook_loaded")
-                        self.report = self._merge(message)
-                        return self.report
+                        self.loaded = self._merge(message)
+                        return self.loaded
                     else:
                         raise wire.WireError("unexpected message while loading")
             except (wire.WireError, OSError, AttributeError, KeyError, TypeError, ValueError) as exc:
@@ -264,7 +257,7 @@ class Worker:
         return (f"the grading's overall time limit ({self.limits.total_seconds:g} s) ran out while {doing}; "
                 "look for slow cells (long loops, training runs) and move them out of the notebook")
 
-    def _merge(self, message: dict) -> LoadReport:
+    def _merge(self, message: dict) -> list[dict]:
         cells = [c for c in message.get("cells", []) if isinstance(c, dict)]
         names = {c.index: c.name for c in self.cells}
         for cell in cells:  # every message names a cell as the student finds it (loader.cell_label)
@@ -273,7 +266,7 @@ class Worker:
             cells.append({"index": index, "name": names.get(index, ""), "status": "error",
                           "error": {"kind": "fatal", "type": "", "message": why, "where": names.get(index, "")}})
         cells.sort(key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0)
-        return LoadReport(cells, self.confinement)
+        return cells
 
     @property
     def alive(self) -> bool:

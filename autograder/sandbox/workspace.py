@@ -61,11 +61,15 @@ def describe_error(exc: BaseException) -> dict:
     return {"kind": kind, "type": type(exc).__name__, "message": message[:600], "where": where, "code": code}
 
 
-def on_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
-    """``tensor`` moved to ``device``; float64 becomes float32 for Apple's MPS, which has none."""
-    if device.type == "mps" and tensor.dtype == torch.float64:
-        tensor = tensor.float()
-    return tensor.to(device)
+def on_device(value, device: torch.device):
+    """``value``'s tensors (it may be a list) moved to ``device``; float64 becomes float32 for Apple's MPS, which has none."""
+    if isinstance(value, list):
+        return [on_device(v, device) for v in value]
+    if not isinstance(value, torch.Tensor):
+        return value
+    if device.type == "mps" and value.dtype == torch.float64:
+        value = value.float()
+    return value.to(device)
 
 
 def seed_generators(seed: int | None, device: torch.device) -> None:
@@ -149,13 +153,6 @@ class Workspace:
         if name not in self.namespace:
             raise _Refused("missing", "NameError", name)
         return self.namespace[name]
-
-    def _to_device(self, value):
-        if isinstance(value, torch.Tensor):
-            return on_device(value, self.device)
-        if isinstance(value, list):
-            return [self._to_device(v) for v in value]
-        return value
 
     def _result(self, value) -> dict:
         if isinstance(value, torch.Tensor):
@@ -260,7 +257,7 @@ class Workspace:
 
     def op_call(self, name: str, args: list, kwargs: dict | None = None, seed=None, substitute=None, echo=False):
         """``echo``: the arguments come back too, as the call left them."""
-        args = self._to_device(args)
+        args = on_device(args, self.device)
         fn, value = self._invoke(name, "function", args, kwargs, seed, substitute)
         if isinstance(fn, type) and isinstance(value, fn):
             raise _Refused("bad_type", "TypeError", f"`{name}` is a class, not a function: calling it built a "
@@ -276,7 +273,7 @@ class Workspace:
     def op_forward(self, handle: int, x, train: bool = False, seed=None, repeat: int = 0, echo=False):
         module = self.modules[handle]
         module.train(bool(train))
-        x = self._to_device(x)
+        x = on_device(x, self.device)
         seed_generators(seed, self.device)
         with torch.no_grad():
             if not repeat:
@@ -310,12 +307,12 @@ class Workspace:
         module = self.modules[handle]
         module.train(False)
         module.zero_grad(set_to_none=True)
-        out = module(self._to_device(x))
+        out = module(on_device(x, self.device))
         if not isinstance(out, torch.Tensor):
             return self._result(out)
         if not out.requires_grad:
             return {"out": out.detach(), "grads": {}}
-        (out * self._to_device(upstream)).sum().backward()
+        (out * on_device(upstream, self.device)).sum().backward()
         grads = {n: p.grad.detach() for n, p in module.named_parameters() if p.grad is not None}
         return {"out": out.detach(), "grads": grads}
 
@@ -323,7 +320,7 @@ class Workspace:
         """One forward pass (eval mode) as if the module sat on a GPU (:class:`_OnDevice`)."""
         module = self.modules[handle]
         module.train(False)
-        x = self._to_device(torch.rand(shape, generator=torch.Generator().manual_seed(0)))
+        x = on_device(torch.rand(shape, generator=torch.Generator().manual_seed(0)), self.device)
         device = _OnDevice([x, *module.parameters(), *module.buffers()])
         with torch.no_grad(), device:
             out = module(x)
@@ -338,7 +335,7 @@ class Workspace:
         fn = self._lookup(name) if name else self.modules[handle]
         if not name:
             fn.train(False)
-        args = self._to_device(list(args) if name else [x])  # moved before the count starts
+        args = on_device(list(args) if name else [x], self.device)  # moved before the count starts
         with torch.no_grad(), _Calls() as calls:
             out = fn(*args)
         if not isinstance(out, torch.Tensor):

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.sandbox import forkpool
+from autograder.sandbox import launch
 
 
 @pytest.fixture(autouse=True)
 def _workers_forked_from_a_server():
-    forkpool.start_fork_server()  # returns at once while one runs; again after a test stopped it
+    launch.start_fork_server()  # returns at once while one runs; again after a test stopped it

@@ -38,7 +38,7 @@ from support import FIXING_VALUES, NOT_FOR_STUDENTS, TESTS, code_text, pasted_so
 
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.failures import Hint
-from autograder.sandbox.forkpool import start_fork_server
+from autograder.sandbox.launch import start_fork_server
 from autograder.sandbox.settings import Settings
 
 STAGES, stage = CHAPTER.stages, CHAPTER.stage

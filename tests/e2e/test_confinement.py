@@ -212,15 +212,15 @@ def _probe_all(port: int, fences_off: bool, forked: bool = False) -> tuple[dict[
     with mock.patch.dict(os.environ, {SECRET: "1"}):
         worker = Worker([Cell(1, source, "probes.py")], "cpu", UNFENCED if fences_off else Settings())
         try:
-            load = worker.start()
+            loaded = worker.start()
             assert isinstance(worker.proc, ForkedProcess) == forked
-            assert load.cells[0]["status"] == "ok", load.cells
+            assert loaded[0]["status"] == "ok", loaded
             worker.begin_stage(1)
             answers = {}
             for name in ATTACKS + PROCESS_ATTACKS + ALLOWED:
                 answer = worker.request({"op": "call", "name": "probe", "args": [name]})
                 answers[name] = answer["ok"]["repr"].strip("'")
-            return answers, load.confinement
+            return answers, worker.confinement
         finally:
             worker.close()
 
@@ -229,18 +229,18 @@ def _probe_all(port: int, fences_off: bool, forked: bool = False) -> tuple[dict[
 @pytest.mark.parametrize("start", ["fresh", "forked"])
 def test_every_attack_fails_in_the_worker_and_works_without_the_fences(start, listener, tmp_path):
     """``forked``: the worker is a fork of the preloaded server (make autograde's pool workers)."""
-    from autograder.sandbox import forkpool, forkserver
+    from autograder.sandbox import forkserver, launch
 
     if start == "forked":
         if not forkserver.available():
             pytest.skip("no fork server here")
-        assert forkpool.start_fork_server()
+        assert launch.start_fork_server()
     else:
-        forkpool.stop_fork_server()  # the e2e tests' server (conftest.py): this worker starts afresh
+        launch.stop_fork_server()  # the e2e tests' server (conftest.py): this worker starts afresh
     try:
         _attacks_fail_only_with_fences(listener, forked=start == "forked")
     finally:
-        forkpool.stop_fork_server()
+        launch.stop_fork_server()
 
 
 def _attacks_fail_only_with_fences(listener, forked: bool) -> None:
@@ -548,10 +548,10 @@ def test_a_cell_that_fills_the_scratch_folder_is_skipped():
     cells = [Cell(1, FILL, "fill.py"), Cell(2, "fill(400)\n", "big.py"), Cell(3, "after = 1\n", "after.py")]
     worker = Worker(cells, "cpu", Settings(limits=Limits(scratch_bytes=48 * 2**20)))
     try:
-        load = worker.start()
+        loaded = worker.start()
     finally:
         worker.close()
-    by_index = {c["index"]: c for c in load.cells}
+    by_index = {c["index"]: c for c in loaded}
     assert by_index[2]["status"] == "error" and "wrote more than" in by_index[2]["error"]["message"], by_index[2]
     assert by_index[1]["status"] == by_index[3]["status"] == "ok"
 
@@ -641,8 +641,8 @@ def test_one_process_limit_for_the_worker_and_all_it_starts_root_included():
 
     worker = Worker([Cell(1, FORK_MANY, "forks.py")], "cpu", Settings())
     try:
-        load = worker.start()
-        assert f"{TASKS} tasks" in confinement.describe(load.confinement), load.confinement
+        worker.start()
+        assert f"{TASKS} tasks" in confinement.describe(worker.confinement), worker.confinement
         groups = list(worker._budget.groups)
         worker.begin_stage(1)
         started = int(worker.request({"op": "call", "name": "fork_many", "args": [400]})["ok"]["repr"])

@@ -14,7 +14,7 @@ from support import REPO, SOLUTION
 from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import grade_notebook_file
 from autograder.frontends.instructors.nbgrader.stages import grade_and_end_strays
-from autograder.sandbox import forkpool, forkserver, strays
+from autograder.sandbox import forkserver, launch, oslayer, strays
 from autograder.sandbox.confinement import is_confined
 from autograder.sandbox.loader import Cell
 from autograder.sandbox.settings import Settings
@@ -28,24 +28,24 @@ HOSTILE = REPO / "tests" / "hostile"
 @pytest.fixture(scope="module", autouse=True)
 def _stopped_at_the_end():
     yield
-    forkpool.stop_fork_server()
+    launch.stop_fork_server()
 
 
 @pytest.fixture
 def fork_server():
     """The running server (started once for this file, again after a test stopped it)."""
-    assert forkpool.start_fork_server(), "the fork server did not start"
-    return forkpool._fork_server
+    assert launch.start_fork_server(), "the fork server did not start"
+    return launch.fork_server
 
 
 @contextlib.contextmanager
 def fresh_workers():
     """Workers start as ``python -I`` meanwhile, as they do where no server runs."""
-    server, forkpool._fork_server = forkpool._fork_server, None
+    server, launch.fork_server = launch.fork_server, None
     try:
         yield
     finally:
-        forkpool._fork_server = server
+        launch.fork_server = server
 
 
 def _outcome(report) -> list[tuple]:
@@ -61,7 +61,7 @@ def test_a_forked_worker_grades_exactly_as_a_fresh_one(name, fork_server, tmp_pa
     with fresh_workers():
         fresh = grade_notebook_file(str(path), CHAPTER, [1, 2])
     forked = grade_notebook_file(str(path), CHAPTER, [1, 2])
-    assert forkpool._fork_server is fork_server and fork_server.alive, "the server stopped"
+    assert launch.fork_server is fork_server and fork_server.alive, "the server stopped"
     assert _outcome(forked) == _outcome(fresh)
     assert forked.confinement == fresh.confinement and is_confined(forked.confinement)
 
@@ -115,9 +115,9 @@ def _call(worker: Worker, name: str):
 def test_a_forked_worker_holds_nothing_of_the_server(fork_server):
     worker = Worker([Cell(1, PROBE, "probe.py")], "cpu", Settings())
     try:
-        load = worker.start()
+        worker.start()
         assert isinstance(worker.proc, forkserver.ForkedProcess)
-        assert is_confined(load.confinement), load.confinement
+        assert is_confined(worker.confinement), worker.confinement
         worker.begin_stage(1)
         descriptors = _call(worker, "open_descriptors")
         # The server's control socket (which could ask for more forks) is closed in the fork;
@@ -135,7 +135,7 @@ def test_a_daemon_started_by_a_forked_worker_is_ended(fork_server, tmp_path):
     to it (the server is not one) and ended with the grading."""
     notebook = tmp_path / "daemon.py"
     notebook.write_text(PROBE + "\nstart_daemon()\n")
-    strays.become_subreaper()
+    oslayer.become_subreaper()
     before = strays.children_of(os.getpid())
     grade_and_end_strays(str(notebook), CHAPTER, [1], {}, "cpu", Settings())
     time.sleep(0.2)
@@ -169,4 +169,4 @@ def test_workers_start_afresh_when_the_server_is_gone(fork_server):
         assert not isinstance(worker.proc, forkserver.ForkedProcess)
     finally:
         worker.close()
-    assert forkpool._fork_server is None
+    assert launch.fork_server is None

@@ -33,7 +33,7 @@ from autograder.chapters.ch03_attention import CHAPTER
 from autograder.core.engine import run_stage
 from autograder.core.submission import Submission
 from autograder.frontends.students import cli
-from autograder.sandbox import forkpool
+from autograder.sandbox import launch
 from autograder.sandbox.loader import read_cells
 from autograder.sandbox.settings import Limits, Settings
 from autograder.sandbox.worker import Worker
@@ -207,9 +207,9 @@ def graded(request, tmp_path_factory) -> dict[str, Outcome]:
     # One command-line grading in a thread while this thread grades the others in-process
     # (they redirect this process's output, so one at a time): two at once, one per core. The
     # in-process gradings fork their workers from one server, as make test's are forks.
-    forkpool.start_fork_server()
+    launch.start_fork_server()
     with contextlib.ExitStack() as stack, ThreadPoolExecutor(max_workers=1) as pool:
-        stack.callback(forkpool.stop_fork_server)
+        stack.callback(launch.stop_fork_server)
         pending = {name: pool.submit(_grade, BY_FILE[name], root / Path(name).stem) for name in own}
         outcomes = {name: _grade(BY_FILE[name], root / Path(name).stem) for name in wanted if name not in pending}
         outcomes.update({name: future.result() for name, future in pending.items()})

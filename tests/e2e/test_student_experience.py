@@ -23,7 +23,6 @@ from autograder.chapters import load
 from autograder.frontends.reports.html import attention_heatmap_png, escape, stage_html
 from autograder.frontends.reports.text import format_points, stage_text
 from autograder.frontends.students import notebook
-from autograder.sandbox.loader import Cell
 
 CHAPTER = load("ch03_attention")
 # Stages' points as the course gives them (an instructor's edit changes them): "10/10" for stage 1 here.
@@ -143,17 +142,17 @@ def test_an_executed_notebooks_failing_test_cell_has_html_with_a_heatmap_and_pla
 
 # -- one notebook, one grade -----------------------------------------------------------------
 
-LATE_CELLS = [
-    Cell(1, "import torch\n"),
-    Cell(2, "def softmax_naive(x):\n    e = torch.exp(x * SCALE)\n    return e / e.sum(-1, keepdim=True)\n"),
-    Cell(3, 'from autograder import grade_stage\ngrade_stage("ch03_attention", 1, globals())\n'),
-    Cell(4, "SCALE = 1.0\n"),
+LATE_SOURCES = [
+    "import torch\n",
+    "def softmax_naive(x):\n    e = torch.exp(x * SCALE)\n    return e / e.sum(-1, keepdim=True)\n",
+    'from autograder import grade_stage\ngrade_stage("ch03_attention", 1, globals())\n',
+    "SCALE = 1.0\n",
 ]
 
 
-def _notebook_of(cells: list[Cell], path):
+def _notebook_of(sources: list[str], path):
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c.source) for c in cells]
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
     nbformat.write(nb, path)
     return path
 
@@ -166,13 +165,13 @@ def _make(*args, timeout=300):
 
 
 def test_make_test_and_the_test_cell_both_explain_a_late_definition(tmp_path):
-    submission = _notebook_of(LATE_CELLS, tmp_path / "late.ipynb")
+    submission = _notebook_of(LATE_SOURCES, tmp_path / "late.ipynb")
     proc = _make("test", f"NOTEBOOK={submission}", "STAGE=1", "DEVICE=cpu")
     assert proc.returncode == 0 and f"Total: {S1_FULL}" in proc.stdout, proc.stdout + proc.stderr
     assert 'warning: cell "def softmax_naive(x):": `softmax_naive` uses `SCALE`' in proc.stdout
     # the test cell (cell 3) runs before cell 4: SCALE does not exist yet, and the hint says why
     namespace = {"torch": torch}
-    exec(LATE_CELLS[1].source, namespace)
+    exec(LATE_SOURCES[1], namespace)
     result = notebook._run(CHAPTER, CHAPTER.stage(1), namespace, "cpu", None)
     assert result.score == 0
     assert any("further down" in c.hint for c in result.checks), stage_text(result)
@@ -180,9 +179,9 @@ def test_make_test_and_the_test_cell_both_explain_a_late_definition(tmp_path):
 
 # -- make test and make lab ------------------------------------------------------------------
 
-PARTIAL = [Cell(1, "import torch\n"),
-           Cell(2, "def softmax_naive(x):\n    e = torch.exp(x)\n    return e / e.sum(-1, keepdim=True)\n"),
-           Cell(3, "def compute_attn_scores(inputs):\n    raise NotImplementedError\n")]
+PARTIAL = ["import torch\n",
+           "def softmax_naive(x):\n    e = torch.exp(x)\n    return e / e.sum(-1, keepdim=True)\n",
+           "def compute_attn_scores(inputs):\n    raise NotImplementedError\n"]
 
 
 def test_make_test_on_a_partial_notebook_prints_the_grade_and_no_make_error(tmp_path):

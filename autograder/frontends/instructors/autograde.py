@@ -169,9 +169,9 @@ def _start_worker(assignment: str, scratch: str, submitted: str, started) -> Non
     os.dup2(log, 2)
     from autograder.frontends.instructors.nbgrader.execute import SandboxExecute
     from autograder.frontends.instructors.nbgrader.stages import cells_key, grade_and_end_strays
-    from autograder.sandbox.forkpool import start_fork_server
+    from autograder.sandbox.launch import start_fork_server
+    from autograder.sandbox.oslayer import become_subreaper
     from autograder.sandbox.settings import Settings
-    from autograder.sandbox.strays import become_subreaper
 
     class Keep(SandboxExecute):
         def grade_file(self, notebook, chapter, numbers, seeds):

@@ -93,7 +93,7 @@ def resolve_device(choice: str) -> str:
 def fork_workers_here(device: str, settings) -> None:
     """CPU workers start as forks of this process once it imported PyTorch (one import for both),
     where this process may fork them: call it before any check, chapter or secret is read."""
-    from autograder.sandbox.forkpool import fork_server_here
+    from autograder.sandbox.launch import fork_server_here
 
     try:
         if resolve_device(device) == "cpu":

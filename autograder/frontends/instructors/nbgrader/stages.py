@@ -139,7 +139,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autograder.sandbox.strays import become_subreaper
+    from autograder.sandbox.oslayer import become_subreaper
 
     given = json.loads(sys.stdin.read() or "{}")  # {"seeds": {stage: seed}, "limits": Settings' seconds}
     seeds = {int(n): int(s) for n, s in given.get("seeds", {}).items()}
