@@ -31,5 +31,5 @@ def test_what_new_preloads_made_is_frozen_out_of_the_collectors_reach():
     run_preloads((lambda: made.append([[]]),))
     frozen = gc.get_freeze_count()
     assert frozen > before and gc.is_tracked(made[0])
-    run_preloads(())  # nothing new ran: nothing more is frozen
-    assert gc.get_freeze_count() == frozen
+    run_preloads(())  # nothing new ran: nothing more is frozen (a frozen object freed meanwhile leaves the count)
+    assert gc.get_freeze_count() <= frozen
