@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -59,6 +60,11 @@ def test_end_stray_processes_ends_the_children_that_belong(sleeper):
 def test_a_process_descends_from_a_worker_by_its_token(sleeper):
     marked = subprocess.Popen(["sleep", "30"], env={**os.environ, HANDSHAKE: '{"token": "t0ken-42"}'})
     try:
+        # until it runs sleep, the fork's environment is still this process's
+        give_up = time.monotonic() + 10
+        while Path(f"/proc/{marked.pid}/cmdline").read_bytes().split(b"\0")[0] != b"sleep":
+            assert time.monotonic() < give_up, "sleep never started"
+            time.sleep(0.01)
         assert strays.descends_from_worker(marked.pid, set(), None, "t0ken-42")
         assert not strays.descends_from_worker(sleeper.pid, set(), None, "t0ken-42")
         assert strays.descends_from_worker(sleeper.pid, {os.getsid(sleeper.pid)}, None, "other")
