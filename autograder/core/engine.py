@@ -14,7 +14,6 @@ from autograder.core.checks import CheckStatus
 from autograder.core.failures import AMBIGUOUS, NAMED, CheckFailure, NotImplementedYet, StageAborted, hint_rank
 from autograder.core.results import CheckResult, GradeReport, StageResult
 from autograder.core.submission import LocalTransport, StageClock, Submission, torch_threads
-from autograder.sandbox import timings
 from autograder.sandbox.errors import over_the_stage_time_limit
 from autograder.sandbox.loader import SubmissionError, read_cells
 from autograder.sandbox.settings import Settings
@@ -58,7 +57,7 @@ def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed:
     """Every check of ``stage`` (or the ``only`` ones, by id); ``examples_seed`` draws other examples (the
     hidden tests). A stage whose code calls what it teaches earns no points (the chapter's call policy)."""
     settings = settings or Settings()
-    started, before = time.monotonic(), timings.totals()
+    started = time.monotonic()
     checks = [c for c in chapter.checks_for(stage) if only is None or c.id in only]
     results: list[CheckResult] = []
     aborted: StageAborted | None = None
@@ -95,20 +94,8 @@ def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed:
             results.append(result)
     for result in results:
         result.hint_level = settings.hint_level
-    _time_stage(stage, started, before)
     return StageResult(stage, settle_ambiguous_hints(results), time.monotonic() - started,
                        list(getattr(sub, "notes", ())))
-
-
-_STAGE_TOTALS = ("round_trips", "round_trip_seconds", "properties", "examples", "property_seconds")
-
-
-def _time_stage(stage: Stage, started: float, before: dict) -> None:
-    """The stage's figures for make bench-grader (autograder.sandbox.timings)."""
-    if timings.enabled():
-        now = timings.totals()
-        timings.stage({"id": stage.id, "number": stage.number, "seconds": time.monotonic() - started,
-                       **{name: now.get(name, 0.0) - before.get(name, 0.0) for name in _STAGE_TOTALS}})
 
 
 def checks_hidden_examples_could_fail(result: StageResult) -> frozenset[str]:

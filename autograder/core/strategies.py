@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -18,7 +17,6 @@ from hypothesis.extra import numpy as hnp
 from hypothesis.internal.conjecture import providers
 
 from autograder.core.failures import CheckFailure, Hint, NotImplementedYet, StageAborted, StudentCodeError
-from autograder.sandbox import timings
 
 # One profile for grading: fixed example counts, no deadline (student code may be slow on
 # its first call), derandomized, no example database: the same submission, the same grade.
@@ -141,13 +139,6 @@ def run_property(body, *strategies, examples: int, show_input=None) -> None:
             self.exc = exc
 
     failing: list = []
-    if timings.enabled():  # counted outside prop: hypothesis derives a derandomized property's examples from its source
-        uncounted = body
-
-        def body(*args):
-            timings.add("examples")
-            return uncounted(*args)
-
     @settings(GRADING, max_examples=examples)
     @given(st.tuples(*strategies))
     def prop(args):
@@ -162,8 +153,6 @@ def run_property(body, *strategies, examples: int, show_input=None) -> None:
     seed = _read_examples_seed()
     if seed is not None:
         prop = hypothesis_seed(seed)(prop)
-    timings.add("properties")
-    started = time.monotonic()
     try:
         prop()
     except _Stop as stop:
@@ -176,8 +165,6 @@ def run_property(body, *strategies, examples: int, show_input=None) -> None:
             f"the same input failed once and passed the next time{example}",
             "the output must depend only on the input and the weights: no torch.rand or "
             "hand-made dropout in forward, and no state kept between calls") from None
-    finally:
-        timings.add("property_seconds", time.monotonic() - started)
 
 
 def _with_example(failure: CheckFailure, args: tuple, show_input) -> CheckFailure:

@@ -37,8 +37,6 @@ class Settings:
     require_confinement: bool = False
     # Linux takes the path Windows and macOS take (oslayer), so the tests grade through it.
     portable: bool = False
-    # Where make bench-grader's measurements go (autograder.sandbox.timings); "" for nowhere.
-    timings: str = ""
     # The worker keeps its stderr (shown when it fails to start): for maintainers chasing a crash.
     debug: bool = False
     # False in the repository's tests only: a worker without fences, to show what they stop.
@@ -68,19 +66,16 @@ SOURCES = {
     "require_confinement": ("require-confinement", "AUTOGRADER_REQUIRE_CONFINEMENT"),
     "scratch_bytes": ("scratch-limit", "AUTOGRADER_SCRATCH_LIMIT"),
     "portable": ("portable", "AUTOGRADER_PORTABLE"),
-    "timings": ("timings", "AUTOGRADER_TIMINGS"),
     "debug": ("debug", None),
 }
 
 
 def _value(text: str, default):
-    """``text`` as a value of ``default``'s type (a positive whole number, yes or no, a path), or None."""
+    """``text`` as a value of ``default``'s type (yes or no, a positive whole number), or None."""
     text = text.strip().strip("\"'")
     if isinstance(default, bool):
         return {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}.get(text.lower())
-    if isinstance(default, int):
-        return int(text) if text.isdigit() and int(text) > 0 else None
-    return text or None
+    return int(text) if text.isdigit() and int(text) > 0 else None
 
 
 _PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"

@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 
-from autograder.sandbox import cgroups, launch, oslayer, timings
+from autograder.sandbox import cgroups, launch, oslayer
 from autograder.sandbox.errors import StageAborted, ended_the_stage, over_the_stage_time_limit
 from autograder.sandbox.forkserver import ForkServerError
 from autograder.sandbox.launch import BOOT, confinement_refusal, stop_fork_server, worker_environment
@@ -208,13 +208,11 @@ class Worker:
             budgeted = self._spawn()
             self.reader = wire.Reader(self.proc.stdout.fileno())
             run_preloads(self.preload)  # while the worker still imports
-            timings.mark("preloads_done")
             running = None
             try:
                 ready = self.reader.read(time.monotonic() + 120)
                 if not isinstance(ready, dict) or ready.get("event") != "ready":
                     raise wire.WireError("unexpected first message")
-                timings.mark("worker_ready")
                 self.confinement = ready.get("confinement") if isinstance(ready.get("confinement"), dict) else {}
                 if budgeted:  # the grader's fence, not the worker's word
                     self.confinement = {**self.confinement, "cgroup": self._budget.describe()}
@@ -225,7 +223,6 @@ class Worker:
                          for c in self.cells if c.index not in self.fatal]
                 self._send({"op": "load_submission", "cells": cells, "outputs": self.keep_outputs},
                            time.monotonic() + 120)
-                timings.mark("notebook_sent")
                 while True:
                     if time.monotonic() >= self.give_up_at:
                         raise RuntimeError(self._over_time("loading the notebook"))
@@ -233,7 +230,6 @@ class Worker:
                     if message.get("event") == "cell":
                         running = int(message["index"])
                     elif message.get("event") == "loaded":
-                        timings.mark("notebook_loaded")
                         self.loaded = self._merge(message)
                         return self.loaded
                     else:
@@ -346,7 +342,6 @@ class Worker:
                 if type(pid) is int and pid > 1 and (
                         pid == self.proc.pid if in_place else oslayer.parent_and_group(pid) == (self.proc.pid, pid)):
                     stage, self.stage_in_place = pid, in_place
-        timings.add("fork_seconds", time.monotonic() - began)
         if stage is None:
             self.kill()  # the next stage loads afresh
             if forked is not None:
@@ -363,7 +358,6 @@ class Worker:
         process it started, and skip what it left half-written in the channel (``synced``: nothing)."""
         from autograder.sandbox import wire
 
-        began = time.monotonic()
         with self._processes:
             pid, self.stage_pid = self.stage_pid, None
         if pid is None or not self.alive:
@@ -382,7 +376,6 @@ class Worker:
         over = min(time.monotonic() + (10 if self.stage_in_place else 120), self.give_up_at)
         if stuck or not synced and not self.reader.skip_to(wire.STAGE_OVER, over):
             self.kill()
-        timings.add("end_stage_seconds", time.monotonic() - began)
 
     def request(self, req: dict) -> dict:
         from autograder.sandbox import wire
@@ -393,12 +386,9 @@ class Worker:
             full = self._scratch_note()
             raise ended_the_stage(full) if full else StageAborted(
                 "the grading process for this stage had already stopped")
-        sent = time.monotonic()
         try:
             self._send(req, self.stage_deadline)
             answer = self.reader.read(self.stage_deadline)
-            timings.add("round_trips")
-            timings.add("round_trip_seconds", time.monotonic() - sent)
         except (wire.WireError, OSError) as exc:
             answer = exc
         if isinstance(answer, dict) and answer != wire.STAGE_OVER_EVENT:

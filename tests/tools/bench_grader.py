@@ -1,6 +1,5 @@
 """``make bench-grader``: ``make test`` on a full-marks notebook against a bare ``import torch``
-and ``nbgrader validate``, run in turns so that a busy machine slows all alike; where ``make
-test``'s time goes (``AUTOGRADER_TIMINGS``, :mod:`autograder.sandbox.timings`); and a notebook
+and ``nbgrader validate``, run in turns so that a busy machine slows all alike; and a notebook
 test cell on one wrong stage of each of stages 2 to 7.
 
     .venv/bin/python tests/tools/bench_grader.py [--notebook NB] [--repeat 3] [--no-validate] [--no-test-cells]
@@ -9,12 +8,10 @@ test cell on one wrong stage of each of stages 2 to 7.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -39,20 +36,20 @@ def _cpu_of_children() -> float:
     return spent.children_user + spent.children_system
 
 
-def _run(command: list[str], env: dict | None = None) -> tuple[float, float, float]:
-    """(wall seconds, CPU seconds of it and its children, the moment it started)."""
+def _run(command: list[str], env: dict | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of it and its children)."""
     cpu, started = _cpu_of_children(), time.monotonic()
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
     seconds = time.monotonic() - started
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
         raise SystemExit(f"`{' '.join(command)}` failed with exit status {proc.returncode}:\n" + "\n".join(tail))
-    return seconds, _cpu_of_children() - cpu, started
+    return seconds, _cpu_of_children() - cpu
 
 
 def bench_grader(notebook: Path, repeat: int, validate: bool = True) -> dict:
-    """Each command's median wall seconds (``name``), every run's (``name (all runs)``), its median
-    CPU seconds (``name (cpu)``), and ``"timings"``: each make test's notes, relative to its start."""
+    """Each command's median wall seconds (``name``), every run's (``name (all runs)``) and its median
+    CPU seconds (``name (cpu)``)."""
     python = Path(sys.executable)
     env = {**os.environ, "PATH": f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}"}  # nbgrader runs alembic
     env.pop("MAKEFLAGS", None)  # the inner make must not inherit -s/-j
@@ -63,87 +60,14 @@ def bench_grader(notebook: Path, repeat: int, validate: bool = True) -> dict:
     _run(commands[TORCH], env)  # warm the file cache once
     walls: dict[str, list[float]] = {name: [] for name in commands}
     cpus: dict[str, list[float]] = {name: [] for name in commands}
-    runs: list[dict] = []
-    with tempfile.TemporaryDirectory(prefix="bench-grader-") as folder:
-        notes = Path(folder) / "timings.json"
-        for _ in range(repeat):
-            for name, command in commands.items():
-                notes.unlink(missing_ok=True)
-                wall, cpu, started = _run(command, {**env, "AUTOGRADER_TIMINGS": str(notes)} if name == GRADE else env)
-                walls[name].append(wall)
-                cpus[name].append(cpu)
-                if name == GRADE:
-                    found = json.loads(notes.read_text())
-                    runs.append({"marks": {k: at - started for k, at in found.get("marks", {}).items()},
-                                 "totals": found.get("totals", {}), "stages": found.get("stages", []),
-                                 "wall": wall, "cpu": cpu})
+    for _ in range(repeat):
+        for name, command in commands.items():
+            wall, cpu = _run(command, env)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
     return {name: statistics.median(values) for name, values in walls.items()} | {
         f"{name} (all runs)": values for name, values in walls.items()} | {
-        f"{name} (cpu)": statistics.median(values) for name, values in cpus.items()} | {"timings": runs}
-
-
-def _median(runs: list[dict], get) -> float | None:
-    values = []
-    for run in runs:
-        try:
-            value = get(run)
-        except (KeyError, TypeError, IndexError):
-            continue
-        if value is not None:
-            values.append(value)
-    return statistics.median(values) if values else None
-
-
-BREAKDOWN = [  # (words, the mark the phase ends at, the marks it spans)
-    ("the grader's first line (Python's start-up, and make's)", "grader_started", None),
-    ("grader: torch imported, the workers' server forked from it", "fork_server", ("grader_started", "fork_server")),
-    ("grader: the checks, hypothesis and the report imported", "grader_modules", ("fork_server", "grader_modules")),
-    ("grader: its preloads run (while the worker starts)", "preloads_done", ("grader_modules", "preloads_done")),
-    ("grader: the worker's ready read", "worker_ready", None),
-    ("notebook sent (the grader's imports all done)", "notebook_sent", None),
-    ("notebook's cells run in the worker", "notebook_loaded", ("notebook_sent", "notebook_loaded")),
-    ("every stage graded", "graded", ("notebook_loaded", "graded")),
-    ("report printed", "printed", ("graded", "printed")),
-    ("worker closed, grader's process ends", "end", ("printed", "end")),
-]
-
-
-def breakdown_lines(runs: list[dict]) -> list[str]:
-    """Where ``make test``'s time went: the medians over ``runs`` (:func:`bench_grader`'s timings)."""
-    def total(name):
-        return _median(runs, lambda r: r["totals"].get(name, 0.0))
-
-    def fmt(value) -> str:
-        return "   ?  " if value is None else f"{value:6.2f}"
-
-    lines = [f"Where `make test`'s time goes (median of {len(runs)} run(s); the moment each phase ended, in seconds "
-             "from the start of `make test`, and how long it took):"]
-    for words, name, span in BREAKDOWN:
-        took = ""
-        if span:
-            took = f"  ({fmt(_median(runs, lambda r, a=span[0], b=span[1]: r['marks'][b] - r['marks'][a])).strip()} s)"
-        lines.append(f"  {words:<60} {fmt(_median(runs, lambda r, n=name: r['marks'][n]))}{took}")
-    exit_words = "Python's exit and make's, after the grader's last note"
-    lines.append(f"  {exit_words:<60} {'':6}  ({fmt(_median(runs, lambda r: r['wall'] - r['marks']['end'])).strip()} s)")
-    lines.append(f"  {'whole `make test` (wall clock)':<60} {fmt(_median(runs, lambda r: r['wall']))}"
-                 f"  (CPU of all its processes {fmt(_median(runs, lambda r: r['cpu'])).strip()} s)")
-    # each stage is found by its id
-    order = [s["id"] for s in runs[0]["stages"]] if runs and runs[0].get("stages") else []
-    lines.append("  the stages, in the order the first run graded them (seconds; "
-                 "round trips to the worker and the seconds waiting on them; hypothesis properties/examples):")
-    for stage_id in order:
-        def of(key, stage_id=stage_id):
-            return _median(runs, lambda r: next((s.get(key) for s in r["stages"] if s["id"] == stage_id), None))
-        lines.append(f"    {stage_id:<16} {fmt(of('seconds'))} s   {of('round_trips') or 0:5.0f} round trips "
-                     f"{fmt(of('round_trip_seconds')).strip():>6} s   {of('properties') or 0:3.0f} properties "
-                     f"{of('examples') or 0:4.0f} examples")
-    trips, waiting = total("round_trips"), total("round_trip_seconds")
-    per = f" ({1000 * waiting / trips:.1f} ms each)" if trips and waiting is not None else ""
-    lines.append(f"  all stages: {trips or 0:,.0f} round trips, {fmt(waiting).strip()} s waiting on the worker{per}; "
-                 f"{total('properties') or 0:.0f} properties, {total('examples') or 0:.0f} examples, "
-                 f"{fmt(total('property_seconds')).strip()} s inside hypothesis's properties; forking the stages' "
-                 f"copies {fmt(total('fork_seconds')).strip()} s, ending them {fmt(total('end_stage_seconds')).strip()} s")
-    return lines
+        f"{name} (cpu)": statistics.median(values) for name, values in cpus.items()}
 
 
 def print_grader(notebook: Path, repeat: int, validate: bool = True, test_cells: bool = True) -> None:
@@ -160,8 +84,6 @@ def print_grader(notebook: Path, repeat: int, validate: bool = True, test_cells:
     print(f"  full grade / torch import      = {ratio:.2f}   (goal: at most {GOAL:g}: {'met' if ratio <= GOAL else 'NOT met'})")
     if validate:
         print(f"  full grade / nbgrader validate = {result[GRADE] / result[VALIDATE]:.2f}   (goal: below 1)")
-    print()
-    print("\n".join(breakdown_lines(result["timings"])))
     if test_cells:
         print(flush=True)
         print_test_cells(repeat)

@@ -16,7 +16,6 @@ from autograder.core.course import stale_points
 from autograder.frontends import commands, finder, fingerprint
 from autograder.frontends.reports.safe_write import read_json
 from autograder.frontends.students.cellorder import late_names
-from autograder.sandbox import timings
 from autograder.sandbox.loader import SubmissionError, read_cells
 from autograder.sandbox.settings import HINT_LEVELS, Limits, Settings
 
@@ -147,41 +146,30 @@ def main(argv=None) -> int:  # the ch03-grade console script, and python -m auto
 
 def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
-    timings.start(settings.timings)
-    timings.mark("grader_started", _STARTED)
     find_renamed(args)
     if args.hidden_examples_seed is None:  # a seed on the command line is not for the workers' memory
         fork_workers_here(args.device, settings)
-    timings.mark("fork_server")
-    try:
-        if timings.enabled():  # the grader's own torch import, measured apart from its other modules
-            import torch  # noqa: F401
-            timings.mark("grader_torch")
-        from autograder.frontends.reports.console import print_console
-        from autograder.frontends.reports.results_json import gradescope_json, provisional_json
-        from autograder.frontends.reports.safe_write import write_results
+    from autograder.frontends.reports.console import print_console
+    from autograder.frontends.reports.results_json import gradescope_json, provisional_json
+    from autograder.frontends.reports.safe_write import write_results
 
-        chapter = commands.load_chapter(args.chapter, args.stage)
-        # a valid zero stands from the start, whatever happens to this process later
-        if args.results and not write_results(args.results, provisional_json(chapter, args.submission, args.stage)):
-            return 2
-        try:
-            report, notes = grade_report(args, chapter, settings, args.stage, show_traceback=args.verbose)
-        except KeyboardInterrupt:
-            still = f"; {args.results} still says 0 points" if args.results else ""
-            print(f"\ninterrupted: nothing was graded{still}", file=sys.stderr)
-            return 130
-        # Results are written last: every process the submission started has ended by now.
-        if args.results and not write_results(args.results, gradescope_json(report)):
-            return 2
-        report.seconds = max(report.seconds, time.monotonic() - _STARTED)
-        timings.mark("graded")
-        print_console(report, verbose=args.verbose)
-        print_notes(args.submission, chapter, report, notes)
-        timings.mark("printed")
-        return report.exit_code
-    finally:
-        timings.write()
+    chapter = commands.load_chapter(args.chapter, args.stage)
+    # a valid zero stands from the start, whatever happens to this process later
+    if args.results and not write_results(args.results, provisional_json(chapter, args.submission, args.stage)):
+        return 2
+    try:
+        report, notes = grade_report(args, chapter, settings, args.stage, show_traceback=args.verbose)
+    except KeyboardInterrupt:
+        still = f"; {args.results} still says 0 points" if args.results else ""
+        print(f"\ninterrupted: nothing was graded{still}", file=sys.stderr)
+        return 130
+    # Results are written last: every process the submission started has ended by now.
+    if args.results and not write_results(args.results, gradescope_json(report)):
+        return 2
+    report.seconds = max(report.seconds, time.monotonic() - _STARTED)
+    print_console(report, verbose=args.verbose)
+    print_notes(args.submission, chapter, report, notes)
+    return report.exit_code
 
 
 def grade_report(args, chapter, settings, stages, *, show_traceback: bool):
@@ -196,7 +184,6 @@ def grade_report(args, chapter, settings, stages, *, show_traceback: bool):
     try:
         device = resolve_device(args.device)
         with submission_kept(args.submission) as notes:
-            timings.mark("grader_modules")
             if seed is None:
                 report = grade_notebook_file(args.submission, chapter, stages, device, settings,
                                              preload=GRADER_PRELOADS)
