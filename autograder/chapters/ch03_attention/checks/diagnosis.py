@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from contextlib import suppress
 from dataclasses import replace
 
 import torch
@@ -197,13 +198,10 @@ def run_at(spec: ModuleSpec, sub, sizes: Sizes) -> tuple:
 def _confusable_sizes(sizes: Sizes) -> list[Sizes]:
     """Sizes at which two axes are equal (the tokens and the heads, d_in and d_out, ...): a mistake
     that raised at ``sizes`` may run there and show its output."""
-    found = []
-    for tokens, d_in in ((sizes.num_heads, sizes.d_in), (sizes.head_dim, sizes.d_in), (sizes.d_out, sizes.d_in),
-                         (sizes.tokens, sizes.d_out), (sizes.d_out, sizes.d_out)):
-        candidate = replace(sizes, tokens=tokens, d_in=d_in, context_length=max(sizes.context_length, tokens))
-        if candidate != sizes and candidate not in found and tokens >= 1:
-            found.append(candidate)
-    return found
+    candidates = [replace(sizes, tokens=tokens, d_in=d_in, context_length=max(sizes.context_length, tokens))
+                  for tokens, d_in in ((sizes.num_heads, sizes.d_in), (sizes.head_dim, sizes.d_in), (sizes.d_out, sizes.d_in),
+                                       (sizes.tokens, sizes.d_out), (sizes.d_out, sizes.d_out))]
+    return [candidate for candidate in dict.fromkeys(candidates) if candidate != sizes and candidate.tokens >= 1]
 
 
 def runs_at_other_sizes(spec: ModuleSpec, sub, sizes: Sizes) -> list[tuple]:
@@ -212,15 +210,9 @@ def runs_at_other_sizes(spec: ModuleSpec, sub, sizes: Sizes) -> list[tuple]:
     seen = []
     for other in _confusable_sizes(sizes):
         state, x, out = run_at(spec, sub, other)
-        if isinstance(out, CheckFailure):
-            continue
-        try:
-            with named_weights(spec, state):
-                if close(out, spec.reference(state, x, other, None), FLOAT32):
-                    continue
-        except CheckFailure:
-            continue
-        seen.append((other, state, x, out))
+        with suppress(CheckFailure), named_weights(spec, state):  # a weight missing there: nothing to show
+            if not isinstance(out, CheckFailure) and not close(out, spec.reference(state, x, other, None), FLOAT32):
+                seen.append((other, state, x, out))
     return seen
 
 
@@ -290,13 +282,9 @@ def unexplained(advice: Hint | str) -> Hint:
 def mistake_outputs(spec: ModuleSpec, state: dict, x: torch.Tensor, sizes: Sizes) -> dict:
     """What each of the spec's known mistakes outputs here (only for the failure the student sees)."""
     found = {}
-    if not explaining():
-        return found
-    for mistake in spec.mistakes:
-        try:
+    for mistake in spec.mistakes if explaining() else ():
+        with suppress(RuntimeError, ArithmeticError):  # a mistake that cannot even run at these sizes
             found[mistake] = spec.reference(state, x, sizes, mistake)
-        except (RuntimeError, ArithmeticError):  # a mistake that cannot even run at these sizes
-            continue
     return found
 
 
