@@ -151,8 +151,7 @@ def weight_transfer(sub):
     hint = "SelfAttention_v1 must compute x @ W_query (W of shape (d_in, d_out)), so that W = linear.weight.T " \
            "gives the same result as the nn.Linear layer"
     if not close(out_v1, expected, FLOAT32):
-        v1_state = {name: transposed[name] for name in QKV}
-        hint = diagnose_module(V1, out_v1, v1_state, x, BOOK_SIZES) or hint
+        hint = diagnose_module(V1, out_v1, transposed, x, BOOK_SIZES) or hint
     expect_close(out_v1, expected, "SelfAttention_v1 with v2's transposed weights", hint=hint)
 
 
