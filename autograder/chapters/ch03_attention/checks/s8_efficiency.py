@@ -101,9 +101,8 @@ def _blocks(weight: torch.Tensor, sizes, layout: str) -> list[torch.Tensor]:
     if layout == "per_head":  # qkv.view(b, t, num_heads, 3 * head_dim), then split per head
         per_head = weight.reshape(heads, 3, head_dim, *weight.shape[1:])
         return [per_head[:, i].reshape(d_out, *weight.shape[1:]) for i in range(3)]
-    order = [int(i) for i in layout]  # "012": queries, keys, values (the right order)
     chunks = weight.split(d_out, dim=0)
-    return [chunks[i] for i in order]
+    return [chunks[int(i)] for i in layout]  # "012": queries, keys, values (the right order)
 
 
 def mha_weights(state: dict, sizes, layout: str = "012") -> dict:
