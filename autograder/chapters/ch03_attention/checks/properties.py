@@ -161,10 +161,9 @@ def row_sums(spec: ModuleSpec, sub, sizes: Sizes) -> None:
                           "that token's masked scores", mistake="observed_nan"))
     bad = (row - 1).abs().max(dim=-1).values.argmax()
     value = row[bad][(row[bad] - 1).abs().argmax()].item()
-    scale = 1 / math.sqrt(sizes.head_dim)
     if known:
         hint = known
-    elif torch.allclose(row, torch.full_like(row, scale), rtol=1e-4, atol=1e-5):
+    elif torch.allclose(row, torch.full_like(row, 1 / math.sqrt(sizes.head_dim)), rtol=1e-4, atol=1e-5):
         # every row sums to exactly 1/sqrt(d_k): the evidence of the scale applied after the softmax
         hint = Hint("the weights are scaled after the softmax: divide the scores by sqrt(d_k) before "
                     "the softmax, so the weights still sum to 1", rank=NAMED, mistake="scale_after_softmax")
