@@ -121,16 +121,14 @@ def _weights_for_constant_values(spec: ModuleSpec, state: dict, sizes: Sizes) ->
     """Weights that make every value vector all ones (on inputs whose first feature is 1)."""
     new = {}
     for prefix in spec.value_heads(sizes):
-        if spec.v1_style:
-            w = torch.zeros_like(state[prefix])
-            w[0, :] = 1.0
-            new[prefix] = w
+        name = prefix if spec.v1_style else f"{prefix}.weight"
+        new[name] = torch.zeros_like(state[name])
+        if spec.v1_style:  # x @ W: the first feature's row
+            new[name][0, :] = 1.0
         else:
-            w = torch.zeros_like(state[f"{prefix}.weight"])
-            w[:, 0] = 1.0
-            new[f"{prefix}.weight"] = w
-            if f"{prefix}.bias" in state:
-                new[f"{prefix}.bias"] = torch.zeros_like(state[f"{prefix}.bias"])
+            new[name][:, 0] = 1.0
+        if f"{prefix}.bias" in state:
+            new[f"{prefix}.bias"] = torch.zeros_like(state[f"{prefix}.bias"])
     if spec.identity_out_proj:
         new["out_proj.weight"] = torch.eye(state["out_proj.weight"].shape[0])
         new["out_proj.bias"] = torch.zeros_like(state["out_proj.bias"])
@@ -199,8 +197,7 @@ def causality(spec: ModuleSpec, sub, sizes: Sizes, position: int) -> None:
 
 def batch_independence(spec: ModuleSpec, sub, sizes: Sizes) -> None:
     module, _, x, whole = judged(spec, sub, sizes)
-    alone = module(x[:1])
-    if not close(whole[:1], alone, FLOAT32):
+    if not close(whole[:1], module(x[:1]), FLOAT32):
         raise CheckFailure("the output of the first sequence depends on the other sequences "
                            "in the batch", Hint("keep the batch axis apart: transpose only the last two axes of the "
                                                 "keys, never mix sequences", "keys.transpose(1, 2) or -2, -1"))
@@ -210,8 +207,7 @@ def permutation_equivariance(spec: ModuleSpec, sub, sizes: Sizes) -> None:
     """Without a mask, permuting the tokens permutes the outputs the same way."""
     module, _, x, out = judged(spec, sub, sizes)
     perm = torch.randperm(sizes.tokens, generator=torch.Generator().manual_seed(sizes.seed))
-    out_perm = module(x[perm])
-    if not close(out_perm, out[perm], FLOAT32):
+    if not close(module(x[perm]), out[perm], FLOAT32):
         raise CheckFailure("permuting the input tokens did not permute the output the same way",
                            "self-attention treats tokens as a set: each output row must depend only on "
                            "its own query and all keys/values")
