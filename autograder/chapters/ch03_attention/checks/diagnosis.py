@@ -237,11 +237,9 @@ def diagnose_module(spec: ModuleSpec, actual, state: dict, x: torch.Tensor, size
     there_state, there_x, there_out = run_at(spec, sub, there)
     if isinstance(there_out, CheckFailure):
         return hint
-    try:
-        with named_weights(spec, there_state):
-            told = diagnose_module(spec, there_out, there_state, there_x, there)
-    except CheckFailure:
-        return hint
+    told = None
+    with suppress(CheckFailure), named_weights(spec, there_state):
+        told = diagnose_module(spec, there_out, there_state, there_x, there)
     return told if told and told.rank == NAMED and any(told.same_advice(a) for a in hint.alternatives) else hint
 
 
