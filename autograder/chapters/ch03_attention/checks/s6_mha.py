@@ -159,8 +159,7 @@ def equals_wrapper(sub):
 
     def body(sizes):
         module = SPEC.build(sub, sizes)
-        hd = sizes.head_dim
-        heads = [{f"{n}.weight": tensor((hd, sizes.d_in), sizes.seed + 10 * h + j) for j, n in enumerate(QKV)}
+        heads = [{f"{n}.weight": tensor((sizes.head_dim, sizes.d_in), sizes.seed + 10 * h + j) for j, n in enumerate(QKV)}
                  for h in range(sizes.num_heads)]
         stacked = {f"{n}.weight": torch.cat([head[f"{n}.weight"] for head in heads], 0) for n in QKV}
         stacked["out_proj.weight"] = torch.eye(sizes.d_out)
