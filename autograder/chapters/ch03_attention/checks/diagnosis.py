@@ -210,8 +210,8 @@ def runs_at_other_sizes(spec: ModuleSpec, sub, sizes: Sizes) -> list[tuple]:
     seen = []
     for other in _confusable_sizes(sizes):
         state, x, out = run_at(spec, sub, other)
-        with suppress(CheckFailure), named_weights(spec, state):  # a weight missing there: nothing to show
-            if not isinstance(out, CheckFailure) and not close(out, spec.reference(state, x, other, None), FLOAT32):
+        with suppress(CheckFailure):  # a weight missing there: nothing to show
+            if not isinstance(out, CheckFailure) and not close(out, spec.expected(state, x, other), FLOAT32):
                 seen.append((other, state, x, out))
     return seen
 
@@ -305,8 +305,7 @@ def expect_function(actual: torch.Tensor, expected: torch.Tensor, what: str, mis
 
 def expect_reference(spec: ModuleSpec, actual: torch.Tensor, state: dict, x: torch.Tensor, sizes: Sizes,
                      what: str, extra_hint: Hint | str = "", *, sub=None) -> None:
-    with named_weights(spec, state):
-        expected = spec.reference(state, x, sizes, None)
+    expected = spec.expected(state, x, sizes)
     expect_shape(actual, expected.shape, what, shape_named(spec, actual, state, x, sizes) or spec.shape_hint)
     if close(actual, expected, FLOAT32):
         return
@@ -334,8 +333,7 @@ def expect_book(spec: ModuleSpec, sub, expected: torch.Tensor, *, weights_hint: 
         expect_beyond_book(spec, module, x, sizes)
         return
     state = module.state()
-    with named_weights(spec, state):
-        right_attention = close(out, spec.reference(state, x, sizes, None), FLOAT32)
+    right_attention = close(out, spec.expected(state, x, sizes), FLOAT32)
     hint = weights_hint if right_attention else \
         diagnose_module(spec, out, state, x, sizes, module.sub) or nan_hint(out, expected) or unexplained(default_hint)
     expect_close(out, expected, what, tol=BOOK, hint=hint)
@@ -353,8 +351,7 @@ def expect_beyond_book(spec: ModuleSpec, module, x: torch.Tensor, sizes: Sizes) 
         raise
     expect_shape(out, spec.out_shape(sizes), f"{module.what}(x)", spec.shape_hint)
     expect_weights_matter(module, x, out, state, 1000 + seed, restore=False)
-    with named_weights(spec, state):
-        expected = spec.reference(state, x, sizes, None)
+    expected = spec.expected(state, x, sizes)
     if close(out, expected, FLOAT32):
         return
     hint = diagnose_module(spec, out, state, x, sizes, module.sub) or nan_hint(out, expected) or \

@@ -12,7 +12,7 @@ from autograder.chapters.ch03_attention import reference as R
 from autograder.chapters.ch03_attention.checks import s6_mha
 from autograder.chapters.ch03_attention.checks.diagnosis import expect_function, expect_reference
 from autograder.chapters.ch03_attention.checks.properties import dropout_behaviour, function_side_effects, module_side_effects
-from autograder.chapters.ch03_attention.checks.spec import load_grader_weights, named_weights, require
+from autograder.chapters.ch03_attention.checks.spec import load_grader_weights, require
 from autograder.chapters.ch03_attention.checks.structure import linear_structure, out_proj_structure
 from autograder.chapters.ch03_attention.examples import attention_sizes
 from autograder.chapters.ch03_attention.reference import QKV
@@ -158,8 +158,7 @@ def _equals_reference(spec, sub, sizes, dropout_hint: Hint) -> None:
     state = load_grader_weights(module, sizes.seed)
     out = module(x)
     what = f"[{sizes}] {module.what}(x) in eval mode"
-    with named_weights(spec):
-        expected = spec.reference(state, x, sizes, None)
+    expected = spec.expected(state, x, sizes)
     if out.shape == expected.shape and not close(out, expected, FLOAT32) and not close(out, module(x), EXACT):
         raise CheckFailure(f"{what} changed from one call to the next", dropout_hint)
     expect_reference(spec, out, state, x, sizes, what)

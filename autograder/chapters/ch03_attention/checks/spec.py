@@ -82,6 +82,11 @@ class ModuleSpec:
     def out_shape(self, sizes: Sizes) -> tuple:
         return (sizes.batch, sizes.tokens, sizes.d_out) if self.batched else (sizes.tokens, sizes.d_out)
 
+    def expected(self, state: dict, x: torch.Tensor, sizes: Sizes) -> torch.Tensor:
+        """The reference output on ``state``; a contract weight missing from it is a structure mistake (:func:`named_weights`)."""
+        with named_weights(self, state):
+            return self.reference(state, x, sizes, None)
+
 
 @contextmanager
 def named_weights(spec: ModuleSpec, present=()):
@@ -173,8 +178,7 @@ def broken(spec: ModuleSpec, sub, sizes: Sizes) -> str:
     except CheckFailure:
         return "yours cannot be built"
     for s, x, out in outs:
-        with named_weights(spec, state):
-            expected = spec.reference(state, x, s, None)
+        expected = spec.expected(state, x, s)
         if not isinstance(out, torch.Tensor) or out.shape != expected.shape or not close(out, expected, FLOAT32):
             return "yours gives other outputs than the book's"
     return ""
