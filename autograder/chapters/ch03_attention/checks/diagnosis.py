@@ -333,8 +333,7 @@ def expect_book(spec: ModuleSpec, sub, expected: torch.Tensor, *, weights_hint: 
         expect_beyond_book(spec, module, x, sizes)
         return
     state = module.state()
-    right_attention = close(out, spec.expected(state, x, sizes), FLOAT32)
-    hint = weights_hint if right_attention else \
+    hint = weights_hint if close(out, spec.expected(state, x, sizes), FLOAT32) else \
         diagnose_module(spec, out, state, x, sizes, module.sub) or nan_hint(out, expected) or unexplained(default_hint)
     expect_close(out, expected, what, tol=BOOK, hint=hint)
 
