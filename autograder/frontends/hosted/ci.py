@@ -32,11 +32,7 @@ JUNIT_OUTCOME = {CheckStatus.FAILED: ("failure", "CheckFailure"),
 
 
 def exit_status(score: float, error: str, pass_mark: float | None) -> int:
-    if error:
-        return 2
-    if pass_mark is not None and score < pass_mark:
-        return 1
-    return 0
+    return 2 if error else 1 if pass_mark is not None and score < pass_mark else 0
 
 
 def workflow_command(command: str, message: str, title: str) -> str:
