@@ -71,8 +71,7 @@ def summary_markdown(report: GradeReport, verdict: fingerprint.Verdict | None = 
                      f"| {format_points(result.score)}/{format_points(result.max_score)} "
                      f"| {SUMMARY_MARK[result.status]} {_cell(result.summary)} | {_cell(result.hint)} |")
     lines.append(f"| **Total** | **{format_points(report.score)}/{format_points(report.max_score)}** | | |")
-    failed = [c for c in report.checks if c.status in (CheckStatus.FAILED, CheckStatus.STOPPED)]
-    if failed:
+    if failed := [c for c in report.checks if c.status in (CheckStatus.FAILED, CheckStatus.STOPPED)]:
         lines += ["", f"<details><summary>Every failed check ({len(failed)})</summary>", ""]
         for c in failed:
             hint = f" — hint: {_cell(c.hint)}" if c.hint else ""

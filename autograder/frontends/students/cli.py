@@ -210,8 +210,7 @@ def print_notes(submission: str, chapter, report, notes: list[str]) -> None:
         late = []  # what cannot be read was reported as the grade's error
     for warning in filter(None, [finder.overlooked(submission, report.score == 0 and not report.bonus_score), *late]):
         print(f"warning: {warning}")
-    edited = edited_test_cells(submission, chapter)
-    if edited:
+    if edited := edited_test_cells(submission, chapter):
         print(f"warning: the test cell{'s' if len(edited) > 1 else ''} {', '.join(edited)} {'were' if len(edited) > 1 else 'was'} "
               "edited: restore the test cell as you were given it; this grade comes from the course's own checks, not "
               "from the cells, and CI reports the edit to the course staff")
