@@ -232,8 +232,7 @@ def build(dest: Path) -> tuple[list[str], int]:
     written = manifest.get("files") if isinstance(manifest, dict) else None
     earlier = {*written, f"{GRADER_FOLDER}/{MANIFEST_FILE}", ENTRY_FILE} if isinstance(written, dict) else set()
     if not present <= earlier:
-        strangers = sorted(present - earlier)
-        raise Refused(f"{dest} holds files make classroom50 did not write ({', '.join(strangers[:5])}); "
+        raise Refused(f"{dest} holds files make classroom50 did not write ({', '.join(sorted(present - earlier)[:5])}); "
                       "give the assignment's own folder, new or made by make classroom50 (nothing was changed)")
     if present:
         shutil.rmtree(dest)  # an earlier build and nothing else
