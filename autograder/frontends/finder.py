@@ -33,8 +33,7 @@ def find_notebook(folder: str | Path, assignment: str, *, below: bool = False, e
                   links: Literal["follow", "refuse"] = "follow") -> Found:
     folder = Path(folder)
     name = f"{assignment}.ipynb"
-    walk = folder.rglob("*.ipynb") if below else folder.glob("*.ipynb")
-    candidates = sorted(p for p in walk if _counts(p, folder, links))
+    candidates = sorted(p for p in (folder.rglob("*.ipynb") if below else folder.glob("*.ipynb")) if _counts(p, folder, links))
     exact = folder / (expected or name)
     shallowest = sorted(candidates, key=lambda p: (len(p.relative_to(folder).parts), str(p)))
     named = [p for p in shallowest if p.name == name]

@@ -74,7 +74,6 @@ def digest(parts: Mapping[str, str]) -> str:
 
 def read_tree(root: Path, notebook_path: str, graded: Path | None = None) -> dict[str, bytes]:
     """The fingerprinted files of a checkout; ``graded``, a renamed notebook, stands for the release's."""
-    root = Path(root)
     files = {}
     sources = {relative: root / relative for relative in [*grader_files(root), *GRADER_EXTRA]}
     sources[notebook_path] = root / notebook_path if graded is None else Path(graded)
@@ -94,9 +93,7 @@ class Verdict:
 
     @property
     def status(self) -> str:
-        if self.release is None:
-            return "unknown"
-        return "release" if self.fingerprint == self.release else "modified"
+        return "unknown" if self.release is None else "release" if self.fingerprint == self.release else "modified"
 
     @property
     def words(self) -> str:
@@ -125,7 +122,6 @@ def release_record(parts: Mapping[str, str]) -> dict:
 
 def verify_checkout(root: Path, notebook_path: str, graded: Path | None = None, *, notebook_found: bool = True) -> Verdict:
     """The checkout at ``root`` against the release record it carries (CI's view)."""
-    root = Path(root)
     parts = parts_of(read_tree(root, notebook_path, graded), notebook_path)
     try:
         record = json.loads((root / RELEASE_FILE).read_text(encoding="utf-8"))

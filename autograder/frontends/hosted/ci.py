@@ -32,11 +32,7 @@ JUNIT_OUTCOME = {CheckStatus.FAILED: ("failure", "CheckFailure"),
 
 
 def exit_status(score: float, error: str, pass_mark: float | None) -> int:
-    if error:
-        return 2
-    if pass_mark is not None and score < pass_mark:
-        return 1
-    return 0
+    return 2 if error else 1 if pass_mark is not None and score < pass_mark else 0
 
 
 def workflow_command(command: str, message: str, title: str) -> str:
@@ -75,8 +71,7 @@ def summary_markdown(report: GradeReport, verdict: fingerprint.Verdict | None = 
                      f"| {format_points(result.score)}/{format_points(result.max_score)} "
                      f"| {SUMMARY_MARK[result.status]} {_cell(result.summary)} | {_cell(result.hint)} |")
     lines.append(f"| **Total** | **{format_points(report.score)}/{format_points(report.max_score)}** | | |")
-    failed = [c for c in report.checks if c.status in (CheckStatus.FAILED, CheckStatus.STOPPED)]
-    if failed:
+    if failed := [c for c in report.checks if c.status in (CheckStatus.FAILED, CheckStatus.STOPPED)]:
         lines += ["", f"<details><summary>Every failed check ({len(failed)})</summary>", ""]
         for c in failed:
             hint = f" — hint: {_cell(c.hint)}" if c.hint else ""

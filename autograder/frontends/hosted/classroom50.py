@@ -160,11 +160,10 @@ def grading_broke(report: GradeReport) -> bool:
                                    or (bool(report.confinement) and not is_confined(report.confinement)))
 
 
-def grade(workspace: Path, environ=None) -> int:
+def grade(workspace: Path, environ=os.environ) -> int:
     from autograder.core.engine import not_graded_report  # these two import torch
     from autograder.frontends.reports.console import print_console
 
-    env = os.environ if environ is None else environ
     chapter = load(DEFAULT)
     workspace = Path(workspace).resolve()
     notebook, note = finder.find_in_repository(workspace, chapter)
@@ -186,12 +185,12 @@ def grade(workspace: Path, environ=None) -> int:
             (workspace / name).unlink(missing_ok=True)
         print(f"classroom50 autograder: the grading broke, nothing recorded as a grade: {report.error}")
         return 1
-    result = classroom_result(report, identity(chapter.id, env))
+    result = classroom_result(report, identity(chapter.id, environ))
     status, summary = status_and_summary(report, result)
     write_json(workspace / RESULT_FILE, result)
     write_atomic(workspace / RELEASE_BODY_FILE, release_body(report, result, note))
-    if env.get("GITHUB_OUTPUT"):
-        with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as handle:
+    if environ.get("GITHUB_OUTPUT"):
+        with open(environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as handle:
             handle.write(f"status={status}\nsummary={summary.replace(chr(10), ' ').replace(chr(13), ' ')}\n")
     print(f"classroom50 autograder: {summary}")
     return 0
@@ -233,8 +232,7 @@ def build(dest: Path) -> tuple[list[str], int]:
     written = manifest.get("files") if isinstance(manifest, dict) else None
     earlier = {*written, f"{GRADER_FOLDER}/{MANIFEST_FILE}", ENTRY_FILE} if isinstance(written, dict) else set()
     if not present <= earlier:
-        strangers = sorted(present - earlier)
-        raise Refused(f"{dest} holds files make classroom50 did not write ({', '.join(strangers[:5])}); "
+        raise Refused(f"{dest} holds files make classroom50 did not write ({', '.join(sorted(present - earlier)[:5])}); "
                       "give the assignment's own folder, new or made by make classroom50 (nothing was changed)")
     if present:
         shutil.rmtree(dest)  # an earlier build and nothing else

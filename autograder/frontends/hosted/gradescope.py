@@ -80,8 +80,7 @@ def build(out: Path = DEFAULT_ZIP, hidden_seed: int | None = None) -> Path:
         raise SystemExit(f"no {pyproject}: build the zip from a checkout of the repository")
     setup = SETUP_SH.format(torch=torch_pin(), cpu_wheels=CPU_WHEELS)
     out = Path(out)
-    why = overwrite_refusal(out, "--out", lambda data: data.startswith(b"PK"))  # only an earlier zip is replaced
-    if why:
+    if why := overwrite_refusal(out, "--out", lambda data: data.startswith(b"PK")):  # only an earlier zip is replaced
         raise SystemExit(f"error: {why}")
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")

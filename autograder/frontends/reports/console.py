@@ -20,8 +20,7 @@ def console_preload() -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    table = Table(show_lines=True)
-    table.add_column("x")
+    table = Table("x", show_lines=True)
     table.add_row(escape("[x] ✓ ✗"))
     Console(file=io.StringIO(), highlight=False).print(table, "[bold]x[/bold]")
 
@@ -40,7 +39,7 @@ STATUS_STYLE = {CheckStatus.PASSED: "green", CheckStatus.NOT_IMPLEMENTED: "dim",
 def print_console(report: GradeReport, verbose: bool = False) -> None:
     from rich.console import Console
     from rich.markup import escape  # messages quote the submission: "[/red]" in it is text, not markup
-    from rich.table import Table
+    from rich.table import Column, Table
 
     wide = not sys.stdout.isatty() and not os.environ.get("COLUMNS")
     console = Console(highlight=False, soft_wrap=False, width=LOG_WIDTH if wide else None)
@@ -51,11 +50,8 @@ def print_console(report: GradeReport, verbose: bool = False) -> None:
     if report.error:
         console.print(f"[bold red]Could not grade:[/bold red] {escape(report.error)}")
     _print_cell_errors(console, report, verbose)
-    table = Table(show_lines=True, expand=False)
-    table.add_column("Stage", no_wrap=True)
-    table.add_column("Points", justify="right", no_wrap=True)
-    table.add_column("Result")
-    table.add_column("Hint")
+    table = Table(Column("Stage", no_wrap=True), Column("Points", justify="right", no_wrap=True), "Result", "Hint",
+                  show_lines=True)
     for result in report.stages:
         style = STATUS_STYLE[result.status]
         summary, hint = result.summary, result.hint

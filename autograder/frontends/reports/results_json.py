@@ -64,14 +64,10 @@ def _add_hidden_examples(results: dict, report: GradeReport) -> None:
     test shown after the due date, worth minus its points where the hidden examples fail it."""
     final = [report.hidden_examples.get(r.stage.number, r) for r in report.stages]
     for visible, both in zip(report.stages, final):
-        rows = []
-        for seen, c in zip(visible.checks, both.checks):
-            if seen.status is not CheckStatus.PASSED:
-                continue
-            rows.append(_test(
-                visible.stage, c, "passed on the hidden examples too", " (hidden examples)", ("hidden examples",),
-                number=f"{c.check.id}h", score=0.0 if c.status is CheckStatus.PASSED else -c.check.points,
-                max_score=0.0, visibility="after_due_date"))
+        rows = [_test(visible.stage, c, "passed on the hidden examples too", " (hidden examples)", ("hidden examples",),
+                      number=f"{c.check.id}h", score=0.0 if c.status is CheckStatus.PASSED else -c.check.points,
+                      max_score=0.0, visibility="after_due_date")
+                for seen, c in zip(visible.checks, both.checks) if seen.status is CheckStatus.PASSED]
         results["tests"] += rows + _whole_points(visible.stage, rows, both.score - visible.score,
                                                  "hidden examples", visibility="after_due_date")
     results["score"] = sum(r.score for r in final if not r.stage.bonus)

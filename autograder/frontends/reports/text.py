@@ -69,10 +69,8 @@ def split_example(message: str) -> tuple[str, str]:
 
 def hints_once(result: StageResult) -> dict[str, str]:
     """Each failed check's hint by check id, "" where an earlier check of the stage gave the same one."""
-    seen: set[str] = set()
-    hints = {}
+    hints: dict[str, str] = {}
     for c in result.checks:
         hint = c.hint if c.status not in (CheckStatus.PASSED, CheckStatus.NOT_IMPLEMENTED) else ""
-        hints[c.check.id] = "" if hint in seen else hint
-        seen.add(hint)
+        hints[c.check.id] = "" if hint in hints.values() else hint
     return hints

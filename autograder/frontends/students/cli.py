@@ -7,6 +7,7 @@ import argparse
 import shlex
 import sys
 import time
+from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
 
@@ -94,11 +95,9 @@ def fork_workers_here(device: str, settings) -> None:
     where this process may fork them: call it before any check, chapter or secret is read."""
     from autograder.sandbox.launch import fork_server_here
 
-    try:
+    with suppress(NoDevice):  # no such device: the grading says so
         if resolve_device(device) == "cpu":
             fork_server_here(settings)
-    except NoDevice:
-        pass  # the grading says so
 
 
 def find_renamed(args) -> None:
@@ -127,10 +126,9 @@ def edited_test_cells(submission: str, chapter) -> list[str]:
     """The grade_ids of the notebook's test cells that differ from the release record's, else (the
     course repository) from both the released notebook's and the source's, which holds the hidden tests."""
     def cells(path: Path) -> dict[str, str]:  # "notebook cell <grade_id>" -> its hash
-        try:
+        with suppress(OSError):
             return fingerprint.locked_cells(path.read_bytes())
-        except OSError:
-            return {}
+        return {}
 
     record = read_json(CHECKOUT / fingerprint.RELEASE_FILE)
     parts = record.get("parts") if isinstance(record, dict) else None
@@ -212,8 +210,7 @@ def print_notes(submission: str, chapter, report, notes: list[str]) -> None:
         late = []  # what cannot be read was reported as the grade's error
     for warning in filter(None, [finder.overlooked(submission, report.score == 0 and not report.bonus_score), *late]):
         print(f"warning: {warning}")
-    edited = edited_test_cells(submission, chapter)
-    if edited:
+    if edited := edited_test_cells(submission, chapter):
         print(f"warning: the test cell{'s' if len(edited) > 1 else ''} {', '.join(edited)} {'were' if len(edited) > 1 else 'was'} "
               "edited: restore the test cell as you were given it; this grade comes from the course's own checks, not "
               "from the cells, and CI reports the edit to the course staff")

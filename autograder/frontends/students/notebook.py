@@ -153,7 +153,5 @@ def hidden_text(result) -> str:
     """The score with hidden examples, and the checks that fail only there (never the hidden inputs)."""
     points = f"{format_points(result.score)}/{format_points(result.max_score)}"
     lines = [f"{result.stage.label} with the hidden examples: {points} points (this cell's score)"]
-    for c in result.checks:
-        if c.message == HIDDEN_FAILURE:
-            lines.append(f"  {c.status.mark} {c.check.id} {c.check.title}: {HIDDEN_FAILURE}")
+    lines += [f"  {c.status.mark} {c.check.id} {c.check.title}: {HIDDEN_FAILURE}" for c in result.checks if c.message == HIDDEN_FAILURE]
     return "\n".join(lines)
