@@ -74,10 +74,8 @@ def one_operation_changes(node: ast.AST, vocabulary: Vocabulary = GENERIC) -> It
     elif isinstance(node, ast.Constant) and isinstance(node.value, str):
         for other in vocabulary.counterparts(vocabulary.strings, node.value):
             yield f"'{node.value}'->'{other}'", ast.Constant(other)
-    elif isinstance(node, ast.Constant) and node.value is True:
-        yield "True->False", ast.Constant(False)
-    elif isinstance(node, ast.Constant) and node.value is False:
-        yield "False->True", ast.Constant(True)
+    elif isinstance(node, ast.Constant) and type(node.value) is bool:
+        yield f"{node.value}->{not node.value}", ast.Constant(not node.value)
     elif isinstance(node, ast.Attribute) and node.attr in ("inf",):
         yield "inf->0", ast.Constant(0.0)
     elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
@@ -116,11 +114,7 @@ def _call_changes(node: ast.Call, vocabulary: Vocabulary) -> Iterator[tuple[str,
 
 
 def parents_of(tree: ast.AST) -> dict:
-    parents = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
-    return parents
+    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
 
 def mutable(node: ast.AST, parents: dict, vocabulary: Vocabulary = GENERIC) -> bool:
