@@ -79,8 +79,7 @@ def noting_seed_reads():
 def variation_seed() -> int:
     """The seed of the variations on a fixed example (the book's input perturbed, the grader's
     weights): 0 for the visible checks, the hidden tests' own seed for nbgrader's hidden tests."""
-    seed = _read_examples_seed()
-    return 0 if seed is None else int(seed)
+    return int(_read_examples_seed() or 0)
 
 
 class Example:
