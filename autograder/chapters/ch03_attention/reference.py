@@ -60,12 +60,10 @@ SCORES_MISTAKES: FunctionMistakes = {
 
 
 def scores_mistakes(x: torch.Tensor) -> FunctionMistakes:
-    found = dict(SCORES_MISTAKES)
-    for i in range(x.shape[0]):  # the chapter's first step: the scores of one query only
-        found[f"one_query_{i}"] = (lambda x, i=i: x @ x[i],
-                                   Hint(f"these are the scores of token {i} only: compute every pair of "
-                                        "tokens at once", "inputs @ inputs.T"))
-    return found
+    # the chapter's first step: the scores of one query only
+    one_query = {f"one_query_{i}": (lambda x, i=i: x @ x[i], Hint(f"these are the scores of token {i} only: compute "
+                                    "every pair of tokens at once", "inputs @ inputs.T")) for i in range(x.shape[0])}
+    return {**SCORES_MISTAKES, **one_query}
 
 
 WEIGHTS_MISTAKES: FunctionMistakes = {
@@ -155,11 +153,9 @@ def attention_variant(q, k, v, *, scale: float, causal: bool, mistake: str | Non
                         "mask_pos_inf": (future, math.inf), "mask_off_by_one": (every.triu(2), -math.inf),
                         }.get(mistake, (future, -math.inf))
         scores = scores.masked_fill(hidden, fill)
-    dim = {"softmax_wrong_dim": -2, "softmax_over_batch": 0}.get(mistake, -1)
-    if mistake == "softmax_over_heads":
-        if scores.dim() < 4:
-            raise RuntimeError("no head axis")
-        dim = 1
+    if mistake == "softmax_over_heads" and scores.dim() < 4:
+        raise RuntimeError("no head axis")
+    dim = {"softmax_wrong_dim": -2, "softmax_over_batch": 0, "softmax_over_heads": 1}.get(mistake, -1)
     if mistake == "scale_after_softmax":
         weights = torch.softmax(scores, dim=dim) * scale
     elif mistake == "no_softmax":
