@@ -192,17 +192,15 @@ def expect_tensor(result: dict, what: str) -> torch.Tensor:
 
 class StudentFunction:
     def __init__(self, sub: Submission, name: str):
-        self.sub, self.name = sub, name
+        self.sub, self.name, self.what = sub, name, f"{name}(...)"
 
     def __call__(self, *args: torch.Tensor) -> torch.Tensor:
-        what = f"{self.name}(...)"
-        return expect_tensor(self.sub._ask({"op": "call", "name": self.name, "args": list(args)}, what), what)
+        return expect_tensor(self.sub._ask({"op": "call", "name": self.name, "args": list(args)}, self.what), self.what)
 
     def echo(self, *args: torch.Tensor) -> tuple[torch.Tensor, list]:
         """One call, and its arguments as the call left them."""
-        what = f"{self.name}(...)"
-        got = self.sub._ask({"op": "call", "name": self.name, "args": list(args), "echo": True}, what)
-        return expect_tensor(got, what), got.get("args") or []
+        got = self.sub._ask({"op": "call", "name": self.name, "args": list(args), "echo": True}, self.what)
+        return expect_tensor(got, self.what), got.get("args") or []
 
     def number(self, *args: int) -> int | float:
         """Call a function that returns a Python number (a count, a number of bytes)."""
@@ -217,8 +215,7 @@ class StudentFunction:
 
     def calls(self, *args: torch.Tensor) -> list[str]:
         """Names of the PyTorch functions one call makes."""
-        what = f"{self.name}(...)"
-        return _names(self.sub._ask({"op": "calls", "name": self.name, "args": list(args)}, what), what)
+        return _names(self.sub._ask({"op": "calls", "name": self.name, "args": list(args)}, self.what), self.what)
 
 
 class StudentModule:
