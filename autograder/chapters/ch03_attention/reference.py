@@ -3,6 +3,7 @@ what a common wrong solution outputs, with its hint."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 
@@ -94,11 +95,9 @@ def function_variants(mistakes: FunctionMistakes, *args: torch.Tensor) -> tuple[
     """(outputs, hints) of the mistakes that can run on ``args`` (computed in float64)."""
     outputs, hints = {}, {}
     for name, (fn, hint) in mistakes.items():
-        try:
+        with contextlib.suppress(RuntimeError, IndexError):  # the mistake itself fails at these shapes
             outputs[name] = fn(*(d(a) for a in args))
-        except (RuntimeError, IndexError):  # the mistake itself fails at these shapes
-            continue
-        hints[name] = hint
+            hints[name] = hint
     return outputs, hints
 
 
