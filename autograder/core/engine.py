@@ -128,9 +128,7 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
         try:
             cells = read_cells(path)
         except SubmissionError as exc:
-            report.error = str(exc)
-            report.stages = [_not_graded(chapter, s, report.error) for s in stages]
-            return report
+            return not_graded_report(chapter, str(path), str(exc), stage_numbers, device)
         worker = Worker(cells, device, settings, preload=check_preloads() if preload is None else preload)
     late, timed_out = over_the_stage_time_limit(settings.limits.stage_seconds).message, {}
     with torch_threads(1):
@@ -238,8 +236,8 @@ def _not_graded(chapter: Chapter, stage: Stage, why: str) -> StageResult:
                                for c in chapter.checks_for(stage)])
 
 
-def not_graded_report(chapter: Chapter, submission: str, why: str, stage_numbers=None) -> GradeReport:
+def not_graded_report(chapter: Chapter, submission: str, why: str, stage_numbers=None, device: str = "cpu") -> GradeReport:
     """A report that could not be graded at all: every selected check at 0, with the reason."""
-    report = GradeReport(chapter, submission=submission, error=why)
+    report = GradeReport(chapter, submission=submission, error=why, device=device)
     report.stages = [_not_graded(chapter, s, why) for s in chapter.select(stage_numbers)]
     return report
