@@ -62,11 +62,10 @@ class StageClock:
     def __init__(self, seconds: float):
         self.seconds = seconds
         self.expired = False
-        self._timer = None
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
 
     def __enter__(self) -> StageClock:
-        self._timer = threading.Timer(self.seconds, self._expire)
-        self._timer.daemon = True
         self._timer.start()
         return self
 
