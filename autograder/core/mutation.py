@@ -4,7 +4,6 @@ chapter's step program they give: an output equal to one names a mistake nobody 
 from __future__ import annotations
 
 import ast
-import copy
 import inspect
 import re
 import textwrap
@@ -104,13 +103,10 @@ def _call_changes(node: ast.Call, vocabulary: Vocabulary) -> Iterator[tuple[str,
         if kw.arg in _AXIS_KEYWORDS:
             for value in (0, -2, 1):
                 if ast.unparse(kw.value) != str(value):
-                    new = copy.copy(node)
-                    new.keywords = [*node.keywords[:i], ast.keyword(kw.arg, ast.Constant(value)), *node.keywords[i + 1:]]
-                    yield f"{kw.arg}={ast.unparse(kw.value)}->{value}", new
+                    keywords = [*node.keywords[:i], ast.keyword(kw.arg, ast.Constant(value)), *node.keywords[i + 1:]]
+                    yield f"{kw.arg}={ast.unparse(kw.value)}->{value}", ast.Call(node.func, node.args, keywords)
         elif kw.arg in vocabulary.keywords:
-            new = copy.copy(node)
-            new.keywords = [k for k in node.keywords if k is not kw]
-            yield f"drop {kw.arg}=", new
+            yield f"drop {kw.arg}=", ast.Call(node.func, node.args, [k for k in node.keywords if k is not kw])
 
 
 def parents_of(tree: ast.AST) -> dict:
