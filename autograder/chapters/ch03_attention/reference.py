@@ -298,8 +298,7 @@ def multi_head(state: dict, x: torch.Tensor, num_heads: int, mistake: str | None
         causal = t == num_heads
     ctx = attention_variant(q, k, v, scale=scale, causal=causal, d_in=x.shape[-1],
                             mistake=mistake if mistake in (*ATTENTION_MISTAKES, "softmax_over_heads", *SDPA_MASK_MISTAKES) else None)
-    if mistake in ("merge_without_transpose", "split_without_transpose", "split_by_view_only"):
-        ctx = ctx.contiguous().view(b, t, d_out)
-    else:
-        ctx = ctx.transpose(1, 2).contiguous().view(b, t, d_out)
+    if mistake not in ("merge_without_transpose", "split_without_transpose", "split_by_view_only"):
+        ctx = ctx.transpose(1, 2)
+    ctx = ctx.contiguous().view(b, t, d_out)
     return ctx if mistake == "no_out_proj" else linear(state, "out_proj", ctx)
