@@ -149,10 +149,6 @@ class StepVariant:
     function: Callable
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"_+", "_", re.sub(r"[^a-z0-9]+", "_", text.lower())).strip("_")
-
-
 def _step_of(statement: ast.stmt) -> str:
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
         return statement.targets[0].id
@@ -210,7 +206,7 @@ def step_variants(function: Callable, alternatives: tuple[str, ...] = (), vocabu
                     seen.add(text)
                     namespace = dict(function.__globals__)
                     exec(compile(text, f"<variant of {function.__name__}>", "exec"), namespace)
-                    found.append(StepVariant(step, _slug(operator), ast.unparse(statement),
+                    found.append(StepVariant(step, re.sub(r"[^a-z0-9]+", "_", operator.lower()).strip("_"), ast.unparse(statement),
                                              replaced(statement, parents, node, replacement), namespace[definition.name]))
         finally:
             definition.body[index] = original
