@@ -46,9 +46,8 @@ class LocalTransport:
         return torch_threads(self.threads) if self.threads and self.threads > 1 else contextlib.nullcontext()
 
     def request(self, req: dict) -> dict:
-        req = _copied(req)
         try:
-            answer = self.workspace.dispatch(req)
+            answer = self.workspace.dispatch(_copied(req))
         except KeyboardInterrupt:
             if self.time_limit is not None and self.time_limit.expired:
                 raise over_the_stage_time_limit(self.time_limit.seconds) from None
