@@ -107,8 +107,7 @@ def float_arrays(shape_strategy=None, bound: float = 10.0):
 
 
 def tensor(shape, seed: int, low: float = -2.0, high: float = 2.0) -> torch.Tensor:
-    g = torch.Generator().manual_seed(int(seed))
-    return torch.empty(tuple(shape)).uniform_(low, high, generator=g)
+    return torch.empty(tuple(shape)).uniform_(low, high, generator=torch.Generator().manual_seed(int(seed)))
 
 
 def explaining() -> bool:
