@@ -238,6 +238,5 @@ def _not_graded(chapter: Chapter, stage: Stage, why: str) -> StageResult:
 
 def not_graded_report(chapter: Chapter, submission: str, why: str, stage_numbers=None, device: str = "cpu") -> GradeReport:
     """A report that could not be graded at all: every selected check at 0, with the reason."""
-    report = GradeReport(chapter, submission=submission, error=why, device=device)
-    report.stages = [_not_graded(chapter, s, why) for s in chapter.select(stage_numbers)]
-    return report
+    return GradeReport(chapter, submission, [_not_graded(chapter, s, why) for s in chapter.select(stage_numbers)],
+                       device=device, error=why)
