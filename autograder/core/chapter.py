@@ -92,9 +92,7 @@ class Chapter:
 
     @cached_property
     def course(self) -> course_file.Course | None:
-        if self.course_override is not None:
-            return self.course_override
-        return course_file.read(self.course_path) if self.course_path is not None else None
+        return self.course_override or (course_file.read(self.course_path) if self.course_path is not None else None)
 
     @cached_property
     def stages(self) -> tuple[Stage, ...]:

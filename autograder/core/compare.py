@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
 import torch
 
 from autograder.core.failures import CheckFailure, Hint, as_hint
@@ -35,10 +36,8 @@ def fmt(t: torch.Tensor, rows: int = 4, around: int | None = None) -> str:
             body = ", ".join(repr(r) for r in shown.double().round(decimals=4).tolist())
             return "[" + ("..., " if start else "") + body + (", ..." if start + rows < len(flat) else "") + "]"
         t = shown
-    with torch.no_grad():
-        text = repr(t.double().round(decimals=4).tolist()) if t.numel() <= 64 else (
-            f"tensor of shape {list(t.shape)}, first values {t.flatten()[:6].double().round(decimals=4).tolist()}")
-    return text
+    return repr(t.double().round(decimals=4).tolist()) if t.numel() <= 64 else (
+        f"tensor of shape {list(t.shape)}, first values {t.flatten()[:6].double().round(decimals=4).tolist()}")
 
 
 def expect_shape(actual: torch.Tensor, shape, what: str, hint: Hint | str = "") -> None:
@@ -73,7 +72,8 @@ def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, *, hin
     if not torch.allclose(actual64, expected64, rtol=tol.rtol, atol=tol.atol, equal_nan=True):
         diff = (actual64 - expected64).abs().nan_to_num(0.0)
         flat = int(diff.argmax())
-        at = _unravel(flat, diff.shape)
+        # not torch.unravel_index: it imports sympy on first use (seconds, after student code has run)
+        at = tuple(int(i) for i in np.unravel_index(flat, diff.shape))
         where = f" at index {list(at)}" if at else ""
         # small tensors are shown whole (four rows at most), around the row of the largest difference
         row = flat // actual.shape[-1] if len(at) > 1 else None
@@ -86,13 +86,3 @@ def expect_close(actual: torch.Tensor, expected: torch.Tensor, what: str, *, hin
 def close(a: torch.Tensor, b: torch.Tensor, tol: Tolerance = FLOAT32) -> bool:
     return (isinstance(a, torch.Tensor) and tuple(a.shape) == tuple(b.shape)
             and torch.allclose(a.double(), b.double(), rtol=tol.rtol, atol=tol.atol, equal_nan=True))
-
-
-def _unravel(flat: int, shape) -> tuple[int, ...]:
-    """The index of the ``flat``-th element. (torch.unravel_index imports sympy on first use,
-    seconds of work, and a module read after student code has run: see autograder.sandbox.worker.run_preloads.)"""
-    at = []
-    for size in reversed(tuple(shape)):
-        at.append(flat % size)
-        flat //= size
-    return tuple(reversed(at))

@@ -3,6 +3,7 @@ cells state them (an ungraded one is a bonus); ``make release`` writes it to the
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,10 +95,8 @@ def stale_points(notebook: dict, chapter) -> str | None:
         return None
     theirs: dict[int, StagePoints] = {}
     for stage in chapter.declared_stages:  # cell by cell: one damaged cell must not hide the others
-        try:
+        with contextlib.suppress(CourseError):
             theirs.update(points_in_cells(notebook, (stage,)))
-        except CourseError:
-            continue
     differ = sorted(n for n in set(theirs) | set(course.stages)
                     if (theirs[n].points if n in theirs else None) != (course.stages[n].points if n in course.stages else None))
     if not differ or not theirs:

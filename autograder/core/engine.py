@@ -65,35 +65,33 @@ def run_stage(chapter: Chapter, stage: Stage, sub: Submission, *, examples_seed:
     with strategies.examples_seed(examples_seed):
         for chk in checks:
             if isinstance(refusal, CheckFailure):
-                results.append(CheckResult(chk, CheckStatus.FAILED, refusal.message, refusal.hint))
-                continue
-            if aborted is not None:
-                results.append(CheckResult(chk, CheckStatus.STOPPED, f"not run: {aborted.message}", aborted.hint))
-                continue
-            with strategies.noting_seed_reads() as seed_reads:
-                try:
-                    if refusal is not None:  # the policy's run met a stop: the stage ends at its first check
-                        raise refusal
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        chk.run(sub)
-                    result = CheckResult(chk, CheckStatus.PASSED)
-                except NotImplementedYet as failure:
-                    result = CheckResult(chk, CheckStatus.NOT_IMPLEMENTED, failure.message, failure.hint)
-                except CheckFailure as failure:
-                    result = CheckResult(chk, CheckStatus.FAILED, failure.message, failure.hint, failure.example,
-                                         exception=str(getattr(failure, "exc_type", "") or ""))
-                except StageAborted as stop:
-                    aborted = stop
-                    result = CheckResult(chk, CheckStatus.STOPPED, stop.message, stop.hint)
-                except Exception as exc:  # an output the check did not foresee: the grader's error is not the student's
-                    result = CheckResult(chk, CheckStatus.FAILED, "the output could not be checked" + (
-                        f" ({type(exc).__name__}: {str(exc)[:300]})" if settings.debug else ""),
-                        "compare the output's type and shape with the docstring")
-            result.seed_dependent = bool(seed_reads)
+                result = CheckResult(chk, CheckStatus.FAILED, refusal.message, refusal.hint)
+            elif aborted is not None:
+                result = CheckResult(chk, CheckStatus.STOPPED, f"not run: {aborted.message}", aborted.hint)
+            else:
+                with strategies.noting_seed_reads() as seed_reads:
+                    try:
+                        if refusal is not None:  # the policy's run met a stop: the stage ends at its first check
+                            raise refusal
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            chk.run(sub)
+                        result = CheckResult(chk, CheckStatus.PASSED)
+                    except NotImplementedYet as failure:
+                        result = CheckResult(chk, CheckStatus.NOT_IMPLEMENTED, failure.message, failure.hint)
+                    except CheckFailure as failure:
+                        result = CheckResult(chk, CheckStatus.FAILED, failure.message, failure.hint, failure.example,
+                                             exception=str(getattr(failure, "exc_type", "") or ""))
+                    except StageAborted as stop:
+                        aborted = stop
+                        result = CheckResult(chk, CheckStatus.STOPPED, stop.message, stop.hint)
+                    except Exception as exc:  # an output the check did not foresee: the grader's error is not the student's
+                        result = CheckResult(chk, CheckStatus.FAILED, "the output could not be checked" + (
+                            f" ({type(exc).__name__}: {str(exc)[:300]})" if settings.debug else ""),
+                            "compare the output's type and shape with the docstring")
+                result.seed_dependent = bool(seed_reads)
+            result.hint_level = settings.hint_level
             results.append(result)
-    for result in results:
-        result.hint_level = settings.hint_level
     return StageResult(stage, settle_ambiguous_hints(results), time.monotonic() - started,
                        list(getattr(sub, "notes", ())))
 
@@ -130,9 +128,7 @@ def grade_notebook_file(path: str, chapter: Chapter, stage_numbers: list | None 
         try:
             cells = read_cells(path)
         except SubmissionError as exc:
-            report.error = str(exc)
-            report.stages = [_not_graded(chapter, s, report.error) for s in stages]
-            return report
+            return not_graded_report(chapter, str(path), str(exc), stage_numbers, device)
         worker = Worker(cells, device, settings, preload=check_preloads() if preload is None else preload)
     late, timed_out = over_the_stage_time_limit(settings.limits.stage_seconds).message, {}
     with torch_threads(1):
@@ -240,8 +236,7 @@ def _not_graded(chapter: Chapter, stage: Stage, why: str) -> StageResult:
                                for c in chapter.checks_for(stage)])
 
 
-def not_graded_report(chapter: Chapter, submission: str, why: str, stage_numbers=None) -> GradeReport:
+def not_graded_report(chapter: Chapter, submission: str, why: str, stage_numbers=None, device: str = "cpu") -> GradeReport:
     """A report that could not be graded at all: every selected check at 0, with the reason."""
-    report = GradeReport(chapter, submission=submission, error=why)
-    report.stages = [_not_graded(chapter, s, why) for s in chapter.select(stage_numbers)]
-    return report
+    return GradeReport(chapter, submission, [_not_graded(chapter, s, why) for s in chapter.select(stage_numbers)],
+                       device=device, error=why)

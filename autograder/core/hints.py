@@ -14,6 +14,8 @@ NEGATIVE_SIZE = r"invalid shape dimension -\d+|negative dimension -?\d+|[Tt]ryin
 # the sizes in a shape mismatch: tensors that do not fit together
 SHAPE_MISMATCH = r"must match the size of tensor|size mismatch|shapes cannot be multiplied|mat1 and mat2|" \
     r"Expected size|doesn't match the broadcast shape|invalid for input of size"
+# and an index or dim past the tensor's axes
+SHAPE_ERROR = SHAPE_MISMATCH + r"|[Dd]imension out of range"
 
 # What an error usually means in any chapter, tried after the chapter's tables
 _ERROR_HINTS: ErrorHints = [
@@ -51,10 +53,6 @@ _ERROR_HINTS: ErrorHints = [
     (r"[Aa]ssertion", "an assert in your code failed on valid input"),
     (r"^RecursionError:", "a function calls itself without end"),
 ]
-
-
-SHAPE_ERROR = r"must match the size|size mismatch|shapes cannot be multiplied|mat1 and mat2|Expected size|" \
-               r"doesn't match the broadcast shape|invalid for input of size|[Dd]imension out of range"
 
 
 def error_hint(exc_type: str, message: str, stage_hints: ErrorHints = ()) -> Hint:

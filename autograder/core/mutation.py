@@ -4,7 +4,6 @@ chapter's step program they give: an output equal to one names a mistake nobody 
 from __future__ import annotations
 
 import ast
-import copy
 import inspect
 import re
 import textwrap
@@ -74,10 +73,8 @@ def one_operation_changes(node: ast.AST, vocabulary: Vocabulary = GENERIC) -> It
     elif isinstance(node, ast.Constant) and isinstance(node.value, str):
         for other in vocabulary.counterparts(vocabulary.strings, node.value):
             yield f"'{node.value}'->'{other}'", ast.Constant(other)
-    elif isinstance(node, ast.Constant) and node.value is True:
-        yield "True->False", ast.Constant(False)
-    elif isinstance(node, ast.Constant) and node.value is False:
-        yield "False->True", ast.Constant(True)
+    elif isinstance(node, ast.Constant) and type(node.value) is bool:
+        yield f"{node.value}->{not node.value}", ast.Constant(not node.value)
     elif isinstance(node, ast.Attribute) and node.attr in ("inf",):
         yield "inf->0", ast.Constant(0.0)
     elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
@@ -106,21 +103,14 @@ def _call_changes(node: ast.Call, vocabulary: Vocabulary) -> Iterator[tuple[str,
         if kw.arg in _AXIS_KEYWORDS:
             for value in (0, -2, 1):
                 if ast.unparse(kw.value) != str(value):
-                    new = copy.copy(node)
-                    new.keywords = [*node.keywords[:i], ast.keyword(kw.arg, ast.Constant(value)), *node.keywords[i + 1:]]
-                    yield f"{kw.arg}={ast.unparse(kw.value)}->{value}", new
+                    keywords = [*node.keywords[:i], ast.keyword(kw.arg, ast.Constant(value)), *node.keywords[i + 1:]]
+                    yield f"{kw.arg}={ast.unparse(kw.value)}->{value}", ast.Call(node.func, node.args, keywords)
         elif kw.arg in vocabulary.keywords:
-            new = copy.copy(node)
-            new.keywords = [k for k in node.keywords if k is not kw]
-            yield f"drop {kw.arg}=", new
+            yield f"drop {kw.arg}=", ast.Call(node.func, node.args, [k for k in node.keywords if k is not kw])
 
 
 def parents_of(tree: ast.AST) -> dict:
-    parents = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
-    return parents
+    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
 
 def mutable(node: ast.AST, parents: dict, vocabulary: Vocabulary = GENERIC) -> bool:
@@ -157,10 +147,6 @@ class StepVariant:
     before: str  # that statement as the reference writes it
     after: str  # and changed
     function: Callable
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"_+", "_", re.sub(r"[^a-z0-9]+", "_", text.lower())).strip("_")
 
 
 def _step_of(statement: ast.stmt) -> str:
@@ -220,7 +206,7 @@ def step_variants(function: Callable, alternatives: tuple[str, ...] = (), vocabu
                     seen.add(text)
                     namespace = dict(function.__globals__)
                     exec(compile(text, f"<variant of {function.__name__}>", "exec"), namespace)
-                    found.append(StepVariant(step, _slug(operator), ast.unparse(statement),
+                    found.append(StepVariant(step, re.sub(r"[^a-z0-9]+", "_", operator.lower()).strip("_"), ast.unparse(statement),
                                              replaced(statement, parents, node, replacement), namespace[definition.name]))
         finally:
             definition.body[index] = original

@@ -82,10 +82,7 @@ class StageResult:
     def _first_attempted_failure(self) -> CheckResult:
         """The failure the row shows: of the attempted ones, the one whose hint is surest, the first of equals."""
         attempted = [c for c in self.failures if c.status is not CheckStatus.NOT_IMPLEMENTED]
-        if not attempted:
-            return self.failures[0]
-        best = max(hint_rank(c.diagnosis) for c in attempted)
-        return next(c for c in attempted if hint_rank(c.diagnosis) == best)
+        return max(attempted, key=lambda c: hint_rank(c.diagnosis)) if attempted else self.failures[0]
 
     @property
     def summary(self) -> str:

@@ -79,8 +79,7 @@ def noting_seed_reads():
 def variation_seed() -> int:
     """The seed of the variations on a fixed example (the book's input perturbed, the grader's
     weights): 0 for the visible checks, the hidden tests' own seed for nbgrader's hidden tests."""
-    seed = _read_examples_seed()
-    return 0 if seed is None else int(seed)
+    return int(_read_examples_seed() or 0)
 
 
 class Example:
@@ -108,8 +107,7 @@ def float_arrays(shape_strategy=None, bound: float = 10.0):
 
 
 def tensor(shape, seed: int, low: float = -2.0, high: float = 2.0) -> torch.Tensor:
-    g = torch.Generator().manual_seed(int(seed))
-    return torch.empty(tuple(shape)).uniform_(low, high, generator=g)
+    return torch.empty(tuple(shape)).uniform_(low, high, generator=torch.Generator().manual_seed(int(seed)))
 
 
 def explaining() -> bool:

@@ -46,9 +46,8 @@ class LocalTransport:
         return torch_threads(self.threads) if self.threads and self.threads > 1 else contextlib.nullcontext()
 
     def request(self, req: dict) -> dict:
-        req = _copied(req)
         try:
-            answer = self.workspace.dispatch(req)
+            answer = self.workspace.dispatch(_copied(req))
         except KeyboardInterrupt:
             if self.time_limit is not None and self.time_limit.expired:
                 raise over_the_stage_time_limit(self.time_limit.seconds) from None
@@ -62,11 +61,10 @@ class StageClock:
     def __init__(self, seconds: float):
         self.seconds = seconds
         self.expired = False
-        self._timer = None
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
 
     def __enter__(self) -> StageClock:
-        self._timer = threading.Timer(self.seconds, self._expire)
-        self._timer.daemon = True
         self._timer.start()
         return self
 
@@ -192,17 +190,15 @@ def expect_tensor(result: dict, what: str) -> torch.Tensor:
 
 class StudentFunction:
     def __init__(self, sub: Submission, name: str):
-        self.sub, self.name = sub, name
+        self.sub, self.name, self.what = sub, name, f"{name}(...)"
 
     def __call__(self, *args: torch.Tensor) -> torch.Tensor:
-        what = f"{self.name}(...)"
-        return expect_tensor(self.sub._ask({"op": "call", "name": self.name, "args": list(args)}, what), what)
+        return expect_tensor(self.sub._ask({"op": "call", "name": self.name, "args": list(args)}, self.what), self.what)
 
     def echo(self, *args: torch.Tensor) -> tuple[torch.Tensor, list]:
         """One call, and its arguments as the call left them."""
-        what = f"{self.name}(...)"
-        got = self.sub._ask({"op": "call", "name": self.name, "args": list(args), "echo": True}, what)
-        return expect_tensor(got, what), got.get("args") or []
+        got = self.sub._ask({"op": "call", "name": self.name, "args": list(args), "echo": True}, self.what)
+        return expect_tensor(got, self.what), got.get("args") or []
 
     def number(self, *args: int) -> int | float:
         """Call a function that returns a Python number (a count, a number of bytes)."""
@@ -217,8 +213,7 @@ class StudentFunction:
 
     def calls(self, *args: torch.Tensor) -> list[str]:
         """Names of the PyTorch functions one call makes."""
-        what = f"{self.name}(...)"
-        return _names(self.sub._ask({"op": "calls", "name": self.name, "args": list(args)}, what), what)
+        return _names(self.sub._ask({"op": "calls", "name": self.name, "args": list(args)}, self.what), self.what)
 
 
 class StudentModule:

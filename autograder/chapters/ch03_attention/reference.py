@@ -3,6 +3,7 @@ what a common wrong solution outputs, with its hint."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 
@@ -60,12 +61,10 @@ SCORES_MISTAKES: FunctionMistakes = {
 
 
 def scores_mistakes(x: torch.Tensor) -> FunctionMistakes:
-    found = dict(SCORES_MISTAKES)
-    for i in range(x.shape[0]):  # the chapter's first step: the scores of one query only
-        found[f"one_query_{i}"] = (lambda x, i=i: x @ x[i],
-                                   Hint(f"these are the scores of token {i} only: compute every pair of "
-                                        "tokens at once", "inputs @ inputs.T"))
-    return found
+    # the chapter's first step: the scores of one query only
+    one_query = {f"one_query_{i}": (lambda x, i=i: x @ x[i], Hint(f"these are the scores of token {i} only: compute "
+                                    "every pair of tokens at once", "inputs @ inputs.T")) for i in range(x.shape[0])}
+    return {**SCORES_MISTAKES, **one_query}
 
 
 WEIGHTS_MISTAKES: FunctionMistakes = {
@@ -96,11 +95,9 @@ def function_variants(mistakes: FunctionMistakes, *args: torch.Tensor) -> tuple[
     """(outputs, hints) of the mistakes that can run on ``args`` (computed in float64)."""
     outputs, hints = {}, {}
     for name, (fn, hint) in mistakes.items():
-        try:
+        with contextlib.suppress(RuntimeError, IndexError):  # the mistake itself fails at these shapes
             outputs[name] = fn(*(d(a) for a in args))
-        except (RuntimeError, IndexError):  # the mistake itself fails at these shapes
-            continue
-        hints[name] = hint
+            hints[name] = hint
     return outputs, hints
 
 
@@ -155,11 +152,9 @@ def attention_variant(q, k, v, *, scale: float, causal: bool, mistake: str | Non
                         "mask_pos_inf": (future, math.inf), "mask_off_by_one": (every.triu(2), -math.inf),
                         }.get(mistake, (future, -math.inf))
         scores = scores.masked_fill(hidden, fill)
-    dim = {"softmax_wrong_dim": -2, "softmax_over_batch": 0}.get(mistake, -1)
-    if mistake == "softmax_over_heads":
-        if scores.dim() < 4:
-            raise RuntimeError("no head axis")
-        dim = 1
+    if mistake == "softmax_over_heads" and scores.dim() < 4:
+        raise RuntimeError("no head axis")
+    dim = {"softmax_wrong_dim": -2, "softmax_over_batch": 0, "softmax_over_heads": 1}.get(mistake, -1)
     if mistake == "scale_after_softmax":
         weights = torch.softmax(scores, dim=dim) * scale
     elif mistake == "no_softmax":
@@ -303,8 +298,7 @@ def multi_head(state: dict, x: torch.Tensor, num_heads: int, mistake: str | None
         causal = t == num_heads
     ctx = attention_variant(q, k, v, scale=scale, causal=causal, d_in=x.shape[-1],
                             mistake=mistake if mistake in (*ATTENTION_MISTAKES, "softmax_over_heads", *SDPA_MASK_MISTAKES) else None)
-    if mistake in ("merge_without_transpose", "split_without_transpose", "split_by_view_only"):
-        ctx = ctx.contiguous().view(b, t, d_out)
-    else:
-        ctx = ctx.transpose(1, 2).contiguous().view(b, t, d_out)
+    if mistake not in ("merge_without_transpose", "split_without_transpose", "split_by_view_only"):
+        ctx = ctx.transpose(1, 2)
+    ctx = ctx.contiguous().view(b, t, d_out)
     return ctx if mistake == "no_out_proj" else linear(state, "out_proj", ctx)
