@@ -88,11 +88,9 @@ def seed_generators(seed: int | None, device: torch.device) -> None:
 _PRECISION_KEYS = []
 if hasattr(torch._C, "_get_fp32_precision_getter"):
     for _key in [("generic", "all"), *((b, o) for b in ("cuda", "mkldnn") for o in ("all", "matmul", "conv", "rnn"))]:
-        try:
+        with contextlib.suppress(RuntimeError, TypeError):  # a key this release does not have
             torch._C._get_fp32_precision_getter(*_key)
             _PRECISION_KEYS.append(_key)
-        except (RuntimeError, TypeError):  # a key this release does not have
-            pass
 
 
 def _read_precision() -> tuple:
