@@ -188,25 +188,16 @@ class Workspace:
             if isinstance(sub, nn.Linear):
                 entry["bias"] = sub.bias is not None
             submodules[name] = entry
-        plain_tensors, containers, scalars = {}, {}, {}
-        for name, value in vars(module).items():
-            if name.startswith("_"):
-                continue
-            if isinstance(value, torch.Tensor):
-                plain_tensors[name] = list(value.shape)
-            elif isinstance(value, (int, float, bool)):
-                scalars[name] = value
-            elif isinstance(value, (list, tuple, dict)) and any(
-                    isinstance(v, nn.Module) for v in (value.values() if isinstance(value, dict) else value)):
-                containers[name] = type(value).__name__
+        public = {name: value for name, value in vars(module).items() if not name.startswith("_")}
         return {
             "class": type(module).__name__,
             "params": {n: list(p.shape) for n, p in module.named_parameters()},
             "buffers": {n: {"shape": list(b.shape)} for n, b in module.named_buffers()},
             "modules": submodules,
-            "plain_tensors": plain_tensors,
-            "module_containers": containers,
-            "scalars": scalars,
+            "plain_tensors": {n: list(v.shape) for n, v in public.items() if isinstance(v, torch.Tensor)},
+            "module_containers": {n: type(v).__name__ for n, v in public.items() if isinstance(v, (list, tuple, dict)) and any(
+                isinstance(m, nn.Module) for m in (v.values() if isinstance(v, dict) else v))},
+            "scalars": {n: v for n, v in public.items() if isinstance(v, (int, float, bool))},
             "num_params": int(sum(p.numel() for p in module.parameters())),
         }
 
