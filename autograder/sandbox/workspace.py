@@ -285,8 +285,7 @@ class Workspace:
     def op_load_weights(self, handle: int, tensors: dict) -> None:
         module = self.modules[handle]
         named = {**dict(module.named_parameters()), **dict(module.named_buffers())}
-        unknown = sorted(set(tensors) - set(named))
-        if unknown:
+        if unknown := sorted(set(tensors) - set(named)):
             raise _Refused("missing", "NameError", ", ".join(unknown))
         with torch.no_grad():
             for name, value in tensors.items():
