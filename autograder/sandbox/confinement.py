@@ -244,13 +244,9 @@ def describe(fences: dict | None) -> str:
         names.append("/proc: its own processes only" if fences.get("processes")
                      else "/proc: other processes visible (a private /proc needs root with CAP_SYS_ADMIN, Linux 5.8+)")
     group = fences.get("cgroup") or {}
-    if group.get("memory") or group.get("tasks"):
-        held = [f"{group['memory']} of memory" if group.get("memory") else "",
-                f"{group['tasks']} tasks" if group.get("tasks") else ""]
-        names.append(f"cgroup {group.get('version', '')}: " + " and ".join(h for h in held if h)
-                     + " for the worker and all it starts")
-    limits = fences.get("limits") or {}
-    if limits:
+    if held := [f"{group[key]} {what}" for key, what in (("memory", "of memory"), ("tasks", "tasks")) if group.get(key)]:
+        names.append(f"cgroup {group.get('version', '')}: " + " and ".join(held) + " for the worker and all it starts")
+    if limits := fences.get("limits"):
         names.append("limits: " + ", ".join(f"{k} {v}" for k, v in sorted(limits.items())))
     fenced = landlock.get("files") or fences.get("seccomp")
     return "; ".join(names) if fenced else "unconfined" + (f" ({'; '.join(names)})" if names else "")
