@@ -3,6 +3,7 @@ docs/security.md: the fences)."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import platform
@@ -124,11 +125,8 @@ def readable_paths(package_parent: str) -> list[str]:
     paths = [p for p in paths if not (parent == p or parent.startswith(p.rstrip(os.sep) + os.sep))]
     # site-packages, not this repository's checkout (answers and tests beside the package)
     if not any(os.path.exists(os.path.join(parent, m)) for m in ("solutions", "tests", "pyproject.toml", ".git")):
-        try:
-            entries = sorted(os.listdir(parent))
-        except OSError:
-            entries = []
-        paths += [os.path.join(parent, e) for e in entries if e != PACKAGE]
+        with contextlib.suppress(OSError):
+            paths += [os.path.join(parent, e) for e in sorted(os.listdir(parent)) if e != PACKAGE]
     return paths + [os.path.join(parent, PACKAGE, e) for e in PACKAGE_VISIBLE]
 
 
