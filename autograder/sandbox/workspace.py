@@ -35,8 +35,7 @@ def _cell_of(filename: str) -> str:
     if filename.startswith("<"):
         return filename.strip("<>")
     try:
-        shell = sys.modules["IPython"].get_ipython()
-        count = shell.compile._filename_map.get(filename)
+        count = sys.modules["IPython"].get_ipython().compile._filename_map.get(filename)
     except (KeyError, AttributeError):
         count = None
     return f"cell [{count}]" if type(count) is int else filename
@@ -206,8 +205,7 @@ class Workspace:
         """Every random generator the submission may use starts from ``seed``."""
         torch.manual_seed(int(seed))
         random.seed(int(seed))
-        numpy = sys.modules.get("numpy")
-        if numpy is not None:
+        if (numpy := sys.modules.get("numpy")) is not None:
             numpy.random.seed(int(seed))
 
     def op_describe(self, name: str) -> dict:
