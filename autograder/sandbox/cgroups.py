@@ -60,9 +60,8 @@ class Budget:
         self.version = ""
         self.held: dict[str, str] = {}  # what the groups limit, in words (describe)
         self.groups: list[Path] = []
-        name = f"autograder-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         try:
-            self._make(name, values)
+            self._make(f"autograder-{os.getpid()}-{uuid.uuid4().hex[:12]}", values)
         except OSError:
             self.close()
             self.version, self.held, self.groups = "", {}, []

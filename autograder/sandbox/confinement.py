@@ -3,6 +3,7 @@ docs/security.md: the fences)."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import platform
@@ -124,11 +125,8 @@ def readable_paths(package_parent: str) -> list[str]:
     paths = [p for p in paths if not (parent == p or parent.startswith(p.rstrip(os.sep) + os.sep))]
     # site-packages, not this repository's checkout (answers and tests beside the package)
     if not any(os.path.exists(os.path.join(parent, m)) for m in ("solutions", "tests", "pyproject.toml", ".git")):
-        try:
-            entries = sorted(os.listdir(parent))
-        except OSError:
-            entries = []
-        paths += [os.path.join(parent, e) for e in entries if e != PACKAGE]
+        with contextlib.suppress(OSError):
+            paths += [os.path.join(parent, e) for e in sorted(os.listdir(parent)) if e != PACKAGE]
     return paths + [os.path.join(parent, PACKAGE, e) for e in PACKAGE_VISIBLE]
 
 
@@ -244,13 +242,9 @@ def describe(fences: dict | None) -> str:
         names.append("/proc: its own processes only" if fences.get("processes")
                      else "/proc: other processes visible (a private /proc needs root with CAP_SYS_ADMIN, Linux 5.8+)")
     group = fences.get("cgroup") or {}
-    if group.get("memory") or group.get("tasks"):
-        held = [f"{group['memory']} of memory" if group.get("memory") else "",
-                f"{group['tasks']} tasks" if group.get("tasks") else ""]
-        names.append(f"cgroup {group.get('version', '')}: " + " and ".join(h for h in held if h)
-                     + " for the worker and all it starts")
-    limits = fences.get("limits") or {}
-    if limits:
+    if held := [f"{group[key]} {what}" for key, what in (("memory", "of memory"), ("tasks", "tasks")) if group.get(key)]:
+        names.append(f"cgroup {group.get('version', '')}: " + " and ".join(held) + " for the worker and all it starts")
+    if limits := fences.get("limits"):
         names.append("limits: " + ", ".join(f"{k} {v}" for k, v in sorted(limits.items())))
     fenced = landlock.get("files") or fences.get("seccomp")
     return "; ".join(names) if fenced else "unconfined" + (f" ({'; '.join(names)})" if names else "")

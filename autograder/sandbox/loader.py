@@ -110,8 +110,5 @@ _MAGIC = re.compile(r"^(\s*)[%!]")
 
 def strip_magics(source: str) -> str:
     """IPython-only lines (``%matplotlib inline``, ``!pip ...``) become ``pass``: the rest still runs."""
-    lines = []
-    for line in source.splitlines():
-        match = _MAGIC.match(line)
-        lines.append(f"{match.group(1)}pass  # IPython-only line skipped" if match else line)
-    return "\n".join(lines)
+    return "\n".join(f"{match.group(1)}pass  # IPython-only line skipped" if (match := _MAGIC.match(line)) else line
+                     for line in source.splitlines())

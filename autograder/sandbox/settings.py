@@ -78,14 +78,11 @@ def _value(text: str, default):
     return int(text) if text.isdigit() and int(text) > 0 else None
 
 
-_PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
-
-
 @functools.lru_cache(maxsize=1)
 def _course_section() -> dict[str, str]:
     """The ``key = value`` lines of ``[tool.autograder]`` in this repository's pyproject.toml ({} in a wheel)."""
     try:
-        text = _PYPROJECT.read_text(encoding="utf-8")
+        text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8")
     except OSError:
         return {}
     section = re.search(r"^\[tool\.autograder\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)

@@ -216,8 +216,7 @@ class Worker:
                 self.confinement = ready.get("confinement") if isinstance(ready.get("confinement"), dict) else {}
                 if budgeted:  # the grader's fence, not the worker's word
                     self.confinement = {**self.confinement, "cgroup": self._budget.describe()}
-                refusal = confinement_refusal(self.confinement, self.settings)
-                if refusal:
+                if refusal := confinement_refusal(self.confinement, self.settings):
                     raise RuntimeError(refusal)
                 cells = [{"index": c.index, "name": c.name, "source": c.source}
                          for c in self.cells if c.index not in self.fatal]

@@ -35,8 +35,7 @@ def _cell_of(filename: str) -> str:
     if filename.startswith("<"):
         return filename.strip("<>")
     try:
-        shell = sys.modules["IPython"].get_ipython()
-        count = shell.compile._filename_map.get(filename)
+        count = sys.modules["IPython"].get_ipython().compile._filename_map.get(filename)
     except (KeyError, AttributeError):
         count = None
     return f"cell [{count}]" if type(count) is int else filename
@@ -88,11 +87,9 @@ def seed_generators(seed: int | None, device: torch.device) -> None:
 _PRECISION_KEYS = []
 if hasattr(torch._C, "_get_fp32_precision_getter"):
     for _key in [("generic", "all"), *((b, o) for b in ("cuda", "mkldnn") for o in ("all", "matmul", "conv", "rnn"))]:
-        try:
+        with contextlib.suppress(RuntimeError, TypeError):  # a key this release does not have
             torch._C._get_fp32_precision_getter(*_key)
             _PRECISION_KEYS.append(_key)
-        except (RuntimeError, TypeError):  # a key this release does not have
-            pass
 
 
 def _read_precision() -> tuple:
@@ -190,25 +187,16 @@ class Workspace:
             if isinstance(sub, nn.Linear):
                 entry["bias"] = sub.bias is not None
             submodules[name] = entry
-        plain_tensors, containers, scalars = {}, {}, {}
-        for name, value in vars(module).items():
-            if name.startswith("_"):
-                continue
-            if isinstance(value, torch.Tensor):
-                plain_tensors[name] = list(value.shape)
-            elif isinstance(value, (int, float, bool)):
-                scalars[name] = value
-            elif isinstance(value, (list, tuple, dict)) and any(
-                    isinstance(v, nn.Module) for v in (value.values() if isinstance(value, dict) else value)):
-                containers[name] = type(value).__name__
+        public = {name: value for name, value in vars(module).items() if not name.startswith("_")}
         return {
             "class": type(module).__name__,
             "params": {n: list(p.shape) for n, p in module.named_parameters()},
             "buffers": {n: {"shape": list(b.shape)} for n, b in module.named_buffers()},
             "modules": submodules,
-            "plain_tensors": plain_tensors,
-            "module_containers": containers,
-            "scalars": scalars,
+            "plain_tensors": {n: list(v.shape) for n, v in public.items() if isinstance(v, torch.Tensor)},
+            "module_containers": {n: type(v).__name__ for n, v in public.items() if isinstance(v, (list, tuple, dict)) and any(
+                isinstance(m, nn.Module) for m in (v.values() if isinstance(v, dict) else v))},
+            "scalars": {n: v for n, v in public.items() if isinstance(v, (int, float, bool))},
             "num_params": int(sum(p.numel() for p in module.parameters())),
         }
 
@@ -217,8 +205,7 @@ class Workspace:
         """Every random generator the submission may use starts from ``seed``."""
         torch.manual_seed(int(seed))
         random.seed(int(seed))
-        numpy = sys.modules.get("numpy")
-        if numpy is not None:
+        if (numpy := sys.modules.get("numpy")) is not None:
             numpy.random.seed(int(seed))
 
     def op_describe(self, name: str) -> dict:
@@ -296,8 +283,7 @@ class Workspace:
     def op_load_weights(self, handle: int, tensors: dict) -> None:
         module = self.modules[handle]
         named = {**dict(module.named_parameters()), **dict(module.named_buffers())}
-        unknown = sorted(set(tensors) - set(named))
-        if unknown:
+        if unknown := sorted(set(tensors) - set(named)):
             raise _Refused("missing", "NameError", ", ".join(unknown))
         with torch.no_grad():
             for name, value in tensors.items():
