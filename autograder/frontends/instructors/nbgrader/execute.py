@@ -106,10 +106,7 @@ def apply_run(nb, chapter: Chapter | None, result: dict) -> None:
         count += 1
         cell.execution_count = count
         ran = by_index.get(position + 1, {})
-        outputs = []
-        for name in ("stdout", "stderr"):
-            if ran.get(name):
-                outputs.append(nbformat.v4.new_output("stream", name=name, text=ran[name]))
+        outputs = [nbformat.v4.new_output("stream", name=name, text=ran[name]) for name in ("stdout", "stderr") if ran.get(name)]
         if ran.get("status") == "error":
             error = ran.get("error") or {}
             ename = error.get("type") or ("CellTimeoutError" if error.get("kind") == "fatal" else "Error")
