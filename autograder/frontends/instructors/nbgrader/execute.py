@@ -48,9 +48,7 @@ class SandboxExecute(NbGraderPreprocessor):
         info = resources.get("nbgrader", {})
         student, assignment = str(info.get("student") or ""), str(info.get("assignment") or "")
         chapter = chapter_of(assignment)
-        result = take_precomputed(student, cells_key(nb))
-        if result is None:
-            result = self.run_in_sandbox(nb, chapter)
+        result = take_precomputed(student, cells_key(nb)) or self.run_in_sandbox(nb, chapter)
         apply_run(nb, chapter, result)
         # the record for the class report; not beside the autograded notebook, which goes into the feedback
         path = diagnosis_path(Path(DIAGNOSES), student, assignment)
