@@ -40,12 +40,9 @@ def csv_column(stage: Stage) -> str:
 def stage_cells(nb, chapter: Chapter) -> dict[int, Stage]:
     """Index of each stage's test cell -> the stage."""
     stages = by_grade_id(chapter)
-    found = {}
-    for index, cell in enumerate(nb.cells):
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if cell.cell_type == "code" and grade_id in stages:
-            found[index] = stages[grade_id]
-    return found
+    ids = {index: cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for index, cell in enumerate(nb.cells)
+           if cell.cell_type == "code"}
+    return {index: stages[grade_id] for index, grade_id in ids.items() if grade_id in stages}
 
 
 def hidden_seeds(source: str, stage: Stage) -> list[int]:
