@@ -144,6 +144,5 @@ def run(args: argparse.Namespace) -> int:
     graded = grade_and_end_strays(args.notebook, load(args.chapter), args.stage, seeds, args.device,
                                   Settings.read(**given.get("limits", {})))
     # written only once every process the submission started has ended
-    sys.stdout.write(json.dumps(graded))
-    sys.stdout.flush()
+    print(json.dumps(graded), end="", flush=True)
     return 0
