@@ -4,6 +4,7 @@ regrading anything; a missing or damaged record is a student not graded, with th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import re
@@ -83,13 +84,10 @@ def load_nbgrader(root: Path, assignment: str) -> list[Submission]:
 
 def load_repos(out: Path = REPOS_OUT) -> list[Submission]:
     reasons: dict[str, str] = {}
-    try:
-        with (out / "grades.csv").open(encoding="utf-8", newline="") as handle:
-            for row in csv.DictReader(handle):
-                if row.get("student"):
-                    reasons[row["student"]] = row.get("reason") or ""
-    except (OSError, csv.Error, UnicodeDecodeError):
-        pass
+    with contextlib.suppress(OSError, csv.Error, UnicodeDecodeError), (out / "grades.csv").open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            if row.get("student"):
+                reasons[row["student"]] = row.get("reason") or ""
     students = set(reasons) | {p.parent.name for p in out.glob("*/results.json")}
     found = []
     for student in sorted(students):
