@@ -178,14 +178,12 @@ def aggregate(submissions: list[Submission], *, anonymous: bool = False, source:
     errors: dict[tuple, dict] = {}
     policy: dict[int, dict] = {}
     hidden: dict[str, dict] = {}
-    totals = []
 
     def count(table: dict, key, student: str, **entry) -> dict:
         table.setdefault(key, {**entry, "students": set()})["students"].add(student)
         return table[key]
 
     for sub in graded:
-        totals.append(float(sub.record.get("score", 0)))
         for stage in sub.record["stages"]:
             number = stage["number"]
             row = per_stage.setdefault(number, {
@@ -250,7 +248,7 @@ def aggregate(submissions: list[Submission], *, anonymous: bool = False, source:
         "students": len(submissions), "graded": len(graded),
         "not_graded": [{"student": "" if anonymous else s.student, "reason": s.reason}
                        for s in submissions if s.record is None],
-        "totals": totals,
+        "totals": [float(sub.record.get("score", 0)) for sub in graded],
         "stages": [{**{k: v for k, v in row.items() if k != "stopped_students"},
                     "stopped_students": who(row["stopped_students"])} for row in per_stage.values()],
         "mistakes": listed(mistakes, lambda m: (m["stage"], m["mistake"]),
