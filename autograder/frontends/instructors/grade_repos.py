@@ -68,10 +68,7 @@ def student_repos(repos: Path) -> dict[str, Path]:
     found: list[Path] = []
     for folder in _folders(repos):
         inside = _folders(folder)
-        if not (folder / ".git").exists() and any((p / ".git").exists() for p in inside):
-            found += inside
-        else:
-            found.append(folder)
+        found += inside if not (folder / ".git").exists() and any((p / ".git").exists() for p in inside) else [folder]
     counts = Counter(repo.name for repo in found)
     return {(repo.name if counts[repo.name] == 1 else repo.relative_to(repos).as_posix()): repo for repo in found}
 
