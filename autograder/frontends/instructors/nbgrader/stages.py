@@ -55,8 +55,7 @@ def hidden_seeds(source: str, stage: Stage) -> list[int]:
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "grade_stage"):
             continue
-        keywords = {k.arg: k.value for k in node.keywords}
-        seed, number = keywords.get("hidden_seed"), node.args[1] if len(node.args) > 1 else None
+        seed, number = {k.arg: k.value for k in node.keywords}.get("hidden_seed"), node.args[1] if len(node.args) > 1 else None
         if isinstance(seed, ast.Constant) and isinstance(seed.value, int) and isinstance(number, ast.Constant) \
                 and number.value in (stage.number, str(stage.number)):
             seeds.append(seed.value)
