@@ -95,8 +95,7 @@ def print_summary(summary: Summary, jobs: int, console, verbose: bool = False) -
         for line in lines:
             console.print(f"{student}: {line}", markup=False, style="yellow")
     for student, error in summary.failed.items():
-        one_line = len(error.strip().splitlines()) <= 1
-        shown = error.strip() if verbose or one_line else last_line(error) + "  (V=1: the whole error)"
+        shown = error.strip() if verbose or len(error.strip().splitlines()) <= 1 else last_line(error) + "  (V=1: the whole error)"
         console.print(f"{student}: not autograded: {shown}", markup=False, style="red")
     table = Table(title="make autograde: one row per student, problems first", title_justify="left")
     for column in ("student", "score", "extra credit", "late (penalty)", "problems"):

@@ -52,8 +52,7 @@ def parse_instant(text: str) -> datetime:
         delta = timedelta(hours=int(hours), minutes=int(minutes))
         if delta > timedelta(hours=14) or int(minutes) >= 60:
             raise InstantError(f"{text!r}: {zone} is not a UTC offset (at most ±14:00)")
-        tz = timezone(delta if sign == "+" else -delta)
-        return local.replace(tzinfo=tz).astimezone(timezone.utc)
+        return local.replace(tzinfo=timezone(delta if sign == "+" else -delta)).astimezone(timezone.utc)
     if "/" in zone:
         try:
             tz = ZoneInfo(zone)

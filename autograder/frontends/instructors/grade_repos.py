@@ -68,10 +68,7 @@ def student_repos(repos: Path) -> dict[str, Path]:
     found: list[Path] = []
     for folder in _folders(repos):
         inside = _folders(folder)
-        if not (folder / ".git").exists() and any((p / ".git").exists() for p in inside):
-            found += inside
-        else:
-            found.append(folder)
+        found += inside if not (folder / ".git").exists() and any((p / ".git").exists() for p in inside) else [folder]
     counts = Counter(repo.name for repo in found)
     return {(repo.name if counts[repo.name] == 1 else repo.relative_to(repos).as_posix()): repo for repo in found}
 
@@ -162,13 +159,12 @@ def _refuse_out(repos: Path, out: Path) -> None:
 def write_csv(path: Path, rows: list[Row], chapter) -> None:
     graded = [_stage_column(s) for s in chapter.stages if not s.bonus]
     bonus = [_stage_column(s) for s in chapter.stages if s.bonus]
+    lines = [[row.student, *(f"{row.stage_points[c]:g}" for c in graded), f"{row.total:g}",
+              *(f"{row.stage_points[c]:g}" for c in bonus), row.commit, row.commit_date, row.fingerprint, row.reason]
+             for row in rows]
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", *graded, "total", *bonus, "commit", "commit_date", "fingerprint", "reason"])
-    for row in rows:
-        writer.writerow([row.student, *(f"{row.stage_points[c]:g}" for c in graded), f"{row.total:g}",
-                         *(f"{row.stage_points[c]:g}" for c in bonus), row.commit, row.commit_date, row.fingerprint,
-                         row.reason])
+    csv.writer(buffer, lineterminator="\n").writerows(
+        [["student", *graded, "total", *bonus, "commit", "commit_date", "fingerprint", "reason"], *lines])
     write_atomic(path, buffer.getvalue())
 
 

@@ -4,6 +4,7 @@ regrading anything; a missing or damaged record is a student not graded, with th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import re
@@ -83,13 +84,10 @@ def load_nbgrader(root: Path, assignment: str) -> list[Submission]:
 
 def load_repos(out: Path = REPOS_OUT) -> list[Submission]:
     reasons: dict[str, str] = {}
-    try:
-        with (out / "grades.csv").open(encoding="utf-8", newline="") as handle:
-            for row in csv.DictReader(handle):
-                if row.get("student"):
-                    reasons[row["student"]] = row.get("reason") or ""
-    except (OSError, csv.Error, UnicodeDecodeError):
-        pass
+    with contextlib.suppress(OSError, csv.Error, UnicodeDecodeError), (out / "grades.csv").open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            if row.get("student"):
+                reasons[row["student"]] = row.get("reason") or ""
     students = set(reasons) | {p.parent.name for p in out.glob("*/results.json")}
     found = []
     for student in sorted(students):
@@ -180,14 +178,12 @@ def aggregate(submissions: list[Submission], *, anonymous: bool = False, source:
     errors: dict[tuple, dict] = {}
     policy: dict[int, dict] = {}
     hidden: dict[str, dict] = {}
-    totals = []
 
     def count(table: dict, key, student: str, **entry) -> dict:
         table.setdefault(key, {**entry, "students": set()})["students"].add(student)
         return table[key]
 
     for sub in graded:
-        totals.append(float(sub.record.get("score", 0)))
         for stage in sub.record["stages"]:
             number = stage["number"]
             row = per_stage.setdefault(number, {
@@ -252,7 +248,7 @@ def aggregate(submissions: list[Submission], *, anonymous: bool = False, source:
         "students": len(submissions), "graded": len(graded),
         "not_graded": [{"student": "" if anonymous else s.student, "reason": s.reason}
                        for s in submissions if s.record is None],
-        "totals": totals,
+        "totals": [float(sub.record.get("score", 0)) for sub in graded],
         "stages": [{**{k: v for k, v in row.items() if k != "stopped_students"},
                     "stopped_students": who(row["stopped_students"])} for row in per_stage.values()],
         "mistakes": listed(mistakes, lambda m: (m["stage"], m["mistake"]),

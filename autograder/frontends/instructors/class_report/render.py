@@ -94,10 +94,8 @@ def render_html(report: dict) -> str:
 
 
 def mistakes_csv(report: dict) -> str:
+    rows = [[m["stage"], m["mistake"], m["rank"], m["hint"], " ".join(m["checks"]), m["count"], "; ".join(m["students"])]
+            for m in report["mistakes"]]
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_HEADER)
-    for m in report["mistakes"]:
-        writer.writerow([m["stage"], m["mistake"], m["rank"], m["hint"], " ".join(m["checks"]), m["count"],
-                         "; ".join(m["students"])])
+    csv.writer(buffer, lineterminator="\n").writerows([CSV_HEADER, *rows])
     return buffer.getvalue()

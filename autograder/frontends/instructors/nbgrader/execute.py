@@ -48,9 +48,7 @@ class SandboxExecute(NbGraderPreprocessor):
         info = resources.get("nbgrader", {})
         student, assignment = str(info.get("student") or ""), str(info.get("assignment") or "")
         chapter = chapter_of(assignment)
-        result = take_precomputed(student, cells_key(nb))
-        if result is None:
-            result = self.run_in_sandbox(nb, chapter)
+        result = take_precomputed(student, cells_key(nb)) or self.run_in_sandbox(nb, chapter)
         apply_run(nb, chapter, result)
         # the record for the class report; not beside the autograded notebook, which goes into the feedback
         path = diagnosis_path(Path(DIAGNOSES), student, assignment)
@@ -106,10 +104,7 @@ def apply_run(nb, chapter: Chapter | None, result: dict) -> None:
         count += 1
         cell.execution_count = count
         ran = by_index.get(position + 1, {})
-        outputs = []
-        for name in ("stdout", "stderr"):
-            if ran.get(name):
-                outputs.append(nbformat.v4.new_output("stream", name=name, text=ran[name]))
+        outputs = [nbformat.v4.new_output("stream", name=name, text=ran[name]) for name in ("stdout", "stderr") if ran.get(name)]
         if ran.get("status") == "error":
             error = ran.get("error") or {}
             ename = error.get("type") or ("CellTimeoutError" if error.get("kind") == "fatal" else "Error")

@@ -137,9 +137,7 @@ class StageCsvExport(ExportPlugin):
             folders = {f.parent.name: f for f in Path(coursedir.root, coursedir.submitted_directory).glob(f"*/{assignment.name}")
                        if f.is_dir()}
             submissions = {submission.student_id: submission for submission in assignment.submissions}
-            for student_id in sorted(set(known) | set(folders)):
-                if wanted_students and student_id not in wanted_students:
-                    continue
+            for student_id in sorted(s for s in set(known) | set(folders) if not wanted_students or s in wanted_students):
                 row = {"assignment": assignment.name, "student_id": student_id, "max_score": f"{assignment.max_score:g}",
                        **{key: getattr(known.get(student_id), key, None) or "" for key in ("last_name", "first_name", "email")},
                        **{c: "0" for c in stage_columns}}

@@ -187,9 +187,8 @@ class ReadableFeedback(NbGraderPreprocessor):
                 stage = stages[index]
                 # the report says the points; each hint is in it once already (reports.text.hints_once)
                 cell.outputs = [o for o in cell.outputs if o.get("output_type") != "execute_result"]
-                points = chapter.points(stage)
                 cells.append(nbformat.v4.new_markdown_cell(
-                    f'<h3 class="stage-heading">{stage.label}' + (" (bonus)" if stage.bonus else f" ({points:g} points)")
+                    f'<h3 class="stage-heading">{stage.label}' + (" (bonus)" if stage.bonus else f" ({chapter.points(stage):g} points)")
                     + "</h3>"))
             cells.append(cell)
         nb.cells = cells

@@ -40,12 +40,9 @@ def csv_column(stage: Stage) -> str:
 def stage_cells(nb, chapter: Chapter) -> dict[int, Stage]:
     """Index of each stage's test cell -> the stage."""
     stages = by_grade_id(chapter)
-    found = {}
-    for index, cell in enumerate(nb.cells):
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if cell.cell_type == "code" and grade_id in stages:
-            found[index] = stages[grade_id]
-    return found
+    ids = {index: cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for index, cell in enumerate(nb.cells)
+           if cell.cell_type == "code"}
+    return {index: stages[grade_id] for index, grade_id in ids.items() if grade_id in stages}
 
 
 def hidden_seeds(source: str, stage: Stage) -> list[int]:
@@ -58,8 +55,7 @@ def hidden_seeds(source: str, stage: Stage) -> list[int]:
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "grade_stage"):
             continue
-        keywords = {k.arg: k.value for k in node.keywords}
-        seed, number = keywords.get("hidden_seed"), node.args[1] if len(node.args) > 1 else None
+        seed, number = {k.arg: k.value for k in node.keywords}.get("hidden_seed"), node.args[1] if len(node.args) > 1 else None
         if isinstance(seed, ast.Constant) and isinstance(seed.value, int) and isinstance(number, ast.Constant) \
                 and number.value in (stage.number, str(stage.number)):
             seeds.append(seed.value)
@@ -147,6 +143,5 @@ def run(args: argparse.Namespace) -> int:
     graded = grade_and_end_strays(args.notebook, load(args.chapter), args.stage, seeds, args.device,
                                   Settings.read(**given.get("limits", {})))
     # written only once every process the submission started has ended
-    sys.stdout.write(json.dumps(graded))
-    sys.stdout.flush()
+    print(json.dumps(graded), end="", flush=True)
     return 0
